@@ -1,0 +1,68 @@
+// Command-line entry point. Each subcommand loads and validates the configuration first,
+// so a bad key stops the program with one clear message before anything starts.
+import { Command, Option } from "commander";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { createLogger } from "./log.ts";
+import { startBridge } from "./main.ts";
+
+function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
+  try {
+    return loadConfig({ file: opts.config, overrides });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`voice-bridge: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+const program = new Command("voice-bridge")
+  .description(
+    "Realtime voice bridge: an AI agent on Twilio, SIP or Discord calls, backed by the service API.",
+  )
+  .showHelpAfterError()
+  .addOption(new Option("-c, --config <file>", "config file (YAML or JSON)").env("VOICE_BRIDGE_CONFIG"))
+  .addHelpText(
+    "after",
+    `
+Configuration comes from defaults, then the config file, then environment variables:
+  HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
+  SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
+  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
+  LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)
+Run 'voice-bridge config' to see the resolved configuration.`,
+  );
+
+program
+  .command("start")
+  .description(
+    "run the bridge (the main job) with health endpoints; uses the embedded local service by default",
+  )
+  .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
+  .option("--port <port>", "port to listen on (env PORT, default 8080)")
+  .action(async (opts: { host?: string; port?: string }) => {
+    const config = load(program.opts(), { server: { host: opts.host, port: opts.port } });
+    const log = createLogger(config.log);
+    const bridge = await startBridge(config, log);
+    const stop = async (signal: string) => {
+      log.info({ signal }, "stopping: no new calls, closing");
+      await bridge.close();
+      process.exit(0);
+    };
+    process.once("SIGTERM", () => void stop("SIGTERM"));
+    process.once("SIGINT", () => void stop("SIGINT"));
+  });
+
+program
+  .command("config")
+  .description("print the resolved, validated configuration as JSON (secrets masked)")
+  .action(() => {
+    const config = load(program.opts());
+    const masked = structuredClone(config);
+    if (masked.service.apiKey) masked.service.apiKey = "***";
+    masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
+    process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
+  });
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,161 @@
+// One configuration for the whole program: defaults, then an optional config file
+// (YAML or JSON), then environment variables, validated once at start-up. Errors name
+// the key (as the user wrote it: file path or env variable) and say what is expected.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.string().url();
+
+export const configSchema = z.object({
+  server: z
+    .object({
+      host: z.string().min(1).default("0.0.0.0"),
+      port: port.default(8080),
+      /** Public https URL of this bridge, as Twilio reaches it (for TwiML and signatures). */
+      publicUrl: url.optional(),
+    })
+    .prefault({}),
+  service: z
+    .object({
+      /** Hosted service; when absent (with no api key) the embedded local service is used. */
+      baseUrl: url.optional(),
+      apiKey: z.string().min(1).optional(),
+      /** Use the subscription plan tier paths (/svc_plan/v1) for the speech endpoints. */
+      planTier: z.coerce.boolean().default(false),
+    })
+    .prefault({}),
+  local: z
+    .object({
+      host: z.string().min(1).default("127.0.0.1"),
+      port: port.default(0),
+      dataDir: z.string().min(1).default(".data"),
+      /** Comma-separated keys the local service accepts; empty → one dev key kept in dataDir. */
+      apiKeys: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
+        .default([]),
+    })
+    .prefault({}),
+  log: z
+    .object({
+      level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+      format: z.enum(["auto", "pretty", "json"]).default("auto"),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Environment variables and the config path each one sets. */
+export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
+  HOST: ["server", "host"],
+  PORT: ["server", "port"],
+  PUBLIC_URL: ["server", "publicUrl"],
+  SVC_BASE_URL: ["service", "baseUrl"],
+  SVC_API_KEY: ["service", "apiKey"],
+  SVC_PLAN_TIER: ["service", "planTier"],
+  SVC_LOCAL_HOST: ["local", "host"],
+  SVC_LOCAL_PORT: ["local", "port"],
+  SVC_LOCAL_DATA_DIR: ["local", "dataDir"],
+  SVC_LOCAL_API_KEYS: ["local", "apiKeys"],
+  LOG_LEVEL: ["log", "level"],
+  LOG_FORMAT: ["log", "format"],
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Tree = { [k: string]: unknown };
+
+function setPath(tree: Tree, path: readonly string[], value: unknown): void {
+  let node = tree;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    node[key] = typeof next === "object" && next !== null ? next : {};
+    node = node[key] as Tree;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function readConfigFile(file: string): Tree {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`config file ${file}: cannot read it (${(err as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = file.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(
+      `config file ${file}: not valid ${file.endsWith(".json") ? "JSON" : "YAML"}: ${(err as Error).message}`,
+    );
+  }
+  if (parsed == null) return {};
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError(
+      `config file ${file}: expected a mapping of sections (server, service, local, log)`,
+    );
+  }
+  return parsed as Tree;
+}
+
+/** Strings "true"/"false"/"1"/"0" for booleans from the environment (z.coerce.boolean treats "false" as true). */
+function envValue(raw: string): unknown {
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^(false|no|off)$/i.test(raw)) return false;
+  return raw;
+}
+
+export interface LoadOptions {
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Highest precedence: values from command-line flags. */
+  overrides?: Tree;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const file = opts.file ?? env.VOICE_BRIDGE_CONFIG;
+  const tree: Tree = file ? readConfigFile(file) : {};
+  const origin = new Map<string, string>();
+  if (file) for (const section of Object.keys(tree)) origin.set(section, `${file}: ${section}`);
+  for (const [name, path] of Object.entries(ENV_KEYS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    setPath(tree, path, envValue(raw));
+    origin.set(path.join("."), `environment variable ${name}`);
+  }
+  for (const [dotted, value] of Object.entries(flatten(opts.overrides ?? {}))) {
+    setPath(tree, dotted.split("."), value);
+    origin.set(dotted, `option --${dotted.split(".").pop()}`);
+  }
+  const result = configSchema.safeParse(tree);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const key = issue.path.join(".");
+    const where = origin.get(key) ?? (file ? `${file}: ${key}` : key);
+    return `  - ${where} (${key}): ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
+}
+
+function flatten(tree: Tree, prefix = ""): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(tree)) {
+    if (v === undefined) continue;
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) Object.assign(out, flatten(v as Tree, key));
+    else out[key] = v;
+  }
+  return out;
+}
+
+/** True when the bridge should start and use the embedded local service. */
+export function usesLocalService(config: Config): boolean {
+  return !config.service.baseUrl && !config.service.apiKey;
+}
