@@ -5,8 +5,12 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 
-const port = z.coerce.number().int().min(0).max(65535);
-const url = z.string().url();
+const port = z.coerce
+  .number({ error: "expected a port number 0-65535" })
+  .int({ error: "expected a whole port number 0-65535" })
+  .min(0, { error: "expected a port number 0-65535" })
+  .max(65535, { error: "expected a port number 0-65535" });
+const url = z.url({ error: "expected an absolute URL such as https://host/path" });
 
 export const configSchema = z.object({
   server: z
@@ -122,8 +126,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
   const file = opts.file ?? env.VOICE_BRIDGE_CONFIG;
   const tree: Tree = file ? readConfigFile(file) : {};
+  // Where each key set outside the file came from, so an error points at what the user wrote.
   const origin = new Map<string, string>();
-  if (file) for (const section of Object.keys(tree)) origin.set(section, `${file}: ${section}`);
   for (const [name, path] of Object.entries(ENV_KEYS)) {
     const raw = env[name];
     if (raw === undefined || raw === "") continue;
@@ -138,8 +142,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join(".");
-    const where = origin.get(key) ?? (file ? `${file}: ${key}` : key);
-    return `  - ${where} (${key}): ${issue.message}`;
+    const where = origin.get(key);
+    const label = where ? `${where} (${key})` : file ? `${file}: ${key}` : key;
+    return `  - ${label}: ${issue.message}`;
   });
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
 }

@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, usesLocalService } from "../src/config.ts";
+
+function tmpFile(name: string, text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), "vb-config-")), name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe("loadConfig", () => {
+  it("has defaults that start the embedded local service", () => {
+    const config = loadConfig({ env: {} });
+    expect(config.server).toEqual({ host: "0.0.0.0", port: 8080 });
+    expect(config.log).toEqual({ level: "info", format: "auto" });
+    expect(usesLocalService(config)).toBe(true);
+  });
+
+  it("layers file < environment < overrides", () => {
+    const file = tmpFile("c.yaml", "server:\n  port: 9000\n  host: 127.0.0.1\nlog:\n  level: debug\n");
+    const config = loadConfig({
+      file,
+      env: { PORT: "9100", LOG_LEVEL: "warn" },
+      overrides: { server: { port: "9200" } },
+    });
+    expect(config.server.port).toBe(9200);
+    expect(config.server.host).toBe("127.0.0.1");
+    expect(config.log.level).toBe("warn");
+  });
+
+  it("reads JSON files and splits comma-separated key lists", () => {
+    const file = tmpFile("c.json", JSON.stringify({ local: { apiKeys: ["a", "b"] } }));
+    expect(loadConfig({ file, env: {} }).local.apiKeys).toEqual(["a", "b"]);
+    expect(loadConfig({ env: { SVC_LOCAL_API_KEYS: " k1, ,k2 " } }).local.apiKeys).toEqual(["k1", "k2"]);
+  });
+
+  it("turns false-like environment strings into false", () => {
+    expect(loadConfig({ env: { SVC_PLAN_TIER: "false" } }).service.planTier).toBe(false);
+    expect(loadConfig({ env: { SVC_PLAN_TIER: "1" } }).service.planTier).toBe(true);
+  });
+
+  it("uses the hosted service once a key or base URL is given", () => {
+    expect(usesLocalService(loadConfig({ env: { SVC_API_KEY: "k" } }))).toBe(false);
+  });
+
+  it("names the environment variable and the key of a bad value", () => {
+    expect(() => loadConfig({ env: { PORT: "eighty" } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { PORT: "eighty" } })).toThrow(
+      /environment variable PORT \(server\.port\): .*port/,
+    );
+    expect(() => loadConfig({ env: { LOG_LEVEL: "loud" } })).toThrow(/LOG_LEVEL \(log\.level\).*"info"/);
+    expect(() => loadConfig({ env: { SVC_BASE_URL: "not a url" } })).toThrow(
+      /SVC_BASE_URL \(service\.baseUrl\)/,
+    );
+  });
+
+  it("names the file and the key of a bad value in a config file", () => {
+    const file = tmpFile("bad.yaml", "server:\n  port: 70000\n");
+    expect(() => loadConfig({ file, env: {} })).toThrow(
+      `${file}: server.port: expected a port number 0-65535`,
+    );
+  });
+
+  it("says when a config file is unreadable or malformed", () => {
+    expect(() => loadConfig({ file: "/nonexistent/c.yaml", env: {} })).toThrow(/cannot read it/);
+    expect(() => loadConfig({ file: tmpFile("x.json", "{oops"), env: {} })).toThrow(/not valid JSON/);
+    expect(() => loadConfig({ file: tmpFile("x.yaml", "- a\n- b\n"), env: {} })).toThrow(
+      /expected a mapping/,
+    );
+  });
+});
