@@ -1,6 +1,6 @@
 // The main job: the bridge process. Serves health endpoints now; the call transports
 // (Twilio, SIP, Discord) and the embedded local service attach here as they land.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 
@@ -13,7 +13,8 @@ export interface Bridge {
 export async function startBridge(config: Config, log: Logger): Promise<Bridge> {
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request lines would drown the per-call story the bridge logs.
+    logController: new LogController({ disableRequestLogging: true }),
   });
   let draining = false;
   http.get("/healthz", async () => ({ status: "ok" }));
