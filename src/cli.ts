@@ -55,6 +55,31 @@ program
   });
 
 program
+  .command("service")
+  .description("run the local service (the spec's HTTP API on this machine, no account, no network)")
+  .option("--host <host>", "address to listen on (env SVC_LOCAL_HOST, default 127.0.0.1)")
+  .option("--port <port>", "port to listen on (env SVC_LOCAL_PORT, default 8080)")
+  .option("--data-dir <dir>", "files, metadata and the dev key (env SVC_LOCAL_DATA_DIR, default .data)")
+  .action(async (opts: { host?: string; port?: string; dataDir?: string }) => {
+    const port = opts.port ?? process.env.SVC_LOCAL_PORT ?? "8080";
+    const config = load(program.opts(), { local: { host: opts.host, port, dataDir: opts.dataDir } });
+    const log = createLogger(config.log, process.stderr);
+    const { startLocalService, serviceOptionsFromConfig } = await import("./service/index.ts");
+    const service = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
+    process.stdout.write(`local service listening on ${service.url}\n`);
+    process.stdout.write(
+      `API keys accepted${service.devKey ? " (dev key kept in the data dir)" : ""}: ${service.apiKeys.join(", ")}\n`,
+    );
+    const stop = async (signal: string) => {
+      log.info({ signal }, "local service stopping");
+      await service.close();
+      process.exit(0);
+    };
+    process.once("SIGTERM", () => void stop("SIGTERM"));
+    process.once("SIGINT", () => void stop("SIGINT"));
+  });
+
+program
   .command("config")
   .description("print the resolved, validated configuration as JSON (secrets masked)")
   .action(() => {

@@ -40,6 +40,17 @@ export const configSchema = z.object({
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
         .default([]),
+      /** Chat engine behind E1–E3: the scripted demo agent, or an OpenAI-compatible upstream. */
+      chatEngine: z.enum(["scripted", "openai-compatible"]).optional(),
+      /** Base URL of a chat-completions server (…/v1) for the openai-compatible engine. */
+      chatUpstream: url.optional(),
+      /** Model name sent upstream (upstreams do not know the svc-* names). */
+      chatUpstreamModel: z.string().min(1).optional(),
+      chatUpstreamApiKey: z.string().min(1).optional(),
+      /** YAML file of the scripted agent; default: the demo hotline shipped with the project. */
+      scriptedAgent: z.string().min(1).optional(),
+      /** Milliseconds between streamed words of the scripted engine (0: as fast as possible). */
+      scriptedPaceMs: z.coerce.number().min(0).max(10_000).default(15),
     })
     .prefault({}),
   log: z
@@ -64,6 +75,12 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_LOCAL_PORT: ["local", "port"],
   SVC_LOCAL_DATA_DIR: ["local", "dataDir"],
   SVC_LOCAL_API_KEYS: ["local", "apiKeys"],
+  SVC_CHAT_ENGINE: ["local", "chatEngine"],
+  SVC_CHAT_UPSTREAM: ["local", "chatUpstream"],
+  SVC_CHAT_UPSTREAM_MODEL: ["local", "chatUpstreamModel"],
+  SVC_CHAT_UPSTREAM_API_KEY: ["local", "chatUpstreamApiKey"],
+  SVC_SCRIPTED_AGENT: ["local", "scriptedAgent"],
+  SVC_SCRIPTED_PACE_MS: ["local", "scriptedPaceMs"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };

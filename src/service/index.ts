@@ -1,0 +1,97 @@
+// The local service, started programmatically: the CLI's `service` command, the bridge's embedded
+// default, every e2e test and every benchmark run it through startLocalService().
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Logger, pino } from "pino";
+import { Accounts, resolveApiKeys } from "./auth.ts";
+import type { ServiceContext } from "./context.ts";
+import { ROUTES } from "./routes/index.ts";
+import { buildServer } from "./server.ts";
+import { WsRouter } from "./ws.ts";
+
+export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
+
+export interface LocalServiceOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  /** Where files, metadata and the dev key live; created when missing. */
+  dataDir: string;
+  /** Accepted bearer keys; none → one dev key, kept in the data dir. */
+  apiKeys?: readonly string[];
+  logger?: Logger;
+  chat?: ChatEngineOptions;
+}
+
+export interface ChatEngineOptions {
+  /** Default: `openai-compatible` when an upstream is set, else `scripted`. */
+  engine?: "scripted" | "openai-compatible";
+  /** Chat-completions base URL (…/v1) for the openai-compatible engine. */
+  upstream?: string;
+  upstreamModel?: string;
+  upstreamApiKey?: string;
+  /** YAML file of the scripted agent; default: the shipped demo hotline. */
+  agentFile?: string;
+  /** Milliseconds between words streamed by the scripted engine. */
+  paceMs?: number;
+}
+
+/** The `local` section of the project configuration (src/config.ts), structurally. */
+export interface LocalServiceConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  apiKeys: string[];
+  chatEngine?: "scripted" | "openai-compatible" | undefined;
+  chatUpstream?: string | undefined;
+  chatUpstreamModel?: string | undefined;
+  chatUpstreamApiKey?: string | undefined;
+  scriptedAgent?: string | undefined;
+  scriptedPaceMs?: number | undefined;
+}
+
+/** Maps the configuration's `local` section to startLocalService options (the logger aside). */
+export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServiceOptions {
+  const chat: ChatEngineOptions = {};
+  if (local.chatEngine) chat.engine = local.chatEngine;
+  if (local.chatUpstream) chat.upstream = local.chatUpstream;
+  if (local.chatUpstreamModel) chat.upstreamModel = local.chatUpstreamModel;
+  if (local.chatUpstreamApiKey) chat.upstreamApiKey = local.chatUpstreamApiKey;
+  if (local.scriptedAgent) chat.agentFile = local.scriptedAgent;
+  if (local.scriptedPaceMs !== undefined) chat.paceMs = local.scriptedPaceMs;
+  return { host: local.host, port: local.port, dataDir: local.dataDir, apiKeys: local.apiKeys, chat };
+}
+
+export interface LocalService {
+  /** Base URL, e.g. `http://127.0.0.1:8080` (paths start with /v1). */
+  readonly url: string;
+  readonly apiKeys: string[];
+  /** True when the keys are the generated dev key (no keys were configured). */
+  readonly devKey: boolean;
+  readonly ctx: ServiceContext;
+  close(): Promise<void>;
+}
+
+export async function startLocalService(opts: LocalServiceOptions): Promise<LocalService> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const log = (opts.logger ?? pino({ level: "silent" })).child({ component: "service" });
+  const { keys, devKey } = resolveApiKeys(dataDir, opts.apiKeys ?? []);
+  const accounts = new Accounts(keys);
+  const ctx: ServiceContext = { dataDir, log, accounts, ws: new WsRouter(accounts) };
+  const app = await buildServer(ctx, ROUTES);
+  const address = await app.listen({ host: opts.host ?? "127.0.0.1", port: opts.port ?? 0 });
+  const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    apiKeys: keys,
+    devKey,
+    ctx,
+    close() {
+      closing ??= app.close();
+      return closing;
+    },
+  };
+}

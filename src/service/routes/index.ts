@@ -1,0 +1,5 @@
+// Every route module of the local service, registered in this order by server.ts. To add an
+// endpoint family, write a ServiceRoute (a fastify plugin receiving `{ ctx }`) and list it here.
+import type { ServiceRoute } from "../context.ts";
+
+export const ROUTES: readonly ServiceRoute[] = [];

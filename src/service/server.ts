@@ -1,0 +1,50 @@
+// The HTTP server of the local service: fastify with bearer auth on every request, one JSON error
+// shape for every failure before a response starts, WebSocket upgrades routed by ctx.ws, and the
+// route modules of routes/index.ts registered as plugins.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import type { ServiceContext, ServiceRoute } from "./context.ts";
+import { ApiError, toApiError } from "./errors.ts";
+
+/** Default JSON body limit; routes that take media inline (chat) raise it for themselves. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export async function buildServer(
+  ctx: ServiceContext,
+  routes: readonly ServiceRoute[],
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    // Streams and load tests would drown the log in per-request lines; failures are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    // Ids in paths are checked by the routes; keep fastify from rewriting them.
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.decorateRequest("account", "");
+  app.addHook("onRequest", async (request) => {
+    request.account = ctx.accounts.authenticate(request.headers);
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) request.log.error({ err }, "request failed");
+    else request.log.debug({ status: apiErr.status, msg: apiErr.message }, "request refused");
+    // A stream that already started reports its own failures in-band.
+    if (reply.sent || reply.raw.headersSent) return;
+    void reply.code(apiErr.status).send(apiErr.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new ApiError(404, `no endpoint ${request.method} ${request.url.split("?")[0]}`, {
+      code: "not_found",
+    });
+    void reply.code(404).send(err.toBody());
+  });
+
+  for (const route of routes) await app.register(route, { ctx });
+
+  app.server.on("upgrade", ctx.ws.onUpgrade);
+  app.addHook("onClose", async () => ctx.ws.close());
+  return app;
+}

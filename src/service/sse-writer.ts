@@ -1,0 +1,63 @@
+// Server side of server-sent events: takes the raw response over from fastify, writes frames with
+// backpressure (a slow reader pauses the producer instead of growing memory), and turns the client
+// going away into an AbortSignal the generation can stop on.
+import type { ServerResponse } from "node:http";
+import type { FastifyReply } from "fastify";
+
+/** `event: <name>` + `data: <json>` frame (messages and responses formats). */
+export function sseEvent(name: string, data: unknown): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** `data: <json>` frame without an event name (chat completions format). */
+export function sseData(data: unknown): string {
+  return `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
+}
+
+export class SseWriter {
+  private readonly raw: ServerResponse;
+  private readonly abort = new AbortController();
+  /** Aborted when the client disconnects before the stream ended. */
+  readonly signal = this.abort.signal;
+  private ended = false;
+
+  constructor(reply: FastifyReply, headers: Record<string, string> = {}) {
+    reply.hijack();
+    this.raw = reply.raw;
+    this.raw.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      ...headers,
+    });
+    this.raw.on("close", () => {
+      if (!this.ended) this.abort.abort(new Error("client disconnected"));
+    });
+  }
+
+  get closed(): boolean {
+    return this.ended || this.signal.aborted;
+  }
+
+  /** Writes text; resolves at once unless the socket buffer is full, then on 'drain' (or close). */
+  write(text: string): Promise<void> | undefined {
+    if (this.closed || text.length === 0) return undefined;
+    if (this.raw.write(text)) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.raw.off("drain", done);
+        this.raw.off("close", done);
+        resolve();
+      };
+      this.raw.on("drain", done);
+      this.raw.on("close", done);
+    });
+  }
+
+  end(text = ""): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (!this.raw.destroyed) this.raw.end(text);
+  }
+}

@@ -1,0 +1,115 @@
+// The server core: bearer auth on every request, one JSON error shape, WebSocket routing with
+// the same auth before the upgrade, and the dev key kept in the data dir.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { DEV_KEY_FILE } from "../../src/service/auth.ts";
+import { badParam } from "../../src/service/errors.ts";
+import { type LocalService, startLocalService } from "../../src/service/index.ts";
+
+let dir: string;
+let svc: LocalService;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "svc-server-"));
+  svc = await startLocalService({ dataDir: dir, apiKeys: ["key-a", "key-b"] });
+  svc.ctx.ws.route("/v1/test/echo", {
+    verify: ({ url }) => {
+      if (url.searchParams.get("model") !== "m") throw badParam("model", "must be m");
+    },
+    handle: (ws, { account }) => ws.send(account),
+  });
+});
+afterAll(async () => {
+  await svc.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("auth and errors", () => {
+  it("refuses a request without a key, with a JSON error body", async () => {
+    const res = await fetch(`${svc.url}/v1/files`);
+    expect(res.status).toBe(401);
+    const body = await res.json();
+    expect(body.error.type).toBe("authentication_error");
+    expect(body.error.message).toMatch(/Authorization/);
+  });
+
+  it("refuses a wrong key and a malformed header", async () => {
+    for (const authorization of ["Bearer nope", "Basic a2V5LWE=", "key-a"]) {
+      const res = await fetch(`${svc.url}/v1/files`, { headers: { authorization } });
+      expect(res.status).toBe(401);
+    }
+  });
+
+  it("answers an unknown path with 404 in the same shape once authenticated", async () => {
+    const res = await fetch(`${svc.url}/v1/nothing-here`, { headers: { authorization: "Bearer key-a" } });
+    expect(res.status).toBe(404);
+    const body = await res.json();
+    expect(body).toEqual({
+      error: {
+        message: "no endpoint GET /v1/nothing-here",
+        type: "not_found_error",
+        param: null,
+        code: "not_found",
+      },
+    });
+  });
+});
+
+describe("WebSocket routing", () => {
+  function connect(path: string, key?: string): Promise<{ status?: number; body?: string; msg?: string }> {
+    return new Promise((resolve) => {
+      const ws = new WebSocket(`${svc.url.replace("http", "ws")}${path}`, {
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+      });
+      ws.on("message", (data) => {
+        resolve({ msg: data.toString() });
+        ws.close();
+      });
+      ws.on("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => {
+          body += c;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on("error", () => {});
+    });
+  }
+
+  it("upgrades an authenticated, verified request and passes the account", async () => {
+    const r = await connect("/v1/test/echo?model=m", "key-b");
+    expect(r.msg).toMatch(/^acct_[0-9a-f]{24}$/);
+    const other = await connect("/v1/test/echo?model=m", "key-a");
+    expect(other.msg).not.toBe(r.msg);
+  });
+
+  it("refuses before the upgrade: no key 401, failed verify 400, unknown path 404", async () => {
+    expect((await connect("/v1/test/echo?model=m")).status).toBe(401);
+    const bad = await connect("/v1/test/echo?model=x", "key-a");
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body!).error.param).toBe("model");
+    expect((await connect("/v1/test/none", "key-a")).status).toBe(404);
+  });
+});
+
+describe("dev key", () => {
+  it("makes one key when none is configured, keeps it in the data dir and reuses it", async () => {
+    const d = mkdtempSync(join(tmpdir(), "svc-devkey-"));
+    try {
+      const a = await startLocalService({ dataDir: d });
+      await a.close();
+      expect(a.devKey).toBe(true);
+      expect(readFileSync(join(d, DEV_KEY_FILE), "utf8").trim()).toBe(a.apiKeys[0]);
+      const b = await startLocalService({ dataDir: d });
+      const res = await fetch(`${b.url}/v1/x`, { headers: { authorization: `Bearer ${a.apiKeys[0]}` } });
+      await b.close();
+      expect(b.apiKeys).toEqual(a.apiKeys);
+      expect(res.status).toBe(404);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
