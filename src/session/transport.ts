@@ -34,11 +34,15 @@ export interface CallTransport {
   attach(listener: TransportListener): void;
   /** Queues audio for the caller (mono Int16 at `outputRate`); the transport paces it out. */
   play(pcm: Int16Array): void;
-  /** Drops all audio not yet heard, at once (barge-in). */
+  /** Drops all audio not yet heard, at once (barge-in); afterwards queuedMs() equals playedMs(). */
   clear(): void;
-  /** Cumulative ms of outbound audio queued by `play` since the call began (cleared audio included). */
+  /**
+   * Position of the end of the outbound queue on the call's audio timeline, ms: everything
+   * passed to `play` since the call began, minus what `clear` dropped unheard. So
+   * `queuedMs() - playedMs()` is what is still to be heard, and the next `play` starts there.
+   */
   queuedMs(): number;
-  /** Cumulative ms of outbound audio the caller has actually heard. */
+  /** Cumulative ms of outbound audio the caller has actually heard (never more than queuedMs). */
   playedMs(): number;
   hangUp(reason: string): Promise<void>;
   /** Transfers the call to a phone number or SIP URI. Rejects with a reason when it cannot. */
