@@ -1,0 +1,58 @@
+// SvcClient: one object giving typed access to every endpoint family of the service spec.
+import { ChatApi } from "./chat.ts";
+import type { ClientContext } from "./context.ts";
+import { SvcError } from "./errors.ts";
+import { HttpCore, type SvcLogger } from "./http.ts";
+
+export interface SvcClientOptions {
+  /** Root of the service (without `/v1`); default: env SVC_BASE_URL. */
+  baseURL?: string;
+  /** Default: env SVC_API_KEY. */
+  apiKey?: string;
+  /** Use the subscription plan tier paths (`/svc_plan/v1`) for speech (E4, E5, E6). */
+  planTier?: boolean;
+  /** Per call: time to the answer, then the longest gap between stream chunks. Default 60 s. */
+  timeoutMs?: number;
+  /** Retries of retryable failures (408, 409, 429, 5xx, connection errors). Default 2. */
+  maxRetries?: number;
+  /** A pino logger (or anything with debug/info/warn/error(obj, msg)). */
+  logger?: SvcLogger;
+  /** WebSocket root for E5; default: baseURL with ws:// or wss://. */
+  wsBaseURL?: string;
+  /** First retry delay, doubled per attempt (jittered). Default 500 ms. */
+  retryBaseMs?: number;
+  /** Largest retry delay. Default 8 s. */
+  retryMaxMs?: number;
+}
+
+export class SvcClient {
+  readonly baseURL: string;
+  readonly chat: ChatApi;
+  private readonly ctx: ClientContext;
+
+  constructor(opts: SvcClientOptions = {}) {
+    const baseURL = opts.baseURL ?? process.env.SVC_BASE_URL;
+    const apiKey = opts.apiKey ?? process.env.SVC_API_KEY;
+    if (!baseURL) throw new SvcError("SvcClient: baseURL is required (option baseURL or env SVC_BASE_URL)");
+    if (!apiKey) throw new SvcError("SvcClient: apiKey is required (option apiKey or env SVC_API_KEY)");
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const http = new HttpCore({
+      baseURL,
+      apiKey,
+      timeoutMs,
+      maxRetries: opts.maxRetries ?? 2,
+      logger: opts.logger,
+      retryBaseMs: opts.retryBaseMs,
+      retryMaxMs: opts.retryMaxMs,
+    });
+    this.baseURL = http.baseURL;
+    const wsBaseURL = (opts.wsBaseURL ?? http.baseURL.replace(/^http(s?):/, "ws$1:")).replace(/\/+$/, "");
+    this.ctx = { http, apiKey, wsBaseURL, planTier: opts.planTier ?? false, timeoutMs, logger: opts.logger };
+    this.chat = new ChatApi(this.ctx);
+  }
+
+  /** Whether the speech endpoints use the plan tier prefix. */
+  get planTier(): boolean {
+    return this.ctx.planTier;
+  }
+}

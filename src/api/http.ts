@@ -1,0 +1,344 @@
+// Request core: bearer auth, a timeout and the caller's AbortSignal on every call, retries with
+// exponential backoff and jitter on 408/409/429/5xx and connection failures (honouring
+// retry-after), and never a retry once a response body has started to stream.
+import {
+  errorFromStatus,
+  SvcAbortError,
+  SvcConnectionError,
+  type SvcError,
+  SvcStreamCutError,
+  SvcTimeoutError,
+} from "./errors.ts";
+
+/** The subset of a pino logger the client uses; a pino Logger fits it. */
+export interface SvcLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface HttpConfig {
+  /** Root of the service, without `/v1` (a trailing `/v1` is removed). */
+  baseURL: string;
+  apiKey: string;
+  timeoutMs: number;
+  maxRetries: number;
+  logger?: SvcLogger | undefined;
+  /** First backoff delay; doubles per attempt. */
+  retryBaseMs?: number | undefined;
+  /** Largest backoff delay. */
+  retryMaxMs?: number | undefined;
+}
+
+/** Per-call options accepted by every client method. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's timeout for this call: time to the answer, then for a stream the longest gap between chunks. */
+  timeoutMs?: number;
+  maxRetries?: number;
+  headers?: Record<string, string>;
+}
+
+export interface HttpRequest {
+  method: "GET" | "POST" | "DELETE";
+  /** Path from the root, with its prefix, e.g. `/v1/files`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  form?: FormData;
+  accept?: string;
+}
+
+const RETRY_STATUSES = new Set([408, 409, 429]);
+/** A retry-after beyond this is not waited for: the error is raised at once. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export function isRetryableStatus(status: number): boolean {
+  return RETRY_STATUSES.has(status) || status >= 500;
+}
+
+/** Delay asked by `retry-after-ms` / `retry-after` (seconds or HTTP date), or undefined. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && /^\d+(\.\d+)?$/.test(ms.trim())) return Number(ms);
+  const ra = headers.get("retry-after");
+  if (ra === null) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Number(ra) * 1000;
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Exponential backoff with jitter (random 0–25 % off), capped. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, rand = Math.random): number {
+  const d = Math.min(maxMs, baseMs * 2 ** attempt);
+  return Math.round(d * (1 - 0.25 * rand()));
+}
+
+/** One attempt's abort state: the caller's signal and the timeout, told apart. */
+class AttemptSignal {
+  readonly controller = new AbortController();
+  timedOut = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly user: AbortSignal | undefined;
+  private readonly timeoutMs: number;
+  private readonly onUserAbort = () => this.controller.abort(this.user?.reason);
+
+  constructor(user: AbortSignal | undefined, timeoutMs: number) {
+    this.user = user;
+    this.timeoutMs = timeoutMs;
+    user?.addEventListener("abort", this.onUserAbort, { once: true });
+    this.arm();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get userAborted(): boolean {
+    return this.user?.aborted === true;
+  }
+
+  /** (Re)start the timeout, e.g. after each stream chunk. */
+  arm(): void {
+    clearTimeout(this.timer);
+    if (this.timeoutMs > 0 && Number.isFinite(this.timeoutMs)) {
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        this.controller.abort(new Error("timeout"));
+      }, this.timeoutMs);
+      this.timer.unref?.();
+    }
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.user?.removeEventListener("abort", this.onUserAbort);
+  }
+}
+
+/** An answered request whose body has not been read yet. Reading it is never retried. */
+export class Exchange {
+  readonly response: Response;
+  readonly requestId: string | undefined;
+  private readonly attempt: AttemptSignal;
+  private readonly what: string;
+
+  constructor(response: Response, requestId: string | undefined, attempt: AttemptSignal, what: string) {
+    this.response = response;
+    this.requestId = requestId;
+    this.attempt = attempt;
+    this.what = what;
+  }
+
+  get headers(): Headers {
+    return this.response.headers;
+  }
+
+  async text(): Promise<string> {
+    try {
+      return await this.response.text();
+    } catch (e) {
+      throw this.readError(e, false);
+    } finally {
+      this.attempt.dispose();
+    }
+  }
+
+  async bytes(): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await this.response.arrayBuffer());
+    } catch (e) {
+      throw this.readError(e, false);
+    } finally {
+      this.attempt.dispose();
+    }
+  }
+
+  async json<T>(): Promise<T> {
+    const text = await this.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch (e) {
+      throw new SvcConnectionError(`${this.what}: answer is not JSON (${text.slice(0, 80)})`, {
+        status: this.response.status,
+        requestId: this.requestId,
+        cause: e,
+      });
+    }
+  }
+
+  /** The body as it arrives; the timeout becomes the longest allowed gap between chunks. */
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    const body = this.response.body;
+    if (body === null) return;
+    const reader = body.getReader();
+    let done = false;
+    try {
+      for (;;) {
+        this.attempt.arm();
+        let r: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          done = true;
+          throw this.readError(e, true);
+        }
+        if (r.done) {
+          done = true;
+          return;
+        }
+        yield r.value;
+      }
+    } finally {
+      this.attempt.dispose();
+      if (!done) await reader.cancel().catch(() => {});
+    }
+  }
+
+  /** Drop the body without reading it. */
+  async cancel(): Promise<void> {
+    this.attempt.dispose();
+    await this.response.body?.cancel().catch(() => {});
+  }
+
+  private readError(e: unknown, streaming: boolean): SvcError {
+    const fields = { requestId: this.requestId, status: this.response.status, cause: e };
+    if (this.attempt.userAborted) return new SvcAbortError(`${this.what}: aborted`, fields);
+    if (this.attempt.timedOut)
+      return new SvcTimeoutError(`${this.what}: timed out reading the answer`, fields);
+    return streaming
+      ? new SvcStreamCutError(`${this.what}: connection lost mid-stream`, fields)
+      : new SvcConnectionError(`${this.what}: connection lost reading the answer`, fields);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export class HttpCore {
+  readonly baseURL: string;
+  private readonly cfg: HttpConfig;
+
+  constructor(cfg: HttpConfig) {
+    this.cfg = cfg;
+    this.baseURL = cfg.baseURL.replace(/\/+$/, "").replace(/\/v1$/, "");
+  }
+
+  get logger(): SvcLogger | undefined {
+    return this.cfg.logger;
+  }
+
+  url(path: string, query?: HttpRequest["query"]): string {
+    const u = new URL(this.baseURL + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  /**
+   * Send the request, retrying on retryable failures, until a 2xx answer arrives; its body is left
+   * unread for the caller. Non-2xx answers become SvcHttpError subclasses.
+   */
+  async send(req: HttpRequest, opts: CallOptions = {}): Promise<Exchange> {
+    const what = `${req.method} ${req.path}`;
+    const maxRetries = opts.maxRetries ?? this.cfg.maxRetries;
+    const timeoutMs = opts.timeoutMs ?? this.cfg.timeoutMs;
+    const url = this.url(req.path, req.query);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.cfg.apiKey}`,
+      accept: req.accept ?? "application/json",
+      ...opts.headers,
+    };
+    let body: string | FormData | undefined;
+    if (req.json !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(req.json);
+    } else if (req.form !== undefined) {
+      body = req.form; // fetch sets the multipart boundary
+    }
+    for (let attempt = 0; ; attempt++) {
+      if (opts.signal?.aborted) throw new SvcAbortError(`${what}: aborted`, { cause: opts.signal.reason });
+      this.cfg.logger?.debug({ method: req.method, path: req.path, attempt }, "svc request");
+      const out = await this.attempt(url, req, headers, body, opts.signal, timeoutMs, what);
+      if (out instanceof Exchange) return out;
+      const { failure, retryable, delay } = out;
+      if (!retryable || attempt >= maxRetries) throw failure;
+      if (delay !== undefined && delay > MAX_RETRY_AFTER_MS) throw failure;
+      const wait = delay ?? backoffMs(attempt, this.cfg.retryBaseMs ?? 500, this.cfg.retryMaxMs ?? 8000);
+      this.cfg.logger?.warn(
+        { path: req.path, attempt, status: failure.status, error: failure.message, retryInMs: wait },
+        "svc request failed, retrying",
+      );
+      try {
+        await sleep(wait, opts.signal);
+      } catch (e) {
+        throw new SvcAbortError(`${what}: aborted`, { cause: e });
+      }
+    }
+  }
+
+  private async attempt(
+    url: string,
+    req: HttpRequest,
+    headers: Record<string, string>,
+    body: string | FormData | undefined,
+    user: AbortSignal | undefined,
+    timeoutMs: number,
+    what: string,
+  ): Promise<Exchange | { failure: SvcError; retryable: boolean; delay?: number | undefined }> {
+    const sig = new AttemptSignal(user, timeoutMs);
+    const t0 = performance.now();
+    let res: Response;
+    try {
+      res = await fetch(url, { method: req.method, headers, body, signal: sig.signal });
+    } catch (e) {
+      sig.dispose();
+      if (sig.userAborted)
+        return { failure: new SvcAbortError(`${what}: aborted`, { cause: e }), retryable: false };
+      const failure = sig.timedOut
+        ? new SvcTimeoutError(`${what}: no answer within ${timeoutMs} ms`, { cause: e })
+        : new SvcConnectionError(`${what}: ${causeText(e)}`, { cause: e });
+      return { failure, retryable: true };
+    }
+    const requestId = res.headers.get("x-request-id") ?? res.headers.get("request-id") ?? undefined;
+    if (res.ok) {
+      this.cfg.logger?.debug(
+        { path: req.path, status: res.status, requestId, ms: Math.round(performance.now() - t0) },
+        "svc answer",
+      );
+      return new Exchange(res, requestId, sig, what);
+    }
+    let text = "";
+    try {
+      text = await res.text();
+    } catch {
+      // a body that fails to arrive still leaves the status to report
+    }
+    sig.dispose();
+    if (sig.userAborted) return { failure: new SvcAbortError(`${what}: aborted`), retryable: false };
+    return {
+      failure: errorFromStatus(res.status, text, requestId),
+      retryable: isRetryableStatus(res.status),
+      delay: retryAfterMs(res.headers),
+    };
+  }
+}
+
+function causeText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const c = (e as { cause?: unknown }).cause;
+  const code = typeof c === "object" && c !== null ? (c as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? `${e.message} (${code})` : e.message;
+}
