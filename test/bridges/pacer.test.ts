@@ -1,0 +1,182 @@
+import { describe, expect, it } from "vitest";
+import { Pacer } from "../../bridges/pacer.ts";
+import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import { VirtualClock } from "../../src/session/clock.ts";
+
+interface Sent {
+  at: number;
+  samples: number;
+  drained: boolean;
+  data: Int16Array;
+  buffer: Int16Array;
+}
+
+function rig(clock: Clock, leadMs = 200) {
+  const sent: Sent[] = [];
+  const pacer = new Pacer({
+    clock,
+    frameSamples: 160,
+    leadMs,
+    send: (frame, samples, drained) =>
+      sent.push({ at: clock.now(), samples, drained, data: frame.slice(), buffer: frame }),
+  });
+  return { pacer, sent };
+}
+
+function ramp(n: number, from = 0): Int16Array {
+  const a = new Int16Array(n);
+  for (let i = 0; i < n; i++) a[i] = (from + i) % 30000;
+  return a;
+}
+
+/** A clock whose timers fire late by a varying amount, as an event loop under load does. */
+class LateClock implements Clock {
+  readonly inner = new VirtualClock();
+  readonly maxLateMs: number;
+  #n = 0;
+  constructor(maxLateMs: number) {
+    this.maxLateMs = maxLateMs;
+  }
+  now(): number {
+    return this.inner.now();
+  }
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    this.#n = (this.#n * 1103515245 + 12345) & 0x7fffffff;
+    return this.inner.setTimeout(fn, ms + (this.#n % (this.maxLateMs + 1)));
+  }
+  clearTimeout(h: TimerHandle | undefined): void {
+    this.inner.clearTimeout(h);
+  }
+}
+
+describe("Pacer", () => {
+  it("sends the lead at once, then one frame per frame period", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    pacer.push(ramp(50 * 160));
+    expect(sent.length).toBe(10);
+    expect(pacer.aheadMs).toBe(200);
+    for (let t = 1; t <= 1000; t++) {
+      clock.advance(1);
+      expect(sent.length).toBe(Math.min(50, 10 + Math.floor(t / 20)));
+      expect(pacer.aheadMs).toBeLessThanOrEqual(200);
+    }
+    expect(sent.map((s) => s.at).slice(9, 13)).toEqual([0, 20, 40, 60]);
+    expect(sent.at(-1)!.drained).toBe(true);
+    expect(sent.slice(0, -1).every((s) => !s.drained)).toBe(true);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("hands out exactly the pushed samples, in order, across any chunking, in one reused buffer", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    const input = ramp(160 * 37 + 55);
+    let pos = 0;
+    let seed = 7;
+    while (pos < input.length) {
+      seed = (seed * 48271) % 2147483647;
+      const n = Math.min(input.length - pos, 1 + (seed % 700));
+      pacer.push(input.subarray(pos, pos + n));
+      pos += n;
+      clock.advance(seed % 15);
+    }
+    clock.advance(2000);
+    const out = new Int16Array(input.length);
+    let o = 0;
+    for (const s of sent) {
+      out.set(s.data.subarray(0, s.samples), o);
+      o += s.samples;
+      expect(s.data.subarray(s.samples).every((v) => v === 0)).toBe(true);
+    }
+    expect(o).toBe(input.length);
+    expect(out).toEqual(input);
+    expect(new Set(sent.map((s) => s.buffer)).size).toBe(1);
+  });
+
+  it("copies what is pushed, so the caller may reuse its buffer", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock, 20);
+    const buf = ramp(480);
+    pacer.push(buf);
+    buf.fill(-1);
+    clock.advance(100);
+    expect(sent.map((s) => s.data[0])).toEqual([0, 160, 320]);
+  });
+
+  it("holds a partial frame until its rest arrives or the far side is about to run dry", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    pacer.push(ramp(10 * 160 + 10));
+    expect(sent.length).toBe(10);
+    clock.advance(100);
+    expect(sent.length).toBe(10);
+    pacer.push(ramp(150, 1610));
+    expect(sent.length).toBe(11);
+    expect(sent[10]!.samples).toBe(160);
+    expect(sent[10]!.data[9]).toBe(1609);
+    expect(sent[10]!.data[10]).toBe(1610);
+
+    pacer.push(ramp(30));
+    clock.advance(99);
+    expect(sent.length).toBe(11);
+    clock.advance(1);
+    // At t=200 the far side holds 20 ms (one frame): the partial goes out padded.
+    expect(sent.length).toBe(12);
+    expect(sent[11]!.samples).toBe(30);
+    expect(sent[11]!.drained).toBe(true);
+  });
+
+  it("catches up after late timers: the far side never runs dry and never holds more than the lead", () => {
+    const clock = new LateClock(70);
+    const { pacer, sent } = rig(clock);
+    const frames = 200;
+    pacer.push(ramp(frames * 160));
+    let maxAhead = 0;
+    for (let t = 0; t < frames * 20 + 500; t += 3) {
+      clock.inner.advance(3);
+      maxAhead = Math.max(maxAhead, pacer.aheadMs);
+    }
+    expect(sent.length).toBe(frames);
+    expect(maxAhead).toBeLessThanOrEqual(200);
+    // Frame k plays at 20·k ms after the first one went out; it must have been sent by then.
+    const t0 = sent[0]!.at;
+    sent.forEach((s, k) => {
+      expect(s.at).toBeLessThanOrEqual(t0 + 20 * k);
+    });
+    expect(pacer.stats.catchUps).toBeGreaterThan(0);
+    expect(pacer.stats.maxLateMs).toBeGreaterThan(20);
+  });
+
+  it("restarts the far-side model after an underrun (a pause between utterances)", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    pacer.push(ramp(3 * 160));
+    expect(sent.length).toBe(3);
+    clock.advance(1000);
+    expect(pacer.aheadMs).toBe(0);
+    pacer.push(ramp(20 * 160));
+    expect(sent.length).toBe(13);
+    expect(pacer.aheadMs).toBe(200);
+  });
+
+  it("clear drops the unsent queue and the far-side backlog; close stops it for good", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    pacer.push(ramp(40 * 160));
+    clock.advance(100);
+    expect(sent.length).toBe(15);
+    expect(pacer.clear()).toBe(25 * 160);
+    expect(pacer.queuedSamples).toBe(0);
+    expect(pacer.aheadMs).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(1000);
+    expect(sent.length).toBe(15);
+    pacer.push(ramp(12 * 160));
+    expect(sent.length).toBe(25);
+    pacer.close();
+    pacer.push(ramp(160));
+    clock.advance(1000);
+    expect(sent.length).toBe(25);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
