@@ -53,6 +53,17 @@ export const configSchema = z.object({
       scriptedPaceMs: z.coerce.number().min(0).max(10_000).default(15),
     })
     .prefault({}),
+  twilio: z
+    .object({
+      /** Account SID (AC…); with authToken it enables hang-up and transfer through the REST API. */
+      accountSid: z
+        .string()
+        .regex(/^AC[0-9a-fA-F]{32}$/, { error: "expected an Account SID: AC followed by 32 hex digits" })
+        .optional(),
+      /** Auth token: checks X-Twilio-Signature on the voice webhook and the media WebSocket. */
+      authToken: z.string().min(1).optional(),
+    })
+    .prefault({}),
   log: z
     .object({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -81,6 +92,8 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_CHAT_UPSTREAM_API_KEY: ["local", "chatUpstreamApiKey"],
   SVC_SCRIPTED_AGENT: ["local", "scriptedAgent"],
   SVC_SCRIPTED_PACE_MS: ["local", "scriptedPaceMs"],
+  TWILIO_ACCOUNT_SID: ["twilio", "accountSid"],
+  TWILIO_AUTH_TOKEN: ["twilio", "authToken"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };
