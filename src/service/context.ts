@@ -4,6 +4,8 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import type { Accounts } from "./auth.ts";
+import type { Database } from "./store/db.ts";
+import type { FileStore } from "./store/files.ts";
 import type { WsRouter } from "./ws.ts";
 
 export interface ServiceContext {
@@ -13,6 +15,10 @@ export interface ServiceContext {
   readonly accounts: Accounts;
   /** Register WebSocket endpoints here: `ctx.ws.route(path, { verify?, handle })`. */
   readonly ws: WsRouter;
+  /** The metadata database (node:sqlite); stores add their tables with CREATE TABLE IF NOT EXISTS. */
+  readonly db: Database;
+  /** E9 files: `files.get(account, id)` and `files.pathOf(file)` give a caller's stored bytes. */
+  readonly files: FileStore;
 }
 
 export interface RouteOptions {

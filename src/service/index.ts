@@ -7,6 +7,8 @@ import { Accounts, resolveApiKeys } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { ROUTES } from "./routes/index.ts";
 import { buildServer } from "./server.ts";
+import { openDatabase } from "./store/db.ts";
+import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
 
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
@@ -79,8 +81,11 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
   const log = (opts.logger ?? pino({ level: "silent" })).child({ component: "service" });
   const { keys, devKey } = resolveApiKeys(dataDir, opts.apiKeys ?? []);
   const accounts = new Accounts(keys);
-  const ctx: ServiceContext = { dataDir, log, accounts, ws: new WsRouter(accounts) };
+  const db = openDatabase(dataDir);
+  const files = new FileStore(db, dataDir, log.child({ store: "files" }));
+  const ctx: ServiceContext = { dataDir, log, accounts, ws: new WsRouter(accounts), db, files };
   const app = await buildServer(ctx, ROUTES);
+  app.addHook("onClose", async () => db.close());
   const address = await app.listen({ host: opts.host ?? "127.0.0.1", port: opts.port ?? 0 });
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   let closing: Promise<void> | undefined;

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import type { ErrorBody } from "../../src/api/types/index.ts";
 import { DEV_KEY_FILE } from "../../src/service/auth.ts";
 import { badParam } from "../../src/service/errors.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
@@ -31,7 +32,7 @@ describe("auth and errors", () => {
   it("refuses a request without a key, with a JSON error body", async () => {
     const res = await fetch(`${svc.url}/v1/files`);
     expect(res.status).toBe(401);
-    const body = await res.json();
+    const body = (await res.json()) as ErrorBody;
     expect(body.error.type).toBe("authentication_error");
     expect(body.error.message).toMatch(/Authorization/);
   });
