@@ -3,6 +3,8 @@ import { ChatApi } from "./chat.ts";
 import type { ClientContext } from "./context.ts";
 import { SvcError } from "./errors.ts";
 import { HttpCore, type SvcLogger } from "./http.ts";
+import { MessagesApi } from "./messages.ts";
+import { ResponsesApi } from "./responses.ts";
 
 export interface SvcClientOptions {
   /** Root of the service (without `/v1`); default: env SVC_BASE_URL. */
@@ -27,7 +29,12 @@ export interface SvcClientOptions {
 
 export class SvcClient {
   readonly baseURL: string;
+  /** E1 chat completions. */
   readonly chat: ChatApi;
+  /** E2 messages. */
+  readonly messages: MessagesApi;
+  /** E3 responses. */
+  readonly responses: ResponsesApi;
   private readonly ctx: ClientContext;
 
   constructor(opts: SvcClientOptions = {}) {
@@ -49,6 +56,8 @@ export class SvcClient {
     const wsBaseURL = (opts.wsBaseURL ?? http.baseURL.replace(/^http(s?):/, "ws$1:")).replace(/\/+$/, "");
     this.ctx = { http, apiKey, wsBaseURL, planTier: opts.planTier ?? false, timeoutMs, logger: opts.logger };
     this.chat = new ChatApi(this.ctx);
+    this.messages = new MessagesApi(this.ctx);
+    this.responses = new ResponsesApi(this.ctx);
   }
 
   /** Whether the speech endpoints use the plan tier prefix. */
