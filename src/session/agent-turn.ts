@@ -1,0 +1,328 @@
+// One agent reply: chat stream → realtime TTS → the caller, with tool rounds in between.
+// A turn may start preemptively (held: its audio waits until the caller's turn is
+// confirmed), be cancelled before it is heard, paused and resumed around a backchannel,
+// or interrupted, in which case it reports what the caller actually heard.
+import type { ChatMessage, ToolCall } from "../api/types/index.ts";
+import type { Clock, TimerHandle } from "./clock.ts";
+import { heardText, type SpokenSentence } from "./history.ts";
+import { TurnPlayout } from "./playout.ts";
+import type { ChatModel, ToolCallRequest, TtsStream } from "./services.ts";
+import type { ToolBox, ToolOutcome } from "./tools.ts";
+import type { CallTransport } from "./transport.ts";
+
+export interface TurnTimings {
+  chatStartAt?: number;
+  firstTokenAt?: number;
+  firstTextSentAt?: number;
+  firstAudioAt?: number;
+  releasedAt?: number;
+  /** When the first audio was handed to the transport (released and available). */
+  firstPlayAt?: number;
+}
+
+export interface AgentTurnResult {
+  generated: string;
+  heard: string;
+  interrupted: boolean;
+  cancelled: boolean;
+  /** Messages the turn adds to the history: tool calls and results, then the spoken answer. */
+  messages: ChatMessage[];
+  toolCalls: ToolCallRequest[];
+  /** A call-level action the model asked for (hang up, transfer), to run after the audio. */
+  action?: Exclude<ToolOutcome, { kind: "result" }>;
+  /** Set when the turn failed after its retries (chat or TTS unusable). */
+  error?: string;
+}
+
+export interface AgentTurnDeps {
+  chat: ChatModel;
+  openTts: () => Promise<TtsStream>;
+  tools: ToolBox;
+  transport: CallTransport;
+  clock: Clock;
+  /** Max tool rounds before the model must answer in words. */
+  maxToolRounds?: number;
+  /** How long after `flushed` with no sentence open the audio counts as complete. */
+  flushSettleMs?: number;
+}
+
+const alnum = (s: string) => s.replace(/[^\p{L}\p{N}]/gu, "").length;
+
+export class AgentTurn {
+  readonly timings: TurnTimings = {};
+  readonly #deps: AgentTurnDeps;
+  readonly #messages: ChatMessage[];
+  readonly #added: ChatMessage[] = [];
+  readonly #abort = new AbortController();
+  readonly #playout: TurnPlayout;
+  readonly #sentences: SpokenSentence[] = [];
+  readonly #toolCalls: ToolCallRequest[] = [];
+  #tts: TtsStream | undefined;
+  #generated = "";
+  #sentChars = 0;
+  #spokenChars = 0;
+  #openSentence: SpokenSentence | undefined;
+  #textDone = false;
+  #flushed = false;
+  #audioComplete = false;
+  #settleTimer: TimerHandle | undefined;
+  #finished = false;
+  #cancelled = false;
+  #interrupted = false;
+  #action: AgentTurnResult["action"];
+  #error: string | undefined;
+  #resolve!: (r: AgentTurnResult) => void;
+  readonly done: Promise<AgentTurnResult>;
+  /** Called once, when the first audio of the turn reaches the transport. */
+  onFirstPlay: (() => void) | undefined;
+
+  constructor(deps: AgentTurnDeps, messages: readonly ChatMessage[], opts: { held: boolean }) {
+    this.#deps = deps;
+    this.#messages = [...messages];
+    this.#playout = new TurnPlayout(deps.transport, { held: opts.held });
+    this.done = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+    if (!opts.held) this.timings.releasedAt = deps.clock.now();
+  }
+
+  get released(): boolean {
+    return this.timings.releasedAt !== undefined;
+  }
+
+  get paused(): boolean {
+    return this.#playout.paused && this.released;
+  }
+
+  /** True while the agent is audibly speaking or still has audio to come. */
+  get speaking(): boolean {
+    return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
+  }
+
+  /** Runs the turn; resolves `done` when it has been heard to the end, cancelled or interrupted. */
+  start(): AgentTurnResult | Promise<AgentTurnResult> {
+    void this.#run();
+    return this.done;
+  }
+
+  /** The caller's turn is confirmed: let the audio out. */
+  release(): void {
+    if (this.released || this.#finished) return;
+    this.timings.releasedAt = this.#deps.clock.now();
+    this.#playout.resume();
+    this.#notePlay();
+    this.checkDrained();
+  }
+
+  /** Discards a preemptive turn the caller never heard. */
+  cancel(): void {
+    if (this.#finished) return;
+    this.#cancelled = true;
+    this.#stopWork();
+    this.#playout.stop();
+    this.#finish();
+  }
+
+  /** Barge-in: stop speaking now and keep what was heard. */
+  interrupt(): void {
+    if (this.#finished) return;
+    this.#interrupted = true;
+    this.#stopWork();
+    this.#playout.stop();
+    this.#finish();
+  }
+
+  pause(): void {
+    if (this.released) this.#playout.pause();
+  }
+
+  resume(): void {
+    if (this.released) this.#playout.resume();
+  }
+
+  /** The transport's playout moved: finish once everything was heard. */
+  checkDrained(): void {
+    if (!this.#finished && this.released && this.#audioComplete && !this.#playout.hasUnplayed())
+      this.#finish();
+  }
+
+  async #run(): Promise<void> {
+    try {
+      this.#tts = await this.#openTtsWithRetry();
+      void this.#consumeTts(this.#tts);
+      const rounds = this.#deps.maxToolRounds ?? 3;
+      for (let round = 0; round <= rounds && !this.#abort.signal.aborted; round++) {
+        const { text, calls } = await this.#chatRound(round === rounds);
+        if (calls.length === 0 || this.#abort.signal.aborted) break;
+        const toolCalls: ToolCall[] = calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: c.arguments },
+        }));
+        this.#record({ role: "assistant", content: text || null, tool_calls: toolCalls });
+        for (const call of calls) {
+          this.#toolCalls.push(call);
+          const outcome = await this.#deps.tools.run(call, this.#abort.signal);
+          if (outcome.kind === "result") {
+            this.#record({ role: "tool", tool_call_id: call.id, content: outcome.content });
+          } else {
+            this.#action = outcome;
+            this.#record({ role: "tool", tool_call_id: call.id, content: "ok" });
+          }
+        }
+        if (this.#action) break;
+      }
+      this.#textDone = true;
+      if (!this.#abort.signal.aborted) this.#tts.flush();
+      this.#checkComplete();
+    } catch (err) {
+      if (this.#abort.signal.aborted) return;
+      this.#fail(err);
+    }
+  }
+
+  /** One chat stream; retried once if it fails before any text was spoken. */
+  async #chatRound(mustAnswer: boolean): Promise<{ text: string; calls: ToolCallRequest[] }> {
+    for (let attempt = 0; ; attempt++) {
+      let text = "";
+      const calls: ToolCallRequest[] = [];
+      try {
+        this.timings.chatStartAt ??= this.#deps.clock.now();
+        const tools = mustAnswer ? [] : this.#deps.tools.definitions();
+        for await (const ev of this.#deps.chat.stream(this.#messages, tools, this.#abort.signal)) {
+          if (this.#abort.signal.aborted) break;
+          if (ev.type === "text") {
+            if (!ev.text) continue;
+            this.timings.firstTokenAt ??= this.#deps.clock.now();
+            text += ev.text;
+            this.#speak(ev.text);
+          } else {
+            calls.push(ev.call);
+          }
+        }
+        return { text, calls };
+      } catch (err) {
+        if (this.#abort.signal.aborted || text || attempt >= 1) throw err;
+      }
+    }
+  }
+
+  #speak(text: string): void {
+    this.timings.firstTextSentAt ??= this.#deps.clock.now();
+    this.#generated += text;
+    this.#sentChars += alnum(text);
+    this.#tts?.sendText(text);
+  }
+
+  async #openTtsWithRetry(): Promise<TtsStream> {
+    try {
+      return await this.#deps.openTts();
+    } catch {
+      return await this.#deps.openTts();
+    }
+  }
+
+  async #consumeTts(tts: TtsStream): Promise<void> {
+    try {
+      for await (const ev of tts.events) {
+        if (this.#finished) return;
+        this.#deps.clock.clearTimeout(this.#settleTimer);
+        if (ev.type === "sentence-start") {
+          this.#openSentence = { text: ev.text, startMs: this.#playout.turnMs, durationMs: 0 };
+          this.#sentences.push(this.#openSentence);
+          this.#spokenChars += alnum(ev.text);
+        } else if (ev.type === "audio") {
+          this.timings.firstAudioAt ??= this.#deps.clock.now();
+          if (this.#openSentence) this.#openSentence.durationMs += ev.durationMs;
+          this.#playout.push(ev.pcm);
+          this.#notePlay();
+        } else if (ev.type === "sentence-end") {
+          this.#openSentence = undefined;
+        } else {
+          this.#flushed = true;
+        }
+        this.#checkComplete();
+      }
+      // The server closed the session: whatever it sent is all the audio there is.
+      if (!this.#finished && this.#textDone) this.#markComplete();
+      else if (!this.#finished) this.#fail(new Error("TTS session closed before the turn's text was spoken"));
+    } catch (err) {
+      if (!this.#finished) this.#fail(err);
+    }
+  }
+
+  #checkComplete(): void {
+    if (this.#audioComplete || !this.#textDone || !this.#flushed || this.#openSentence) return;
+    if (this.#spokenChars >= this.#sentChars) {
+      this.#markComplete();
+      return;
+    }
+    // Text normalisation on the server can make the counts differ: settle on a quiet spell.
+    this.#deps.clock.clearTimeout(this.#settleTimer);
+    this.#settleTimer = this.#deps.clock.setTimeout(
+      () => this.#markComplete(),
+      this.#deps.flushSettleMs ?? 1500,
+    );
+  }
+
+  #markComplete(): void {
+    if (this.#audioComplete) return;
+    this.#audioComplete = true;
+    this.checkDrained();
+  }
+
+  #notePlay(): void {
+    if (this.timings.firstPlayAt !== undefined || !this.released || this.#playout.turnMs === 0) return;
+    this.timings.firstPlayAt = this.#deps.clock.now();
+    this.onFirstPlay?.();
+  }
+
+  #fail(err: unknown): void {
+    this.#error = (err as Error)?.message ?? String(err);
+    this.#stopWork();
+    // Keep what was already spoken playing: the session follows it with an apology.
+    if (!this.released) this.#playout.stop();
+    this.#audioComplete = true;
+    if (!this.released || !this.#playout.hasUnplayed()) this.#finish();
+  }
+
+  #stopWork(): void {
+    this.#abort.abort();
+    this.#deps.clock.clearTimeout(this.#settleTimer);
+    this.#tts?.close();
+  }
+
+  #record(message: ChatMessage): void {
+    this.#messages.push(message);
+    this.#added.push(message);
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#deps.clock.clearTimeout(this.#settleTimer);
+    if (!this.#interrupted && !this.#cancelled && !this.#error) this.#tts?.close();
+    const heardMs = this.#playout.heardMs();
+    const heard = this.#interrupted ? heardText(this.#sentences, heardMs) : this.#generated.trim();
+    const messages = [...this.#added];
+    const finalWords = this.#interrupted ? heard : this.#spokenAfterLastTool();
+    if (finalWords) messages.push({ role: "assistant", content: finalWords });
+    this.#resolve({
+      generated: this.#generated.trim(),
+      heard: this.#cancelled ? "" : heard,
+      interrupted: this.#interrupted,
+      cancelled: this.#cancelled,
+      messages: this.#cancelled ? [] : messages,
+      toolCalls: this.#toolCalls,
+      ...(this.#action ? { action: this.#action } : {}),
+      ...(this.#error ? { error: this.#error } : {}),
+    });
+  }
+
+  /** The words spoken after the last tool round (earlier words sit in the tool-call message). */
+  #spokenAfterLastTool(): string {
+    let before = "";
+    for (const m of this.#added) if (m.role === "assistant" && m.content) before += m.content;
+    return this.#generated.slice(before.length).trim();
+  }
+}

@@ -1,0 +1,56 @@
+// What shapes one call's behaviour. Defaults follow human turn-taking and what the
+// leading frameworks learned (see FIELD-NOTES): short waits after complete-sounding
+// sentences, long ones after trailing conjunctions, and backchannels that never kill a turn.
+import type { HttpToolConfig } from "./tools.ts";
+
+export interface TurnTakingConfig {
+  /** Silence after a complete-sounding utterance before the turn is confirmed, ms. */
+  minEndOfTurnMs: number;
+  /** Silence after which the turn is confirmed whatever it sounds like, ms. */
+  maxEndOfTurnMs: number;
+  /** Caller speech over the agent longer than this pauses the agent, ms. */
+  bargeInMinMs: number;
+  /** ...and longer than this interrupts it for good (shorter is a backchannel: resume), ms. */
+  bargeInConfirmMs: number;
+  /** Audio kept from before the VAD's speech start, ms. */
+  prerollMs: number;
+}
+
+export interface SessionConfig {
+  systemPrompt: string;
+  /** Spoken at call start; when absent the model greets (asked with an empty conversation). */
+  greeting?: string;
+  turn: TurnTakingConfig;
+  /** Silence from the caller after the agent finished before a re-prompt, ms. */
+  repromptAfterMs: number;
+  repromptText: string;
+  /** Re-prompts without an answer before the agent says goodbye and hangs up. */
+  maxReprompts: number;
+  goodbyeText: string;
+  apologyText: string;
+  maxCallMs: number;
+  /** Digits are sent to the model after this pause, or at once on '#'. */
+  dtmfGapMs: number;
+  transferTarget?: string;
+  httpTools: HttpToolConfig[];
+}
+
+export const DEFAULT_SESSION_CONFIG: SessionConfig = {
+  systemPrompt:
+    "You are a friendly phone agent. Answer in one or two short spoken sentences, no lists or markdown.",
+  turn: {
+    minEndOfTurnMs: 250,
+    maxEndOfTurnMs: 1200,
+    bargeInMinMs: 180,
+    bargeInConfirmMs: 600,
+    prerollMs: 300,
+  },
+  repromptAfterMs: 8000,
+  repromptText: "Are you still there?",
+  maxReprompts: 2,
+  goodbyeText: "I'll hang up now. Goodbye!",
+  apologyText: "Sorry, I'm having trouble on my side. Could you say that again?",
+  maxCallMs: 15 * 60_000,
+  dtmfGapMs: 1500,
+  httpTools: [],
+};

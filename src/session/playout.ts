@@ -1,0 +1,108 @@
+// The agent's voice on the transport for one turn: queues audio, knows how much of the
+// turn the caller has heard, and can pause (drop what is queued at the far side) and
+// resume from the heard position, so a cough or "uh-huh" costs a short gap instead of the
+// agent's whole answer.
+import type { CallTransport } from "./transport.ts";
+
+interface Segment {
+  /** Where this piece of the turn starts on the transport's cumulative timeline, ms. */
+  transportStartMs: number;
+  turnStartMs: number;
+  durationMs: number;
+}
+
+export class TurnPlayout {
+  readonly #transport: CallTransport;
+  readonly #rate: number;
+  readonly #chunks: Int16Array[] = [];
+  readonly #segments: Segment[] = [];
+  /** Total turn audio received so far, ms. */
+  #turnMs = 0;
+  #paused = false;
+  #heardAtPauseMs = 0;
+  #stopped = false;
+
+  /** A held playout collects audio without sending it until `resume()` (preemptive turns). */
+  constructor(transport: CallTransport, opts: { held?: boolean } = {}) {
+    this.#transport = transport;
+    this.#rate = transport.outputRate;
+    this.#paused = opts.held ?? false;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** Total audio of the turn received so far, ms. */
+  get turnMs(): number {
+    return this.#turnMs;
+  }
+
+  /** Adds audio of this turn; it goes out at once unless the turn is paused. */
+  push(pcm: Int16Array): void {
+    if (this.#stopped || pcm.length === 0) return;
+    this.#chunks.push(pcm);
+    const durationMs = (pcm.length * 1000) / this.#rate;
+    const turnStartMs = this.#turnMs;
+    this.#turnMs += durationMs;
+    if (!this.#paused) this.#send(pcm, turnStartMs, durationMs);
+  }
+
+  /** How much of this turn the caller has heard, ms. */
+  heardMs(): number {
+    if (this.#paused || this.#stopped) return this.#heardAtPauseMs;
+    const played = this.#transport.playedMs();
+    let heard = this.#heardAtPauseMs;
+    for (const s of this.#segments) {
+      if (played <= s.transportStartMs) break;
+      heard = s.turnStartMs + Math.min(s.durationMs, played - s.transportStartMs);
+    }
+    return heard;
+  }
+
+  /** True while some of the turn's audio has not been heard yet. */
+  hasUnplayed(): boolean {
+    return this.heardMs() < this.#turnMs - 0.5;
+  }
+
+  pause(): void {
+    if (this.#paused || this.#stopped) return;
+    this.#heardAtPauseMs = this.heardMs();
+    this.#paused = true;
+    this.#transport.clear();
+    this.#segments.length = 0;
+  }
+
+  /** Plays the rest of the turn from where the caller stopped hearing it. */
+  resume(): void {
+    if (!this.#paused || this.#stopped) return;
+    this.#paused = false;
+    const from = this.#heardAtPauseMs;
+    let offset = 0;
+    for (const chunk of this.#chunks) {
+      const durationMs = (chunk.length * 1000) / this.#rate;
+      const end = offset + durationMs;
+      if (end > from) {
+        const skip = Math.max(0, Math.round(((from - offset) * this.#rate) / 1000));
+        const piece = skip > 0 ? chunk.subarray(skip) : chunk;
+        this.#send(piece, offset + (skip * 1000) / this.#rate, (piece.length * 1000) / this.#rate);
+      }
+      offset = end;
+    }
+  }
+
+  /** Ends the turn's audio for good (barge-in); returns how much of it was heard, ms. */
+  stop(): number {
+    if (this.#stopped) return this.#heardAtPauseMs;
+    const heard = this.heardMs();
+    if (!this.#paused && this.hasUnplayed()) this.#transport.clear();
+    this.#heardAtPauseMs = heard;
+    this.#stopped = true;
+    return heard;
+  }
+
+  #send(pcm: Int16Array, turnStartMs: number, durationMs: number): void {
+    this.#segments.push({ transportStartMs: this.#transport.queuedMs(), turnStartMs, durationMs });
+    this.#transport.play(pcm);
+  }
+}

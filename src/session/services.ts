@@ -1,0 +1,55 @@
+// The small service interfaces the session depends on. Production adapters wrap the API
+// client (src/session/svc-adapters.ts); turn-taking tests script them on virtual time.
+import type { ChatMessage, ChatTool } from "../api/types/index.ts";
+
+export interface Recognizer {
+  /** Transcribes one utterance of mono 16-bit PCM. Rejects on failure. */
+  recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal): Promise<string>;
+}
+
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  /** JSON text as the model produced it. */
+  arguments: string;
+}
+
+export type ChatEvent = { type: "text"; text: string } | { type: "tool-call"; call: ToolCallRequest };
+
+export interface ChatModel {
+  /** Streams one assistant reply. Text arrives token by token; tool calls once complete. */
+  stream(
+    messages: readonly ChatMessage[],
+    tools: readonly ChatTool[],
+    signal: AbortSignal,
+  ): AsyncIterable<ChatEvent>;
+}
+
+export type TtsEvent =
+  | { type: "sentence-start"; text: string }
+  | { type: "audio"; pcm: Int16Array; durationMs: number }
+  | { type: "sentence-end"; text: string }
+  | { type: "flushed" };
+
+/** One realtime synthesis session (E5, default mode), pcm at the rate it was opened with. */
+export interface TtsStream {
+  sendText(text: string): void;
+  /** End of the turn's text: synthesize what is buffered now. */
+  flush(): void;
+  /** Drops the session at once (barge-in); no more events after this. */
+  close(): void;
+  /** True once the session is closed, by us or by the server (e.g. its 60 s idle close). */
+  readonly closed: boolean;
+  readonly events: AsyncIterable<TtsEvent>;
+}
+
+export interface SpeechSynthesizer {
+  /** Connects and creates a session ready for text (done ahead of need to hide the set-up). */
+  open(sampleRate: number): Promise<TtsStream>;
+}
+
+export interface SessionServices {
+  asr: Recognizer;
+  chat: ChatModel;
+  tts: SpeechSynthesizer;
+}

@@ -1,0 +1,14 @@
+// The voice activity port the session listens to: speech start/end at stream positions.
+export interface SpeechEvent {
+  type: "speech-start" | "speech-end";
+  /** Position in the inbound audio stream (ms since the call's first frame). */
+  atMs: number;
+}
+
+export interface SpeechDetector {
+  /** 16 kHz mono frames, in order; events arrive through the callback given at creation. */
+  push(pcm16k: Int16Array): void;
+  close(): void;
+}
+
+export type SpeechDetectorFactory = (onEvent: (event: SpeechEvent) => void) => SpeechDetector;

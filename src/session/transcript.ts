@@ -1,0 +1,101 @@
+// The record of a call, written as it happens: one JSON line per event appended to a file,
+// so a crash loses at most the turn in flight. The same events rebuild the record for
+// GET /calls/:id and for the simulator's report.
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface TurnMetrics {
+  /** End of the caller's speech → turn confirmed. */
+  eouDelayMs?: number;
+  asrMs?: number;
+  llmTtftMs?: number;
+  ttsFirstAudioMs?: number;
+  /** End of the caller's speech → first agent audio handed to the transport. */
+  voiceToVoiceMs?: number;
+  /** Caller speech start over the agent → agent audio cleared. */
+  bargeInMs?: number;
+}
+
+export type CallEvent =
+  | { type: "call-start"; at: string; callId: string; transport: string; from?: string; to?: string }
+  | { type: "user"; at: string; text: string; source: "speech" | "dtmf" }
+  | {
+      type: "assistant";
+      at: string;
+      generated: string;
+      heard: string;
+      interrupted: boolean;
+      toolCalls: { name: string; arguments: string }[];
+      metrics: TurnMetrics;
+      error?: string;
+    }
+  | { type: "barge-in"; at: string; outcome: "interrupted" | "resumed" }
+  | { type: "note"; at: string; text: string }
+  | { type: "call-end"; at: string; reason: string; durationMs: number };
+
+export interface CallRecord {
+  callId: string;
+  transport: string;
+  from?: string;
+  to?: string;
+  startedAt: string;
+  endedAt?: string;
+  endReason?: string;
+  events: CallEvent[];
+}
+
+export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
+  const start = events.find((e) => e.type === "call-start");
+  if (start?.type !== "call-start") return undefined;
+  const end = events.find((e) => e.type === "call-end");
+  return {
+    callId: start.callId,
+    transport: start.transport,
+    ...(start.from ? { from: start.from } : {}),
+    ...(start.to ? { to: start.to } : {}),
+    startedAt: start.at,
+    ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
+    events,
+  };
+}
+
+/** Keeps call records on disk (JSON lines) and the recent ones in memory. */
+export class TranscriptStore {
+  readonly #dir: string | undefined;
+  readonly #recent = new Map<string, CallEvent[]>();
+  readonly #keep: number;
+
+  /** Without a directory, records live in memory only (tests, benchmarks). */
+  constructor(dir: string | undefined, keep = 200) {
+    this.#dir = dir;
+    this.#keep = keep;
+    if (dir) mkdirSync(dir, { recursive: true });
+  }
+
+  append(callId: string, event: CallEvent): void {
+    let events = this.#recent.get(callId);
+    if (!events) {
+      events = [];
+      this.#recent.set(callId, events);
+      if (this.#recent.size > this.#keep) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    events.push(event);
+    if (this.#dir) appendFileSync(this.#path(callId), `${JSON.stringify(event)}\n`);
+  }
+
+  get(callId: string): CallRecord | undefined {
+    const events = this.#recent.get(callId);
+    if (events) return recordFromEvents(events);
+    if (!this.#dir || !/^[\w.-]+$/.test(callId)) return undefined;
+    try {
+      const lines = readFileSync(this.#path(callId), "utf8").split("\n").filter(Boolean);
+      return recordFromEvents(lines.map((l) => JSON.parse(l) as CallEvent));
+    } catch {
+      return undefined;
+    }
+  }
+
+  #path(callId: string): string {
+    return join(this.#dir!, `${callId.replace(/[^\w.-]/g, "_")}.jsonl`);
+  }
+}

@@ -1,0 +1,41 @@
+// A rolling window of the caller's audio (16 kHz), addressed by stream time, so an
+// utterance can be cut out with pre-roll from before the VAD noticed speech.
+
+export class AudioWindow {
+  readonly #rate: number;
+  readonly #buf: Int16Array;
+  /** Total samples ever written; the buffer holds the last `#buf.length` of them. */
+  #written = 0;
+
+  constructor(sampleRate: number, seconds: number) {
+    this.#rate = sampleRate;
+    this.#buf = new Int16Array(Math.ceil(sampleRate * seconds));
+  }
+
+  /** Stream time of the end of what was written, ms. */
+  get nowMs(): number {
+    return (this.#written * 1000) / this.#rate;
+  }
+
+  write(pcm: Int16Array): void {
+    const cap = this.#buf.length;
+    let src = pcm;
+    if (src.length > cap) src = src.subarray(src.length - cap);
+    const at = this.#written % cap;
+    const first = Math.min(src.length, cap - at);
+    this.#buf.set(src.subarray(0, first), at);
+    if (first < src.length) this.#buf.set(src.subarray(first), 0);
+    this.#written += pcm.length;
+  }
+
+  /** A copy of the audio between two stream times, clipped to what the window still holds. */
+  slice(fromMs: number, toMs: number = this.nowMs): Int16Array {
+    const cap = this.#buf.length;
+    const oldest = Math.max(0, this.#written - cap);
+    const from = Math.max(oldest, Math.floor((fromMs * this.#rate) / 1000));
+    const to = Math.min(this.#written, Math.ceil((toMs * this.#rate) / 1000));
+    const out = new Int16Array(Math.max(0, to - from));
+    for (let i = 0; i < out.length; i++) out[i] = this.#buf[(from + i) % cap]!;
+    return out;
+  }
+}

@@ -1,0 +1,250 @@
+// The real CallSession on virtual time with scripted services: turn-taking, barge-in,
+// tools, DTMF, faults and silence handling.
+import { describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/session/clock.ts";
+import { Harness, MS_PER_WORD } from "./harness.ts";
+
+async function started(config = {}): Promise<Harness> {
+  const h = new Harness(new VirtualClock(), config);
+  h.start();
+  await h.untilAgentSilent();
+  return h;
+}
+
+describe("CallSession", () => {
+  it("greets, answers a turn, and measures the turn", async () => {
+    const h = await started();
+    expect(h.historyOf("assistant")).toEqual(["Hello."]);
+    h.asrAnswers = ["what are your opening hours"];
+    h.chatReplies = [[{ text: "We are open nine to five. Anything else?" }]];
+    await h.say(1200);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["what are your opening hours"]);
+    expect(h.historyOf("assistant")).toEqual(["Hello.", "We are open nine to five. Anything else?"]);
+    const turn = h.events().find((e) => e.type === "assistant" && e.generated.startsWith("We are"));
+    expect(turn?.type === "assistant" && turn.metrics.voiceToVoiceMs).toBeGreaterThan(0);
+    expect(turn?.type === "assistant" && turn.metrics.eouDelayMs).toBeGreaterThanOrEqual(250);
+    expect(turn?.type === "assistant" && turn.metrics.asrMs).toBe(80);
+  });
+
+  it("starts work preemptively but speaks only once the turn is confirmed", async () => {
+    const h = await started();
+    const before = h.transport.speechStarts.length;
+    h.asrAnswers = ["hello there"];
+    await h.say(800, 100);
+    // 100 ms after speech end: ASR runs, nothing has been played yet.
+    expect(h.transport.speechStarts.length).toBe(before);
+    await h.untilAgentSilent();
+    expect(h.transport.speechStarts.length).toBe(before + 1);
+    const played = h.transport.speechStarts.at(-1)!;
+    expect(h.chatRequests.length).toBe(1);
+    expect(played).toBeGreaterThan(0);
+  });
+
+  it("does not cut the caller off at a mid-sentence pause", async () => {
+    const h = await started();
+    h.asrAnswers = ["i would like to check the", "i would like to check the status of my order"];
+    await h.say(900);
+    await h.run(500); // a 600 ms pause in all, longer than the short end-of-turn wait
+    await h.say(1100);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["i would like to check the status of my order"]);
+    expect(h.asrRequests.length).toBe(2);
+    // The second recognition got the whole utterance, first part included.
+    expect(h.asrRequests[1]!).toBeGreaterThan(h.asrRequests[0]! * 2);
+  });
+
+  it("ends the turn quickly after a complete-sounding sentence", async () => {
+    const h = await started();
+    h.asrAnswers = ["i want to cancel my order"];
+    await h.say(1000);
+    await h.untilAgentSilent();
+    const turn = h.events().findLast((e) => e.type === "assistant");
+    expect(turn?.type === "assistant" && turn.metrics.eouDelayMs).toBeLessThan(400);
+  });
+
+  it("yields to a real interruption and keeps only what the caller heard", async () => {
+    const h = await started();
+    h.asrAnswers = ["tell me about your plans", "stop I want a person"];
+    h.chatReplies = [
+      [
+        {
+          text: "We have three plans. The basic plan costs ten dollars. The premium plan costs twenty dollars.",
+        },
+      ],
+      [{ text: "Sure." }],
+    ];
+    await h.say(1000);
+    // Let the agent speak ~1.2 s, then talk over it for a second.
+    for (let t = 0; t < 3000 && h.transport.speechStarts.length < 2; t += 20) await h.run(20);
+    await h.run(1200);
+    const clearsBefore = h.transport.clears;
+    await h.say(1000);
+    expect(h.transport.clears).toBe(clearsBefore + 1);
+    await h.untilAgentSilent();
+    const interrupted = h.events().find((e) => e.type === "assistant" && e.interrupted);
+    expect(interrupted?.type === "assistant" && interrupted.heard).toMatch(/^We have three plans\./);
+    expect(interrupted?.type === "assistant" && interrupted.heard).not.toContain("premium");
+    expect(interrupted?.type === "assistant" && interrupted.metrics.bargeInMs).toBe(180);
+    const assistant = h.historyOf("assistant");
+    expect(assistant[1]).toBe(interrupted?.type === "assistant" ? interrupted.heard : "");
+    expect(h.historyOf("user")).toEqual(["tell me about your plans", "stop I want a person"]);
+    expect(assistant.at(-1)).toBe("Sure.");
+  });
+
+  it("resumes after a backchannel instead of dropping the answer", async () => {
+    const h = await started();
+    h.asrAnswers = ["tell me about your plans"];
+    const reply =
+      "We have three plans. The basic plan costs ten dollars. The premium plan costs twenty dollars.";
+    h.chatReplies = [[{ text: reply }]];
+    await h.say(1000);
+    for (let t = 0; t < 3000 && h.transport.speechStarts.length < 2; t += 20) await h.run(20);
+    await h.run(800);
+    await h.say(300); // "uh-huh"
+    await h.untilAgentSilent();
+    expect(h.events().some((e) => e.type === "barge-in" && e.outcome === "resumed")).toBe(true);
+    expect(h.historyOf("assistant").at(-1)).toBe(reply);
+    expect(h.historyOf("user")).toEqual(["tell me about your plans"]);
+    // Paused then resumed: every word was heard, none twice beyond the gap.
+    const words = reply.split(/\s+/).length;
+    const heardMs = h.transport.playedMs();
+    expect(heardMs).toBeGreaterThanOrEqual(words * MS_PER_WORD);
+  });
+
+  it("hangs up after speaking when the model calls end_call", async () => {
+    const h = await started();
+    h.asrAnswers = ["that's all thanks bye"];
+    h.chatReplies = [
+      [{ text: "Goodbye!" }, { tool: { name: "end_call", arguments: '{"reason":"caller done"}' } }],
+    ];
+    await h.say(900);
+    await h.untilAgentSilent();
+    await h.run(200);
+    expect(h.transport.hangups).toEqual(["caller done"]);
+    expect(h.ended).toBe("agent: caller done");
+    expect(h.toolLists[0]!.map((t) => t.function.name)).toContain("end_call");
+  });
+
+  it("transfers when asked, and tells the caller when the transfer fails", async () => {
+    const h = await started({ transferTarget: "+15551234" });
+    h.asrAnswers = ["a person please"];
+    h.chatReplies = [
+      [{ text: "Transferring you now." }, { tool: { name: "transfer_call", arguments: "{}" } }],
+    ];
+    await h.say(900);
+    await h.untilAgentSilent();
+    await h.run(200);
+    expect(h.transport.transfers).toEqual(["+15551234"]);
+
+    const f = await started({ transferTarget: "sip:desk@example.com" });
+    f.transport.failTransfer = true;
+    f.asrAnswers = ["a person please"];
+    f.chatReplies = [
+      [{ tool: { name: "transfer_call", arguments: "{}" } }],
+      [{ text: "Sorry, I could not transfer you." }],
+    ];
+    await f.say(900);
+    await f.untilAgentSilent();
+    await f.run(500);
+    await f.untilAgentSilent();
+    expect(f.ended).toBeUndefined();
+    expect(f.historyOf("assistant").at(-1)).toBe("Sorry, I could not transfer you.");
+  });
+
+  it("runs HTTP tools and feeds the result back to the model", async () => {
+    const { createServer } = await import("node:http");
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => res.end(JSON.stringify({ status: "shipped", got: JSON.parse(body) })));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
+    const h = await started({
+      httpTools: [
+        {
+          name: "order_status",
+          description: "look up an order",
+          parameters: { order: { type: "string" } },
+          url: `http://127.0.0.1:${port}/status`,
+        },
+      ],
+    });
+    h.asrAnswers = ["where is order one two three"];
+    h.chatReplies = [
+      [{ tool: { name: "order_status", arguments: '{"order":"123"}' } }],
+      [{ text: "Your order has shipped." }],
+    ];
+    await h.say(900);
+    // Real HTTP happens outside virtual time: give it a moment, then run the clock.
+    for (let i = 0; i < 50 && h.chatRequests.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      await h.run(20);
+    }
+    await h.untilAgentSilent();
+    server.close();
+    const toolMsg = h.chatRequests[1]!.find((m) => m.role === "tool");
+    expect(toolMsg?.content).toContain('"status":"shipped"');
+    expect(toolMsg?.content).toContain('"order":"123"');
+    expect(h.historyOf("assistant").at(-1)).toBe("Your order has shipped.");
+  });
+
+  it("passes DTMF digits to the model as text", async () => {
+    const h = await started();
+    h.transport.listener.dtmf("4");
+    h.transport.listener.dtmf("2");
+    await h.run(1600);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["(the caller pressed on the keypad: 4 2)"]);
+  });
+
+  it("retries a failed recognition once, then apologizes and keeps listening", async () => {
+    const h = await started();
+    h.asrAnswers = [new Error("asr 500"), "hello"];
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["hello"]);
+
+    h.asrAnswers = [new Error("asr 500"), new Error("asr 500 again")];
+    const before = h.transport.played.length;
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.transport.played.length).toBeGreaterThan(before);
+    expect(h.historyOf("assistant").at(-1)).toMatch(/^Sorry/);
+    h.asrAnswers = ["are you there"];
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user").at(-1)).toBe("are you there");
+  });
+
+  it("survives a chat failure and a TTS outage with the cached apology", async () => {
+    const h = await started();
+    h.asrAnswers = ["hello"];
+    h.chatReplies = [[{ fail: true }], [{ fail: true }]];
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.historyOf("assistant").at(-1)).toMatch(/^Sorry/);
+
+    h.ttsDown = true;
+    h.asrAnswers = ["hello again"];
+    const before = h.transport.played.length;
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.transport.played.length).toBeGreaterThan(before);
+    expect(h.events().filter((e) => e.type === "assistant" && e.error).length).toBe(2);
+    expect(h.ended).toBeUndefined();
+  });
+
+  it("re-prompts a silent caller, then says goodbye and hangs up", async () => {
+    const h = await started({ repromptAfterMs: 3000, maxReprompts: 1 });
+    await h.run(3500);
+    await h.untilAgentSilent();
+    expect(h.historyOf("assistant").at(-1)).toBe("Are you still there?");
+    await h.run(3500);
+    await h.untilAgentSilent();
+    await h.run(200);
+    expect(h.transport.hangups).toEqual(["caller silent"]);
+    expect(h.ended).toBe("caller silent");
+  });
+});

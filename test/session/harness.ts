@@ -1,0 +1,295 @@
+// Scripted services and a transport that plays audio in virtual time, for turn-taking
+// tests of the real CallSession. Nothing here reaches the network.
+import { pino } from "pino";
+import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
+import { CallSession } from "../../src/session/call-session.ts";
+import { flushMicrotasks, type VirtualClock } from "../../src/session/clock.ts";
+import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "../../src/session/config.ts";
+import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
+import type { SpeechEvent } from "../../src/session/speech-detector.ts";
+import { TranscriptStore } from "../../src/session/transcript.ts";
+import type { CallTransport, TransportListener } from "../../src/session/transport.ts";
+
+export const RATE = 8000;
+/** Scripted speech: each word of agent audio lasts this long. */
+export const MS_PER_WORD = 200;
+
+/** An async queue usable as an AsyncIterable. */
+export class Channel<T> implements AsyncIterable<T> {
+  #items: T[] = [];
+  #waiters: { resolve: (r: IteratorResult<T>) => void; reject: (e: Error) => void }[] = [];
+  #closed = false;
+  #error: Error | undefined;
+  push(item: T): void {
+    if (this.#closed) return;
+    const w = this.#waiters.shift();
+    if (w) w.resolve({ value: item, done: false });
+    else this.#items.push(item);
+  }
+  close(error?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#error = error;
+    for (const w of this.#waiters.splice(0)) {
+      if (error) w.reject(error);
+      else w.resolve({ value: undefined, done: true });
+    }
+  }
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return {
+      next: () => {
+        if (this.#items.length) return Promise.resolve({ value: this.#items.shift()!, done: false });
+        if (this.#error) return Promise.reject(this.#error);
+        if (this.#closed) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+      },
+    };
+  }
+}
+
+export class VirtualTransport implements CallTransport {
+  readonly info = {
+    callId: "CA-test",
+    transport: "test" as const,
+    from: "+15550001",
+    to: "+15550002",
+    params: {},
+  };
+  readonly inputRate = 16000;
+  readonly outputRate = RATE;
+  listener!: TransportListener;
+  readonly played: Int16Array[] = [];
+  #queued = 0;
+  #played = 0;
+  clears = 0;
+  hangups: string[] = [];
+  transfers: string[] = [];
+  failTransfer = false;
+  readonly #clock: VirtualClock;
+  #lastTick: number;
+  /** Clock times at which audio was first queued after silence (agent starts speaking). */
+  readonly speechStarts: number[] = [];
+
+  constructor(clock: VirtualClock) {
+    this.#clock = clock;
+    this.#lastTick = clock.now();
+  }
+  attach(listener: TransportListener): void {
+    this.listener = listener;
+  }
+  play(pcm: Int16Array): void {
+    this.tick();
+    if (this.#queued <= this.#played) this.speechStarts.push(this.#clock.now());
+    this.played.push(pcm);
+    this.#queued += (pcm.length * 1000) / RATE;
+  }
+  clear(): void {
+    this.tick();
+    this.clears += 1;
+    this.#queued = this.#played;
+  }
+  queuedMs(): number {
+    this.tick();
+    return this.#queued;
+  }
+  playedMs(): number {
+    this.tick();
+    return this.#played;
+  }
+  /** Advances the playout line to the clock. */
+  tick(): void {
+    const now = this.#clock.now();
+    const elapsed = now - this.#lastTick;
+    this.#lastTick = now;
+    if (this.#played < this.#queued && elapsed > 0) {
+      this.#played = Math.min(this.#queued, this.#played + elapsed);
+      this.listener?.played(this.#played);
+    }
+  }
+  get agentSpeaking(): boolean {
+    this.tick();
+    return this.#played < this.#queued;
+  }
+  async hangUp(reason: string): Promise<void> {
+    this.hangups.push(reason);
+  }
+  async transfer(target: string): Promise<void> {
+    if (this.failTransfer) throw new Error("no credentials");
+    this.transfers.push(target);
+  }
+}
+
+export interface ScriptedReply {
+  text?: string;
+  tool?: { name: string; arguments: string };
+  fail?: boolean;
+}
+
+export class Harness {
+  readonly clock: VirtualClock;
+  readonly transport: VirtualTransport;
+  readonly transcripts = new TranscriptStore(undefined);
+  readonly session: CallSession;
+  readonly chatRequests: ChatMessage[][] = [];
+  readonly toolLists: ChatTool[][] = [];
+  readonly asrRequests: number[] = [];
+  /** ASR answers, in order; a string, or an Error to throw. */
+  asrAnswers: (string | Error)[] = [];
+  asrDelayMs = 80;
+  chatReplies: ScriptedReply[][] = [];
+  defaultReply: ScriptedReply[] = [{ text: "Okay." }];
+  tokenMs = 10;
+  ttsDown = false;
+  #emit!: (e: SpeechEvent) => void;
+  #streamMs = 0;
+  ended: string | undefined;
+
+  constructor(clock: VirtualClock, config: Partial<SessionConfig> = {}) {
+    this.clock = clock;
+    this.transport = new VirtualTransport(clock);
+    const h = this;
+    this.session = new CallSession({
+      transport: this.transport,
+      clock,
+      config: { ...DEFAULT_SESSION_CONFIG, greeting: "Hello.", ...config },
+      log: pino({ level: process.env.SESSION_LOG ?? "silent" }),
+      transcripts: this.transcripts,
+      createSpeechDetector: (onEvent) => {
+        this.#emit = onEvent;
+        return { push() {}, close() {} };
+      },
+      onEnd: (reason) => {
+        this.ended = reason;
+      },
+      services: {
+        asr: {
+          recognize: async (pcm) => {
+            h.asrRequests.push(pcm.length);
+            await h.sleep(h.asrDelayMs);
+            const answer = h.asrAnswers.shift() ?? "";
+            if (answer instanceof Error) throw answer;
+            return answer;
+          },
+        },
+        chat: {
+          async *stream(messages, tools, signal): AsyncIterable<ChatEvent> {
+            h.chatRequests.push([...messages]);
+            h.toolLists.push([...tools]);
+            const script =
+              h.chatRequests.length === 1 && messages.length === 1
+                ? [{ text: "Hi." }]
+                : (h.chatReplies.shift() ?? h.defaultReply);
+            for (const step of script) {
+              if (step.fail) throw new Error("chat upstream failed");
+              if (step.tool) {
+                yield { type: "tool-call", call: { id: `call_${h.chatRequests.length}`, ...step.tool } };
+                continue;
+              }
+              for (const word of (step.text ?? "").split(/(?<= )/)) {
+                await h.sleep(h.tokenMs);
+                if (signal.aborted) return;
+                yield { type: "text", text: word };
+              }
+            }
+          },
+        },
+        tts: { open: async () => h.openTts() },
+      },
+    });
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+  }
+
+  /** A scripted realtime TTS: sentences cut at . ? ! or on flush, MS_PER_WORD of audio per word. */
+  async openTts(): Promise<TtsStream> {
+    await this.sleep(5);
+    if (this.ttsDown) throw new Error("TTS 503: overloaded");
+    const events = new Channel<TtsEvent>();
+    let buffer = "";
+    let closed = false;
+    const synth = (sentence: string) => {
+      const text = sentence.trim();
+      if (!text) return;
+      const words = text.split(/\s+/).length;
+      this.clock.setTimeout(() => {
+        if (closed) return;
+        events.push({ type: "sentence-start", text });
+        for (let i = 0; i < words; i++) {
+          events.push({
+            type: "audio",
+            pcm: new Int16Array((RATE * MS_PER_WORD) / 1000).fill(1000),
+            durationMs: MS_PER_WORD,
+          });
+        }
+        events.push({ type: "sentence-end", text });
+      }, 15);
+    };
+    return {
+      get closed() {
+        return closed;
+      },
+      events,
+      sendText(text) {
+        buffer += text;
+        const m = buffer.match(/^(.*?[.?!])\s+(.*)$/s);
+        if (m) {
+          synth(m[1]!);
+          buffer = m[2]!;
+        }
+      },
+      flush: () => {
+        const rest = buffer;
+        buffer = "";
+        events.push({ type: "flushed" });
+        synth(rest);
+      },
+      close() {
+        closed = true;
+        events.close();
+      },
+    };
+  }
+
+  start(): void {
+    this.session.start();
+  }
+
+  /** Feeds `ms` of caller audio (silence samples; VAD events are scripted) while time passes. */
+  async run(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += 20) {
+      this.transport.listener.audio(new Int16Array(320));
+      this.#streamMs += 20;
+      this.clock.advance(20);
+      this.transport.tick();
+      await flushMicrotasks(20);
+    }
+  }
+
+  /** The caller speaks for `ms`: a speech-start now, speech-end after (reported by the VAD 100 ms late). */
+  async say(ms: number, vadDelayMs = 100): Promise<void> {
+    const start = this.#streamMs;
+    this.#emit({ type: "speech-start", atMs: start });
+    await this.run(ms + vadDelayMs);
+    this.#emit({ type: "speech-end", atMs: start + ms });
+    await flushMicrotasks(20);
+  }
+
+  async untilAgentSilent(maxMs = 20_000): Promise<void> {
+    await this.run(100);
+    for (let t = 0; t < maxMs && (this.transport.agentSpeaking || !this.session.idle); t += 100)
+      await this.run(100);
+  }
+
+  events() {
+    return this.transcripts.get("CA-test")?.events ?? [];
+  }
+
+  historyOf(role: string): string[] {
+    return this.session.history
+      .messages()
+      .filter((m) => m.role === role)
+      .map((m) => (typeof m.content === "string" ? m.content : ""));
+  }
+}
