@@ -5,6 +5,8 @@ import { SvcError } from "./errors.ts";
 import { HttpCore, type SvcLogger } from "./http.ts";
 import { MessagesApi } from "./messages.ts";
 import { ResponsesApi } from "./responses.ts";
+import { SpeechApi } from "./speech.ts";
+import { TtsApi } from "./tts-session.ts";
 
 export interface SvcClientOptions {
   /** Root of the service (without `/v1`); default: env SVC_BASE_URL. */
@@ -35,6 +37,10 @@ export class SvcClient {
   readonly messages: MessagesApi;
   /** E3 responses. */
   readonly responses: ResponsesApi;
+  /** E4 speech synthesis over HTTP. */
+  readonly speech: SpeechApi;
+  /** E5 speech synthesis over WebSocket (sessions). */
+  readonly tts: TtsApi;
   private readonly ctx: ClientContext;
 
   constructor(opts: SvcClientOptions = {}) {
@@ -58,6 +64,8 @@ export class SvcClient {
     this.chat = new ChatApi(this.ctx);
     this.messages = new MessagesApi(this.ctx);
     this.responses = new ResponsesApi(this.ctx);
+    this.speech = new SpeechApi(this.ctx);
+    this.tts = new TtsApi(this.ctx);
   }
 
   /** Whether the speech endpoints use the plan tier prefix. */
