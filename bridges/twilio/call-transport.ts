@@ -1,0 +1,301 @@
+// One Twilio call as the session sees it (the transport port), over its media stream.
+// Inbound: base64 µ-law media → 20 ms Int16 frames at 8 kHz, decoded into reused buffers.
+// Outbound: play() → pacer → 20 ms µ-law media frames, with a mark every few frames and at
+// the end of each stretch of audio, so the mark echoes tell how much the caller has heard.
+import { Buffer } from "node:buffer";
+import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
+import type { Logger } from "../../src/log.ts";
+import type { Clock } from "../../src/session/clock.ts";
+import { Pacer } from "../pacer.ts";
+import type { CallInfo, CallTransport, TransportListener } from "../transport.ts";
+import type { CallControl } from "./call-control.ts";
+import { MarkLedger } from "./marks.ts";
+import { AppMessageWriter, type MediaMessage, type StartMessage } from "./protocol.ts";
+import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
+
+export const TWILIO_RATE = 8000;
+const FRAME_SAMPLES = 160;
+const SAMPLES_PER_MS = TWILIO_RATE / 1000;
+/** Events held for a session that has not attached yet (1 s of audio). */
+const EARLY_LIMIT = 50;
+
+/** The part of a WebSocket the transport writes to. */
+export interface MediaSocket {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+
+export interface TwilioCallOptions {
+  socket: MediaSocket;
+  start: StartMessage;
+  /** Logger for this call (already carrying callSid and streamSid). */
+  log: Logger;
+  clock: Clock;
+  /** REST call control, or undefined when no account credentials are configured. */
+  control: CallControl | undefined;
+  /** Most outbound audio queued at Twilio, ms (default 200). */
+  leadMs?: number;
+  /** Outbound audio between marks, ms (default 100; rounded to whole frames). */
+  markEveryMs?: number;
+}
+
+export class TwilioCallTransport implements CallTransport {
+  readonly info: CallInfo;
+  readonly inputRate = TWILIO_RATE;
+  readonly outputRate = TWILIO_RATE;
+  readonly streamSid: string;
+  readonly #socket: MediaSocket;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #control: CallControl | undefined;
+  readonly #writer: AppMessageWriter;
+  readonly #pacer: Pacer;
+  readonly #marks = new MarkLedger();
+  readonly #markEveryFrames: number;
+  #listener: TransportListener | undefined;
+  #early: Array<(l: TransportListener) => void> = [];
+  #ended = false;
+  #closing = "";
+
+  // Inbound, reused per call.
+  #inBytes = Buffer.alloc(1024);
+  #inFrameBytes = this.#inBytes.subarray(0, FRAME_SAMPLES);
+  readonly #inFrame = new Int16Array(FRAME_SAMPLES);
+  #inFill = 0;
+  #inScratch = new Int16Array(1024);
+  #nextTimestamp = -1;
+  #inFrames = 0;
+  #inGaps = 0;
+
+  // Outbound, reused per call.
+  readonly #outBytes = new Uint8Array(FRAME_SAMPLES);
+  readonly #outB64 = Buffer.from(this.#outBytes.buffer, this.#outBytes.byteOffset, FRAME_SAMPLES);
+  #framesSinceMark = 0;
+  #samplesSinceMark = 0;
+  #queuedMs = 0;
+  #clears = 0;
+
+  constructor(opts: TwilioCallOptions) {
+    const s = opts.start.start;
+    this.streamSid = s.streamSid;
+    const params = s.customParameters;
+    this.info = {
+      callId: s.callSid,
+      transport: "twilio",
+      ...(params.From ? { from: params.From } : {}),
+      ...(params.To ? { to: params.To } : {}),
+      params: { ...params, streamSid: s.streamSid, accountSid: s.accountSid },
+    };
+    this.#socket = opts.socket;
+    this.#log = opts.log;
+    this.#clock = opts.clock;
+    this.#control = opts.control;
+    this.#writer = new AppMessageWriter(s.streamSid);
+    this.#markEveryFrames = Math.max(1, Math.round((opts.markEveryMs ?? 100) / 20));
+    this.#pacer = new Pacer({
+      clock: opts.clock,
+      frameSamples: FRAME_SAMPLES,
+      leadMs: opts.leadMs ?? 200,
+      send: (frame, samples, drained) => this.#sendFrame(frame, samples, drained),
+    });
+  }
+
+  attach(listener: TransportListener): void {
+    if (this.#listener) throw new Error("TwilioCallTransport: attach() called twice");
+    this.#listener = listener;
+    const early = this.#early;
+    this.#early = [];
+    for (const deliver of early) deliver(listener);
+  }
+
+  play(pcm: Int16Array): void {
+    if (this.#ended || pcm.length === 0) return;
+    this.#queuedMs += pcm.length / SAMPLES_PER_MS;
+    this.#pacer.push(pcm);
+  }
+
+  clear(): void {
+    if (this.#ended) return;
+    const unsent = this.#pacer.clear();
+    const written = this.#marks.clear();
+    this.#framesSinceMark = 0;
+    this.#samplesSinceMark = 0;
+    this.#socket.send(this.#writer.clear());
+    this.#clears++;
+    const dropped = this.#queuedMs - this.#marks.playedMs;
+    this.#queuedMs = this.#marks.playedMs;
+    this.#log.info(
+      { droppedMs: Math.round(dropped), unsentMs: unsent / SAMPLES_PER_MS, pendingMarks: written },
+      "clear: dropped unheard audio",
+    );
+  }
+
+  queuedMs(): number {
+    return this.#queuedMs;
+  }
+
+  playedMs(): number {
+    return this.#marks.playedMs;
+  }
+
+  async hangUp(reason: string): Promise<void> {
+    if (this.#ended) return;
+    if (!this.#control) {
+      this.#log.info(
+        { reason },
+        "hang-up: no Twilio account credentials (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN), so the REST hang-up is skipped; closing the media stream instead (with nothing after <Connect> in the TwiML, Twilio then ends the call)",
+      );
+      this.#close(`hang-up (${reason})`);
+      return;
+    }
+    this.#log.info({ reason }, "hang-up through the REST API");
+    this.#closing = `hang-up (${reason})`;
+    try {
+      await this.#control.updateTwiml(this.info.callId, hangupTwiml());
+    } catch (err) {
+      this.#log.error({ err, reason }, "hang-up through the REST API failed; closing the media stream");
+      this.#close(`hang-up (${reason})`);
+    }
+  }
+
+  async transfer(target: string): Promise<void> {
+    const parsed = parseTransferTarget(target);
+    if (!parsed)
+      throw new Error(`transfer: ${JSON.stringify(target)} is neither a phone number nor a SIP URI`);
+    if (this.#ended) throw new Error("transfer: the call has ended");
+    if (!this.#control) {
+      this.#log.warn(
+        { target },
+        "transfer skipped: it needs Twilio account credentials (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN)",
+      );
+      throw new Error("transfer needs Twilio account credentials (TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN)");
+    }
+    this.#log.info({ target }, "transfer through the REST API");
+    await this.#control.updateTwiml(this.info.callId, dialTwiml(parsed));
+  }
+
+  // ---- inbound, called by the media stream connection ----
+
+  handleMedia(msg: MediaMessage): void {
+    if (this.#ended) return;
+    const m = msg.media;
+    if (m.track && m.track !== "inbound") return;
+    const ts = Number(m.timestamp);
+    if (this.#nextTimestamp >= 0 && ts - this.#nextTimestamp >= 20) this.#inGaps++;
+    const payload = m.payload;
+    const need = (payload.length * 3) >> 2;
+    if (need > this.#inBytes.length) {
+      this.#inBytes = Buffer.alloc(need * 2);
+      this.#inFrameBytes = this.#inBytes.subarray(0, FRAME_SAMPLES);
+    }
+    const n = this.#inBytes.write(payload, 0, "base64");
+    this.#nextTimestamp = ts + n / SAMPLES_PER_MS;
+    if (n === FRAME_SAMPLES && this.#inFill === 0) {
+      mulawDecode(this.#inFrameBytes, this.#inFrame);
+      this.#deliverFrame();
+      return;
+    }
+    if (n > this.#inScratch.length) this.#inScratch = new Int16Array(n * 2);
+    const pcm = mulawDecode(this.#inBytes.subarray(0, n), this.#inScratch);
+    let pos = 0;
+    while (pos < n) {
+      const take = Math.min(FRAME_SAMPLES - this.#inFill, n - pos);
+      this.#inFrame.set(pcm.subarray(pos, pos + take), this.#inFill);
+      this.#inFill += take;
+      pos += take;
+      if (this.#inFill === FRAME_SAMPLES) {
+        this.#inFill = 0;
+        this.#deliverFrame();
+      }
+    }
+  }
+
+  handleDtmf(digit: string): void {
+    if (this.#ended) return;
+    this.#log.info({ digit }, "dtmf");
+    this.#deliver((l) => l.dtmf(digit));
+  }
+
+  handleMark(name: string): void {
+    const echo = this.#marks.echo(name, this.#clock.now());
+    if (echo.kind === "played") {
+      if (echo.lateMs > 1000)
+        this.#log.warn(
+          { mark: name, lateMs: Math.round(echo.lateMs) },
+          "mark came back late: Twilio plays behind the pacer's model",
+        );
+      const played = this.#marks.playedMs;
+      this.#deliver((l) => l.played(played));
+    } else if (echo.kind === "unknown") {
+      this.#log.warn({ mark: name }, "mark echo for a mark this call never sent");
+    }
+  }
+
+  /** The stream stopped (Twilio `stop`) or its socket closed: the call is over for the session. */
+  handleEnd(reason: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#pacer.close();
+    const p = this.#pacer.stats;
+    this.#log.info(
+      {
+        reason: this.#closing || reason,
+        inFrames: this.#inFrames,
+        inGaps: this.#inGaps,
+        outFrames: p.sentFrames,
+        queuedMs: Math.round(this.#queuedMs),
+        playedMs: Math.round(this.#marks.playedMs),
+        clears: this.#clears,
+        marks: this.#marks.stats,
+        pacerCatchUps: p.catchUps,
+        pacerMaxLateMs: Math.round(p.maxLateMs),
+      },
+      "call ended",
+    );
+    const why = this.#closing || reason;
+    this.#deliver((l) => l.ended(why));
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  // ---- internals ----
+
+  #deliverFrame(): void {
+    this.#inFrames++;
+    const l = this.#listener;
+    if (l) {
+      l.audio(this.#inFrame);
+      return;
+    }
+    if (this.#early.length >= EARLY_LIMIT) this.#early.shift();
+    const copy = this.#inFrame.slice();
+    this.#early.push((x) => x.audio(copy));
+  }
+
+  #deliver(event: (l: TransportListener) => void): void {
+    if (this.#listener) event(this.#listener);
+    else this.#early.push(event);
+  }
+
+  #sendFrame(frame: Int16Array, samples: number, drained: boolean): void {
+    mulawEncode(frame, this.#outBytes);
+    this.#socket.send(this.#writer.media(this.#outB64.toString("base64")));
+    this.#framesSinceMark++;
+    this.#samplesSinceMark += samples;
+    if (drained || this.#framesSinceMark >= this.#markEveryFrames) {
+      const now = this.#clock.now();
+      const name = this.#marks.add(this.#samplesSinceMark / SAMPLES_PER_MS, now, now + this.#pacer.aheadMs);
+      this.#socket.send(this.#writer.mark(name));
+      this.#framesSinceMark = 0;
+      this.#samplesSinceMark = 0;
+    }
+  }
+
+  #close(why: string): void {
+    this.#closing = why;
+    this.#pacer.close();
+    this.#socket.close(1000, "hang-up");
+  }
+}

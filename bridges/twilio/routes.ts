@@ -1,0 +1,146 @@
+// The Twilio face of the bridge on its HTTP server:
+//   POST /twilio/voice   voice webhook → TwiML <Connect><Stream url="wss://…/twilio/media">
+//   GET  /twilio/media   WebSocket upgrade → Media Streams protocol → a CallTransport per call
+// Both are signature-checked (X-Twilio-Signature) whenever an auth token is configured.
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
+import type { FastifyInstance } from "fastify";
+import { type WebSocket, WebSocketServer } from "ws";
+import type { Config } from "../../src/config.ts";
+import type { Logger } from "../../src/log.ts";
+import { type Clock, systemClock } from "../../src/session/clock.ts";
+import type { CallTransport } from "../transport.ts";
+import { type CallControl, restCallControl } from "./call-control.ts";
+import { serveMediaConnection } from "./media-connection.ts";
+import { publicBase, signatureValid, wsBase } from "./public-url.ts";
+import { streamTwiml } from "./twiml.ts";
+
+export const VOICE_PATH = "/twilio/voice";
+export const MEDIA_PATH = "/twilio/media";
+
+export interface TwilioOptions {
+  config: Pick<Config, "server" | "twilio">;
+  log: Logger;
+  clock?: Clock;
+  /** Called once per call, when its media stream has started; the session attaches to the transport. */
+  onCall(transport: CallTransport): void;
+  /** Most outbound audio queued at Twilio, ms (default 200). */
+  leadMs?: number;
+  /** Outbound audio between marks, ms (default 100). */
+  markEveryMs?: number;
+  /** Replaces the REST call control built from twilio.accountSid/authToken. */
+  callControl?: CallControl;
+}
+
+export interface TwilioRoutes {
+  /** Media streams currently open. */
+  readonly activeCalls: number;
+  /** Closes every open media stream (the HTTP server's onClose does this too). */
+  closeAll(code?: number, reason?: string): void;
+}
+
+function isEncrypted(req: IncomingMessage): boolean {
+  return (req.socket as TLSSocket).encrypted === true;
+}
+
+function refuse(socket: Duplex, status: 403 | 404, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): TwilioRoutes {
+  const { config } = opts;
+  const log = opts.log.child({ component: "twilio" });
+  const clock = opts.clock ?? systemClock;
+  const authToken = config.twilio.authToken;
+  const { accountSid } = config.twilio;
+  const control =
+    opts.callControl ?? (accountSid && authToken ? restCallControl({ accountSid, authToken }) : undefined);
+  const sockets = new Set<WebSocket>();
+  const wss = new WebSocketServer({ noServer: true });
+
+  if (!authToken)
+    log.warn("X-Twilio-Signature is not checked: no Twilio auth token configured (TWILIO_AUTH_TOKEN)");
+  if (!control)
+    log.info(
+      "no Twilio account credentials (TWILIO_ACCOUNT_SID + TWILIO_AUTH_TOKEN): hang-up closes the media stream, transfer is unavailable",
+    );
+
+  http.register(async (scope) => {
+    scope.addContentTypeParser(
+      "application/x-www-form-urlencoded",
+      { parseAs: "string" },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+    scope.post(VOICE_PATH, async (req, reply) => {
+      const params = (req.body ?? {}) as Record<string, string>;
+      const callLog = log.child({ callSid: params.CallSid });
+      const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req.raw));
+      if (authToken) {
+        const url = pub.base + req.url;
+        if (!signatureValid(authToken, req.headers["x-twilio-signature"], url, params)) {
+          callLog.warn(
+            { url, signed: req.headers["x-twilio-signature"] !== undefined },
+            "voice webhook refused: X-Twilio-Signature missing or wrong",
+          );
+          return reply.code(403).type("text/plain").send("invalid X-Twilio-Signature");
+        }
+      }
+      const streamUrl = wsBase(pub.base) + MEDIA_PATH;
+      if (pub.derived)
+        callLog.info(
+          { streamUrl },
+          "stream URL derived from the request (Host, X-Forwarded-Proto); set PUBLIC_URL to pin it",
+        );
+      callLog.info({ from: params.From, to: params.To }, "incoming call: answering with a media stream");
+      return reply
+        .type("text/xml")
+        .send(streamTwiml(streamUrl, { From: params.From, To: params.To, CallSid: params.CallSid }));
+    });
+  });
+
+  http.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path !== MEDIA_PATH) return;
+    if (authToken) {
+      const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req));
+      const url = wsBase(pub.base) + req.url;
+      if (!signatureValid(authToken, req.headers["x-twilio-signature"], url, {})) {
+        log.warn(
+          { url, signed: req.headers["x-twilio-signature"] !== undefined },
+          "media stream refused: X-Twilio-Signature missing or wrong",
+        );
+        refuse(socket, 403, "Forbidden");
+        return;
+      }
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      serveMediaConnection({
+        ws,
+        log,
+        clock,
+        control,
+        leadMs: opts.leadMs,
+        markEveryMs: opts.markEveryMs,
+        onCall: opts.onCall,
+        onClose: () => sockets.delete(ws),
+      });
+    });
+  });
+
+  const closeAll = (code = 1001, reason = "bridge shutting down") => {
+    for (const ws of sockets) ws.close(code, reason);
+  };
+  http.addHook("onClose", async () => {
+    closeAll();
+    wss.close();
+  });
+
+  return {
+    get activeCalls() {
+      return sockets.size;
+    },
+    closeAll,
+  };
+}
