@@ -28,6 +28,59 @@ export const configSchema = z.object({
       apiKey: z.string().min(1).optional(),
       /** Use the subscription plan tier paths (/svc_plan/v1) for the speech endpoints. */
       planTier: z.coerce.boolean().default(false),
+      chatModel: z.string().min(1).default("svc-3.5-flash"),
+      ttsModel: z.string().min(1).default("svc-tts-2"),
+      asrModel: z.string().min(1).default("svcaudio-2.5-asr"),
+      /** Voice id for the agent (an official voice, or a cloned voice id with voiceLabel). */
+      voice: z.string().min(1).default("en_female_1"),
+      /** Recognition language and hotwords that bias it (product names, menu words). */
+      language: z.string().min(1).default("en"),
+      hotwords: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
+        .default([]),
+    })
+    .prefault({}),
+  agent: z
+    .object({
+      systemPrompt: z.string().min(1).optional(),
+      /** Spoken first; when absent the model greets. */
+      greeting: z.string().min(1).optional(),
+      /** Phone number or SIP URI the transfer_call tool dials. */
+      transferTarget: z.string().min(1).optional(),
+      minEndOfTurnMs: z.coerce.number().int().min(50).max(5000).default(250),
+      maxEndOfTurnMs: z.coerce.number().int().min(100).max(10_000).default(1200),
+      bargeInMinMs: z.coerce.number().int().min(0).max(2000).default(180),
+      bargeInConfirmMs: z.coerce.number().int().min(0).max(5000).default(600),
+      repromptAfterMs: z.coerce.number().int().min(1000).default(8000),
+      maxReprompts: z.coerce.number().int().min(0).max(10).default(2),
+      maxCallSeconds: z.coerce.number().int().min(10).default(900),
+      apologyText: z.string().min(1).optional(),
+      /** Call records (JSON lines per call) go here; default: <local.dataDir>/calls. */
+      transcriptDir: z.string().min(1).optional(),
+      /** User-defined HTTP tools the model may call. */
+      httpTools: z
+        .array(
+          z.object({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "letters, digits, _ and - (at most 64)" }),
+            description: z.string().min(1),
+            url: url,
+            method: z.enum(["POST", "GET"]).default("POST"),
+            timeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
+            headers: z.record(z.string(), z.string()).optional(),
+            parameters: z
+              .record(
+                z.string(),
+                z.object({
+                  type: z.enum(["string", "number", "integer", "object", "array", "boolean"]),
+                  description: z.string().optional(),
+                }),
+              )
+              .default({}),
+            required: z.array(z.string()).optional(),
+          }),
+        )
+        .default([]),
     })
     .prefault({}),
   local: z
@@ -82,6 +135,13 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_BASE_URL: ["service", "baseUrl"],
   SVC_API_KEY: ["service", "apiKey"],
   SVC_PLAN_TIER: ["service", "planTier"],
+  SVC_CHAT_MODEL: ["service", "chatModel"],
+  SVC_TTS_MODEL: ["service", "ttsModel"],
+  SVC_ASR_MODEL: ["service", "asrModel"],
+  SVC_VOICE: ["service", "voice"],
+  AGENT_SYSTEM_PROMPT: ["agent", "systemPrompt"],
+  AGENT_GREETING: ["agent", "greeting"],
+  AGENT_TRANSFER_TARGET: ["agent", "transferTarget"],
   SVC_LOCAL_HOST: ["local", "host"],
   SVC_LOCAL_PORT: ["local", "port"],
   SVC_LOCAL_DATA_DIR: ["local", "dataDir"],
