@@ -1,4 +1,5 @@
 // SvcClient: one object giving typed access to every endpoint family of the service spec.
+import { AsrApi } from "./asr.ts";
 import { ChatApi } from "./chat.ts";
 import type { ClientContext } from "./context.ts";
 import { SvcError } from "./errors.ts";
@@ -41,6 +42,8 @@ export class SvcClient {
   readonly speech: SpeechApi;
   /** E5 speech synthesis over WebSocket (sessions). */
   readonly tts: TtsApi;
+  /** E6 speech recognition. */
+  readonly asr: AsrApi;
   private readonly ctx: ClientContext;
 
   constructor(opts: SvcClientOptions = {}) {
@@ -66,6 +69,7 @@ export class SvcClient {
     this.responses = new ResponsesApi(this.ctx);
     this.speech = new SpeechApi(this.ctx);
     this.tts = new TtsApi(this.ctx);
+    this.asr = new AsrApi(this.ctx);
   }
 
   /** Whether the speech endpoints use the plan tier prefix. */

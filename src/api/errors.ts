@@ -213,3 +213,13 @@ export function errorFromStatus(status: number, bodyText: string, requestId?: st
   if (Cls) return new Cls(message, status, body, fields);
   return new SvcHttpError(message, status, body, fields);
 }
+
+/** E6 `error` event. */
+export class AsrError extends SvcStreamEventError {
+  override name = "AsrError";
+  readonly sessionId: string | undefined;
+  constructor(message: string, event: unknown, sessionId: string | undefined, requestId: string | undefined) {
+    super(message, event, { requestId, type: "error" });
+    this.sessionId = sessionId;
+  }
+}

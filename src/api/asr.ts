@@ -1,0 +1,150 @@
+// E6 speech recognition: one POST of Base64 audio, the transcript streamed back as SSE
+// (transcript.text.delta …, then transcript.text.done), with helpers for the final text and usage.
+import { endianness } from "node:os";
+import { type ClientContext, speechPath } from "./context.ts";
+import { AsrError, SvcProtocolError } from "./errors.ts";
+import type { CallOptions, Exchange } from "./http.ts";
+import { type Accumulator, EventStream, parseData, sseEvents, streamEndedEarly } from "./stream.ts";
+import type {
+  AsrFormat,
+  AsrRequest,
+  AsrStreamEvent,
+  AsrTranscription,
+  AsrUsage,
+  TranscriptTextDeltaEvent,
+} from "./types/asr.ts";
+import { PATHS } from "./types/paths.ts";
+import { validateAsrFormat } from "./validate.ts";
+
+/** Audio bytes, 16-bit PCM samples, or a Base64 string. */
+export type AudioInput = Uint8Array | Int16Array | ArrayBuffer | string;
+
+export type AsrOptions = AsrTranscription;
+
+export interface AsrResult {
+  text: string;
+  usage: AsrUsage;
+  sessionId: string;
+  /** The delta events, with timings when enable_timestamp was set. */
+  deltas: TranscriptTextDeltaEvent[];
+}
+
+/** Format fields of mono (or n-channel) signed 16-bit little-endian PCM. */
+export function pcm16Format(rate: number, channels = 1): AsrFormat {
+  return { type: "pcm", codec: "pcm_s16le", rate, bits: 16, channel: channels };
+}
+
+const LITTLE_ENDIAN = endianness() === "LE";
+
+export function audioToBase64(audio: AudioInput): string {
+  if (typeof audio === "string") return audio;
+  if (audio instanceof ArrayBuffer) return Buffer.from(audio).toString("base64");
+  if (audio instanceof Int16Array) {
+    if (LITTLE_ENDIAN)
+      return Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+    const b = Buffer.alloc(audio.length * 2);
+    for (let i = 0; i < audio.length; i++) b.writeInt16LE(audio[i]!, i * 2);
+    return b.toString("base64");
+  }
+  return Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+}
+
+class TranscriptAccumulator implements Accumulator<AsrStreamEvent, AsrResult> {
+  readonly deltas: TranscriptTextDeltaEvent[] = [];
+  private done: AsrResult | undefined;
+  add(ev: AsrStreamEvent): void {
+    if (ev.type === "transcript.text.delta") this.deltas.push(ev);
+    else if (ev.type === "transcript.text.done")
+      this.done = {
+        text: ev.text,
+        usage: ev.usage,
+        sessionId: ev.meta?.session_id ?? "",
+        deltas: this.deltas,
+      };
+  }
+  get textSoFar(): string {
+    return this.deltas.map((d) => d.delta).join("");
+  }
+  result(): AsrResult {
+    if (!this.done) throw new SvcProtocolError("asr stream: no transcript.text.done");
+    return this.done;
+  }
+}
+
+export class AsrStream extends EventStream<AsrStreamEvent, AsrResult> {
+  private readonly accumulator: TranscriptAccumulator;
+
+  constructor(open: (o: CallOptions) => Promise<Exchange>, opts: CallOptions) {
+    const acc = new TranscriptAccumulator();
+    super(open, decodeAsr, acc, opts);
+    this.accumulator = acc;
+  }
+
+  async *textDeltas(): AsyncGenerator<string> {
+    for await (const ev of this) if (ev.type === "transcript.text.delta" && ev.delta) yield ev.delta;
+  }
+
+  /** Concatenated deltas received so far. */
+  get textSoFar(): string {
+    return this.accumulator.textSoFar;
+  }
+
+  /** Read to the end; the complete transcript, usage and session id. */
+  finalResult(): Promise<AsrResult> {
+    return this.drain();
+  }
+
+  async finalText(): Promise<string> {
+    return (await this.drain()).text;
+  }
+}
+
+async function* decodeAsr(ex: Exchange): AsyncGenerator<AsrStreamEvent> {
+  const what = "asr stream";
+  for await (const sse of sseEvents(ex, what)) {
+    const ev = parseData<AsrStreamEvent>(sse, what, ex.requestId);
+    if (ev.type === "error") {
+      throw new AsrError(`${what}: ${ev.message ?? "error event"}`, ev, ev.meta?.session_id, ex.requestId);
+    }
+    yield ev;
+    if (ev.type === "transcript.text.done") return;
+  }
+  throw streamEndedEarly(what, ex.requestId, "transcript.text.done");
+}
+
+export class AsrApi {
+  private readonly ctx: ClientContext;
+
+  constructor(ctx: ClientContext) {
+    this.ctx = ctx;
+  }
+
+  /** Submit audio and read the transcript as it is streamed back. */
+  stream(audio: AudioInput, format: AsrFormat, options: AsrOptions = {}, call: CallOptions = {}): AsrStream {
+    validateAsrFormat(format);
+    const transcription: AsrTranscription = Object.fromEntries(
+      Object.entries(options).filter(([, v]) => v !== undefined),
+    );
+    const body: AsrRequest = {
+      audio: {
+        data: audioToBase64(audio),
+        input: Object.keys(transcription).length > 0 ? { transcription, format } : { format },
+      },
+    };
+    const path = speechPath(this.ctx, PATHS.asrSse);
+    return new AsrStream(
+      (o) => this.ctx.http.send({ method: "POST", path, json: body, accept: "text/event-stream" }, o),
+      call,
+    );
+  }
+
+  /** Submit audio and wait for the complete transcript. */
+  recognize(
+    audio: AudioInput,
+    format: AsrFormat,
+    options: AsrOptions = {},
+    call: CallOptions = {},
+  ): Promise<AsrResult> {
+    return this.stream(audio, format, options, call).finalResult();
+  }
+}
