@@ -66,6 +66,18 @@ function outbound(chunkMs: number): number {
   return us / seconds;
 }
 
+/** Resampling alone, 20 ms chunks, for the other pairs the product uses (informational). */
+function pair(from: number, to: number): number {
+  const input = speechLike(from, from * seconds);
+  const r = new Resampler(from, to);
+  const chunk = from / 50;
+  const out = new Int16Array(Math.ceil((chunk * to) / from) + 1);
+  const us = cpuMicros(() => {
+    for (let off = 0; off < input.length; off += chunk) r.pushInto(input.subarray(off, off + chunk), out);
+  });
+  return us / seconds;
+}
+
 // Warm up the JIT, then keep the best of several trials (least disturbed by other processes).
 const best = (fn: () => number) => {
   let b = Number.POSITIVE_INFINITY;
@@ -75,6 +87,17 @@ const best = (fn: () => number) => {
 const a = best(inbound);
 const b20 = best(() => outbound(20));
 const b100 = best(() => outbound(100));
+const pairs = Object.fromEntries(
+  [
+    [16000, 8000],
+    [8000, 24000],
+    [48000, 16000],
+    [16000, 48000],
+    [22050, 8000],
+    [22050, 24000],
+    [22050, 48000],
+  ].map(([f, t]) => [`${f / 1000}k_to_${t / 1000}k`, best(() => pair(f!, t!))]),
+);
 console.log(
   JSON.stringify({
     bench: "resample-probe",
@@ -82,5 +105,6 @@ console.log(
     a_inbound_8k_to_16k: a,
     b_outbound_24k_to_8k_20ms: b20,
     b_outbound_24k_to_8k_100ms: b100,
+    resample_only: pairs,
   }),
 );

@@ -35,6 +35,8 @@ export const DESIGN_DB = 64;
 /** Passband edge and stopband edge as fractions of the lower rate's Nyquist frequency. */
 export const PASSBAND_EDGE = 0.9;
 export const STOPBAND_EDGE = 1.1;
+/** Largest interpolation or decimation factor of the reduced ratio L/M (22050 → 8000 is 160/441). */
+const MAX_FACTOR = 4096;
 /** Longest stretch of input converted in one kernel call; bounds the scratch memory. */
 const BLOCK = 8192;
 
@@ -375,6 +377,12 @@ function makePlan(fromRate: number, toRate: number): Plan {
   const g = gcd(fromRate, toRate);
   const L = toRate / g;
   const M = fromRate / g;
+  // The prototype's length grows with max(L, M); beyond this it takes too long to design.
+  if (Math.max(L, M) > MAX_FACTOR) {
+    throw new RangeError(
+      `Resampler: ${fromRate} → ${toRate} Hz reduces to ${L}/${M}; factors above ${MAX_FACTOR} are not supported`,
+    );
+  }
   const { D, K, branches } = designBranches(L, M);
   const h = theHeap();
   const table = h.alloc(16 * L);
@@ -514,7 +522,7 @@ export class Resampler {
 
   /**
    * As push, but writes into `out` (at least outputLength(input.length) long) and returns the
-   * number of samples written. Allocates nothing.
+   * number of samples written: no sample buffer is allocated, so one `out` can serve a call.
    */
   pushInto(input: Int16Array, out: Int16Array): number {
     const total = this.outputLength(input.length);

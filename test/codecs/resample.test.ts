@@ -178,6 +178,7 @@ describe("Resampler", () => {
   it("rejects rates that are not positive integers", () => {
     expect(() => new Resampler(0, 8000)).toThrow(/fromRate must be a positive integer/);
     expect(() => new Resampler(8000, 44100.5)).toThrow(/toRate must be a positive integer/);
+    expect(() => new Resampler(44101, 48000)).toThrow(/reduces to 48000\/44101; factors above 4096/);
   });
 
   it("has a look-ahead of a few milliseconds on the telephony paths", () => {
