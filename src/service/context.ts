@@ -4,6 +4,8 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import type { Accounts } from "./auth.ts";
+import type { ChatService } from "./engines/chat/chat-service.ts";
+import type { Transcriber } from "./media/transcriber.ts";
 import type { Database } from "./store/db.ts";
 import type { FileStore } from "./store/files.ts";
 import type { WsRouter } from "./ws.ts";
@@ -19,6 +21,13 @@ export interface ServiceContext {
   readonly db: Database;
   /** E9 files: `files.get(account, id)` and `files.pathOf(file)` give a caller's stored bytes. */
   readonly files: FileStore;
+  /** Chat generation (E1–E3): engine, media resolution, concurrency. */
+  readonly chat: ChatService;
+  /**
+   * Speech recognition for audio parts in chat requests. Unset until an ASR engine registers
+   * itself (`ctx.transcriber = …`); the scripted chat engine reads it at each request.
+   */
+  transcriber: Transcriber | undefined;
 }
 
 export interface RouteOptions {

@@ -5,6 +5,10 @@ import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { Accounts, resolveApiKeys } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
+import { ChatService } from "./engines/chat/chat-service.ts";
+import { type ChatEngineOptions, createChatEngine } from "./engines/chat/index.ts";
+import { MediaResolver } from "./media/resolve.ts";
+import type { Transcriber } from "./media/transcriber.ts";
 import { ROUTES } from "./routes/index.ts";
 import { buildServer } from "./server.ts";
 import { openDatabase } from "./store/db.ts";
@@ -24,19 +28,8 @@ export interface LocalServiceOptions {
   apiKeys?: readonly string[];
   logger?: Logger;
   chat?: ChatEngineOptions;
-}
-
-export interface ChatEngineOptions {
-  /** Default: `openai-compatible` when an upstream is set, else `scripted`. */
-  engine?: "scripted" | "openai-compatible";
-  /** Chat-completions base URL (…/v1) for the openai-compatible engine. */
-  upstream?: string;
-  upstreamModel?: string;
-  upstreamApiKey?: string;
-  /** YAML file of the scripted agent; default: the shipped demo hotline. */
-  agentFile?: string;
-  /** Milliseconds between words streamed by the scripted engine. */
-  paceMs?: number;
+  /** Speech recognition for audio parts in chat requests (the ASR engine); settable later on ctx. */
+  transcribe?: Transcriber;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -83,7 +76,20 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
   const accounts = new Accounts(keys);
   const db = openDatabase(dataDir);
   const files = new FileStore(db, dataDir, log.child({ store: "files" }));
-  const ctx: ServiceContext = { dataDir, log, accounts, ws: new WsRouter(accounts), db, files };
+  const holder: { ctx?: ServiceContext } = {};
+  const engine = createChatEngine(opts.chat ?? {}, () => holder.ctx?.transcriber);
+  const chat = new ChatService({ engine, media: new MediaResolver(files, dataDir) });
+  const ctx: ServiceContext = {
+    dataDir,
+    log,
+    accounts,
+    ws: new WsRouter(accounts),
+    db,
+    files,
+    chat,
+    transcriber: opts.transcribe,
+  };
+  holder.ctx = ctx;
   const app = await buildServer(ctx, ROUTES);
   app.addHook("onClose", async () => db.close());
   const address = await app.listen({ host: opts.host ?? "127.0.0.1", port: opts.port ?? 0 });

@@ -4,15 +4,19 @@ import { open } from "node:fs/promises";
 
 const CHUNK = 64 * 1024;
 
-/** Number of image descriptors in the GIF at `path`; stops counting at `stopAt`. Throws if malformed. */
-export async function gifFrameCount(path: string, stopAt = 2): Promise<number> {
-  const fh = await open(path, "r");
-  const buf = Buffer.allocUnsafe(CHUNK);
+/**
+ * Number of image descriptors in a GIF (a file path, or bytes in memory); stops counting at
+ * `stopAt`. Throws if the block structure is malformed.
+ */
+export async function gifFrameCount(source: string | Buffer, stopAt = 2): Promise<number> {
+  const fh = typeof source === "string" ? await open(source, "r") : undefined;
+  const buf = typeof source === "string" ? Buffer.allocUnsafe(CHUNK) : source;
   let bufStart = 0;
-  let bufLen = 0;
+  let bufLen = fh ? 0 : buf.length;
   let pos = 0;
   const byte = async (): Promise<number> => {
     if (pos >= bufStart + bufLen) {
+      if (!fh) throw new Error("GIF ends before its trailer");
       bufStart = pos;
       bufLen = (await fh.read(buf, 0, CHUNK, pos)).bytesRead;
       if (bufLen === 0) throw new Error("GIF ends before its trailer");
@@ -44,6 +48,6 @@ export async function gifFrameCount(path: string, stopAt = 2): Promise<number> {
       }
     }
   } finally {
-    await fh.close();
+    await fh?.close();
   }
 }

@@ -1,5 +1,6 @@
 // E9 files: upload (multipart `file`, or `url`; the file wins when both are given), list,
 // retrieve, delete, content. Bytes stream to disk through the file store; only `storage` uploads.
+import { createReadStream } from "node:fs";
 import multipart from "@fastify/multipart";
 import type { FastifyRequest } from "fastify";
 import type { FileDeleted, FileList } from "../../api/types/index.ts";
@@ -104,7 +105,6 @@ export const filesRoute: ServiceRoute = async (app, { ctx }) => {
         { param: "file_id", code: "invalid_purpose" },
       );
     }
-    const { createReadStream } = await import("node:fs");
     return reply.type("text/plain; charset=utf-8").send(createReadStream(store.pathOf(file)));
   });
 

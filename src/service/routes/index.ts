@@ -1,6 +1,7 @@
 // Every route module of the local service, registered in this order by server.ts. To add an
 // endpoint family, write a ServiceRoute (a fastify plugin receiving `{ ctx }`) and list it here.
 import type { ServiceRoute } from "../context.ts";
+import { chatCompletionsRoute } from "./chat-completions.ts";
 import { filesRoute } from "./files.ts";
 
-export const ROUTES: readonly ServiceRoute[] = [filesRoute];
+export const ROUTES: readonly ServiceRoute[] = [filesRoute, chatCompletionsRoute];

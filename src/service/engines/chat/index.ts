@@ -1,0 +1,35 @@
+// Chooses and builds the chat engine from the service options.
+import type { Transcriber } from "../../media/transcriber.ts";
+import type { ChatEngine } from "./engine.ts";
+import { loadAgent } from "./scripted/agent.ts";
+import { ScriptedEngine } from "./scripted/engine.ts";
+
+export interface ChatEngineOptions {
+  /** Default: `openai-compatible` when an upstream is set, else `scripted`. */
+  engine?: "scripted" | "openai-compatible";
+  /** Chat-completions base URL (…/v1) for the openai-compatible engine. */
+  upstream?: string;
+  upstreamModel?: string;
+  upstreamApiKey?: string;
+  /** YAML file of the scripted agent; default: the shipped demo hotline. */
+  agentFile?: string;
+  /** Milliseconds between words streamed by the scripted engine (default 15). */
+  paceMs?: number;
+}
+
+export const DEFAULT_PACE_MS = 15;
+
+export function createChatEngine(
+  opts: ChatEngineOptions,
+  transcriber: () => Transcriber | undefined,
+): ChatEngine {
+  const kind = opts.engine ?? (opts.upstream ? "openai-compatible" : "scripted");
+  if (kind === "openai-compatible") {
+    throw new Error("openai-compatible chat engine: not available yet");
+  }
+  return new ScriptedEngine({
+    agent: loadAgent(opts.agentFile),
+    paceMs: opts.paceMs ?? DEFAULT_PACE_MS,
+    transcriber,
+  });
+}

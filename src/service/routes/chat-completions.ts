@@ -1,0 +1,64 @@
+// E1 POST /v1/chat/completions: parse and validate, resolve media, then either one JSON object
+// (n choices) or an SSE stream of chunks ending with `data: [DONE]`.
+import { SSE_DONE } from "../../api/types/index.ts";
+import type { ServiceRoute } from "../context.ts";
+import { parseChatCompletions } from "../formats/chat-completions/parse.ts";
+import { ChatChunkRenderer, type ChatMeta, chatCompletion } from "../formats/chat-completions/render.ts";
+import { collect } from "../generation/collect.ts";
+import type { GenBatch } from "../generation/events.ts";
+import { SseWriter, sseData } from "../sse-writer.ts";
+import { abortOnClose, inBandError, newId, pump } from "./streaming.ts";
+
+/** Media may come inline as Base64 (video under 128 MB → about 171 MB of JSON). */
+export const CHAT_BODY_LIMIT = 180 * 1024 * 1024;
+
+export const chatCompletionsRoute: ServiceRoute = async (app, { ctx }) => {
+  app.post("/v1/chat/completions", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const call = parseChatCompletions(request.body);
+    const chat = ctx.chat;
+    const release = chat.acquire(request.account);
+    const signal = abortOnClose(reply);
+    let cleanup: (() => Promise<void>) | undefined;
+    try {
+      cleanup = await chat.prepare(call.gen, request.account);
+      const meta: ChatMeta = {
+        id: newId("chatcmpl-"),
+        created: Math.floor(Date.now() / 1000),
+        model: call.gen.model,
+        reasoningFormat: call.reasoningFormat,
+      };
+      const first = await chat.start(call.gen, signal);
+      if (!call.stream) {
+        const results = [await collect(first.batches, first.inputTokens)];
+        for (let i = 1; i < call.n; i++) {
+          const gen = await chat.start(call.gen, signal);
+          results.push(await collect(gen.batches, gen.inputTokens));
+        }
+        return reply.send(chatCompletion(meta, results, first.inputTokens));
+      }
+      const sse = new SseWriter(reply);
+      let offset = 0;
+      let failed = false;
+      try {
+        for (let i = 0; i < call.n && !sse.closed && !failed; i++) {
+          const gen = i === 0 ? first : await chat.start(call.gen, signal);
+          const r = new ChatChunkRenderer(meta, i, first.inputTokens, offset);
+          const render = (batch: GenBatch) => {
+            if (batch.some((e) => e.type === "error")) failed = true;
+            return r.push(batch);
+          };
+          await pump(gen.batches, render, sse);
+          offset += r.completionTokens;
+        }
+      } catch (err) {
+        failed = true;
+        await sse.write(sseData(inBandError(err)));
+      }
+      sse.end(failed ? "" : sseData(SSE_DONE));
+      return reply;
+    } finally {
+      release();
+      await cleanup?.();
+    }
+  });
+};

@@ -1,0 +1,44 @@
+// Helpers the chat routes share: an abort signal for "the client went away", and the loop that
+// feeds a generation's batches through a renderer into an SSE response with backpressure.
+import type { FastifyReply } from "fastify";
+import type { ErrorBody } from "../../api/types/index.ts";
+import { toApiError } from "../errors.ts";
+import type { GenBatch } from "../generation/events.ts";
+import type { SseWriter } from "../sse-writer.ts";
+
+/** Aborted when the connection closes before the response finished. */
+export function abortOnClose(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.on("close", () => {
+    if (!reply.raw.writableFinished) ac.abort(new Error("client disconnected"));
+  });
+  return ac.signal;
+}
+
+/** Writes every batch's rendering; returns false when the client left before the end. */
+export async function pump(
+  batches: AsyncIterable<GenBatch>,
+  render: (batch: GenBatch) => string,
+  sse: SseWriter,
+): Promise<boolean> {
+  for await (const batch of batches) {
+    const text = render(batch);
+    if (text) await sse.write(text);
+    if (sse.closed) return false;
+  }
+  return true;
+}
+
+/** A short random id with a prefix (`chatcmpl-…`, `msg_…`, `resp_…`). */
+export function newId(prefix: string): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  let id = prefix;
+  for (const b of bytes) id += alphabet[b % alphabet.length];
+  return id;
+}
+
+/** The error body for a failure after the stream started (formats wrap it in their error event). */
+export function inBandError(err: unknown): ErrorBody {
+  return toApiError(err).toBody();
+}
