@@ -3,11 +3,14 @@ import { AsrApi } from "./asr.ts";
 import { ChatApi } from "./chat.ts";
 import type { ClientContext } from "./context.ts";
 import { SvcError } from "./errors.ts";
+import { FilesApi } from "./files.ts";
 import { HttpCore, type SvcLogger } from "./http.ts";
+import { ImagesApi } from "./images.ts";
 import { MessagesApi } from "./messages.ts";
 import { ResponsesApi } from "./responses.ts";
 import { SpeechApi } from "./speech.ts";
 import { TtsApi } from "./tts-session.ts";
+import { VoicesApi } from "./voices.ts";
 
 export interface SvcClientOptions {
   /** Root of the service (without `/v1`); default: env SVC_BASE_URL. */
@@ -44,6 +47,12 @@ export class SvcClient {
   readonly tts: TtsApi;
   /** E6 speech recognition. */
   readonly asr: AsrApi;
+  /** E7 generation and E8 edit. */
+  readonly images: ImagesApi;
+  /** E9 files. */
+  readonly files: FilesApi;
+  /** E10 cloned voices. */
+  readonly voices: VoicesApi;
   private readonly ctx: ClientContext;
 
   constructor(opts: SvcClientOptions = {}) {
@@ -70,6 +79,9 @@ export class SvcClient {
     this.speech = new SpeechApi(this.ctx);
     this.tts = new TtsApi(this.ctx);
     this.asr = new AsrApi(this.ctx);
+    this.images = new ImagesApi(this.ctx);
+    this.files = new FilesApi(this.ctx);
+    this.voices = new VoicesApi(this.ctx);
   }
 
   /** Whether the speech endpoints use the plan tier prefix. */
