@@ -45,6 +45,8 @@ export interface RigOptions {
   /** Attach later (default: at once, inside onCall). */
   attach?: boolean;
   onCall?: (call: RecordedCall) => void;
+  /** Extra routes on the same server (before it listens). */
+  routes?: (http: FastifyInstance) => void;
 }
 
 export function recorder(): { listener: TransportListener; rec: Omit<RecordedCall, "transport"> } {
@@ -85,6 +87,7 @@ export async function startRig(opts: RigOptions = {}): Promise<Rig> {
       opts.onCall?.(call);
     },
   });
+  opts.routes?.(http);
   const address = await http.listen({ host: "127.0.0.1", port: 0 });
   return {
     http,

@@ -1,0 +1,54 @@
+// Reads what Twilio needs from a voice webhook's TwiML answer: the <Connect><Stream> url and
+// its <Parameter>s (which come back in the start message's customParameters). A small
+// scanner for the few elements involved, not a general XML parser.
+
+export interface StreamInstruction {
+  url: string;
+  parameters: Record<string, string>;
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+function unescapeXml(s: string): string {
+  return s.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, e: string) => {
+    if (e[0] === "#")
+      return String.fromCodePoint(
+        e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
+      );
+    return ENTITIES[e] ?? whole;
+  });
+}
+
+/** Attribute name → value of one start tag's attribute text. */
+function attributes(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/([A-Za-z_:][\w:.-]*)\s*=\s*("([^"]*)"|'([^']*)')/g)) {
+    out[m[1]!] = unescapeXml(m[3] ?? m[4] ?? "");
+  }
+  return out;
+}
+
+/** A start tag: name, attributes (quoted values may hold `>`), optional self-closing slash. */
+const TAG = /<(\/?)([A-Za-z][\w:.-]*)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/g;
+
+/** The first <Stream> inside <Connect>, or null when the TwiML has none. */
+export function readStreamTwiml(xml: string): StreamInstruction | null {
+  let inConnect = false;
+  let stream: StreamInstruction | null = null;
+  let inStream = false;
+  for (const m of xml.matchAll(TAG)) {
+    const [, closing, name, attrText, selfClosing] = m;
+    if (name === "Connect") inConnect = !closing && !selfClosing;
+    else if (name === "Stream" && inConnect && !closing && !stream) {
+      const attrs = attributes(attrText ?? "");
+      if (!attrs.url) continue;
+      stream = { url: attrs.url, parameters: {} };
+      inStream = !selfClosing;
+    } else if (name === "Stream" && closing) inStream = false;
+    else if (name === "Parameter" && inStream && stream && !closing) {
+      const attrs = attributes(attrText ?? "");
+      if (attrs.name !== undefined) stream.parameters[attrs.name] = attrs.value ?? "";
+    }
+  }
+  return stream;
+}
