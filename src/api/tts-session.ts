@@ -304,7 +304,10 @@ export class TtsApi {
       );
       const onAbort = () => finish(new SvcAbortError("tts connect: aborted"));
       call.signal?.addEventListener("abort", onAbort, { once: true });
+      let settled = false;
       const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         call.signal?.removeEventListener("abort", onAbort);
         ws.removeAllListeners();

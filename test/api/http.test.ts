@@ -224,6 +224,43 @@ describe("request core", () => {
   });
 });
 
+describe("streams", () => {
+  const frames: SseFrame[] = [
+    {
+      data: {
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }],
+      },
+    },
+    { data: "[DONE]" },
+  ];
+
+  it("retries a stream's request until its body begins", async () => {
+    srv.on(
+      path,
+      (_r, res) => sendHtml(res, 503),
+      (_r, res) => sendSse(res, frames),
+    );
+    expect(await client().chat.stream(req).finalContent()).toBe("ok");
+    expect(srv.requests).toHaveLength(2);
+  });
+
+  it("times out a stream that stalls between chunks", async () => {
+    srv.on(path, (_r, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify(frames[0]!.data)}\n\n`);
+      // then silence
+    });
+    const s = client({ timeoutMs: 200, maxRetries: 0 }).chat.stream(req);
+    const it = s.textDeltas();
+    expect((await it.next()).value).toBe("ok");
+    await expect(it.next()).rejects.toBeInstanceOf(SvcTimeoutError);
+  });
+});
+
 describe("retry helpers", () => {
   it("reads retry-after in seconds, milliseconds and as an HTTP date", () => {
     expect(retryAfterMs(new Headers({ "retry-after": "2" }))).toBe(2000);

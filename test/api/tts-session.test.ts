@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SvcClient } from "../../src/api/client.ts";
 import {
   AuthenticationError,
+  SvcAbortError,
+  SvcTimeoutError,
   SvcValidationError,
   TtsClosedError,
   TtsResponseError,
@@ -198,5 +200,16 @@ describe("E5 TTS session", () => {
     const s = await p.tts.connect(opts);
     s.close();
     expect(script.handshakes[0]!.url).toBe("/svc_plan/v1/realtime/audio?model=svc-tts-2");
+  });
+
+  it("times out and aborts a connect that never gets its session", async () => {
+    srv.onWs("/v1/realtime/audio", () => {
+      /* accepts the socket, never sends tts.connection.done */
+    });
+    await expect(c.tts.connect(opts, { timeoutMs: 150 })).rejects.toBeInstanceOf(SvcTimeoutError);
+    const ac = new AbortController();
+    const p = c.tts.connect(opts, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 20);
+    await expect(p).rejects.toBeInstanceOf(SvcAbortError);
   });
 });
