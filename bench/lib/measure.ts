@@ -1,0 +1,36 @@
+// Shared by the benchmarks: CPU time per second of audio, and order statistics.
+import { spawnSync } from "node:child_process";
+import { resample } from "../../codecs/resample.ts";
+import { parseWav } from "../../codecs/wav.ts";
+
+/** Runs `work` until at least `minMs` of CPU time is spent; returns CPU µs per call. */
+export function cpuMicrosPerCall(work: () => void, minMs = 300): number {
+  for (let i = 0; i < 3; i++) work(); // warm-up: let the JIT settle
+  let calls = 0;
+  const start = process.cpuUsage();
+  let spent = 0;
+  while (spent < minMs * 1000) {
+    work();
+    calls += 1;
+    const d = process.cpuUsage(start);
+    spent = d.user + d.system;
+  }
+  return spent / calls;
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export const round = (v: number, digits = 1) => Math.round(v * 10 ** digits) / 10 ** digits;
+
+/** Real speech from espeak-ng, mono Int16 at `rate`. */
+export function espeakSpeech(text: string, rate: number): Int16Array {
+  const r = spawnSync("espeak-ng", ["--stdout", "-v", "en-us", "-s", "165", text], { maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`espeak-ng failed: ${r.stderr?.toString()}`);
+  const wav = parseWav(new Uint8Array(r.stdout));
+  return resample(wav.samples, wav.sampleRate, rate);
+}
