@@ -6,8 +6,9 @@ import { parseChatCompletions } from "../formats/chat-completions/parse.ts";
 import { ChatChunkRenderer, type ChatMeta, chatCompletion } from "../formats/chat-completions/render.ts";
 import { collect } from "../generation/collect.ts";
 import type { GenBatch } from "../generation/events.ts";
+import { newId } from "../ids.ts";
 import { SseWriter, sseData } from "../sse-writer.ts";
-import { abortOnClose, inBandError, newId, pump } from "./streaming.ts";
+import { abortOnClose, inBandError, pump } from "./streaming.ts";
 
 /** Media may come inline as Base64 (video under 128 MB → about 171 MB of JSON). */
 export const CHAT_BODY_LIMIT = 180 * 1024 * 1024;

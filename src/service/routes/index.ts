@@ -3,5 +3,12 @@
 import type { ServiceRoute } from "../context.ts";
 import { chatCompletionsRoute } from "./chat-completions.ts";
 import { filesRoute } from "./files.ts";
+import { messagesRoute } from "./messages.ts";
+import { responsesRoute } from "./responses.ts";
 
-export const ROUTES: readonly ServiceRoute[] = [filesRoute, chatCompletionsRoute];
+export const ROUTES: readonly ServiceRoute[] = [
+  filesRoute,
+  chatCompletionsRoute,
+  messagesRoute,
+  responsesRoute,
+];

@@ -29,15 +29,6 @@ export async function pump(
   return true;
 }
 
-/** A short random id with a prefix (`chatcmpl-…`, `msg_…`, `resp_…`). */
-export function newId(prefix: string): string {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  let id = prefix;
-  for (const b of bytes) id += alphabet[b % alphabet.length];
-  return id;
-}
-
 /** The error body for a failure after the stream started (formats wrap it in their error event). */
 export function inBandError(err: unknown): ErrorBody {
   return toApiError(err).toBody();

@@ -12,11 +12,14 @@ export interface ChatServiceOptions {
   media: MediaResolver;
   /** Concurrent generations per account; default 256. */
   maxConcurrent?: number;
+  /** Idle time after which a messages stream sends a ping; default 5000 ms. */
+  pingIntervalMs?: number;
 }
 
 export class ChatService {
   readonly engine: ChatEngine;
   readonly media: MediaResolver;
+  readonly pingIntervalMs: number;
   private readonly maxConcurrent: number;
   private readonly active = new Map<string, number>();
 
@@ -24,6 +27,7 @@ export class ChatService {
     this.engine = opts.engine;
     this.media = opts.media;
     this.maxConcurrent = opts.maxConcurrent ?? 256;
+    this.pingIntervalMs = opts.pingIntervalMs ?? 5000;
   }
 
   /** Reserves a generation slot for the account; call the returned function when done. */

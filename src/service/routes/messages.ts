@@ -1,0 +1,63 @@
+// E2 POST /v1/messages (Anthropic-compatible): one JSON message, or the event stream with a ping
+// whenever the stream has been idle for the ping interval.
+import type { ServiceRoute } from "../context.ts";
+import { parseMessages } from "../formats/messages/parse.ts";
+import { MessagesStreamRenderer, messagesMessage } from "../formats/messages/render.ts";
+import { collect } from "../generation/collect.ts";
+import { newId } from "../ids.ts";
+import { SseWriter, sseEvent } from "../sse-writer.ts";
+import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
+import { abortOnClose, inBandError, pump } from "./streaming.ts";
+
+export const messagesRoute: ServiceRoute = async (app, { ctx }) => {
+  app.post("/v1/messages", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const call = parseMessages(request.body);
+    const chat = ctx.chat;
+    const release = chat.acquire(request.account);
+    const signal = abortOnClose(reply);
+    let cleanup: (() => Promise<void>) | undefined;
+    try {
+      cleanup = await chat.prepare(call.gen, request.account);
+      const meta = { id: newId("msg_"), model: call.gen.model };
+      const gen = await chat.start(call.gen, signal);
+      if (!call.stream) return reply.send(messagesMessage(meta, await collect(gen.batches, gen.inputTokens)));
+
+      const sse = new SseWriter(reply);
+      const r = new MessagesStreamRenderer(meta, gen.inputTokens);
+      let last = Date.now();
+      const write = (text: string) => {
+        last = Date.now();
+        return sse.write(text);
+      };
+      await write(r.start() + r.ping());
+      const timer = setInterval(
+        () => {
+          if (Date.now() - last >= chat.pingIntervalMs) void write(r.ping());
+        },
+        Math.max(10, Math.floor(chat.pingIntervalMs / 4)),
+      );
+      try {
+        await pump(
+          gen.batches,
+          (batch) => {
+            last = Date.now();
+            return r.push(batch);
+          },
+          sse,
+        );
+      } catch (err) {
+        const { error } = inBandError(err);
+        await sse.write(
+          sseEvent("error", { type: "error", error: { type: error.type, message: error.message } }),
+        );
+      } finally {
+        clearInterval(timer);
+      }
+      sse.end();
+      return reply;
+    } finally {
+      release();
+      await cleanup?.();
+    }
+  });
+};

@@ -1,0 +1,45 @@
+// E3 POST /v1/responses: one response object, or the event stream with one gapless sequence.
+import type { ServiceRoute } from "../context.ts";
+import { parseResponses } from "../formats/responses/parse.ts";
+import { type ResponseMeta, ResponsesStreamRenderer, responseObject } from "../formats/responses/render.ts";
+import { collect } from "../generation/collect.ts";
+import { newId } from "../ids.ts";
+import { SseWriter } from "../sse-writer.ts";
+import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
+import { abortOnClose, inBandError, pump } from "./streaming.ts";
+
+export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
+  app.post("/v1/responses", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const call = parseResponses(request.body);
+    const chat = ctx.chat;
+    const release = chat.acquire(request.account);
+    const signal = abortOnClose(reply);
+    let cleanup: (() => Promise<void>) | undefined;
+    try {
+      cleanup = await chat.prepare(call.gen, request.account);
+      const meta: ResponseMeta = {
+        id: newId("resp_"),
+        createdAt: Math.floor(Date.now() / 1000),
+        model: call.gen.model,
+        echo: call.echo,
+      };
+      const gen = await chat.start(call.gen, signal);
+      if (!call.stream) return reply.send(responseObject(meta, await collect(gen.batches, gen.inputTokens)));
+
+      const sse = new SseWriter(reply);
+      const r = new ResponsesStreamRenderer(meta, gen.inputTokens);
+      await sse.write(r.start());
+      try {
+        await pump(gen.batches, (batch) => r.push(batch), sse);
+      } catch (err) {
+        const { error } = inBandError(err);
+        await sse.write(r.failure(error.message, typeof error.code === "string" ? error.code : undefined));
+      }
+      sse.end();
+      return reply;
+    } finally {
+      release();
+      await cleanup?.();
+    }
+  });
+};
