@@ -172,7 +172,10 @@ export class TtsClosedError extends SvcError {
 }
 
 function describe(v: unknown): string {
-  if (typeof v === "string") return v.length > 40 ? `${v.length} characters` : JSON.stringify(v);
+  if (typeof v === "string") {
+    const n = [...v].length;
+    return n > 40 ? `${n} characters` : JSON.stringify(v);
+  }
   return String(v);
 }
 

@@ -34,7 +34,7 @@ export interface HttpConfig {
 /** Per-call options accepted by every client method. */
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Overrides the client's timeout for this call: time to the answer, then for a stream the longest gap between chunks. */
+  /** Overrides the client's timeout for this call: time to the answer, to read a whole body, or for a stream the longest gap between chunks. */
   timeoutMs?: number;
   maxRetries?: number;
   headers?: Record<string, string>;
@@ -99,6 +99,11 @@ class AttemptSignal {
     return this.user?.aborted === true;
   }
 
+  /** Stop the timeout until the next arm(): the body's reader decides when reading starts. */
+  disarm(): void {
+    clearTimeout(this.timer);
+  }
+
   /** (Re)start the timeout, e.g. after each stream chunk. */
   arm(): void {
     clearTimeout(this.timer);
@@ -129,6 +134,7 @@ export class Exchange {
     this.requestId = requestId;
     this.attempt = attempt;
     this.what = what;
+    attempt.disarm();
   }
 
   get headers(): Headers {
@@ -136,6 +142,7 @@ export class Exchange {
   }
 
   async text(): Promise<string> {
+    this.attempt.arm();
     try {
       return await this.response.text();
     } catch (e) {
@@ -146,6 +153,7 @@ export class Exchange {
   }
 
   async bytes(): Promise<Uint8Array> {
+    this.attempt.arm();
     try {
       return new Uint8Array(await this.response.arrayBuffer());
     } catch (e) {

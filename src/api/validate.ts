@@ -91,6 +91,16 @@ export function validateChatRequest(r: ChatCompletionRequest): void {
     m.content.forEach((p, j) => {
       if (p.type === "image_url")
         checkOneOf(`messages[${i}].content[${j}].image_url.detail`, p.image_url.detail, IMAGE_DETAILS);
+      if (p.type === "video_url" && p.video_url.url.startsWith("data:")) {
+        // Size of the decoded video from its Base64 length.
+        const bytes = Math.floor(((p.video_url.url.length - p.video_url.url.indexOf(",") - 1) * 3) / 4);
+        if (bytes >= LIMITS.videoMaxBytes)
+          throw new SvcValidationError(
+            `messages[${i}].content[${j}].video_url.url`,
+            "a video under 128 MB",
+            `${bytes} bytes`,
+          );
+      }
       if (
         p.type === "input_audio" &&
         !/^data:audio\/(mp3|mpeg|wav|x-wav|wave);base64,/.test(p.input_audio.data)

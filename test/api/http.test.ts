@@ -248,6 +248,13 @@ describe("streams", () => {
     expect(srv.requests).toHaveLength(2);
   });
 
+  it("does not count the time before the caller starts reading", async () => {
+    srv.on(path, (_r, res) => sendSse(res, frames));
+    const s = client({ timeoutMs: 100, maxRetries: 0 }).chat.stream(req);
+    await new Promise((r) => setTimeout(r, 300)); // the answer has arrived and waits unread
+    expect(await s.finalContent()).toBe("ok");
+  });
+
   it("times out a stream that stalls between chunks", async () => {
     srv.on(path, (_r, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });

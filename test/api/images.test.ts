@@ -126,7 +126,7 @@ describe("E7/E8 images", () => {
       .edit({ model: "svc-image-edit-2", image: png(4100, 4), prompt: "p" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SvcValidationError);
-    expect((err as Error).message).toBe("image: must be at most 4096x4096 pixels (got \"4100x4\")");
+    expect((err as Error).message).toBe('image: must be at most 4096x4096 pixels (got "4100x4")');
     expect(srv.requests).toHaveLength(0);
   });
 
