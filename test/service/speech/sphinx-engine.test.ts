@@ -1,0 +1,77 @@
+// Recognition on audio made by the espeak-ng command line and resampled by sox (independent of the
+// service's own TTS path).
+import { execFileSync } from "node:child_process";
+import { afterAll, describe, expect, it } from "vitest";
+import { type RecognizedWord, SphinxEngine } from "../../../src/service/engines/asr/sphinx-engine.ts";
+
+function speech16k(text: string): Int16Array {
+  const wav = execFileSync("sh", [
+    "-c",
+    `espeak-ng -v en-us --stdout "$1" | sox -D -t wav - -t raw -r 16000 -e signed -b 16 -c 1 -`,
+    "_",
+    text,
+  ]);
+  return new Int16Array(wav.buffer.slice(wav.byteOffset, wav.byteOffset + wav.length));
+}
+
+const engines: SphinxEngine[] = [];
+async function engine() {
+  const e = new SphinxEngine({ decoders: 1 });
+  await e.start();
+  engines.push(e);
+  return e;
+}
+afterAll(async () => {
+  for (const e of engines) await e.close();
+});
+
+const text = (ws: RecognizedWord[]) => ws.map((w) => w.word).join(" ");
+
+describe("PocketSphinx engine", () => {
+  it("recognizes words with timestamps inside the audio", async () => {
+    const e = await engine();
+    const pcm = speech16k("i want to cancel my subscription");
+    const words = await e.recognize(pcm);
+    expect(words.length).toBeGreaterThan(2);
+    expect(words.some((w) => ["i", "want", "to", "cancel", "my", "subscription"].includes(w.word))).toBe(
+      true,
+    );
+    const durationMs = (pcm.length / 16000) * 1000;
+    let prev = 0;
+    for (const w of words) {
+      expect(w.startMs).toBeGreaterThanOrEqual(prev);
+      expect(w.endMs).toBeGreaterThan(w.startMs);
+      expect(w.endMs).toBeLessThanOrEqual(durationMs + 20);
+      prev = w.endMs;
+    }
+  });
+
+  it("streams settled words while decoding, then the rest at the end", async () => {
+    const e = await engine();
+    const calls: Array<{ words: string; final: boolean }> = [];
+    const pcm = speech16k("my internet is not working and the connection keeps dropping every evening");
+    const words = await e.recognize(pcm, { onWords: (ws, final) => calls.push({ words: text(ws), final }) });
+    expect(calls.at(-1)!.final).toBe(true);
+    expect(calls.filter((c) => !c.final && c.words).length).toBeGreaterThan(0);
+    expect(words.length).toBeGreaterThan(4);
+  });
+
+  it("hotwords bias recognition toward them", async () => {
+    const pcm = speech16k("what are your opening hours");
+    const plain = text(await (await engine()).recognize(pcm));
+    const biased = text(
+      await (await engine()).recognize(pcm, { hotwords: ["opening hours", "account balance", "agent"] }),
+    );
+    expect(plain).not.toContain("opening hours");
+    expect(biased).toContain("opening hours");
+  });
+
+  it("reuses a loaded decoder with no carry-over: the same audio gives the same words", async () => {
+    const e = await engine();
+    const a = await e.recognize(speech16k("i lost my credit card"));
+    await e.recognize(speech16k("please call me back tomorrow morning"));
+    const b = await e.recognize(speech16k("i lost my credit card"));
+    expect(a.length).toBeGreaterThan(1);
+    expect(b).toEqual(a);
+  });
+});
