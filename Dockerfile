@@ -1,7 +1,7 @@
 # The bridge with its embedded local service, for SIP / Twilio deployments.
 FROM node:24-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all \
+ && apt-get install -y --no-install-recommends espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config \
       python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
