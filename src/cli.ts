@@ -80,6 +80,53 @@ program
   });
 
 program
+  .command("call")
+  .description(
+    "simulate a phone call to a running bridge, exactly as Twilio places one (signed webhook, media stream); prints the transcript and timings",
+  )
+  .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
+  .option("--wav <file>", "caller audio on a fixed timeline from the start of the call")
+  .option("--say <file>", "a caller turn, said once the agent has replied (repeatable)", collect, [])
+  .option("--dtmf <list>", "digits pressed at times in seconds, e.g. 1@4.5,2@6")
+  .option("--out <file>", "write what the caller heard (the agent) as a WAV file")
+  .option("--both", "with --out: caller on the left channel, agent on the right")
+  .option("--auth-token <token>", "sign requests with this Twilio auth token (default: TWILIO_AUTH_TOKEN)")
+  .option("--max-seconds <n>", "hang up after this long at the latest (default 120)")
+  .option("--verbose", "print call events as they happen (stderr)")
+  .action(
+    async (opts: {
+      url?: string;
+      wav?: string;
+      say: string[];
+      dtmf?: string;
+      out?: string;
+      both?: boolean;
+      authToken?: string;
+      maxSeconds?: string;
+      verbose?: boolean;
+    }) => {
+      const config = load(program.opts());
+      const { runCallCommand } = await import("../bridges/twilio/sim/command.ts");
+      try {
+        const code = await runCallCommand({
+          ...opts,
+          url: opts.url ?? `http://127.0.0.1:${config.server.port}`,
+          authToken: opts.authToken ?? config.twilio.authToken,
+          maxSeconds: opts.maxSeconds !== undefined ? Number(opts.maxSeconds) : undefined,
+        });
+        process.exit(code);
+      } catch (err) {
+        process.stderr.write(`voice-bridge call: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    },
+  );
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+program
   .command("config")
   .description("print the resolved, validated configuration as JSON (secrets masked)")
   .action(() => {

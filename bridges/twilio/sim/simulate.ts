@@ -176,7 +176,7 @@ async function fetchTranscript(
     try {
       const res = await fetch(url, { headers: { accept: "application/json" } });
       if (res.ok) return { transcript: await res.json() };
-      if (res.status !== 404 || attempt >= 10) return { error: `GET ${url}: HTTP ${res.status}` };
+      if (res.status !== 404 || attempt >= 5) return { error: `GET ${url}: HTTP ${res.status}` };
     } catch (err) {
       return { error: `GET ${url}: ${(err as Error).message}` };
     }
@@ -333,7 +333,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
       emit("caller-silence");
       finishUtterance(seg.ended);
     }
-    if (segmenter.speaking) lastCallerActivity = k;
+    if (seg.speech) lastCallerActivity = k;
 
     while (nextDtmf < dtmf.length && dtmf[nextDtmf]!.atMs <= k * FRAME_MS) {
       const digit = dtmf[nextDtmf++]!.digit;

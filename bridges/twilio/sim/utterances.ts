@@ -30,7 +30,7 @@ export class UtteranceSegmenter {
   }
 
   /** Feeds frame `index`; returns an utterance when this frame closes one (its pause got too long). */
-  push(index: number, frame: Int16Array): { started: boolean; ended: Utterance | null } {
+  push(index: number, frame: Int16Array): { speech: boolean; started: boolean; ended: Utterance | null } {
     const speech = levelDbfs(frame) > this.#threshold;
     let ended: Utterance | null = null;
     let started = false;
@@ -45,7 +45,7 @@ export class UtteranceSegmenter {
       }
       this.#lastSpeech = index;
     }
-    return { started, ended };
+    return { speech, started, ended };
   }
 
   /** Closes an utterance still open at the end of the call. */
