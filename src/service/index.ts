@@ -30,6 +30,10 @@ export interface LocalServiceOptions {
   chat?: ChatEngineOptions;
   /** Speech recognition for audio parts in chat requests (the ASR engine); settable later on ctx. */
   transcribe?: Transcriber;
+  /** Concurrent generations per API key before 429 (default 256). */
+  maxConcurrentPerKey?: number;
+  /** Idle time before a messages (E2) stream sends a ping (default 5000 ms). */
+  pingIntervalMs?: number;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -78,7 +82,12 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
   const files = new FileStore(db, dataDir, log.child({ store: "files" }));
   const holder: { ctx?: ServiceContext } = {};
   const engine = createChatEngine(opts.chat ?? {}, () => holder.ctx?.transcriber);
-  const chat = new ChatService({ engine, media: new MediaResolver(files, dataDir) });
+  const chat = new ChatService({
+    engine,
+    media: new MediaResolver(files, dataDir),
+    ...(opts.maxConcurrentPerKey === undefined ? {} : { maxConcurrent: opts.maxConcurrentPerKey }),
+    ...(opts.pingIntervalMs === undefined ? {} : { pingIntervalMs: opts.pingIntervalMs }),
+  });
   const ctx: ServiceContext = {
     dataDir,
     log,

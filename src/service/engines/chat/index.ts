@@ -1,6 +1,7 @@
 // Chooses and builds the chat engine from the service options.
 import type { Transcriber } from "../../media/transcriber.ts";
 import type { ChatEngine } from "./engine.ts";
+import { OpenAiCompatibleEngine } from "./openai-compatible.ts";
 import { loadAgent } from "./scripted/agent.ts";
 import { ScriptedEngine } from "./scripted/engine.ts";
 
@@ -25,7 +26,12 @@ export function createChatEngine(
 ): ChatEngine {
   const kind = opts.engine ?? (opts.upstream ? "openai-compatible" : "scripted");
   if (kind === "openai-compatible") {
-    throw new Error("openai-compatible chat engine: not available yet");
+    if (!opts.upstream)
+      throw new Error("the openai-compatible chat engine needs an upstream URL (SVC_CHAT_UPSTREAM)");
+    const o: { baseUrl: string; model?: string; apiKey?: string } = { baseUrl: opts.upstream };
+    if (opts.upstreamModel) o.model = opts.upstreamModel;
+    if (opts.upstreamApiKey) o.apiKey = opts.upstreamApiKey;
+    return new OpenAiCompatibleEngine(o);
   }
   return new ScriptedEngine({
     agent: loadAgent(opts.agentFile),
