@@ -53,7 +53,9 @@ export class TwilioCallTransport implements CallTransport {
   readonly #marks = new MarkLedger();
   readonly #markEveryFrames: number;
   #listener: TransportListener | undefined;
-  #early: Array<(l: TransportListener) => void> = [];
+  /** Events that came before the session attached, delivered on attach (audio bounded). */
+  #early: Array<{ audio: boolean; deliver: (l: TransportListener) => void }> = [];
+  #earlyAudio = 0;
   #ended = false;
   #closing = "";
 
@@ -105,7 +107,8 @@ export class TwilioCallTransport implements CallTransport {
     this.#listener = listener;
     const early = this.#early;
     this.#early = [];
-    for (const deliver of early) deliver(listener);
+    this.#earlyAudio = 0;
+    for (const e of early) e.deliver(listener);
   }
 
   play(pcm: Int16Array): void {
@@ -269,14 +272,21 @@ export class TwilioCallTransport implements CallTransport {
       l.audio(this.#inFrame);
       return;
     }
-    if (this.#early.length >= EARLY_LIMIT) this.#early.shift();
+    if (this.#earlyAudio >= EARLY_LIMIT) {
+      this.#early.splice(
+        this.#early.findIndex((e) => e.audio),
+        1,
+      );
+      this.#earlyAudio--;
+    }
     const copy = this.#inFrame.slice();
-    this.#early.push((x) => x.audio(copy));
+    this.#early.push({ audio: true, deliver: (x) => x.audio(copy) });
+    this.#earlyAudio++;
   }
 
   #deliver(event: (l: TransportListener) => void): void {
     if (this.#listener) event(this.#listener);
-    else this.#early.push(event);
+    else this.#early.push({ audio: false, deliver: event });
   }
 
   #sendFrame(frame: Int16Array, samples: number, drained: boolean): void {

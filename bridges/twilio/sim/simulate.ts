@@ -73,7 +73,8 @@ export interface SimEvent {
     | "agent-audio"
     | "clear"
     | "stop"
-    | "closed";
+    | "closed"
+    | "protocol-error";
   detail?: string;
 }
 
@@ -250,7 +251,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     if (isBinary) return;
     const parsed = parseAppMessage(data.toString());
     if (!parsed.ok) {
-      emit("closed", `protocol error from the bridge: ${parsed.reason}`);
+      emit("protocol-error", parsed.reason);
       return;
     }
     const msg = parsed.message;

@@ -80,6 +80,33 @@ describe("inbound", () => {
     expect(rec.frames[1]).toEqual(mulawDecode(mulawEncode(tone(20, 500))));
   });
 
+  it("keeps at most the last second of audio for a late session, and every other event", async () => {
+    const { client, call } = await rigWithCall({ attach: false });
+    client.dtmf("1");
+    const frames = Array.from({ length: 60 }, (_, i) => mulawEncode(tone(20, 200 + 20 * i)));
+    for (const f of frames) client.media(f);
+    client.dtmf("2");
+    await new Promise((r) => setTimeout(r, 150));
+    const { listener, rec } = recorder();
+    call.transport.attach(listener);
+    expect(rec.digits).toEqual(["1", "2"]);
+    expect(rec.frames.length).toBe(50);
+    expect(rec.frames[0]).toEqual(mulawDecode(frames[10]!));
+    expect(rec.frames[49]).toEqual(mulawDecode(frames[59]!));
+  });
+
+  it("ignores malformed, binary and unknown messages and carries on", async () => {
+    const { client, call } = await rigWithCall();
+    client.ws.send("not json");
+    client.ws.send(Buffer.from([1, 2, 3]));
+    client.send({ event: "media", sequenceNumber: "9", streamSid: "MZ0001", media: {} });
+    client.send({ event: "teleport", sequenceNumber: "10", streamSid: "MZ0001" });
+    client.dtmf("3");
+    await until(() => call.digits.length === 1, "digit after garbage");
+    expect(call.frames.length).toBe(0);
+    expect(client.closed).toBeNull();
+  });
+
   it("reports stop as the end of the call and closes the socket", async () => {
     const { client, call } = await rigWithCall();
     client.stop();
@@ -98,11 +125,13 @@ describe("inbound", () => {
 
 describe("outbound", () => {
   it("sends played audio as 20 ms µ-law media on the stream, with marks whose echoes count as heard", async () => {
-    const { client, call } = await rigWithCall();
+    const clock = new VirtualClock();
+    const { client, call } = await rigWithCall({ clock });
     const pcm = tone(1000, 350);
     call.transport.play(pcm);
     expect(call.transport.queuedMs()).toBe(1000);
-    await until(() => client.of("media").length === 50, "50 media frames", 3000);
+    clock.advance(1000);
+    await until(() => client.of("media").length === 50, "50 media frames");
     const media = client.of("media");
     expect(media.every((m) => m.streamSid === "MZ0001")).toBe(true);
     const bytes = media.map(payloadBytes);
