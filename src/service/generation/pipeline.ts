@@ -140,8 +140,13 @@ async function* govern(
     if (out.length > 0) yield out;
   } finally {
     if (!sourceDone) {
+      // The engine is parked at a yield: let it clean up first, then abort whatever it still holds.
+      try {
+        await it.return?.();
+      } catch {
+        // an engine failing while it is being stopped changes nothing for the caller
+      }
       cut.abort(new Error("generation ended"));
-      await it.return?.();
     }
   }
 }

@@ -25,12 +25,15 @@ export interface TestService {
 }
 
 /** A local service for the whole test file (scripted engine at zero pace unless told). */
-export function useService(opts: Partial<LocalServiceOptions> = {}): TestService {
+export function useService(
+  opts: Partial<LocalServiceOptions> | (() => Partial<LocalServiceOptions>) = {},
+): TestService {
   let dir = "";
   let svc: LocalService | undefined;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "svc-test-"));
-    svc = await startLocalService({ dataDir: dir, apiKeys: [KEY], chat: { paceMs: 0 }, ...opts });
+    const extra = typeof opts === "function" ? opts() : opts;
+    svc = await startLocalService({ dataDir: dir, apiKeys: [KEY], chat: { paceMs: 0 }, ...extra });
   });
   afterAll(async () => {
     await svc?.close();
