@@ -432,6 +432,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     const startMs = u.startFrame * FRAME_MS;
     const endMs = u.endFrame * FRAME_MS;
     const span = sayspans.find((s) => s.start < u.endFrame && s.end > u.startFrame);
+    const label = span ? span.label : opts.caller?.label;
     const nextStart = utterances[index + 1] ? utterances[index + 1]!.startFrame * FRAME_MS : Infinity;
     const clear = u.bargeIn ? clears.find((t) => t >= startMs && t <= endMs + 1000) : undefined;
     const agentStillTalking = agentAudible[u.endFrame] === true && agentAudible[u.endFrame - 1] === true;
@@ -439,7 +440,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     return {
       index,
       source: span ? "say" : "wav",
-      ...(span?.label !== undefined ? { label: span.label } : {}),
+      ...(label !== undefined ? { label } : {}),
       startMs,
       endMs,
       bargeIn: u.bargeIn,

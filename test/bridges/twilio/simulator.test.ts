@@ -175,7 +175,13 @@ describe("simulateCall", () => {
     expect(result.endedBy).toBe("caller");
     expect(result.turns.length).toBe(1);
     const turn = result.turns[0]!;
-    expect(turn).toMatchObject({ source: "wav", startMs: 500, endMs: 1100, bargeIn: true });
+    expect(turn).toMatchObject({
+      source: "wav",
+      label: "caller.wav",
+      startMs: 500,
+      endMs: 1100,
+      bargeIn: true,
+    });
     expect(turn.clearMs).not.toBeNull();
     expect(turn.responseMs).not.toBeNull();
     expect(result.clears.length).toBe(1);
