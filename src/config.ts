@@ -62,7 +62,9 @@ export const configSchema = z.object({
       httpTools: z
         .array(
           z.object({
-            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "letters, digits, _ and - (at most 64)" }),
+            name: z
+              .string()
+              .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "letters, digits, _ and - (at most 64)" }),
             description: z.string().min(1),
             url: url,
             method: z.enum(["POST", "GET"]).default("POST"),
@@ -192,7 +194,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, service, local, log)`,
+      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, log)`,
     );
   }
   return parsed as Tree;

@@ -33,6 +33,21 @@ export type CallEvent =
   | { type: "note"; at: string; text: string }
   | { type: "call-end"; at: string; reason: string; durationMs: number };
 
+/** One spoken turn, for people reading a call: who, what, and for the agent what was heard. */
+export type TurnView =
+  | { role: "user"; text: string; source: "speech" | "dtmf"; at: string }
+  | {
+      role: "assistant";
+      text: string;
+      generated: string;
+      heard: string;
+      interrupted: boolean;
+      tools: string[];
+      metrics: TurnMetrics;
+      error?: string;
+      at: string;
+    };
+
 export interface CallRecord {
   callId: string;
   transport: string;
@@ -41,7 +56,29 @@ export interface CallRecord {
   startedAt: string;
   endedAt?: string;
   endReason?: string;
+  turns: TurnView[];
   events: CallEvent[];
+}
+
+function turnsOf(events: CallEvent[]): TurnView[] {
+  const turns: TurnView[] = [];
+  for (const e of events) {
+    if (e.type === "user") turns.push({ role: "user", text: e.text, source: e.source, at: e.at });
+    else if (e.type === "assistant") {
+      turns.push({
+        role: "assistant",
+        text: e.heard,
+        generated: e.generated,
+        heard: e.heard,
+        interrupted: e.interrupted,
+        tools: e.toolCalls.map((c) => c.name),
+        metrics: e.metrics,
+        ...(e.error ? { error: e.error } : {}),
+        at: e.at,
+      });
+    }
+  }
+  return turns;
 }
 
 export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
@@ -55,6 +92,7 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
     ...(start.to ? { to: start.to } : {}),
     startedAt: start.at,
     ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
+    turns: turnsOf(events),
     events,
   };
 }
