@@ -16,6 +16,8 @@ import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
 
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
+export type { ChatEngineOptions } from "./engines/chat/index.ts";
+export type { AudioClip, Transcriber } from "./media/transcriber.ts";
 
 export interface LocalServiceOptions {
   /** Default 127.0.0.1. */
