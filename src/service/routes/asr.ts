@@ -1,0 +1,188 @@
+// E6 POST /v1/audio/asr/sse (and /svc_plan/v1/audio/asr/sse): one Base64 audio submission, the
+// transcript streamed back as SSE (transcript.text.delta while decoding, transcript.text.done, or an
+// error event). Parameter errors are answered with HTTP 400 before the stream starts.
+import { randomBytes } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
+import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
+import type { ServiceRoute } from "../context.ts";
+import { badParam, missingParam } from "../errors.ts";
+import { countTokens } from "../generation/tokens.ts";
+import { AudioInputError, decodeAsrAudio, type PcmFormat } from "../speech/asr-input.ts";
+import { acquireSpeechEngines } from "../speech/engines.ts";
+import { TranscriptBuilder, transcriptText } from "../speech/transcript.ts";
+import { SseWriter, sseData } from "../sse-writer.ts";
+
+/** Audio Base64 can be large: 16 MB of JSON is ~12 MB of audio (minutes of wav). */
+const BODY_LIMIT = 16 * 1024 * 1024;
+/** Audio tokens per second of input, for usage. */
+const AUDIO_TOKENS_PER_SECOND = 25;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+interface AsrJob {
+  audio: Uint8Array;
+  type: "wav" | "pcm" | "ogg" | "mp3";
+  pcm?: PcmFormat;
+  language: "en" | "zh";
+  hotwords: string[];
+  itn: boolean;
+  timestamps: boolean;
+}
+
+function optBool(v: unknown, param: string, dflt: boolean): boolean {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "boolean") throw badParam(param, "must be a boolean");
+  return v;
+}
+
+function positiveInt(v: unknown, param: string): number {
+  if (typeof v !== "number" || !Number.isInteger(v) || v <= 0)
+    throw badParam(param, "must be a positive integer");
+  return v;
+}
+
+export function parseAsrBody(body: unknown): AsrJob {
+  if (!isObj(body)) throw badParam("body", "must be a JSON object");
+  const audio = body.audio;
+  if (!isObj(audio)) throw missingParam("audio", "an object with data and input");
+  if (typeof audio.data !== "string" || audio.data === "") {
+    throw missingParam("audio.data", "Base64-encoded audio");
+  }
+  const data = audio.data.replace(/\s+/g, "");
+  if (!BASE64.test(data)) throw badParam("audio.data", "is not Base64");
+  const input = audio.input;
+  if (!isObj(input)) throw missingParam("audio.input", "an object with format (and transcription)");
+  const format = input.format;
+  if (!isObj(format)) throw missingParam("audio.input.format", "an object with type");
+  const type = format.type;
+  if (!(ASR_FORMATS as readonly unknown[]).includes(type)) {
+    throw badParam("audio.input.format.type", `must be one of ${ASR_FORMATS.join(", ")}`);
+  }
+  let pcm: PcmFormat | undefined;
+  if (type === "pcm") {
+    const missing = ["rate", "bits", "channel"].filter((k) => format[k] === undefined || format[k] === null);
+    if (missing.length > 0) {
+      throw badParam(
+        `audio.input.format.${missing[0]}`,
+        `${missing.map((m) => `audio.input.format.${m}`).join(", ")} required for pcm audio`,
+        "missing_required_parameter",
+      );
+    }
+    pcm = {
+      rate: positiveInt(format.rate, "audio.input.format.rate"),
+      bits: positiveInt(format.bits, "audio.input.format.bits"),
+      channel: positiveInt(format.channel, "audio.input.format.channel"),
+    };
+    if (pcm.bits !== 16)
+      throw badParam("audio.input.format.bits", "only 16-bit pcm (pcm_s16le) is supported");
+    if (pcm.rate < 4000 || pcm.rate > 192000)
+      throw badParam("audio.input.format.rate", "must be 4000 to 192000");
+    if (pcm.channel > 8) throw badParam("audio.input.format.channel", "at most 8 channels");
+    if (format.codec !== undefined && format.codec !== "pcm_s16le") {
+      throw badParam("audio.input.format.codec", "only pcm_s16le is supported for pcm");
+    }
+  }
+  const tr = input.transcription ?? {};
+  if (!isObj(tr)) throw badParam("audio.input.transcription", "must be an object");
+  const model = tr.model ?? "svcaudio-2.5-asr";
+  if (!(ASR_MODELS as readonly unknown[]).includes(model)) {
+    throw badParam("audio.input.transcription.model", `must be one of ${ASR_MODELS.join(", ")}`);
+  }
+  const lang = tr.language ?? "en";
+  if (typeof lang !== "string" || !/^(en|zh)([-_][A-Za-z]+)?$/i.test(lang)) {
+    throw badParam("audio.input.transcription.language", "supported languages: zh, en");
+  }
+  const hot = tr.hotwords ?? [];
+  if (!Array.isArray(hot) || hot.some((h) => typeof h !== "string")) {
+    throw badParam("audio.input.transcription.hotwords", "must be an array of strings");
+  }
+  // full_rerun_on_commit is no longer supported and silently ignored, wherever it is sent.
+  return {
+    audio: Buffer.from(data, "base64"),
+    type: type as AsrJob["type"],
+    ...(pcm ? { pcm } : {}),
+    language: lang.toLowerCase().startsWith("zh") ? "zh" : "en",
+    hotwords: hot as string[],
+    itn: optBool(tr.enable_itn, "audio.input.transcription.enable_itn", true),
+    timestamps: optBool(tr.enable_timestamp, "audio.input.transcription.enable_timestamp", false),
+  };
+}
+
+export const asrRoute: ServiceRoute = async (app, { ctx }) => {
+  const { engines, release } = acquireSpeechEngines(ctx);
+  app.addHook("onClose", release);
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const job = parseAsrBody(request.body);
+    const sessionId = `sess_${randomBytes(12).toString("hex")}`;
+    const itemId = `item_${randomBytes(12).toString("hex")}`;
+    const meta = () => ({ session_id: sessionId, timestamp: Date.now() });
+    const sse = new SseWriter(reply);
+    try {
+      if (job.language === "zh") {
+        throw new AudioInputError(
+          "language zh is not available on the local service: its recognizer (PocketSphinx en-us) only does English",
+        );
+      }
+      const { asr } = await engines;
+      const pcm = await decodeAsrAudio(job.audio, job.type, job.pcm, asr.sampleRate);
+      const builder = new TranscriptBuilder(job.itn);
+      let first = true;
+      const words = await asr.recognize(pcm, {
+        hotwords: job.hotwords,
+        signal: sse.signal,
+        onWords: (ws, final) => {
+          for (const p of builder.add(ws, final)) {
+            const ev: Record<string, unknown> = {
+              type: "transcript.text.delta",
+              meta: meta(),
+              delta: first ? p.text : ` ${p.text}`,
+              item_id: itemId,
+              content_index: 0,
+            };
+            if (job.timestamps) {
+              ev.start_time = p.startMs;
+              ev.end_time = p.endMs;
+            }
+            first = false;
+            void sse.write(sseData(ev));
+          }
+        },
+      });
+      const text = transcriptText(words, job.itn);
+      const audioTokens = Math.ceil((pcm.length / asr.sampleRate) * AUDIO_TOKENS_PER_SECOND);
+      const textTokens = job.hotwords.reduce((n, h) => n + countTokens(h), 0);
+      const output = countTokens(text);
+      await sse.write(
+        sseData({
+          type: "transcript.text.done",
+          meta: meta(),
+          item_id: itemId,
+          content_index: 0,
+          text,
+          usage: {
+            type: "realtime_asr",
+            input_tokens: audioTokens + textTokens,
+            input_token_details: { text_tokens: textTokens, audio_tokens: audioTokens },
+            output_tokens: output,
+            total_tokens: audioTokens + textTokens + output,
+          },
+        }),
+      );
+    } catch (err) {
+      if (!sse.signal.aborted) {
+        if (!(err instanceof AudioInputError)) request.log.error({ err }, "recognition failed");
+        await sse.write(sseData({ type: "error", meta: meta(), message: (err as Error).message }));
+      }
+    }
+    sse.end();
+    return reply;
+  };
+
+  for (const prefix of [API_PREFIX, PLAN_PREFIX]) {
+    app.post(`${prefix}${PATHS.asrSse}`, { bodyLimit: BODY_LIMIT }, handler);
+  }
+};
