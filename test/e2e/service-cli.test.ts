@@ -19,7 +19,12 @@ afterAll(() => {
 });
 
 async function startCli(): Promise<{ proc: ChildProcess; url: string; key: string }> {
-  const env = { ...process.env, SVC_LOCAL_API_KEYS: "", SVC_SCRIPTED_PACE_MS: "0", LOG_LEVEL: "warn" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SVC_LOCAL_API_KEYS: "",
+    SVC_SCRIPTED_PACE_MS: "0",
+    LOG_LEVEL: "warn",
+  };
   delete env.SVC_LOCAL_PORT;
   const proc = spawn(BIN, ["service", "--port", "0", "--data-dir", dir], {
     env,
