@@ -21,6 +21,8 @@ export async function buildServer(
     routerOptions: { ignoreTrailingSlash: true },
   });
 
+  // JSON endpoints take JSON (uploads add multipart): a text/plain body gets a clear 400.
+  app.removeContentTypeParser("text/plain");
   app.decorateRequest("account", "");
   app.addHook("onRequest", async (request) => {
     request.account = ctx.accounts.authenticate(request.headers);

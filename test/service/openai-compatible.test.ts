@@ -193,6 +193,40 @@ describe("rendering the upstream stream", () => {
   });
 });
 
+describe("upstream failure after the stream started", () => {
+  it("ends an E1 stream with an in-band error object and no [DONE]; the openai client throws it", async () => {
+    up.script = {
+      deltas: [{ content: "Hel" }, { content: "lo" }, { content: "!" }],
+      dieAfter: 2,
+      delayMs: 10,
+    };
+    const events = await t.events("/v1/chat/completions", {
+      model: "svc-3.7-flash",
+      stream: true,
+      messages: [{ role: "user", content: "x" }],
+    });
+    const last = events[events.length - 1]!;
+    expect(last.data).not.toBe("[DONE]");
+    expect(JSON.parse(last.data).error).toMatchObject({
+      type: "api_error",
+      message: expect.stringMatching(/generation failed/),
+    });
+    const { default: OpenAI } = await import("openai");
+    const client = new OpenAI({ baseURL: `${t.url}/v1`, apiKey: "test-key", maxRetries: 0 });
+    const s = await client.chat.completions.create({
+      model: "svc-3.7-flash",
+      stream: true,
+      messages: [{ role: "user", content: "x" }],
+    });
+    const err = await (async () => {
+      for await (const _ of s) {
+        // drain
+      }
+    })().catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/generation failed/);
+  });
+});
+
 describe("upstream failures before the stream", () => {
   it("passes a refusal's status and message on as the JSON error", async () => {
     up.script = { deltas: [], status: 404 };

@@ -59,6 +59,26 @@ describe("auth and errors", () => {
   });
 });
 
+describe("bodies", () => {
+  it("refuses a JSON body over the limit with 413, and a non-JSON content type with 400", async () => {
+    const big = JSON.stringify({ purpose: "storage", url: "x".repeat(2 * 1024 * 1024) });
+    const res = await fetch(`${svc.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: "Bearer key-a", "content-type": "application/json" },
+      body: big,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as ErrorBody).error.message).toMatch(/too large/);
+    const text = await fetch(`${svc.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer key-a", "content-type": "text/plain" },
+      body: "hello",
+    });
+    expect(text.status).toBe(400);
+    expect(((await text.json()) as ErrorBody).error.message).toMatch(/application\/json/);
+  });
+});
+
 describe("WebSocket routing", () => {
   function connect(path: string, key?: string): Promise<{ status?: number; body?: string; msg?: string }> {
     return new Promise((resolve) => {
