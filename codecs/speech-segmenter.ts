@@ -1,0 +1,141 @@
+// Turns a sequence of per-window speech probabilities into speech-start / speech-end events, with
+// hysteresis (two thresholds) and minimum durations. Pure and synchronous: positions come from the
+// caller (audio time), never from a clock, so it is tested deterministically on virtual time.
+
+export interface SpeechSegmenterOptions {
+  /** Probability at or above which a window counts as speech. Default 0.5. */
+  threshold?: number;
+  /** Probability below which a window counts as silence; in between, the current state holds. Default threshold − 0.15. */
+  negThreshold?: number;
+  /** Speech must last this long (from its first speech window) before speech-start is reported. Default 64. */
+  minSpeechMs?: number;
+  /** Silence must last this long before speech-end is reported. Default 160. */
+  minSilenceMs?: number;
+  /** Widens reported segments: starts move earlier, ends later, by this much. Default 0. */
+  speechPadMs?: number;
+  /**
+   * How far a boundary may be moved by the level cue given to update() (see there). Default 160 ms,
+   * about the largest lag of Silero's probability behind the audio; 0 turns the refinement off.
+   */
+  maxRefineMs?: number;
+}
+
+export interface VadEvent {
+  type: "speech-start" | "speech-end";
+  /** Position of the boundary in the audio stream, in ms since the detector started. */
+  atMs: number;
+}
+
+export class SpeechSegmenter {
+  readonly threshold: number;
+  readonly negThreshold: number;
+  readonly minSpeechMs: number;
+  readonly minSilenceMs: number;
+  readonly speechPadMs: number;
+  readonly maxRefineMs: number;
+  private inSpeech = false;
+  /** Start of the current run of loud windows, or null. */
+  private loudRunMs: number | null = null;
+  /** Start of the loud run the candidate's first window belonged to. */
+  private candidateLoudMs: number | null = null;
+  /** End of the last loud window heard in the current segment. */
+  private lastLoudEndMs: number | null = null;
+  /** Start of the first window of a run of speech not yet long enough to report. */
+  private candidateMs: number | null = null;
+  /** Start of the first silent window since speech was last heard. */
+  private silenceSinceMs: number | null = null;
+  private lastEndMs = 0;
+
+  constructor(options: SpeechSegmenterOptions = {}) {
+    this.threshold = options.threshold ?? 0.5;
+    this.negThreshold = options.negThreshold ?? Math.max(0.01, this.threshold - 0.15);
+    this.minSpeechMs = options.minSpeechMs ?? 64;
+    this.minSilenceMs = options.minSilenceMs ?? 160;
+    this.speechPadMs = options.speechPadMs ?? 0;
+    this.maxRefineMs = options.maxRefineMs ?? 160;
+    if (!(this.threshold > 0 && this.threshold <= 1)) throw new RangeError("threshold must be in (0, 1]");
+    if (!(this.negThreshold > 0 && this.negThreshold <= this.threshold)) {
+      throw new RangeError("negThreshold must be in (0, threshold]");
+    }
+  }
+
+  get speaking(): boolean {
+    return this.inSpeech;
+  }
+
+  /**
+   * Feeds the probability of the window [startMs, endMs); returns the event it completes, if any.
+   *
+   * `loud` (optional) says whether the window's level stands clearly above the noise floor. Silero's
+   * recurrent state makes its probability rise a window or two after an onset and fall 100–150 ms after
+   * speech stops; the level shows both edges at once. So when a boundary is decided, its position is
+   * moved back to the matching level edge, by at most maxRefineMs: the start of the loud run the speech
+   * began in, the end of the last loud window before the silence. (Sounds too weak to rise above the
+   * noise, like a final "s" under loud hiss, are lost to both cues.) Decisions, and so their timing,
+   * are made on probabilities alone.
+   */
+  update(probability: number, startMs: number, endMs: number, loud?: boolean): VadEvent | null {
+    if (loud === true) this.loudRunMs ??= startMs;
+    else this.loudRunMs = null;
+    if (!this.inSpeech) {
+      if (probability >= this.threshold) {
+        if (this.candidateMs === null) {
+          this.candidateMs = startMs;
+          this.candidateLoudMs = this.loudRunMs;
+        }
+      } else if (probability < this.negThreshold) {
+        this.candidateMs = null;
+      }
+      if (this.candidateMs !== null && endMs - this.candidateMs >= this.minSpeechMs) {
+        this.inSpeech = true;
+        this.silenceSinceMs = null;
+        this.lastLoudEndMs = loud === true ? endMs : null;
+        let start = this.candidateMs;
+        const onset = this.candidateLoudMs;
+        if (onset !== null && onset < start) start = Math.max(onset, start - this.maxRefineMs);
+        const atMs = Math.max(this.lastEndMs, start - this.speechPadMs, 0);
+        this.candidateMs = null;
+        return { type: "speech-start", atMs };
+      }
+      return null;
+    }
+    if (loud === true) this.lastLoudEndMs = endMs;
+    if (probability >= this.threshold) {
+      this.silenceSinceMs = null;
+    } else if (probability < this.negThreshold) {
+      this.silenceSinceMs ??= startMs;
+    }
+    if (this.silenceSinceMs !== null && endMs - this.silenceSinceMs >= this.minSilenceMs) {
+      let end = this.silenceSinceMs;
+      const offset = this.lastLoudEndMs;
+      if (offset !== null && offset < end) end = Math.max(offset, end - this.maxRefineMs);
+      const atMs = Math.min(end + this.speechPadMs, endMs);
+      this.inSpeech = false;
+      this.silenceSinceMs = null;
+      this.lastEndMs = atMs;
+      return { type: "speech-end", atMs };
+    }
+    return null;
+  }
+
+  /** Ends an open segment at `atMs` (end of the audio), e.g. when the stream stops mid-speech. */
+  finish(atMs: number): VadEvent | null {
+    this.candidateMs = null;
+    if (!this.inSpeech) return null;
+    this.inSpeech = false;
+    const end = this.silenceSinceMs ?? atMs;
+    this.silenceSinceMs = null;
+    this.lastEndMs = end;
+    return { type: "speech-end", atMs: end };
+  }
+
+  reset(): void {
+    this.inSpeech = false;
+    this.candidateMs = null;
+    this.candidateLoudMs = null;
+    this.loudRunMs = null;
+    this.lastLoudEndMs = null;
+    this.silenceSinceMs = null;
+    this.lastEndMs = 0;
+  }
+}
