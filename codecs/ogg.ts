@@ -295,7 +295,10 @@ export interface OggWriteOptions {
   eos?: boolean;
 }
 
-/** Packs one logical stream's packets into pages. Returned bytes are complete pages, ready to send. */
+/**
+ * Packs one logical stream's packets into pages. Returned bytes are complete pages, ready to send.
+ * A packet only continues onto a next page when it is too big for a page of its own (64 KiB).
+ */
 export class OggMuxer {
   readonly serial: number;
   private sequence = 0;
@@ -322,6 +325,11 @@ export class OggMuxer {
   write(packet: Uint8Array, granulePosition: bigint, options: OggWriteOptions = {}): Uint8Array {
     if (this.ended) throw new Error("OggMuxer: write after end of stream");
     const pages: Uint8Array[] = [];
+    // Start a fresh page rather than split a packet that would fit on one: simple demuxers (prism-media's,
+    // which @discordjs/voice uses for StreamType.OggOpus) cannot join packets across pages.
+    const lacing = Math.floor(packet.length / 255) + 1;
+    if (this.segments.length > 0 && this.segments.length + lacing > MAX_SEGMENTS)
+      pages.push(this.closePage(false));
     let offset = 0;
     for (;;) {
       if (this.segments.length === MAX_SEGMENTS) {

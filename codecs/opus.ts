@@ -31,7 +31,7 @@ export interface OggOpusWriterOptions {
   /** Rate of the audio before encoding (informational). Default 48000. */
   inputSampleRate?: number;
   vendor?: string;
-  /** "KEY=value" comments for OpusTags. */
+  /** "KEY=value" comments for OpusTags; keep them under 64 KiB so OpusTags fits on one page. */
   comments?: string[];
   /** Ogg serial number; random by default. */
   serial?: number;

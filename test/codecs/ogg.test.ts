@@ -264,6 +264,20 @@ describe("OggMuxer + OggDemuxer", () => {
     }
   });
 
+  it("never splits a packet that fits on a page of its own (demuxers like prism-media's need that)", () => {
+    const muxer = new OggMuxer({ serial: 4 });
+    const sizes = Array.from({ length: 400 }, (_, i) => 1 + ((i * 7919) % 1200));
+    const data = concat([...sizes.map((n, i) => muxer.write(bytes(n, i), BigInt(i))), muxer.end()]);
+    const pages = new OggPageParser().push(data);
+    expect(pages.length).toBeGreaterThanOrEqual(5);
+    for (const page of pages) {
+      expect(page.continued).toBe(false);
+      if (page.segments.length > 0) expect(page.segments.at(-1)).toBeLessThan(255);
+      expect(page.granulePosition).not.toBe(OGG_NO_GRANULE);
+    }
+    expect(demuxAll(data).packets.map((p) => p.data.length)).toEqual(sizes);
+  });
+
   it("keeps interleaved logical streams apart", () => {
     const a = new OggMuxer({ serial: 1 });
     const b = new OggMuxer({ serial: 2 });
