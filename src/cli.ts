@@ -3,7 +3,6 @@
 import { Command, Option } from "commander";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { startBridge } from "./main.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
   try {
@@ -37,17 +36,21 @@ Run 'voice-bridge config' to see the resolved configuration.`,
 program
   .command("start")
   .description(
-    "run the bridge (the main job) with health endpoints; uses the embedded local service by default",
+    "run the bridge (the main job): Twilio endpoints, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
   )
   .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
   .option("--port <port>", "port to listen on (env PORT, default 8080)")
   .action(async (opts: { host?: string; port?: string }) => {
     const config = load(program.opts(), { server: { host: opts.host, port: opts.port } });
     const log = createLogger(config.log);
+    // Loaded here: the bridge pulls in the call path (VAD model, transports) other commands never need.
+    const { startBridge } = await import("./main.ts");
     const bridge = await startBridge(config, log);
     const stop = async (signal: string) => {
-      log.info({ signal }, "stopping: no new calls, closing");
-      await bridge.close();
+      // A second signal skips the drain: the operator means it.
+      process.once(signal, () => process.exit(1));
+      log.info({ signal, calls: bridge.activeCalls }, "stopping: no new calls, letting live calls finish");
+      await bridge.close(signal === "SIGINT" ? 5_000 : 30_000);
       process.exit(0);
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
@@ -133,6 +136,8 @@ program
     const config = load(program.opts());
     const masked = structuredClone(config);
     if (masked.service.apiKey) masked.service.apiKey = "***";
+    if (masked.twilio.authToken) masked.twilio.authToken = "***";
+    if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   });

@@ -32,7 +32,7 @@ export const configSchema = z.object({
       ttsModel: z.string().min(1).default("svc-tts-2"),
       asrModel: z.string().min(1).default("svcaudio-2.5-asr"),
       /** Voice id for the agent (an official voice, or a cloned voice id with voiceLabel). */
-      voice: z.string().min(1).default("en_female_1"),
+      voice: z.string().min(1).default("en_female_aria"),
       /** Recognition language and hotwords that bias it (product names, menu words). */
       language: z.string().min(1).default("en"),
       hotwords: z
@@ -141,6 +141,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_TTS_MODEL: ["service", "ttsModel"],
   SVC_ASR_MODEL: ["service", "asrModel"],
   SVC_VOICE: ["service", "voice"],
+  SVC_HOTWORDS: ["service", "hotwords"],
   AGENT_SYSTEM_PROMPT: ["agent", "systemPrompt"],
   AGENT_GREETING: ["agent", "greeting"],
   AGENT_TRANSFER_TARGET: ["agent", "transferTarget"],

@@ -1,45 +1,177 @@
-// The main job: the bridge process. Serves health endpoints now; the call transports
-// (Twilio, SIP, Discord) and the embedded local service attach here as they land.
+// The main job: the bridge process. It serves the call transports (Twilio now), health,
+// metrics and call records, and runs one CallSession per call. With no SVC_BASE_URL /
+// SVC_API_KEY it starts the local service in-process and talks to it over loopback.
+import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
+import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
+import { BridgeMetrics } from "./metrics.ts";
+import { type LocalService, serviceOptionsFromConfig, startLocalService } from "./service/index.ts";
+import { CallSession } from "./session/call-session.ts";
+import { type Clock, systemClock } from "./session/clock.ts";
+import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
+import type { SessionServices } from "./session/services.ts";
+import type { SpeechDetectorFactory } from "./session/speech-detector.ts";
+import { svcServices } from "./session/svc-adapters.ts";
+import { TranscriptStore } from "./session/transcript.ts";
+import type { CallTransport } from "./session/transport.ts";
+import { sileroDetectorFactory } from "./session/vad-detector.ts";
 
 export interface Bridge {
   readonly url: string;
   readonly http: FastifyInstance;
-  close(): Promise<void>;
+  readonly metrics: BridgeMetrics;
+  readonly transcripts: TranscriptStore;
+  /** The embedded local service, when the bridge runs one. */
+  readonly localService: LocalService | undefined;
+  readonly activeCalls: number;
+  /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
+  close(drainMs?: number): Promise<void>;
 }
 
-export async function startBridge(config: Config, log: Logger): Promise<Bridge> {
+export interface BridgeOverrides {
+  clock?: Clock;
+  /** Replaces the services built from the API client (fault-injection tests). */
+  wrapServices?: (services: SessionServices) => SessionServices;
+}
+
+export function sessionConfigFrom(config: Config): SessionConfig {
+  const a = config.agent;
+  return {
+    ...DEFAULT_SESSION_CONFIG,
+    ...(a.systemPrompt ? { systemPrompt: a.systemPrompt } : {}),
+    ...(a.greeting ? { greeting: a.greeting } : {}),
+    ...(a.transferTarget ? { transferTarget: a.transferTarget } : {}),
+    ...(a.apologyText ? { apologyText: a.apologyText } : {}),
+    turn: {
+      ...DEFAULT_SESSION_CONFIG.turn,
+      minEndOfTurnMs: a.minEndOfTurnMs,
+      maxEndOfTurnMs: a.maxEndOfTurnMs,
+      bargeInMinMs: a.bargeInMinMs,
+      bargeInConfirmMs: a.bargeInConfirmMs,
+    },
+    repromptAfterMs: a.repromptAfterMs,
+    maxReprompts: a.maxReprompts,
+    maxCallMs: a.maxCallSeconds * 1000,
+    httpTools: a.httpTools,
+  };
+}
+
+export async function startBridge(
+  config: Config,
+  log: Logger,
+  overrides: BridgeOverrides = {},
+): Promise<Bridge> {
+  const clock = overrides.clock ?? systemClock;
+  let localService: LocalService | undefined;
+  let baseURL = config.service.baseUrl;
+  let apiKey = config.service.apiKey;
+  if (usesLocalService(config)) {
+    localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
+    baseURL = localService.url;
+    apiKey = localService.apiKeys[0];
+    log.info(
+      { url: localService.url },
+      "service: embedded local service (no SVC_BASE_URL / SVC_API_KEY set)",
+    );
+  } else {
+    log.info({ baseUrl: baseURL ?? "(client default)" }, "service: hosted API");
+  }
+  const client = new SvcClient({
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    planTier: config.service.planTier,
+    logger: log.child({ component: "client" }),
+  });
+  let services = svcServices(client, config.service);
+  if (overrides.wrapServices) services = overrides.wrapServices(services);
+  const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
+  const metrics = new BridgeMetrics();
+  const transcripts = new TranscriptStore(config.agent.transcriptDir ?? join(config.local.dataDir, "calls"));
+  const sessionConfig = sessionConfigFrom(config);
+  const live = new Set<CallSession>();
+  let draining = false;
+
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
     // Per-request lines would drown the per-call story the bridge logs.
     logController: new LogController({ disableRequestLogging: true }),
   });
-  let draining = false;
   http.get("/healthz", async () => ({ status: "ok" }));
   http.get("/readyz", async (_req, reply) =>
-    draining ? reply.code(503).send({ status: "draining" }) : { status: "ready" },
+    draining ? reply.code(503).send({ status: "draining" }) : { status: "ready", calls: live.size },
   );
+  http.get("/metrics", async (_req, reply) => {
+    const { contentType, body } = await metrics.render();
+    return reply.type(contentType).send(body);
+  });
+  http.get<{ Params: { callId: string } }>("/calls/:callId", async (req, reply) => {
+    const record = transcripts.get(req.params.callId);
+    return (
+      record ??
+      reply.code(404).send({ error: { message: `no call ${req.params.callId}`, type: "not_found" } })
+    );
+  });
+
+  const onCall = (transport: CallTransport) => {
+    if (draining) {
+      log.warn({ callId: transport.info.callId }, "refusing a call while draining");
+      void transport.hangUp("bridge is shutting down");
+      return;
+    }
+    const session = new CallSession({
+      transport,
+      services,
+      createSpeechDetector: createDetector,
+      clock,
+      config: sessionConfig,
+      log,
+      transcripts,
+      onTurnMetrics: (m) => metrics.observeTurn(m),
+      onEnd: (reason) => {
+        live.delete(session);
+        metrics.activeCalls.dec();
+        metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
+      },
+    });
+    live.add(session);
+    metrics.activeCalls.inc();
+    session.start();
+  };
+  const twilio: TwilioRoutes = registerTwilio(http, { config, log, clock, onCall });
 
   const address = await http.listen({ host: config.server.host, port: config.server.port });
-  const url = address.replace("://0.0.0.0:", "://127.0.0.1:");
+  const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
-  if (usesLocalService(config)) {
-    log.info(
-      "service: embedded local service (no SVC_BASE_URL / SVC_API_KEY set); it starts here once the local service lands",
-    );
-  } else {
-    log.info({ baseUrl: config.service.baseUrl ?? "(client default)" }, "service: hosted API");
-  }
-  log.info("serving: GET /healthz, GET /readyz");
+  log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
 
   return {
     url,
     http,
-    async close() {
+    metrics,
+    transcripts,
+    localService,
+    get activeCalls() {
+      return live.size;
+    },
+    async close(drainMs = 30_000) {
       draining = true;
+      const deadline = Date.now() + drainMs;
+      if (live.size) log.info({ calls: live.size, drainMs }, "draining: waiting for live calls to end");
+      while (live.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      for (const session of live) session.end("bridge shut down");
+      twilio.closeAll(1001, "bridge shutting down");
       await http.close();
+      await localService?.close();
     },
   };
+}
+
+function outcomeOf(reason: string): string {
+  if (reason.startsWith("agent")) return "agent_hangup";
+  if (reason.startsWith("transferred")) return "transferred";
+  if (reason === "caller silent" || reason === "max call duration") return reason.replace(" ", "_");
+  return "caller_hangup";
 }

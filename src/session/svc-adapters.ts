@@ -1,0 +1,118 @@
+// The session's service ports on top of the API client: E6 for recognition, E1 streaming
+// for chat, E5 (default mode, pcm at the transport's rate) for speech. Nothing the
+// transport cannot play directly is asked for, so nothing is transcoded on the call path.
+import { ChatAccumulator } from "../api/chat-accumulate.ts";
+import type { SvcClient } from "../api/client.ts";
+import type { TtsSession } from "../api/tts-session.ts";
+import { TTS_SAMPLE_RATES } from "../api/types/index.ts";
+import type { ChatEvent, SessionServices, TtsEvent, TtsStream } from "./services.ts";
+
+export interface ServiceModels {
+  chatModel: string;
+  ttsModel: string;
+  asrModel: string;
+  voice: string;
+  language: string;
+  hotwords: string[];
+}
+
+/** PCM bytes from the wire as Int16 samples (copied when unaligned). */
+function int16(bytes: Uint8Array): Int16Array {
+  if (bytes.byteOffset % 2 === 0)
+    return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 1);
+  return new Int16Array(bytes.slice().buffer, 0, bytes.byteLength >> 1);
+}
+
+class ClientTtsStream implements TtsStream {
+  readonly #session: TtsSession;
+  constructor(session: TtsSession) {
+    this.#session = session;
+  }
+  get closed(): boolean {
+    return !this.#session.isOpen;
+  }
+  sendText(text: string): void {
+    this.#session.sendText(text);
+  }
+  flush(): void {
+    this.#session.flush();
+  }
+  close(): void {
+    this.#session.close();
+  }
+  get events(): AsyncIterable<TtsEvent> {
+    const session = this.#session;
+    return {
+      async *[Symbol.asyncIterator]() {
+        for await (const out of session) {
+          if (out.type === "audio") {
+            const pcm = int16(out.audio);
+            if (pcm.length) yield { type: "audio", pcm, durationMs: out.duration * 1000 };
+          } else if (out.type === "sentence.start") yield { type: "sentence-start", text: out.text };
+          else if (out.type === "sentence.end") yield { type: "sentence-end", text: out.text };
+          else if (out.type === "flushed") yield { type: "flushed" };
+          else return;
+        }
+      },
+    };
+  }
+}
+
+export function svcServices(client: SvcClient, models: ServiceModels): SessionServices {
+  return {
+    asr: {
+      async recognize(pcm, sampleRate, signal) {
+        const result = await client.asr.recognize(
+          pcm,
+          { type: "pcm", codec: "pcm_s16le", rate: sampleRate, bits: 16, channel: 1 },
+          {
+            model: models.asrModel,
+            language: models.language,
+            ...(models.hotwords.length ? { hotwords: models.hotwords } : {}),
+          },
+          { signal },
+        );
+        return result.text;
+      },
+    },
+    chat: {
+      async *stream(messages, tools, signal): AsyncIterable<ChatEvent> {
+        const stream = client.chat.stream(
+          {
+            model: models.chatModel,
+            messages: [...messages],
+            ...(tools.length ? { tools: [...tools] } : {}),
+          },
+          { signal },
+        );
+        const acc = new ChatAccumulator();
+        for await (const chunk of stream) {
+          acc.add(chunk);
+          const text = chunk.choices?.[0]?.delta?.content;
+          if (text) yield { type: "text", text };
+        }
+        for (const call of acc.result().choices[0]?.message.tool_calls ?? []) {
+          yield {
+            type: "tool-call",
+            call: { id: call.id, name: call.function.name, arguments: call.function.arguments },
+          };
+        }
+      },
+    },
+    tts: {
+      async open(sampleRate) {
+        const rate = TTS_SAMPLE_RATES.find((r) => r === sampleRate);
+        if (!rate)
+          throw new Error(`TTS cannot produce ${sampleRate} Hz; rates: ${TTS_SAMPLE_RATES.join(", ")}`);
+        const session = await client.tts.connect({
+          model: models.ttsModel,
+          voice_id: models.voice,
+          response_format: "pcm",
+          sample_rate: rate,
+          mode: "default",
+        });
+        return new ClientTtsStream(session);
+      },
+    },
+  };
+}
