@@ -3,7 +3,8 @@ import { mulawDecode, mulawEncode } from "../codecs/g711.ts";
 import { OpusCodec } from "../codecs/opus.ts";
 import { Framer } from "../codecs/pcm.ts";
 import { Resampler } from "../codecs/resample.ts";
-import { cpuMicrosPerCall, espeakSpeech, round } from "./lib/measure.ts";
+import { loadSileroModel, VoiceActivityDetector } from "../codecs/vad.ts";
+import { cpuMicrosPerCall, cpuMicrosPerCallAsync, espeakSpeech, round } from "./lib/measure.ts";
 
 const SECONDS = 10;
 const speech8k = espeakSpeech(
@@ -50,12 +51,43 @@ const opusDecode = cpuMicrosPerCall(() => {
   for (const p of packets) decoder.decode(p);
 });
 
+// VAD (Silero v5 behind the energy gate), 16 kHz in 20 ms frames as the session feeds it.
+const model = await loadSileroModel();
+const speech16k = espeakSpeech(
+  "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.",
+  16000,
+);
+// Continuous speech: the gaps between espeak's words are trimmed out by looping only voiced frames.
+const voiced: Int16Array[] = [];
+for (let i = 0; i + 320 <= speech16k.length; i += 320) {
+  const f = speech16k.subarray(i, i + 320);
+  let e = 0;
+  for (const v of f) e += v * v;
+  if (Math.sqrt(e / f.length) > 500) voiced.push(f);
+}
+const quiet = new Int16Array(320 * 250); // 5 s of line noise well under the gate (about -70 dBFS)
+let seed = 7;
+for (let i = 0; i < quiet.length; i++) {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  quiet[i] = (seed % 21) - 10;
+}
+async function vadRun(frames: Int16Array[]): Promise<void> {
+  const vad = new VoiceActivityDetector(model);
+  for (const f of frames) await vad.push(f);
+}
+const quietFrames: Int16Array[] = [];
+for (let i = 0; i < quiet.length; i += 320) quietFrames.push(quiet.subarray(i, i + 320));
+const vadSpeech = (await cpuMicrosPerCallAsync(() => vadRun(voiced))) / ((voiced.length * 320) / 16000);
+const vadSilence = (await cpuMicrosPerCallAsync(() => vadRun(quietFrames))) / (quiet.length / 16000);
+
 console.log(
   JSON.stringify({
     bench: "codecs",
     audio_seconds: round(seconds),
     twilio_inbound_us_per_s: round(twilioInbound / inboundSeconds),
     twilio_outbound_us_per_s: round(twilioOutbound / outboundSeconds),
+    vad_speech_us_per_s: round(vadSpeech),
+    vad_silence_us_per_s: round(vadSilence),
     opus_decode_us_per_s: round(opusDecode / opusSeconds),
   }),
 );

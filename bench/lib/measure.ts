@@ -18,6 +18,21 @@ export function cpuMicrosPerCall(work: () => void, minMs = 300): number {
   return spent / calls;
 }
 
+/** The same for async work (awaited one call at a time). */
+export async function cpuMicrosPerCallAsync(work: () => Promise<void>, minMs = 300): Promise<number> {
+  for (let i = 0; i < 3; i++) await work();
+  let calls = 0;
+  const start = process.cpuUsage();
+  let spent = 0;
+  while (spent < minMs * 1000) {
+    await work();
+    calls += 1;
+    const d = process.cpuUsage(start);
+    spent = d.user + d.system;
+  }
+  return spent / calls;
+}
+
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
