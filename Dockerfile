@@ -7,6 +7,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --no-audit --no-fund
+COPY native ./native
+RUN native/build.sh
 COPY bin ./bin
 COPY src ./src
 COPY codecs ./codecs

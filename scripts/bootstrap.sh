@@ -78,6 +78,13 @@ install_npm_dependencies() {
   echo "$want" >"$stamp"
 }
 
+build_native() {
+  # The speech engines' native pieces (PocketSphinx addon, espeak-ng worker); rebuilt only when stale.
+  # shellcheck source=scripts/env.sh
+  . "$ROOT/scripts/env.sh"
+  "$ROOT/native/build.sh" | sed 's/^/[bootstrap] /'
+}
+
 link_cli() {
   # Makes `voice-bridge` work from any shell when we may write to /usr/local/bin.
   if [ -w /usr/local/bin ]; then
@@ -88,5 +95,6 @@ link_cli() {
 install_apt_packages
 ensure_node
 install_npm_dependencies
+build_native
 link_cli
 log "ready"
