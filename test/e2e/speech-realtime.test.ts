@@ -22,7 +22,9 @@ class Raw {
   readonly events: Ev[] = [];
   private waiters: Array<() => void> = [];
   closed: { code: number; reason: string } | undefined;
-  constructor(readonly ws: WebSocket) {
+  readonly ws: WebSocket;
+  constructor(ws: WebSocket) {
+    this.ws = ws;
     ws.on("message", (d) => {
       this.events.push(JSON.parse(d.toString()) as Ev);
       for (const w of this.waiters.splice(0)) w();
