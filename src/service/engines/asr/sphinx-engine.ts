@@ -26,7 +26,8 @@ export interface RecognizeOptions {
   hotwords?: readonly string[];
   /**
    * Called with words as they become settled while decoding runs (final = false), then once with
-   * the words of the final hypothesis not delivered yet (final = true).
+   * the words of the final hypothesis after the last delivered one (final = true). Delivered words
+   * are committed: the resolved list is exactly what was delivered, in order.
    */
   onWords?: (words: RecognizedWord[], final: boolean) => void;
   signal?: AbortSignal;
@@ -62,7 +63,7 @@ const SPEED_ARGS = ["-fwdflat", "no", "-maxhmmpf", "3000", "-maxwpf", "10"];
 /** Chunk fed per step: 250 ms, so a partial result follows every quarter second of audio. */
 const CHUNK = SPHINX_SAMPLE_RATE / 4;
 /** A word counts as settled once it ended this many frames before the decoder's current frame. */
-const SETTLE_FRAMES = 30;
+const SETTLE_FRAMES = 80;
 /** Hotword searches cached per decoder (the oldest name is reused beyond that). */
 const MAX_HOTWORD_SEARCHES = 16;
 
@@ -187,6 +188,7 @@ export class SphinxEngine implements AsrEngine {
       // rather than with whatever the previous request left, and still decode chunk by chunk.
       await this.addon.prime(d.handle, pcm);
       let delivered = 0;
+      const committed: RecognizedWord[] = [];
       let previous: RecognizedWord[] = [];
       for (let at = 0; at < pcm.length; at += CHUNK) {
         opts.signal?.throwIfAborted();
@@ -205,16 +207,25 @@ export class SphinxEngine implements AsrEngine {
         ) {
           settled++;
         }
-        if (settled > delivered) {
-          opts.onWords(partial.slice(delivered, settled), false);
+        const agrees = committed.every(
+          (w, i) => partial[i]?.word === w.word && partial[i]?.startMs === w.startMs,
+        );
+        if (agrees && settled > delivered) {
+          const fresh = partial.slice(delivered, settled);
+          committed.push(...fresh);
+          opts.onWords(fresh, false);
           delivered = settled;
         }
         previous = partial;
       }
-      const final = toWords((await this.addon.end(d.handle)).words);
+      const last = toWords((await this.addon.end(d.handle)).words);
       started = false;
-      opts.onWords?.(final.slice(delivered), true);
-      return final;
+      // Words already streamed are committed: the result is those words, then the final
+      // hypothesis's words after them, so the streamed pieces always add up to the result.
+      const edge = committed.at(-1)?.endMs ?? 0;
+      const tail = committed.length === 0 ? last : last.filter((w) => w.startMs >= edge);
+      opts.onWords?.(tail, true);
+      return [...committed, ...tail];
     } finally {
       if (started) await this.addon.end(d.handle).catch(() => {});
       this.release(d);
