@@ -11,12 +11,14 @@ import { join } from "node:path";
 import { SvcClient } from "../src/api/client.ts";
 import type { TtsSession } from "../src/api/tts-session.ts";
 import { startLocalService } from "../src/service/index.ts";
+import { warmSpeechEngines } from "../src/service/speech/engines.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
 
 const KEY = "bench-key";
 const dir = mkdtempSync(join(tmpdir(), "bench-speech-"));
 const svc = await startLocalService({ dataDir: dir, apiKeys: [KEY] });
 const client = new SvcClient({ baseURL: svc.url, apiKey: KEY, maxRetries: 0 });
+await warmSpeechEngines(svc.ctx);
 const SENTENCE = "Thank you for calling, how can I help you today?";
 const FIRST_AUDIO_LIMIT_MS = 200;
 

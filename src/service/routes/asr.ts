@@ -112,8 +112,8 @@ export function parseAsrBody(body: unknown): AsrJob {
 }
 
 export const asrRoute: ServiceRoute = async (app, { ctx }) => {
-  const { engines, release } = acquireSpeechEngines(ctx);
-  app.addHook("onClose", release);
+  const engines = acquireSpeechEngines(ctx);
+  app.addHook("onClose", engines.release);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const job = parseAsrBody(request.body);
@@ -127,7 +127,7 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
           "language zh is not available on the local service: its recognizer (PocketSphinx en-us) only does English",
         );
       }
-      const { asr } = await engines;
+      const { asr } = await engines.get();
       const pcm = await decodeAsrAudio(job.audio, job.type, job.pcm, asr.sampleRate);
       const builder = new TranscriptBuilder(job.itn);
       let first = true;

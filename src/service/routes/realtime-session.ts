@@ -97,8 +97,14 @@ export class RealtimeTtsSession {
   onMessage(raw: string | Buffer, isBinary = false): void {
     if (this.state === "closed") return;
     this.touch();
-    const problem = this.handle(raw, isBinary);
-    if (problem) this.error("400", problem.message, problem.detail);
+    try {
+      const problem = this.handle(raw, isBinary);
+      if (problem) this.error("400", problem.message, problem.detail);
+    } catch (err) {
+      // A bug must not take the process down with it: report it on this session only.
+      this.opts.log?.error({ err, session: this.sessionId }, "tts session message failed");
+      this.error("500", `internal error: ${(err as Error).message}`, String(err));
+    }
   }
 
   /** Acts on one client message; returns what was wrong with it, if anything. */

@@ -23,18 +23,18 @@ function modelOf(ctx: WsContext): string {
 }
 
 export const realtimeRoute: ServiceRoute = async (app, { ctx }) => {
-  const { engines, release } = acquireSpeechEngines(ctx);
-  app.addHook("onClose", release);
+  const engines = acquireSpeechEngines(ctx);
+  app.addHook("onClose", engines.release);
   let live = 0;
 
   for (const prefix of [API_PREFIX, PLAN_PREFIX]) {
     ctx.ws.route(`${prefix}${PATHS.realtimeAudio}`, {
       verify: async (wctx) => {
         modelOf(wctx);
-        await engines; // refuse the handshake if the engines cannot run
+        await engines.get(); // loads them on first use; refuses the handshake if they cannot run
       },
       handle: (ws, wctx) => {
-        void engines.then(({ tts }) => {
+        void engines.get().then(({ tts }) => {
           const session = new RealtimeTtsSession(ws, {
             model: modelOf(wctx),
             account: wctx.account,

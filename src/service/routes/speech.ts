@@ -17,11 +17,11 @@ import { SseWriter, sseData } from "../sse-writer.ts";
 const SSE_CHUNK_BYTES = 16 * 1024;
 
 export const speechRoute: ServiceRoute = async (app, { ctx }) => {
-  const { engines, release } = acquireSpeechEngines(ctx);
+  const engines = acquireSpeechEngines(ctx);
   const urls = new SpeechUrlStore(ctx.dataDir);
   app.addHook("onClose", async () => {
     urls.close();
-    await release();
+    await engines.release();
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -62,7 +62,7 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
       throw err;
     }
     const text = spokenText(b.input as string, params);
-    const { tts } = await engines;
+    const { tts } = await engines.get();
     const render = async () => {
       const parts: Int16Array[] = [];
       await renderSpeech(tts, text, params, (pcm) => parts.push(pcm));

@@ -1,24 +1,35 @@
-// The speech engines of one local service: created by the first speech route that needs them,
-// shared by E4, E5 and E6, closed with the server.
+// The speech engines of one local service, shared by E4, E5 and E6: loaded once, on the first speech
+// request (or by warmSpeechEngines at start-up), then kept; closed with the server. Lazy so that a
+// service started for chat or files alone never spawns TTS workers or loads the ASR model.
 import type { ServiceContext } from "../context.ts";
-import { SphinxEngine } from "../engines/asr/sphinx-engine.ts";
+import { type AsrEngine, SphinxEngine } from "../engines/asr/sphinx-engine.ts";
+import { SyntheticAsr } from "../engines/synthetic/asr.ts";
+import { SyntheticTts } from "../engines/synthetic/tts.ts";
+import type { TtsEngine } from "../engines/tts/engine.ts";
 import { EspeakPool } from "../engines/tts/espeak-pool.ts";
 import type { ClonedVoiceResolver } from "../engines/tts/voices.ts";
 
 export interface SpeechEngines {
-  tts: EspeakPool;
-  asr: SphinxEngine;
+  tts: TtsEngine;
+  asr: AsrEngine;
   /** Cloned voices (E10 store), when one has been attached. */
   clonedVoices?: ClonedVoiceResolver;
 }
 
 interface Entry {
-  engines: Promise<SpeechEngines>;
+  engines: Promise<SpeechEngines> | undefined;
   users: number;
+  closed: boolean;
 }
 
 const byContext = new WeakMap<ServiceContext, Entry>();
 const resolvers = new WeakMap<ServiceContext, ClonedVoiceResolver>();
+const synthetic = new WeakSet<ServiceContext>();
+
+/** Benchmark-only engine profile: tones and a fixed transcript instead of espeak-ng and PocketSphinx. */
+export function useSyntheticSpeechEngines(ctx: ServiceContext): void {
+  synthetic.add(ctx);
+}
 
 /** Lets the voice store tell the speech routes what a cloned voice sounds like. */
 export function attachClonedVoices(ctx: ServiceContext, resolver: ClonedVoiceResolver): void {
@@ -30,6 +41,7 @@ export function clonedVoicesOf(ctx: ServiceContext): ClonedVoiceResolver | undef
 }
 
 async function create(ctx: ServiceContext): Promise<SpeechEngines> {
+  if (synthetic.has(ctx)) return { tts: new SyntheticTts(), asr: new SyntheticAsr() };
   const tts = new EspeakPool();
   const asr = new SphinxEngine({ workDir: `${ctx.dataDir}/asr` });
   await Promise.all([tts.start(), asr.start()]);
@@ -37,28 +49,53 @@ async function create(ctx: ServiceContext): Promise<SpeechEngines> {
   return { tts, asr };
 }
 
-/** Engines for a route; call the returned release when the route's server closes. */
-export function acquireSpeechEngines(ctx: ServiceContext): {
-  engines: Promise<SpeechEngines>;
-  release: () => Promise<void>;
-} {
+function entryOf(ctx: ServiceContext): Entry {
   let entry = byContext.get(ctx);
   if (!entry) {
-    entry = { engines: create(ctx), users: 0 };
-    entry.engines.catch((err) => ctx.log.error({ err }, "speech engines failed to start"));
+    entry = { engines: undefined, users: 0, closed: false };
     byContext.set(ctx, entry);
   }
+  return entry;
+}
+
+function load(ctx: ServiceContext, entry: Entry): Promise<SpeechEngines> {
+  if (entry.closed) return Promise.reject(new Error("speech engines closed"));
+  if (!entry.engines) {
+    entry.engines = create(ctx);
+    entry.engines.catch((err) => {
+      ctx.log.error({ err }, "speech engines failed to start");
+      entry.engines = undefined; // a later request tries again
+    });
+  }
+  return entry.engines;
+}
+
+/** Loads the engines now (e.g. at start-up) so that no request waits for the model load. */
+export function warmSpeechEngines(ctx: ServiceContext): Promise<SpeechEngines> {
+  return load(ctx, entryOf(ctx));
+}
+
+export interface SpeechEnginesHandle {
+  /** The engines, loaded on first call. */
+  get(): Promise<SpeechEngines>;
+  /** Call when the route's server closes; the last release closes the engines. */
+  release(): Promise<void>;
+}
+
+/** Engines for a route module. */
+export function acquireSpeechEngines(ctx: ServiceContext): SpeechEnginesHandle {
+  const entry = entryOf(ctx);
   entry.users++;
-  const e = entry;
   let released = false;
   return {
-    engines: e.engines,
+    get: () => load(ctx, entry),
     release: async () => {
       if (released) return;
       released = true;
-      if (--e.users > 0) return;
+      if (--entry.users > 0) return;
+      entry.closed = true;
       byContext.delete(ctx);
-      const engines = await e.engines.catch(() => undefined);
+      const engines = await entry.engines?.catch(() => undefined);
       await Promise.all([engines?.tts.close(), engines?.asr.close()]);
     },
   };
