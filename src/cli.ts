@@ -63,9 +63,17 @@ program
   .option("--host <host>", "address to listen on (env SVC_LOCAL_HOST, default 127.0.0.1)")
   .option("--port <port>", "port to listen on (env SVC_LOCAL_PORT, default 8080)")
   .option("--data-dir <dir>", "files, metadata and the dev key (env SVC_LOCAL_DATA_DIR, default .data)")
-  .action(async (opts: { host?: string; port?: string; dataDir?: string }) => {
+  .addOption(
+    new Option(
+      "--engines <profile>",
+      "speech/chat engines; 'synthetic' is for benchmarks only: tones, a fixed transcript (env SVC_ENGINE_PROFILE)",
+    ).choices(["standard", "synthetic"]),
+  )
+  .action(async (opts: { host?: string; port?: string; dataDir?: string; engines?: string }) => {
     const port = opts.port ?? process.env.SVC_LOCAL_PORT ?? "8080";
-    const config = load(program.opts(), { local: { host: opts.host, port, dataDir: opts.dataDir } });
+    const config = load(program.opts(), {
+      local: { host: opts.host, port, dataDir: opts.dataDir, engineProfile: opts.engines },
+    });
     const log = createLogger(config.log, process.stderr);
     const { startLocalService, serviceOptionsFromConfig } = await import("./service/index.ts");
     const service = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });

@@ -106,6 +106,11 @@ export const configSchema = z.object({
       scriptedAgent: z.string().min(1).optional(),
       /** Milliseconds between streamed words of the scripted engine (0: as fast as possible). */
       scriptedPaceMs: z.coerce.number().min(0).max(10_000).default(15),
+      /**
+       * Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for
+       * speech, a fixed transcript, the scripted agent at zero pace (see README "Benchmarks").
+       */
+      engineProfile: z.enum(["standard", "synthetic"]).default("standard"),
     })
     .prefault({}),
   twilio: z
@@ -155,6 +160,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_CHAT_UPSTREAM_API_KEY: ["local", "chatUpstreamApiKey"],
   SVC_SCRIPTED_AGENT: ["local", "scriptedAgent"],
   SVC_SCRIPTED_PACE_MS: ["local", "scriptedPaceMs"],
+  SVC_ENGINE_PROFILE: ["local", "engineProfile"],
   TWILIO_ACCOUNT_SID: ["twilio", "accountSid"],
   TWILIO_AUTH_TOKEN: ["twilio", "authToken"],
   LOG_LEVEL: ["log", "level"],

@@ -11,6 +11,7 @@ import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
 import { ROUTES } from "./routes/index.ts";
 import { buildServer } from "./server.ts";
+import { useSyntheticSpeechEngines } from "./speech/engines.ts";
 import { openDatabase } from "./store/db.ts";
 import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
@@ -36,6 +37,11 @@ export interface LocalServiceOptions {
   maxConcurrentPerKey?: number;
   /** Idle time before a messages (E2) stream sends a ping (default 5000 ms). */
   pingIntervalMs?: number;
+  /**
+   * `synthetic` is for benchmarks only: tone-burst TTS, a fixed-phrase ASR and the scripted agent
+   * at zero pace (src/service/engines/synthetic), so a load test measures the bridge, not the engines.
+   */
+  engineProfile?: "standard" | "synthetic";
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -50,6 +56,7 @@ export interface LocalServiceConfig {
   chatUpstreamApiKey?: string | undefined;
   scriptedAgent?: string | undefined;
   scriptedPaceMs?: number | undefined;
+  engineProfile?: "standard" | "synthetic" | undefined;
 }
 
 /** Maps the configuration's `local` section to startLocalService options (the logger aside). */
@@ -61,7 +68,14 @@ export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServic
   if (local.chatUpstreamApiKey) chat.upstreamApiKey = local.chatUpstreamApiKey;
   if (local.scriptedAgent) chat.agentFile = local.scriptedAgent;
   if (local.scriptedPaceMs !== undefined) chat.paceMs = local.scriptedPaceMs;
-  return { host: local.host, port: local.port, dataDir: local.dataDir, apiKeys: local.apiKeys, chat };
+  return {
+    host: local.host,
+    port: local.port,
+    dataDir: local.dataDir,
+    apiKeys: local.apiKeys,
+    chat,
+    ...(local.engineProfile ? { engineProfile: local.engineProfile } : {}),
+  };
 }
 
 export interface LocalService {
@@ -83,7 +97,11 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
   const db = openDatabase(dataDir);
   const files = new FileStore(db, dataDir, log.child({ store: "files" }));
   const holder: { ctx?: ServiceContext } = {};
-  const engine = createChatEngine(opts.chat ?? {}, () => holder.ctx?.transcriber);
+  const synthetic = opts.engineProfile === "synthetic";
+  const chatOptions = synthetic
+    ? { ...opts.chat, engine: "scripted" as const, paceMs: 0 }
+    : (opts.chat ?? {});
+  const engine = createChatEngine(chatOptions, () => holder.ctx?.transcriber);
   const chat = new ChatService({
     engine,
     media: new MediaResolver(files, dataDir),
@@ -101,6 +119,12 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     transcriber: opts.transcribe,
   };
   holder.ctx = ctx;
+  if (synthetic) {
+    useSyntheticSpeechEngines(ctx);
+    log.warn(
+      "engine profile 'synthetic' (benchmarks only): speech is tones, every transcript one fixed phrase",
+    );
+  }
   const app = await buildServer(ctx, ROUTES);
   app.addHook("onClose", async () => db.close());
   const address = await app.listen({ host: opts.host ?? "127.0.0.1", port: opts.port ?? 0 });
