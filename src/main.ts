@@ -3,7 +3,7 @@
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
-import { registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
+import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
@@ -35,6 +35,8 @@ export interface BridgeOverrides {
   clock?: Clock;
   /** Replaces the services built from the API client (fault-injection tests). */
   wrapServices?: (services: SessionServices) => SessionServices;
+  /** Replaces Twilio's REST API for hang-up and transfer (tests: Twilio's servers are not reachable). */
+  callControl?: CallControl;
 }
 
 export function sessionConfigFrom(config: Config): SessionConfig {
@@ -140,7 +142,13 @@ export async function startBridge(
     metrics.activeCalls.inc();
     session.start();
   };
-  const twilio: TwilioRoutes = registerTwilio(http, { config, log, clock, onCall });
+  const twilio: TwilioRoutes = registerTwilio(http, {
+    config,
+    log,
+    clock,
+    onCall,
+    ...(overrides.callControl ? { callControl: overrides.callControl } : {}),
+  });
 
   const address = await http.listen({ host: config.server.host, port: config.server.port });
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
