@@ -8,7 +8,7 @@ setup:
 	@scripts/bootstrap.sh
 
 start: setup
-	@bin/voice-bridge start
+	@bin/voice-bridge --config config/demo-hotline.yaml start
 
 test: setup
 	@$(ENV) npm run --silent typecheck
