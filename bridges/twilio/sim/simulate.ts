@@ -116,6 +116,8 @@ export interface SimResult {
   callerAudio: Int16Array;
   mediaSent: number;
   mediaReceived: number;
+  /** When each agent media message arrived (ms since the start of the stream), in order. */
+  mediaReceivedMs: number[];
   marks: SimMark[];
   /** When each `clear` was received (ms since the start of the stream). */
   clears: number[];
@@ -462,6 +464,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     callerAudio: callerRec.toArray(),
     mediaSent,
     mediaReceived,
+    mediaReceivedMs: receipts,
     marks,
     clears,
     turns,

@@ -1,0 +1,248 @@
+// `npm run bench -- calls [--calls N] [--seconds S] [--lg-procs K] [--ramp-s R] [--cpu-prof DIR]`
+//
+// N simulated Twilio calls of S seconds against a separate bridge process, all on 127.0.0.1:
+//   local service (`voice-bridge service --engines synthetic`, benchmark-only engines)
+//     ← bridge (`voice-bridge start`, SVC_BASE_URL/SVC_API_KEY pointing at it, signed Twilio)
+//       ← K load-generator processes (bench/lib/calls-load.ts), each running its share of the
+//         calls with simulateCall: real-time 20 ms µ-law media, marks echoed, clear honoured.
+// Every caller says "What are your opening hours?" (espeak-ng) at 5 s and every 8 s after, so
+// the bridge runs full turns: VAD, end of turn, ASR request, chat stream, TTS session, paced
+// playout of a ~4 s reply. Calls start evenly over R seconds (default min(5, S/4)); the
+// steady-state window runs from R + 1 s after the first start until 0.5 s before the first end.
+// Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts. Everything is
+// bounded in time and every process this starts is stopped before it exits.
+
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simulateCall } from "../bridges/twilio/sim/simulate.ts";
+import type { LoadReport, LoadSpec } from "./lib/calls-load.ts";
+import {
+  exited,
+  processCpuUs,
+  processRssMb,
+  spawnNode,
+  stopProcess,
+  waitForLine,
+} from "./lib/calls-procs.ts";
+import { type BridgeCallEnd, summarize } from "./lib/calls-summary.ts";
+import { espeakSpeech } from "./lib/measure.ts";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: expected a positive number`);
+  return v;
+}
+const strArg = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+
+const N = Math.round(arg("calls", 50));
+const S = arg("seconds", 30);
+const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
+const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
+const CPU_PROF = strArg("cpu-prof");
+const KEY = "bench-key";
+const TOKEN = "bench-twilio-token";
+/** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
+const MIN_EOU_MS = 600;
+const PHRASE_AT_S = 5;
+const PHRASE_EVERY_S = 8;
+if (S < 12) throw new Error("--seconds: at least 12 (a caller turn at 5 s and the reply)");
+
+const dir = mkdtempSync(join(tmpdir(), "bench-calls-"));
+const children: ChildProcess[] = [];
+const deadline = setTimeout(
+  () => {
+    process.stderr.write("bench calls: overall time limit reached, stopping\n");
+    for (const c of children) c.kill("SIGKILL");
+    process.exit(3);
+  },
+  (S + RAMP_S + 180) * 1000,
+);
+deadline.unref();
+
+/** The caller's side of every call: quiet line noise and the phrase at 5 s, 13 s, 21 s, … */
+function callerTimeline(): Int16Array {
+  const phrase = espeakSpeech("What are your opening hours?", 8000);
+  const out = new Int16Array(Math.round(S * 8000));
+  let seed = 12345;
+  for (let i = 0; i < out.length; i++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    out[i] = ((seed >>> 16) % 21) - 10; // about -70 dBFS: a quiet line, below the VAD's energy gate
+  }
+  for (let at = PHRASE_AT_S; at + phrase.length / 8000 + 5 < S; at += PHRASE_EVERY_S) {
+    out.set(phrase, Math.round(at * 8000));
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const timeline = callerTimeline();
+  const timelinePath = join(dir, "caller.s16");
+  writeFileSync(timelinePath, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
+
+  // The local service, synthetic engines.
+  const svcLog = join(dir, "service.log");
+  const svc = spawnNode(
+    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
+    { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
+    svcLog,
+  );
+  children.push(svc);
+  const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
+
+  // The bridge, as deployed: info logs (JSON lines, to a file), signed Twilio requests.
+  const bridgeLog = join(dir, "bridge.log");
+  const configPath = join(dir, "bridge.yaml");
+  writeFileSync(configPath, `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SVC_BASE_URL: svcUrl,
+    SVC_API_KEY: KEY,
+    SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
+    TWILIO_AUTH_TOKEN: TOKEN,
+    LOG_LEVEL: "info",
+    LOG_FORMAT: "json",
+    VOICE_BRIDGE_CONFIG: configPath,
+  };
+  delete env.TWILIO_ACCOUNT_SID;
+  delete env.PUBLIC_URL;
+  const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
+  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog);
+  children.push(bridge);
+  const bridgeUrl = (
+    await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
+  )[1]!;
+  const bridgePid = bridge.pid!;
+
+  // Warm-up (code paths compiled, pools filled), then the idle footprint.
+  await Promise.all(
+    [0, 1].map(() =>
+      simulateCall({
+        url: bridgeUrl,
+        authToken: TOKEN,
+        caller: { samples: timeline.subarray(0, 12 * 8000), rate: 8000 },
+        maxSeconds: 9,
+        fetchTranscript: false,
+      }),
+    ),
+  );
+  await new Promise((r) => setTimeout(r, 1500));
+  const idleRssMb = processRssMb(bridgePid);
+
+  // The load: call i starts at t0 + i·ramp/N, dealt round-robin to the load generators.
+  const t0 = Date.now() + 2000;
+  const starts = Array.from({ length: N }, (_, i) => t0 + Math.round((i * RAMP_S * 1000) / N));
+  const window: [number, number] = [t0 + (RAMP_S + 1) * 1000, t0 + S * 1000 - 500];
+  if (window[1] - window[0] < 3000) throw new Error("--seconds too short for a measuring window: raise it");
+  const loads = Array.from({ length: K }, (_, k) => {
+    const spec: LoadSpec = {
+      url: bridgeUrl,
+      authToken: TOKEN,
+      timelinePath,
+      seconds: S,
+      startsAtMs: starts.filter((_, i) => i % K === k),
+      windowMs: window,
+    };
+    const specPath = join(dir, `load-${k}.json`);
+    writeFileSync(specPath, JSON.stringify(spec));
+    const out = join(dir, `load-${k}.out.json`);
+    const child = spawnNode(
+      ["bench/lib/calls-load.ts", specPath, out],
+      process.env,
+      join(dir, `load-${k}.log`),
+    );
+    children.push(child);
+    return { child, out };
+  });
+
+  // The window: CPU of the bridge and the service at both ends, the bridge's RSS every second.
+  const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+  await sleepUntil(window[0]);
+  const cpu0 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!) };
+  const rss: number[] = [];
+  let activeCalls = -1;
+  const mid = (window[0] + window[1]) / 2;
+  while (Date.now() < window[1] - 1000) {
+    await sleepUntil(Math.min(window[1], Date.now() + 1000));
+    rss.push(processRssMb(bridgePid));
+    if (activeCalls < 0 && Date.now() >= mid) activeCalls = await readyCalls(bridgeUrl);
+  }
+  await sleepUntil(window[1]);
+  const cpu1 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!) };
+  const windowS = (window[1] - window[0]) / 1000;
+
+  const reports: LoadReport[] = [];
+  for (const l of loads) {
+    const code = await exited(l.child, (S + RAMP_S + 90) * 1000);
+    if (code !== 0)
+      throw new Error(
+        `load generator exited ${code}: ${readFileSync(`${l.out.replace(".out.json", ".log")}`, "utf8").slice(-2000)}`,
+      );
+    reports.push(JSON.parse(readFileSync(l.out, "utf8")) as LoadReport);
+  }
+
+  await stopProcess(bridge, 40_000);
+  await stopProcess(svc, 10_000);
+
+  const sorted = [...rss].sort((a, b) => a - b);
+  const result = summarize({
+    calls: N,
+    seconds: S,
+    windowS,
+    bridgeCpuUs: cpu1.bridge - cpu0.bridge,
+    serviceCpuUs: cpu1.svc - cpu0.svc,
+    idleRssMb,
+    loadedRssMb: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+    activeCallsMidWindow: activeCalls,
+    minEndOfTurnMs: MIN_EOU_MS,
+    loads: reports,
+    bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8")),
+  });
+  console.log(JSON.stringify(result));
+}
+
+async function readyCalls(url: string): Promise<number> {
+  try {
+    const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
+    return body.calls ?? -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** The Twilio transport's "call ended" lines: frames delivered to the session, timestamp gaps. */
+function bridgeCallEnds(log: string): Map<string, BridgeCallEnd> {
+  const ends = new Map<string, BridgeCallEnd>();
+  for (const line of log.split("\n")) {
+    if (!line.includes('"inFrames"')) continue;
+    try {
+      const e = JSON.parse(line) as { callSid?: string; inFrames?: number; inGaps?: number };
+      if (e.callSid && typeof e.inFrames === "number") {
+        ends.set(e.callSid, { inFrames: e.inFrames, inGaps: e.inGaps ?? 0 });
+      }
+    } catch {
+      // not a JSON log line
+    }
+  }
+  return ends;
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench calls: ${(err as Error).stack ?? err}\nlogs kept in ${dir}\n`);
+  for (const c of children) c.kill("SIGKILL");
+  process.exitCode = 1;
+} finally {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  if (!process.exitCode && !process.argv.includes("--keep")) rmSync(dir, { recursive: true, force: true });
+  else if (process.argv.includes("--keep")) process.stderr.write(`bench calls: logs kept in ${dir}\n`);
+}

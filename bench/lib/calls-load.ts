@@ -1,0 +1,151 @@
+// One load-generator process of `npm run bench -- calls`: places its share of the simulated
+// Twilio calls (bridges/twilio/sim/simulate.ts) at the start times it is given, each speaking the
+// shared caller timeline, and writes one JSON report: per call the caller-side frame analysis
+// and the bridge's per-turn metrics, plus this process's own CPU time and event-loop delay over
+// the measuring window (so a saturated load generator is seen, not mistaken for the bridge).
+//
+// Usage (by bench/calls.ts): node calls-load.ts SPEC.json OUT.json
+import { readFileSync, writeFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { analyzeAgentFrames } from "./calls-frames.ts";
+
+export interface LoadSpec {
+  url: string;
+  authToken: string;
+  /** Raw little-endian Int16 mono 8 kHz: what every caller says, from the start of its stream. */
+  timelinePath: string;
+  seconds: number;
+  /** Epoch ms each call of this process starts at. */
+  startsAtMs: number[];
+  /** Measuring window, epoch ms. */
+  windowMs: [number, number];
+}
+
+export interface TurnFigures {
+  eouDelayMs?: number;
+  asrMs?: number;
+  llmTtftMs?: number;
+  ttsFirstAudioMs?: number;
+  voiceToVoiceMs?: number;
+}
+
+export interface CallReport {
+  callSid: string;
+  error?: string;
+  endedBy?: string;
+  mediaSent: number;
+  mediaReceived: number;
+  /** Per agent frame, ms (see calls-frames.ts); rounded to 0.01 ms. */
+  latenessMs: number[];
+  stretches: number;
+  gaps: number;
+  gapFrames: number;
+  clears: number;
+  /** Caller-side voice-to-voice per caller utterance (simulator's own yardstick), ms. */
+  callerV2vMs: number[];
+  /** The bridge's metrics per assistant reply to caller speech (GET /calls/:id). */
+  turns: TurnFigures[];
+  transcriptError?: string;
+}
+
+export interface LoadReport {
+  calls: CallReport[];
+  /** This process's CPU over the window, µs. */
+  cpuUs: number;
+  windowS: number;
+  loopDelayMsP99: number;
+  loopDelayMsMax: number;
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+function replyTurns(transcript: unknown): TurnFigures[] {
+  const turns = (transcript as { turns?: unknown[] } | undefined)?.turns;
+  if (!Array.isArray(turns)) return [];
+  const out: TurnFigures[] = [];
+  for (const t of turns as Array<{ role?: string; metrics?: TurnFigures }>) {
+    if (t.role === "assistant" && t.metrics?.voiceToVoiceMs !== undefined) out.push(t.metrics);
+  }
+  return out;
+}
+
+async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Promise<CallReport> {
+  const wait = startAt - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  try {
+    const r = await simulateCall({
+      url: spec.url,
+      authToken: spec.authToken,
+      caller: { samples: caller, rate: 8000 },
+      maxSeconds: spec.seconds,
+    });
+    const starts = r.turns.map((t) => t.startMs);
+    const frames = analyzeAgentFrames(r.mediaReceivedMs, {
+      clearsMs: r.clears,
+      callerSpeechStartsMs: starts,
+    });
+    return {
+      callSid: r.callSid,
+      endedBy: r.endedBy,
+      mediaSent: r.mediaSent,
+      mediaReceived: r.mediaReceived,
+      latenessMs: frames.latenessMs.map(round2),
+      stretches: frames.stretches,
+      gaps: frames.gaps,
+      gapFrames: frames.gapFrames,
+      clears: r.clears.length,
+      callerV2vMs: r.turns.flatMap((t) => (t.responseMs === null ? [] : [t.responseMs])),
+      turns: replyTurns(r.transcript),
+      ...(r.transcriptError ? { transcriptError: r.transcriptError } : {}),
+    };
+  } catch (err) {
+    return {
+      callSid: "",
+      error: (err as Error).message,
+      mediaSent: 0,
+      mediaReceived: 0,
+      latenessMs: [],
+      stretches: 0,
+      gaps: 0,
+      gapFrames: 0,
+      clears: 0,
+      callerV2vMs: [],
+      turns: [],
+    };
+  }
+}
+
+async function main(): Promise<void> {
+  const [specPath, outPath] = process.argv.slice(2);
+  if (!specPath || !outPath) throw new Error("usage: calls-load.ts SPEC.json OUT.json");
+  const spec = JSON.parse(readFileSync(specPath, "utf8")) as LoadSpec;
+  const raw = readFileSync(spec.timelinePath);
+  const caller = new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength >> 1);
+
+  // Own CPU and event-loop delay, over the window only.
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  let cpuStart: NodeJS.CpuUsage | undefined;
+  let cpu: NodeJS.CpuUsage | undefined;
+  const [w0, w1] = spec.windowMs;
+  setTimeout(() => {
+    cpuStart = process.cpuUsage();
+    delay.enable();
+  }, w0 - Date.now()).unref();
+  setTimeout(() => {
+    if (cpuStart) cpu = process.cpuUsage(cpuStart);
+    delay.disable();
+  }, w1 - Date.now()).unref();
+
+  const calls = await Promise.all(spec.startsAtMs.map((at) => runCall(spec, caller, at)));
+  const report: LoadReport = {
+    calls,
+    cpuUs: cpu ? cpu.user + cpu.system : Number.NaN,
+    windowS: (w1 - w0) / 1000,
+    loopDelayMsP99: delay.count ? delay.percentile(99) / 1e6 : Number.NaN,
+    loopDelayMsMax: delay.count ? delay.max / 1e6 : Number.NaN,
+  };
+  writeFileSync(outPath, JSON.stringify(report));
+}
+
+await main();

@@ -1,0 +1,94 @@
+// Child processes of the calls benchmark and what /proc says about them: each part (local
+// service, bridge, load generators) runs as its own Node process so that the bridge's CPU time
+// and memory are its own.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The flags bin/voice-bridge runs the sources with. */
+export const NODE_FLAGS = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"];
+
+const CLK_TCK = (() => {
+  const r = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
+  const v = Number(r.stdout?.trim());
+  return Number.isFinite(v) && v > 0 ? v : 100;
+})();
+
+/** Starts `node [flags] args` with stdout and stderr appended to `logFile`. */
+export function spawnNode(args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+  const fd = openSync(logFile, "a");
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", fd, fd],
+  });
+  closeSync(fd);
+  return child;
+}
+
+/** Waits until `file` has a line matching `re`; returns the match. */
+export async function waitForLine(
+  file: string,
+  re: RegExp,
+  timeoutMs: number,
+  child?: ChildProcess,
+): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+    const m = text.match(re);
+    if (m) return m;
+    if (child && child.exitCode !== null) {
+      throw new Error(`process exited (${child.exitCode}) before ${re}; its log:\n${text.slice(-2000)}`);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`no ${re} in ${file} after ${timeoutMs} ms:\n${text.slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** User + system CPU of a whole process (all its threads), µs; clock-tick resolution. */
+export function processCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at field 3 (state).
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(f[11]);
+  const stime = Number(f[12]);
+  return ((utime + stime) * 1e6) / CLK_TCK;
+}
+
+/** Resident set size of a process, MB. */
+export function processRssMb(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+)\s+kB/m);
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) / 1024;
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within `graceMs`. Resolves with the exit code. */
+export function stopProcess(child: ChildProcess, graceMs: number): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    child.once("exit", (code) => {
+      clearTimeout(kill);
+      resolve(code);
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Resolves when the child exits; rejects after `timeoutMs`. */
+export function exited(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(
+      () => reject(new Error(`pid ${child.pid} still running after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.once("exit", (code) => {
+      clearTimeout(t);
+      resolve(code);
+    });
+  });
+}
