@@ -1,0 +1,291 @@
+// The labelled set of the turn-taking benchmark: caller recordings made with espeak-ng (and
+// synthetic coughs), each laid on a fixed call timeline so the true speech boundaries are
+// known to the sample. Deterministic: voices, speeds, levels, offsets and noise come from
+// fixed lists and a seeded PRNG, so every run plays the same audio.
+import { noise, seededRandom } from "../../test/helpers/noise.ts";
+import { concatPcm, mixPcm, silence, speak } from "../../test/helpers/speech.ts";
+import { cough } from "./turns-audio.ts";
+
+export const CALL_RATE = 8000;
+
+export type Category = "complete" | "pause" | "backchannel" | "cough" | "interrupt";
+
+/** What the caller's labelled sound is laid over. */
+export type Over = "silence" | "greeting" | "reply";
+
+export interface TurnCase {
+  id: string;
+  category: Category;
+  /** The words (or "cough 220 ms"). */
+  text: string;
+  voice: string;
+  wpm: number;
+  over: Over;
+  /** Background noise level over the whole call, dBFS, if any. */
+  noiseDbfs?: number;
+  /** Pause cases: the pause inside the utterance, and whether the words before it sound finished. */
+  pauseMs?: number;
+  firstPartComplete?: boolean;
+  /** The whole caller side of the call, 8 kHz, from the first media frame. */
+  caller: Int16Array;
+  /** The labelled sound on the call's timeline (ms). */
+  startMs: number;
+  endMs: number;
+  /** Pause cases: the silent gap inside the utterance. */
+  pauseFromMs?: number;
+  pauseToMs?: number;
+  /** Over-the-reply cases: the question asked first to get the long fallback reply. */
+  questionEndMs?: number;
+  /** A safety limit: calls end when the agent has had its say (see runCase). */
+  maxSeconds: number;
+}
+
+const VOICES = [
+  "en-us",
+  "en-gb",
+  "en-us+f3",
+  "en-gb-scotland",
+  "en-us+m3",
+  "en-gb-x-rp",
+  "en-029",
+  "en-us+f2",
+  "en-gb-x-gbclan",
+  "en-us-nyc",
+  "en-us+f4",
+];
+const SPEEDS = [150, 165, 180, 140, 175, 160, 190, 155, 170, 145];
+
+/** When the greeting ("Thanks for calling Acme Bikes. How can I help you?", ~3 s) is surely over. */
+const AFTER_GREETING_MS = 4200;
+/** Asked first in over-the-reply cases: no rule matches it, so the long fallback answers (~8 s). */
+const QUESTION = "I have a question about my bike's gears";
+
+const COMPLETE = [
+  "What are your opening hours?",
+  "Where is your shop?",
+  "I want to check the status of my order.",
+  "Can I speak to a person please?",
+  "Are you open on Sunday?",
+  "My order number is four five six seven.",
+  "Thank you very much.",
+  "Hello, is this Acme Bikes?",
+  "Do you repair electric bikes?",
+  "I would like to book a service for my bike.",
+  "When do you close today?",
+  "Where can I find you?",
+  "I need help with a delivery.",
+  "Is my bike ready for pickup?",
+];
+
+/** [before the pause, after it, does the first part sound finished?] */
+const PAUSED: Array<[string, string, boolean]> = [
+  ["I would like to check", "the status of my order.", false],
+  ["My order number is", "four five six seven.", false],
+  ["I bought a bike from you", "and the brakes are squeaking.", true],
+  ["Can you tell me", "when you open on Saturday?", false],
+  ["I was wondering if", "you sell children's helmets.", false],
+  ["So the thing is", "my delivery never arrived.", false],
+  ["Hi, um", "I need to talk to someone about a refund.", false],
+  ["I ordered a red bike", "but you sent me a blue one.", true],
+  ["Could you please", "tell me your address?", false],
+  ["The order was placed on Monday", "and it still hasn't shipped.", true],
+  ["I need to change", "the delivery address.", false],
+  ["What time do you", "close on Friday?", false],
+  ["I'm calling about", "a repair I booked last week.", false],
+  ["Yes, the number is", "one two three, four five six.", true],
+];
+const PAUSES_MS = [200, 250, 300, 350, 400, 450, 500, 550, 600, 650, 700, 300, 500, 700];
+
+const BACKCHANNELS = ["uh-huh", "okay", "yeah", "mm hmm", "right", "uh huh", "sure", "okay", "yeah", "I see"];
+const COUGH_MS = [150, 180, 210, 240, 270, 300];
+
+const INTERRUPTIONS = [
+  "Wait, stop, I need to change my order.",
+  "Hold on, that's not what I asked.",
+  "No no, I want to talk to a person.",
+  "Sorry, can you repeat that?",
+  "Excuse me, I need my order status.",
+  "Stop. I just want your opening hours.",
+  "Actually, where are you located?",
+  "Hang on, my order number is one two three.",
+  "Wait, wait, I have a question.",
+  "Excuse me, could you stop for a second?",
+];
+
+interface Placed {
+  caller: Int16Array;
+  startMs: number;
+  endMs: number;
+  questionEndMs?: number;
+}
+
+const ms = (samples: number) => (samples * 1000) / CALL_RATE;
+
+/** Lays `sound` on the timeline: after the greeting, over it, or over the fallback reply. */
+function place(sound: Int16Array, over: Over, offsetMs: number, voice: string, wpm: number): Placed {
+  if (over === "silence") {
+    const lead = silence(AFTER_GREETING_MS + offsetMs, CALL_RATE);
+    return {
+      caller: concatPcm([lead, sound]),
+      startMs: ms(lead.length),
+      endMs: ms(lead.length + sound.length),
+    };
+  }
+  if (over === "greeting") {
+    // The greeting starts ~0.1–0.3 s into the stream and lasts ~3 s.
+    const lead = silence(offsetMs, CALL_RATE);
+    return {
+      caller: concatPcm([lead, sound]),
+      startMs: ms(lead.length),
+      endMs: ms(lead.length + sound.length),
+    };
+  }
+  const lead = silence(AFTER_GREETING_MS, CALL_RATE);
+  const question = speak(QUESTION, { rate: CALL_RATE, voice, wpm });
+  // The reply starts ~0.6–1.2 s after the question ends; `offsetMs` is counted from the question's end.
+  const gap = silence(offsetMs, CALL_RATE);
+  const before = lead.length + question.length + gap.length;
+  return {
+    caller: concatPcm([lead, question, gap, sound]),
+    startMs: ms(before),
+    endMs: ms(before + sound.length),
+    questionEndMs: ms(lead.length + question.length),
+  };
+}
+
+/**
+ * Adds seeded background noise from the start of the call to 4 s after the labelled sound, which
+ * covers every decision the case judges (the simulator hangs up only after the caller's timeline).
+ */
+function withNoise(c: TurnCase, dbfs: number, seed: number): TurnCase {
+  const bedMs = c.endMs + 4000;
+  const bed = noise(bedMs, CALL_RATE, { dbfs, seed, color: seed % 2 ? "pink" : "white" });
+  return { ...c, caller: mixPcm(bed, c.caller), noiseDbfs: dbfs };
+}
+
+export function buildCases(): TurnCase[] {
+  const rand = seededRandom(20260501);
+  const cases: TurnCase[] = [];
+  let n = 0;
+  const pick = () => {
+    const i = n++;
+    return {
+      voice: VOICES[i % VOICES.length]!,
+      wpm: SPEEDS[i % SPEEDS.length]!,
+      gainDb: Math.round((rand() * 6 - 3) * 10) / 10,
+    };
+  };
+  const say = (text: string, p: ReturnType<typeof pick>) =>
+    speak(text, { rate: CALL_RATE, voice: p.voice, wpm: p.wpm, gainDb: p.gainDb });
+  // Complete utterances: long enough for the reply (the fallback is ~8 s) to play out, as its
+  // metrics are filed only once it has. Others are judged within ~2 s of the sound's end.
+  const tailS = (endMs: number, category?: Category) =>
+    Math.ceil((endMs + (category === "complete" ? 15_000 : 3500)) / 1000);
+
+  COMPLETE.forEach((text, i) => {
+    const p = pick();
+    const at = place(say(text, p), "silence", Math.round(rand() * 600), p.voice, p.wpm);
+    cases.push({
+      id: `complete-${i + 1}`,
+      category: "complete",
+      text,
+      voice: p.voice,
+      wpm: p.wpm,
+      over: "silence",
+      ...at,
+      maxSeconds: tailS(at.endMs, "complete"),
+    });
+  });
+
+  PAUSED.forEach(([a, b, complete], i) => {
+    const p = pick();
+    const first = say(a, p);
+    const pause = PAUSES_MS[i]!;
+    const clip = concatPcm([first, silence(pause, CALL_RATE), say(b, p)]);
+    const at = place(clip, "silence", Math.round(rand() * 600), p.voice, p.wpm);
+    cases.push({
+      id: `pause-${i + 1}`,
+      category: "pause",
+      text: `${a} … ${b}`,
+      voice: p.voice,
+      wpm: p.wpm,
+      over: "silence",
+      pauseMs: pause,
+      firstPartComplete: complete,
+      ...at,
+      pauseFromMs: at.startMs + ms(first.length),
+      pauseToMs: at.startMs + ms(first.length) + pause,
+      maxSeconds: tailS(at.endMs),
+    });
+  });
+
+  // Over the agent: half over the greeting, half over the fallback reply.
+  const overAgent = (i: number): { over: Over; offsetMs: number } =>
+    i % 2 === 0
+      ? { over: "greeting", offsetMs: 700 + Math.round(rand() * 900) }
+      : { over: "reply", offsetMs: 2200 + Math.round(rand() * 2000) };
+
+  BACKCHANNELS.forEach((text, i) => {
+    const p = pick();
+    const { over, offsetMs } = overAgent(i);
+    const at = place(say(text, p), over, offsetMs, p.voice, p.wpm);
+    cases.push({
+      id: `backchannel-${i + 1}`,
+      category: "backchannel",
+      text,
+      voice: p.voice,
+      wpm: p.wpm,
+      over,
+      ...at,
+      maxSeconds: tailS(at.endMs),
+    });
+  });
+
+  COUGH_MS.forEach((durationMs, i) => {
+    const p = pick();
+    const { over, offsetMs } = overAgent(i);
+    const burst = cough(CALL_RATE, {
+      durationMs,
+      seed: 7000 + i,
+      centreHz: 600 + Math.round(rand() * 900),
+      dbfs: -22 + p.gainDb,
+    });
+    const at = place(burst, over, offsetMs, p.voice, p.wpm);
+    cases.push({
+      id: `cough-${i + 1}`,
+      category: "cough",
+      text: `cough ${durationMs} ms`,
+      voice: "synthetic",
+      wpm: 0,
+      over,
+      ...at,
+      maxSeconds: tailS(at.endMs),
+    });
+  });
+
+  INTERRUPTIONS.forEach((text, i) => {
+    const p = pick();
+    const { over, offsetMs } = overAgent(i);
+    const at = place(
+      say(text, p),
+      over,
+      over === "greeting" ? Math.min(offsetMs, 1100) : offsetMs,
+      p.voice,
+      p.wpm,
+    );
+    cases.push({
+      id: `interrupt-${i + 1}`,
+      category: "interrupt",
+      text,
+      voice: p.voice,
+      wpm: p.wpm,
+      over,
+      ...at,
+      maxSeconds: tailS(at.endMs),
+    });
+  });
+
+  // Background noise on every fourth case, -45 to -35 dBFS.
+  const levels = [-45, -42, -40, -38, -35];
+  return cases.map((c, i) => (i % 4 === 3 ? withNoise(c, levels[(i >> 2) % levels.length]!, 9100 + i) : c));
+}

@@ -1,0 +1,132 @@
+// Judges one benchmark call: what the bridge did with the labelled sound, from the bridge's own
+// record (GET /calls/:id) and from what the simulated caller heard and received (agent audio on
+// the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
+import type { SimResult } from "../../bridges/twilio/sim/simulate.ts";
+import type { CallEvent, CallRecord, TurnMetrics } from "../../src/session/transcript.ts";
+import { audibleBetween, firstAudible } from "./turns-audio.ts";
+import type { TurnCase } from "./turns-cases.ts";
+
+export interface Outcome {
+  id: string;
+  category: TurnCase["category"];
+  over: TurnCase["over"];
+  text: string;
+  /** Length of the labelled sound, ms. */
+  soundMs: number;
+  noiseDbfs?: number;
+  /** False when the call did not set the scene the case needs (e.g. the agent was not speaking). */
+  valid: boolean;
+  invalidWhy?: string;
+  userTexts: string[];
+  bargeIns: { interrupted: number; resumed: number };
+  // complete utterances
+  eouDelayMs?: number;
+  asrMs?: number;
+  voiceToVoiceMs?: number;
+  /** End of speech (truth) → first agent audio the caller heard. */
+  callerVoiceToVoiceMs?: number;
+  /** eouDelayMs corrected by the gap between the bridge's end of speech and the truth. */
+  callerEouDelayMs?: number;
+  // pauses
+  pauseMs?: number;
+  firstPartComplete?: boolean;
+  premature?: boolean;
+  /** The agent was heard between the pause's start and the end of the utterance. */
+  prematureAudible?: boolean;
+  // over the agent
+  /** A `clear` reached the caller during (or within 1 s after) the sound: the agent paused or stopped. */
+  paused?: boolean;
+  falseBargeIn?: boolean;
+  missed?: boolean;
+  /** Caller speech start (truth) → `clear` received. */
+  clearMs?: number;
+  bridgeBargeInMs?: number;
+  error?: string;
+}
+
+const RATE = 8000;
+
+function asRecord(t: unknown): CallRecord | undefined {
+  if (typeof t !== "object" || t === null || !Array.isArray((t as CallRecord).events)) return undefined;
+  return t as CallRecord;
+}
+
+type Assistant = Extract<CallEvent, { type: "assistant" }>;
+
+export function judge(c: TurnCase, sim: SimResult): Outcome {
+  const out: Outcome = {
+    id: c.id,
+    category: c.category,
+    over: c.over,
+    text: c.text,
+    soundMs: Math.round(c.endMs - c.startMs),
+    ...(c.noiseDbfs !== undefined ? { noiseDbfs: c.noiseDbfs } : {}),
+    valid: true,
+    userTexts: [],
+    bargeIns: { interrupted: 0, resumed: 0 },
+  };
+  const record = asRecord(sim.transcript);
+  if (!record) return { ...out, valid: false, invalidWhy: `no call record: ${sim.transcriptError ?? "?"}` };
+  const events = record.events;
+  // User turns from the labelled sound: in over-the-reply cases, those recorded after the sound
+  // began (the question's turn is confirmed well before it). Event times are wall clock; the
+  // call's start event is within a few ms of the stream's first frame.
+  const t0 = Date.parse(record.startedAt);
+  const from = c.questionEndMs !== undefined ? c.startMs - 200 : Number.NEGATIVE_INFINITY;
+  const users = events.flatMap((e, i) =>
+    e.type === "user" && Date.parse(e.at) - t0 >= from ? [{ e, i }] : [],
+  );
+  out.userTexts = users.map((u) => u.e.text);
+  for (const e of events) {
+    if (e.type === "barge-in") out.bargeIns[e.outcome] += 1;
+  }
+  const agent = sim.agentAudio;
+  const speakingAt = (ms: number) => audibleBetween(agent, RATE, ms - 300, ms + 40);
+
+  if (c.category === "complete" || c.category === "pause") {
+    if (speakingAt(c.startMs))
+      return { ...out, valid: false, invalidWhy: "agent still speaking at speech start" };
+  } else if (!speakingAt(c.startMs)) {
+    return { ...out, valid: false, invalidWhy: "agent not speaking at the sound's start" };
+  }
+
+  if (c.category === "complete") {
+    const u = users[0];
+    if (!u) return { ...out, invalidWhy: "no user turn recorded (nothing recognized)" };
+    const reply = events.slice(u.i + 1).find((e): e is Assistant => e.type === "assistant");
+    const m: TurnMetrics = reply?.metrics ?? {};
+    if (m.eouDelayMs !== undefined) out.eouDelayMs = m.eouDelayMs;
+    if (m.asrMs !== undefined) out.asrMs = m.asrMs;
+    if (m.voiceToVoiceMs !== undefined) out.voiceToVoiceMs = m.voiceToVoiceMs;
+    const heard = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
+    if (heard !== null) out.callerVoiceToVoiceMs = Math.round(heard - c.endMs);
+    if (
+      m.eouDelayMs !== undefined &&
+      m.voiceToVoiceMs !== undefined &&
+      out.callerVoiceToVoiceMs !== undefined
+    ) {
+      out.callerEouDelayMs = m.eouDelayMs + out.callerVoiceToVoiceMs - m.voiceToVoiceMs;
+    }
+    return out;
+  }
+
+  if (c.category === "pause") {
+    out.pauseMs = c.pauseMs!;
+    out.firstPartComplete = c.firstPartComplete!;
+    out.prematureAudible = audibleBetween(agent, RATE, c.pauseFromMs!, c.endMs);
+    out.premature = users.length >= 2 || out.prematureAudible;
+    return out;
+  }
+
+  const clear = sim.clears.find((t) => t >= c.startMs - 20 && t <= c.endMs + 1000);
+  out.paused = clear !== undefined;
+  if (c.category === "interrupt") {
+    out.missed = out.bargeIns.interrupted === 0;
+    if (!out.missed && clear !== undefined) out.clearMs = Math.round(clear - c.startMs);
+    const cut = events.find((e): e is Assistant => e.type === "assistant" && e.interrupted);
+    if (cut?.metrics.bargeInMs !== undefined) out.bridgeBargeInMs = cut.metrics.bargeInMs;
+  } else {
+    out.falseBargeIn = out.bargeIns.interrupted > 0;
+  }
+  return out;
+}

@@ -1,0 +1,100 @@
+// Runs the labelled calls through a real bridge: startBridge with the embedded local service
+// (scripted agent, espeak-ng TTS, PocketSphinx ASR) in this process, each case placed as a
+// Twilio call by the simulator, a few at a time so the set takes a couple of minutes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { loadConfig } from "../../src/config.ts";
+import { silentLogger } from "../../src/log.ts";
+import { type Bridge, startBridge } from "../../src/main.ts";
+import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
+import { judge, type Outcome } from "./turns-judge.ts";
+
+export interface BenchBridge {
+  bridge: Bridge;
+  close(): Promise<void>;
+}
+
+/** A bridge on a loopback port with its own temporary data directory (removed on close). */
+export async function startBenchBridge(env: Record<string, string> = {}): Promise<BenchBridge> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-turns-"));
+  const config = loadConfig({
+    env: { HOST: "127.0.0.1", PORT: "0", SVC_LOCAL_DATA_DIR: dir, LOG_LEVEL: "silent", ...env },
+  });
+  const bridge = await startBridge(config, silentLogger);
+  return {
+    bridge,
+    async close() {
+      await bridge.close(2000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** GET /calls/:id once the call has been filed (its call-end event), plus a moment for the last reply. */
+async function fetchRecord(url: string, callSid: string): Promise<unknown> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    await new Promise((r) => setTimeout(r, 150));
+    const res = await fetch(`${url}/calls/${encodeURIComponent(callSid)}`);
+    if (!res.ok) continue;
+    const record = (await res.json()) as { events?: Array<{ type: string }> };
+    if (!record.events?.some((e) => e.type === "call-end")) continue;
+    await new Promise((r) => setTimeout(r, 250));
+    return (await fetch(`${url}/calls/${encodeURIComponent(callSid)}`)).json();
+  }
+  throw new Error(`GET /calls/${callSid}: no finished record`);
+}
+
+export async function runCase(url: string, c: TurnCase): Promise<Outcome> {
+  try {
+    const sim = await simulateCall({
+      url,
+      caller: { samples: c.caller, rate: CALL_RATE, label: c.id },
+      maxSeconds: c.maxSeconds,
+      // Hang up as soon as the agent has finished: a reply cut short by the hang-up is not filed
+      // in the call record (CallSession.end cancels the playing reply; see the bench report).
+      hangUpAfterMs: 300,
+      // Fetched below, once the bridge has filed the call.
+      fetchTranscript: false,
+      // The simulator's own speech yardstick must sit above the noise bed.
+      ...(c.noiseDbfs !== undefined ? { speechThresholdDbfs: Math.max(-45, c.noiseDbfs + 10) } : {}),
+    });
+    sim.transcript = await fetchRecord(url, sim.callSid);
+    return judge(c, sim);
+  } catch (err) {
+    return {
+      id: c.id,
+      category: c.category,
+      over: c.over,
+      text: c.text,
+      soundMs: Math.round(c.endMs - c.startMs),
+      valid: false,
+      invalidWhy: "call failed",
+      error: (err as Error).message,
+      userTexts: [],
+      bargeIns: { interrupted: 0, resumed: 0 },
+    };
+  }
+}
+
+/** Runs the cases `concurrency` at a time (starts staggered so speech ends do not line up). */
+export async function runCases(
+  url: string,
+  cases: readonly TurnCase[],
+  concurrency: number,
+  onDone?: (o: Outcome) => void,
+): Promise<Outcome[]> {
+  const results = new Array<Outcome>(cases.length);
+  let next = 0;
+  const worker = async (w: number) => {
+    await new Promise((r) => setTimeout(r, w * 900));
+    while (next < cases.length) {
+      const i = next++;
+      results[i] = await runCase(url, cases[i]!);
+      onDone?.(results[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, (_, w) => worker(w)));
+  return results;
+}

@@ -1,0 +1,110 @@
+// The turn-taking benchmark's figures from the judged calls: rates over the valid cases of each
+// category (a case is invalid when its call did not set the scene, e.g. the agent had already
+// stopped talking), medians of the timings, and the counts behind every figure.
+import { percentile, round } from "./measure.ts";
+import type { Outcome } from "./turns-judge.ts";
+
+export const TARGETS = {
+  eou_delay_ms_p50: 300,
+  premature_cutoff_rate: 0.03,
+  barge_in_ms_p50: 300,
+  false_barge_in_rate: 0.05,
+  missed_barge_in_rate: 0.05,
+} as const;
+
+const rate = (hits: number, of: number) => (of > 0 ? round(hits / of, 3) : null);
+const p = (values: number[], q: number) => (values.length ? Math.round(percentile(values, q)) : null);
+const nums = (values: Array<number | undefined>) => values.filter((v): v is number => v !== undefined);
+
+export function summarize(outcomes: readonly Outcome[]) {
+  const valid = outcomes.filter((o) => o.valid);
+  const of = (cat: Outcome["category"]) => valid.filter((o) => o.category === cat);
+
+  const complete = of("complete");
+  const eou = nums(complete.map((o) => o.eouDelayMs));
+  const eouCaller = nums(complete.map((o) => o.callerEouDelayMs));
+
+  const pauses = of("pause");
+  const premature = pauses.filter((o) => o.premature);
+  const afterComplete = pauses.filter((o) => o.firstPartComplete);
+  const afterUnfinished = pauses.filter((o) => !o.firstPartComplete);
+
+  const overAgent = [...of("backchannel"), ...of("cough")];
+  const falseBarge = overAgent.filter((o) => o.falseBargeIn);
+  const interrupts = of("interrupt");
+  const missed = interrupts.filter((o) => o.missed);
+  const clearMs = nums(interrupts.map((o) => o.clearMs));
+
+  const figures = {
+    eou_delay_ms_p50: p(eou, 50),
+    premature_cutoff_rate: rate(premature.length, pauses.length),
+    barge_in_ms_p50: p(clearMs, 50),
+    false_barge_in_rate: rate(falseBarge.length, overAgent.length),
+    missed_barge_in_rate: rate(missed.length, interrupts.length),
+  };
+  const meets = Object.fromEntries(
+    Object.entries(TARGETS).map(([k, limit]) => {
+      const v = figures[k as keyof typeof figures];
+      return [k, v === null ? null : v <= limit];
+    }),
+  );
+  const countBy = (list: readonly Outcome[]) =>
+    Object.fromEntries(
+      ["complete", "pause", "backchannel", "cough", "interrupt"].map((c) => [
+        c,
+        list.filter((o) => o.category === c).length,
+      ]),
+    );
+
+  return {
+    ...figures,
+    targets: TARGETS,
+    meets_targets: meets,
+    n: countBy(valid),
+    n_total: countBy(outcomes),
+    invalid: outcomes
+      .filter((o) => !o.valid)
+      .map((o) => ({ id: o.id, why: o.invalidWhy, ...(o.error ? { error: o.error } : {}) })),
+    eou: {
+      with_metrics: eou.length,
+      eou_delay_ms_p90: p(eou, 90),
+      eou_delay_ms_max: eou.length ? Math.max(...eou) : null,
+      // The bridge's delay corrected to the true end of speech (its VAD end vs. the timeline).
+      caller_eou_delay_ms_p50: p(eouCaller, 50),
+      asr_ms_p50: p(nums(complete.map((o) => o.asrMs)), 50),
+      caller_voice_to_voice_ms_p50: p(nums(complete.map((o) => o.callerVoiceToVoiceMs)), 50),
+      no_turn: complete.filter((o) => o.userTexts.length === 0).length,
+      split_in_two: complete.filter((o) => o.userTexts.length > 1).length,
+      waited_long: eou.filter((v) => v >= 1000).length,
+    },
+    pause: {
+      premature: premature.length,
+      premature_audible: premature.filter((o) => o.prematureAudible).length,
+      premature_after_complete_words: `${afterComplete.filter((o) => o.premature).length}/${afterComplete.length}`,
+      premature_after_unfinished_words: `${afterUnfinished.filter((o) => o.premature).length}/${afterUnfinished.length}`,
+      premature_pause_ms: premature.map((o) => o.pauseMs),
+    },
+    backchannel: {
+      false_barge_ins: of("backchannel").filter((o) => o.falseBargeIn).length,
+      paused_then_resumed: of("backchannel").filter((o) => o.paused && !o.falseBargeIn).length,
+      ignored: of("backchannel").filter((o) => !o.paused).length,
+      // Length of each backchannel that interrupted the agent, and of each that did not.
+      interrupted_ms: of("backchannel")
+        .filter((o) => o.falseBargeIn)
+        .map((o) => o.soundMs),
+      resumed_ms: of("backchannel")
+        .filter((o) => !o.falseBargeIn)
+        .map((o) => o.soundMs),
+    },
+    cough: {
+      false_barge_ins: of("cough").filter((o) => o.falseBargeIn).length,
+      paused_then_resumed: of("cough").filter((o) => o.paused && !o.falseBargeIn).length,
+      ignored: of("cough").filter((o) => !o.paused).length,
+    },
+    interrupt: {
+      missed: missed.length,
+      barge_in_ms_p90: p(clearMs, 90),
+      bridge_barge_in_ms_p50: p(nums(interrupts.map((o) => o.bridgeBargeInMs)), 50),
+    },
+  };
+}
