@@ -1,8 +1,9 @@
 // E10 cloned voices: one page, or every voice with the cursor followed automatically.
 import { type ClientContext, v1 } from "./context.ts";
+import { SvcValidationError } from "./errors.ts";
 import type { CallOptions } from "./http.ts";
 import { PATHS } from "./types/paths.ts";
-import type { VoiceEntry, VoiceList, VoiceListParams } from "./types/voices.ts";
+import type { VoiceCreateRequest, VoiceEntry, VoiceList, VoiceListParams } from "./types/voices.ts";
 import { validateVoiceListParams } from "./validate.ts";
 
 export class VoicesApi {
@@ -10,6 +11,14 @@ export class VoicesApi {
 
   constructor(ctx: ClientContext) {
     this.ctx = ctx;
+  }
+
+  /** Clones a voice from a stored audio file (mp3 or wav, 5 to 10 s); see VoiceCreateRequest. */
+  async create(req: VoiceCreateRequest, opts: CallOptions = {}): Promise<VoiceEntry> {
+    if (typeof req.file_id !== "string" || req.file_id === "")
+      throw new SvcValidationError("file_id", "the id of a stored audio file", req.file_id);
+    const ex = await this.ctx.http.send({ method: "POST", path: v1(PATHS.voices), json: req }, opts);
+    return ex.json<VoiceEntry>();
   }
 
   /** One page. */
@@ -36,7 +45,8 @@ export class VoicesApi {
       // A server that repeats a cursor would loop forever: stop instead.
       if (!cursor || seen.has(cursor)) return;
       seen.add(cursor);
-      p = backward ? { ...params, before: cursor } : { ...params, after: cursor, before: undefined };
+      // With both cursors, `before` stays: it bounds the window that `after` walks through.
+      p = backward ? { ...params, before: cursor } : { ...params, after: cursor };
     }
   }
 }

@@ -8,6 +8,7 @@ import { messagesRoute } from "./messages.ts";
 import { realtimeRoute } from "./realtime.ts";
 import { responsesRoute } from "./responses.ts";
 import { speechRoute } from "./speech.ts";
+import { voicesRoute } from "./voices.ts";
 
 export const ROUTES: readonly ServiceRoute[] = [
   filesRoute,
@@ -17,4 +18,5 @@ export const ROUTES: readonly ServiceRoute[] = [
   speechRoute,
   realtimeRoute,
   asrRoute,
+  voicesRoute,
 ];
