@@ -1,4 +1,5 @@
-// `npm run bench -- calls [--calls N] [--seconds S] [--lg-procs K] [--ramp-s R] [--cpu-prof DIR]`
+// `npm run bench -- calls [--calls N] [--seconds S] [--lg-procs K] [--ramp-s R] [--cpu-prof DIR]
+//   [--lg-cpu-prof DIR] [--keep]` (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs)
 //
 // N simulated Twilio calls of S seconds against a separate bridge process, all on 127.0.0.1:
 //   local service (`voice-bridge service --engines synthetic`, benchmark-only engines)
@@ -19,7 +20,9 @@ import { join } from "node:path";
 import { simulateCall } from "../bridges/twilio/sim/simulate.ts";
 import type { LoadReport, LoadSpec } from "./lib/calls-load.ts";
 import {
+  bridgeLoopLagMs,
   exited,
+  machineBusyUs,
   processCpuUs,
   processRssMb,
   spawnNode,
@@ -46,6 +49,7 @@ const S = arg("seconds", 30);
 const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
 const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
+const LG_CPU_PROF = strArg("lg-cpu-prof");
 const KEY = "bench-key";
 const TOKEN = "bench-twilio-token";
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
@@ -155,7 +159,12 @@ async function main(): Promise<void> {
     writeFileSync(specPath, JSON.stringify(spec));
     const out = join(dir, `load-${k}.out.json`);
     const child = spawnNode(
-      ["bench/lib/calls-load.ts", specPath, out],
+      [
+        ...(LG_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${LG_CPU_PROF}`] : []),
+        "bench/lib/calls-load.ts",
+        specPath,
+        out,
+      ],
       process.env,
       join(dir, `load-${k}.log`),
     );
@@ -166,7 +175,8 @@ async function main(): Promise<void> {
   // The window: CPU of the bridge and the service at both ends, the bridge's RSS every second.
   const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
   await sleepUntil(window[0]);
-  const cpu0 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!) };
+  await bridgeLoopLagMs(bridgeUrl); // resets the bridge's lag histogram: what follows is the window's
+  const cpu0 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!), machine: machineBusyUs() };
   const rss: number[] = [];
   let activeCalls = -1;
   const mid = (window[0] + window[1]) / 2;
@@ -176,7 +186,8 @@ async function main(): Promise<void> {
     if (activeCalls < 0 && Date.now() >= mid) activeCalls = await readyCalls(bridgeUrl);
   }
   await sleepUntil(window[1]);
-  const cpu1 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!) };
+  const cpu1 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!), machine: machineBusyUs() };
+  const loopLag = await bridgeLoopLagMs(bridgeUrl);
   const windowS = (window[1] - window[0]) / 1000;
 
   const reports: LoadReport[] = [];
@@ -202,6 +213,8 @@ async function main(): Promise<void> {
     idleRssMb,
     loadedRssMb: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
     activeCallsMidWindow: activeCalls,
+    machineBusyUs: cpu1.machine - cpu0.machine,
+    bridgeLoopLagMs: loopLag,
     minEndOfTurnMs: MIN_EOU_MS,
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8")),

@@ -113,15 +113,32 @@ export class Pacer {
     };
   }
 
+  /** A full frame goes out once the far side holds at most this much (ms). */
+  get #fullUntil(): number {
+    return this.leadMs - this.frameMs;
+  }
+
+  /**
+   * A partial frame (the end of what was pushed so far) waits one frame longer than a full one for
+   * the rest of its audio, then goes out padded: the last frame of an utterance keeps nearly the
+   * whole lead against network jitter instead of arriving just before the far side runs dry.
+   */
+  get #partialUntil(): number {
+    return Math.max(0, this.leadMs - 2 * this.frameMs);
+  }
+
   #pump(): void {
     const now = this.#clock.now();
     if (this.#playoutEnd < now) this.#playoutEnd = now;
-    const fullUntil = this.leadMs - this.frameMs;
+    const fullUntil = this.#fullUntil;
     while (this.#queued >= this.frameSamples && this.#playoutEnd - now <= fullUntil && !this.#closed) {
       this.#emit(this.frameSamples);
     }
-    // A partial frame waits for the rest of its audio unless the far side is about to run dry.
-    if (this.#queued > 0 && this.#queued < this.frameSamples && this.#playoutEnd - now <= this.frameMs) {
+    if (
+      this.#queued > 0 &&
+      this.#queued < this.frameSamples &&
+      this.#playoutEnd - now <= this.#partialUntil
+    ) {
       this.#emit(this.#queued);
     }
     this.#schedule(now);
@@ -131,8 +148,8 @@ export class Pacer {
     if (this.#queued === 0 || this.#closed) return;
     const wakeAt =
       this.#queued >= this.frameSamples
-        ? this.#playoutEnd - (this.leadMs - this.frameMs)
-        : this.#playoutEnd - this.frameMs;
+        ? this.#playoutEnd - this.#fullUntil
+        : this.#playoutEnd - this.#partialUntil;
     this.#wakeAt = wakeAt;
     this.#timer = this.#clock.setTimeout(() => this.#wake(), Math.max(0, wakeAt - now));
   }

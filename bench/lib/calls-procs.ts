@@ -92,3 +92,22 @@ export function exited(child: ChildProcess, timeoutMs: number): Promise<number |
     });
   });
 }
+
+/** Busy CPU time of the whole machine (all cores, /proc/stat), µs. */
+export function machineBusyUs(): number {
+  const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal …
+  const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!;
+  return (busy * 1e6) / CLK_TCK;
+}
+
+/** Event-loop lag figures of the bridge from its Prometheus endpoint (prom-client resets them per scrape). */
+export async function bridgeLoopLagMs(url: string): Promise<{ p99: number; max: number }> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const get = (name: string) => Number(text.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) * 1000;
+    return { p99: get("nodejs_eventloop_lag_p99_seconds"), max: get("nodejs_eventloop_lag_max_seconds") };
+  } catch {
+    return { p99: Number.NaN, max: Number.NaN };
+  }
+}

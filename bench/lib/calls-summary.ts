@@ -46,6 +46,10 @@ export interface RunFacts {
   idleRssMb: number;
   loadedRssMb: number;
   activeCallsMidWindow: number;
+  /** Busy CPU of the whole machine over the window, µs (the rest of it is other work on the machine). */
+  machineBusyUs: number;
+  /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling). */
+  bridgeLoopLagMs: { p99: number; max: number };
   minEndOfTurnMs: number;
   loads: LoadReport[];
   bridgeEnds: Map<string, BridgeCallEnd>;
@@ -127,6 +131,9 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     idle_rss_mb: round(f.idleRssMb, 1),
     loaded_rss_mb: round(f.loadedRssMb, 1),
     service_cpu_us_per_call_s: round(f.serviceCpuUs / perCallS, 0),
+    bridge_loop_lag_ms_p99: round(f.bridgeLoopLagMs.p99, 1),
+    bridge_loop_lag_ms_max: round(f.bridgeLoopLagMs.max, 1),
+    other_cpu_cores: round((f.machineBusyUs - f.bridgeCpuUs - f.serviceCpuUs - lg) / 1e6 / f.windowS, 2),
     lg_procs: f.loads.length,
     lg_cpu_us_per_call_s: round(lg / perCallS, 0),
     lg_loop_delay_ms_p99: round(Math.max(...f.loads.map((l) => l.loopDelayMsP99)), 1),

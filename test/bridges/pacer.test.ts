@@ -103,12 +103,12 @@ describe("Pacer", () => {
     expect(sent.map((s) => s.data[0])).toEqual([0, 160, 320]);
   });
 
-  it("holds a partial frame until its rest arrives or the far side is about to run dry", () => {
+  it("holds a partial frame one frame past its slot for the rest of its audio, then sends it padded", () => {
     const clock = new VirtualClock();
     const { pacer, sent } = rig(clock);
     pacer.push(ramp(10 * 160 + 10));
     expect(sent.length).toBe(10);
-    clock.advance(100);
+    clock.advance(30);
     expect(sent.length).toBe(10);
     pacer.push(ramp(150, 1610));
     expect(sent.length).toBe(11);
@@ -117,13 +117,16 @@ describe("Pacer", () => {
     expect(sent[10]!.data[10]).toBe(1610);
 
     pacer.push(ramp(30));
-    clock.advance(99);
+    clock.advance(29);
     expect(sent.length).toBe(11);
     clock.advance(1);
-    // At t=200 the far side holds 20 ms (one frame): the partial goes out padded.
+    // At t=60 the far side holds 160 ms: a full frame would have gone 20 ms ago; the partial goes
+    // out padded, with most of the lead still ahead of it.
     expect(sent.length).toBe(12);
+    expect(sent[11]!.at).toBe(60);
     expect(sent[11]!.samples).toBe(30);
     expect(sent[11]!.drained).toBe(true);
+    expect(pacer.aheadMs).toBe(180);
   });
 
   it("catches up after late timers: the far side never runs dry and never holds more than the lead", () => {
