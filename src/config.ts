@@ -111,6 +111,11 @@ export const configSchema = z.object({
        * speech, a fixed transcript, the scripted agent at zero pace (see README "Benchmarks").
        */
       engineProfile: z.enum(["standard", "synthetic"]).default("standard"),
+      /** Comma-separated words and phrases that stop an image prompt (E7/E8 content_filtered); unset → built-in list. */
+      imageBlocklist: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
+        .optional(),
     })
     .prefault({}),
   twilio: z
@@ -161,6 +166,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_SCRIPTED_AGENT: ["local", "scriptedAgent"],
   SVC_SCRIPTED_PACE_MS: ["local", "scriptedPaceMs"],
   SVC_ENGINE_PROFILE: ["local", "engineProfile"],
+  SVC_IMAGE_BLOCKLIST: ["local", "imageBlocklist"],
   TWILIO_ACCOUNT_SID: ["twilio", "accountSid"],
   TWILIO_AUTH_TOKEN: ["twilio", "authToken"],
   LOG_LEVEL: ["log", "level"],

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import type { Accounts } from "./auth.ts";
 import type { ChatService } from "./engines/chat/chat-service.ts";
+import type { ImageServiceOptions } from "./engines/image/options.ts";
 import type { Transcriber } from "./media/transcriber.ts";
 import type { Database } from "./store/db.ts";
 import type { FileStore } from "./store/files.ts";
@@ -28,6 +29,8 @@ export interface ServiceContext {
    * itself (`ctx.transcriber = …`); the scripted chat engine reads it at each request.
    */
   transcriber: Transcriber | undefined;
+  /** E7/E8 settings (blocklist, clock, engine); defaults when absent. */
+  readonly images?: ImageServiceOptions | undefined;
 }
 
 export interface RouteOptions {

@@ -7,6 +7,7 @@ import { Accounts, resolveApiKeys } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { ChatService } from "./engines/chat/chat-service.ts";
 import { type ChatEngineOptions, createChatEngine } from "./engines/chat/index.ts";
+import type { ImageServiceOptions } from "./engines/image/options.ts";
 import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
 import { ROUTES } from "./routes/index.ts";
@@ -18,6 +19,7 @@ import { WsRouter } from "./ws.ts";
 
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
 export type { ChatEngineOptions } from "./engines/chat/index.ts";
+export type { ImageServiceOptions } from "./engines/image/options.ts";
 export type { AudioClip, Transcriber } from "./media/transcriber.ts";
 
 export interface LocalServiceOptions {
@@ -42,6 +44,8 @@ export interface LocalServiceOptions {
    * at zero pace (src/service/engines/synthetic), so a load test measures the bridge, not the engines.
    */
   engineProfile?: "standard" | "synthetic";
+  /** E7/E8: content blocklist, clock, engine (default: the placeholder engine). */
+  images?: ImageServiceOptions;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -57,6 +61,7 @@ export interface LocalServiceConfig {
   scriptedAgent?: string | undefined;
   scriptedPaceMs?: number | undefined;
   engineProfile?: "standard" | "synthetic" | undefined;
+  imageBlocklist?: string[] | undefined;
 }
 
 /** Maps the configuration's `local` section to startLocalService options (the logger aside). */
@@ -75,6 +80,7 @@ export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServic
     apiKeys: local.apiKeys,
     chat,
     ...(local.engineProfile ? { engineProfile: local.engineProfile } : {}),
+    ...(local.imageBlocklist ? { images: { blocklist: local.imageBlocklist } } : {}),
   };
 }
 
@@ -117,6 +123,7 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     files,
     chat,
     transcriber: opts.transcribe,
+    images: opts.images,
   };
   holder.ctx = ctx;
   if (synthetic) {

@@ -4,6 +4,7 @@ import type { ServiceRoute } from "../context.ts";
 import { asrRoute } from "./asr.ts";
 import { chatCompletionsRoute } from "./chat-completions.ts";
 import { filesRoute } from "./files.ts";
+import { imagesRoute } from "./images.ts";
 import { messagesRoute } from "./messages.ts";
 import { realtimeRoute } from "./realtime.ts";
 import { responsesRoute } from "./responses.ts";
@@ -19,4 +20,5 @@ export const ROUTES: readonly ServiceRoute[] = [
   realtimeRoute,
   asrRoute,
   voicesRoute,
+  imagesRoute,
 ];
