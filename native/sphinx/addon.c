@@ -1,21 +1,20 @@
 /*
  * PocketSphinx kept loaded in-process, as a Node-API addon (plain C, no npm deps).
  *
- * Why native: loading the en-us model takes ~0.5 s; a process per request would pay it every
+ * Why native: loading the en-us model takes ~0.3 s; a process per request would pay it every
  * time. One decoder is a single-threaded object, so the JS side owns a pool of decoders and
- * never uses one decoder from two requests at once. The slow calls (create, addLm, process,
+ * never uses one decoder from two requests at once. The slow calls (create, prime, process,
  * end) run on the libuv thread pool so the event loop keeps serving calls.
  *
  * JS surface (all handles are externals):
  *   create(args: string[]) -> Promise<handle>             args as for pocketsphinx_continuous
- *   addLm(h, name, arpaPath, weight) -> Promise<void>     base LM interpolated with an ARPA LM
  *   useSearch(h, name) -> void                            "" selects the default search
  *   lookup(h, word) -> string | null                      dictionary pronunciation
  *   addWord(h, word, phones) -> boolean
  *   start(h) -> void
  *   prime(h, Int16Array) -> Promise<void>                  CMN estimate from a whole utterance
  *   process(h, Int16Array, fullUtt) -> Promise<{hyp, words}>   partial hypothesis so far
- *   end(h) -> Promise<{hyp, words}>                       final hypothesis
+ *   end(h, nbest?) -> Promise<{hyp, words, nbest?}>        final hypothesis (+ lattice alternatives)
  *   free(h) -> void
  * words: [{word, startFrame, endFrame}] (100 frames per second, fillers included).
  */
@@ -26,7 +25,6 @@
 #include <sphinxbase/err.h>
 #include <sphinxbase/fe.h>
 #include <sphinxbase/feat.h>
-#include <sphinxbase/ngram_model.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +48,14 @@ typedef struct seg_s {
   int sf, ef;
 } seg_t;
 
-typedef enum { OP_CREATE, OP_ADDLM, OP_PROCESS, OP_END, OP_PRIME } op_t;
+typedef struct nbest_s {
+  char *hyp;
+  int32 score;
+  seg_t *segs;
+  int nseg;
+} nbest_t;
+
+typedef enum { OP_CREATE, OP_PROCESS, OP_END, OP_PRIME } op_t;
 
 typedef struct {
   op_t op;
@@ -61,8 +66,6 @@ typedef struct {
   /* inputs */
   int argc;
   char **argv;
-  char *name, *path;
-  float weight;
   int16_t *pcm;
   size_t n;
   int full_utt;
@@ -72,6 +75,9 @@ typedef struct {
   char *hyp;
   seg_t *segs;
   int nseg;
+  int nbest_max; /* end(): alternatives to collect from the lattice */
+  struct nbest_s *nbest;
+  int n_nbest;
 } job_t;
 
 static void job_free(napi_env env, job_t *j) {
@@ -79,12 +85,16 @@ static void job_free(napi_env env, job_t *j) {
     for (int i = 0; i < j->argc; i++) free(j->argv[i]);
     free(j->argv);
   }
-  free(j->name);
-  free(j->path);
   free(j->pcm);
   free(j->hyp);
   for (int i = 0; i < j->nseg; i++) free(j->segs[i].word);
   free(j->segs);
+  for (int k = 0; k < j->n_nbest; k++) {
+    free(j->nbest[k].hyp);
+    for (int i = 0; i < j->nbest[k].nseg; i++) free(j->nbest[k].segs[i].word);
+    free(j->nbest[k].segs);
+  }
+  free(j->nbest);
   if (j->handle_ref) napi_delete_reference(env, j->handle_ref);
   free(j);
 }
@@ -96,6 +106,43 @@ static void decoder_finalize(napi_env env, void *data, void *hint) {
   if (d->prime_fe) fe_free(d->prime_fe);
   if (d->ps) ps_free(d->ps);
   free(d);
+}
+
+static seg_t *collect_segs(ps_seg_t *it, int *count) {
+  int cap = 16, n = 0;
+  seg_t *segs = malloc(sizeof(seg_t) * cap);
+  for (; it; it = ps_seg_next(it)) {
+    if (n == cap) {
+      cap *= 2;
+      segs = realloc(segs, sizeof(seg_t) * cap);
+    }
+    int sf = 0, ef = 0;
+    ps_seg_frames(it, &sf, &ef);
+    segs[n].word = strdup(ps_seg_word(it));
+    segs[n].sf = sf;
+    segs[n].ef = ef;
+    n++;
+  }
+  *count = n;
+  return segs;
+}
+
+static void collect_nbest(job_t *j) {
+  if (j->nbest_max <= 0) return;
+  j->nbest = calloc(j->nbest_max, sizeof(nbest_t));
+  ps_nbest_t *nb = ps_nbest(j->dec->ps);
+  while (nb && j->n_nbest < j->nbest_max) {
+    int32 score = 0;
+    const char *hyp = ps_nbest_hyp(nb, &score);
+    if (hyp) {
+      nbest_t *e = &j->nbest[j->n_nbest++];
+      e->hyp = strdup(hyp);
+      e->score = score;
+      e->segs = collect_segs(ps_nbest_seg(nb), &e->nseg);
+    }
+    nb = ps_nbest_next(nb);
+  }
+  if (nb) ps_nbest_free(nb);
 }
 
 static void collect_result(job_t *j) {
@@ -143,36 +190,6 @@ static void execute(napi_env env, void *data) {
       snprintf(j->dec->default_search, sizeof j->dec->default_search, "%s", s ? s : "");
       return;
     }
-    case OP_ADDLM: {
-      ps_decoder_t *ps = j->dec->ps;
-      ngram_model_t *base = ps_get_lm(ps, j->dec->default_search);
-      if (!base) {
-        j->rc = -1;
-        snprintf(j->err, sizeof j->err, "decoder has no base n-gram model");
-        return;
-      }
-      ngram_model_t *hot = ngram_model_read(ps_get_config(ps), j->path, NGRAM_ARPA, ps_get_logmath(ps));
-      if (!hot) {
-        j->rc = -1;
-        snprintf(j->err, sizeof j->err, "cannot read ARPA model %s", j->path);
-        return;
-      }
-      ngram_model_t *models[2] = {ngram_model_retain(base), hot};
-      char *names[2] = {"base", "hot"};
-      float32 weights[2] = {1.0f - j->weight, j->weight};
-      ngram_model_t *set = ngram_model_set_init(ps_get_config(ps), models, names, weights, 2);
-      if (!set) {
-        ngram_model_free(models[0]);
-        ngram_model_free(hot);
-        j->rc = -1;
-        snprintf(j->err, sizeof j->err, "cannot build interpolated model");
-        return;
-      }
-      j->rc = ps_set_lm(ps, j->name, set);
-      ngram_model_free(set); /* the search keeps its own reference */
-      if (j->rc < 0) snprintf(j->err, sizeof j->err, "ps_set_lm failed");
-      return;
-    }
     case OP_PROCESS: {
       int r = ps_process_raw(j->dec->ps, j->pcm, j->n, FALSE, j->full_utt);
       if (r < 0) {
@@ -200,6 +217,7 @@ static void execute(napi_env env, void *data) {
       long frames = 0;
       const int16 *p = j->pcm;
       size_t left = j->n;
+      fe_start_stream(d->prime_fe); /* forget noise estimates of earlier requests */
       fe_start_utt(d->prime_fe);
       while (left > 0) {
         int32 nfr = block;
@@ -234,9 +252,27 @@ static void execute(napi_env env, void *data) {
         return;
       }
       collect_result(j);
+      collect_nbest(j);
       return;
     }
   }
+}
+
+static napi_value make_words(napi_env env, seg_t *segs, int nseg) {
+  napi_value words;
+  napi_create_array_with_length(env, nseg, &words);
+  for (int i = 0; i < nseg; i++) {
+    napi_value w, s, e, o;
+    napi_create_object(env, &o);
+    napi_create_string_utf8(env, segs[i].word, NAPI_AUTO_LENGTH, &w);
+    napi_create_int32(env, segs[i].sf, &s);
+    napi_create_int32(env, segs[i].ef, &e);
+    napi_set_named_property(env, o, "word", w);
+    napi_set_named_property(env, o, "startFrame", s);
+    napi_set_named_property(env, o, "endFrame", e);
+    napi_set_element(env, words, i, o);
+  }
+  return words;
 }
 
 static napi_value make_result(napi_env env, job_t *j) {
@@ -257,6 +293,21 @@ static napi_value make_result(napi_env env, job_t *j) {
     napi_set_element(env, words, i, o);
   }
   napi_set_named_property(env, obj, "words", words);
+  if (j->nbest_max > 0) {
+    napi_value list;
+    napi_create_array_with_length(env, j->n_nbest, &list);
+    for (int k = 0; k < j->n_nbest; k++) {
+      napi_value o, h, sc;
+      napi_create_object(env, &o);
+      napi_create_string_utf8(env, j->nbest[k].hyp, NAPI_AUTO_LENGTH, &h);
+      napi_create_int32(env, j->nbest[k].score, &sc);
+      napi_set_named_property(env, o, "hyp", h);
+      napi_set_named_property(env, o, "score", sc);
+      napi_set_named_property(env, o, "words", make_words(env, j->nbest[k].segs, j->nbest[k].nseg));
+      napi_set_element(env, list, k, o);
+    }
+    napi_set_named_property(env, obj, "nbest", list);
+  }
   return obj;
 }
 
@@ -278,7 +329,6 @@ static void complete(napi_env env, napi_status status, void *data) {
       case OP_CREATE:
         napi_create_external(env, j->dec, decoder_finalize, NULL, &result);
         break;
-      case OP_ADDLM:
       case OP_PRIME:
         napi_get_undefined(env, &result);
         break;
@@ -354,25 +404,6 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     }
   }
   return queue(env, j, "sphinx.create");
-}
-
-static napi_value js_add_lm(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 4) {
-    napi_throw_type_error(env, NULL, "addLm(handle, name, arpaPath, weight)");
-    return NULL;
-  }
-  decoder_t *d = get_decoder(env, argv[0], 1);
-  if (!d) return NULL;
-  job_t *j = new_job(env, OP_ADDLM, argv[0], d);
-  j->name = get_string(env, argv[1]);
-  j->path = get_string(env, argv[2]);
-  double w = 0.5;
-  napi_get_value_double(env, argv[3], &w);
-  j->weight = (float)w;
-  return queue(env, j, "sphinx.addLm");
 }
 
 static napi_value js_use_search(napi_env env, napi_callback_info info) {
@@ -484,12 +515,15 @@ static napi_value js_prime(napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_end(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 2;
+  napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   decoder_t *d = get_decoder(env, argv[0], 1);
   if (!d) return NULL;
   job_t *j = new_job(env, OP_END, argv[0], d);
+  int32_t nbest = 0;
+  if (argc >= 2) napi_get_value_int32(env, argv[1], &nbest);
+  j->nbest_max = nbest > 0 ? (nbest > 200 ? 200 : nbest) : 0;
   return queue(env, j, "sphinx.end");
 }
 
@@ -510,7 +544,7 @@ static napi_value init(napi_env env, napi_value exports) {
   struct {
     const char *name;
     napi_callback fn;
-  } fns[] = {{"create", js_create}, {"addLm", js_add_lm},   {"useSearch", js_use_search},
+  } fns[] = {{"create", js_create}, {"useSearch", js_use_search},
              {"lookup", js_lookup}, {"addWord", js_add_word}, {"start", js_start},
              {"process", js_process}, {"prime", js_prime}, {"end", js_end},     {"free", js_free}};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {

@@ -43,7 +43,7 @@ export function clonedVoicesOf(ctx: ServiceContext): ClonedVoiceResolver | undef
 async function create(ctx: ServiceContext): Promise<SpeechEngines> {
   if (synthetic.has(ctx)) return { tts: new SyntheticTts(), asr: new SyntheticAsr() };
   const tts = new EspeakPool();
-  const asr = new SphinxEngine({ workDir: `${ctx.dataDir}/asr` });
+  const asr = new SphinxEngine();
   await Promise.all([tts.start(), asr.start()]);
   ctx.log.debug({ ttsRate: tts.sampleRate }, "speech engines ready");
   return { tts, asr };

@@ -23,9 +23,13 @@ export interface SphinxResult {
   words: SphinxSegment[];
 }
 
+export interface SphinxAlternative extends SphinxResult {
+  /** Path score (log base 1.0001, language weight applied): higher is better. */
+  score: number;
+}
+
 export interface SphinxAddon {
   create(args: string[]): Promise<DecoderHandle>;
-  addLm(h: DecoderHandle, name: string, arpaPath: string, weight: number): Promise<void>;
   /** "" selects the decoder's default search. */
   useSearch(h: DecoderHandle, name: string): void;
   lookup(h: DecoderHandle, word: string): string | null;
@@ -34,7 +38,8 @@ export interface SphinxAddon {
   /** Sets the cepstral-mean estimate from a whole utterance (call after start, before process). */
   prime(h: DecoderHandle, pcm: Int16Array): Promise<void>;
   process(h: DecoderHandle, pcm: Int16Array, fullUtt: boolean): Promise<SphinxResult>;
-  end(h: DecoderHandle): Promise<SphinxResult>;
+  /** Ends the utterance; with nbest > 0 also returns up to that many lattice alternatives. */
+  end(h: DecoderHandle, nbest?: number): Promise<SphinxResult & { nbest?: SphinxAlternative[] }>;
   free(h: DecoderHandle): void;
 }
 

@@ -1,16 +1,19 @@
 // Speech recognition on PocketSphinx kept loaded in-process: a small pool of decoders (one decoder
-// serves one utterance at a time), each created once and reused, with hotword searches cached per
-// decoder. Audio is fed in short chunks so that partial hypotheses stream out while decoding runs.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+// serves one utterance at a time), each created once and reused. Audio is fed in short chunks so
+// that partial hypotheses stream out while decoding runs. Hotwords bias the final result: the
+// lattice's best alternatives are rescored with a bonus per hotword word they contain, so a
+// hotword wins where the audio supports it about as well as what the language model preferred.
+import { cpus } from "node:os";
 import { join } from "node:path";
-import { hotwordArpa, hotwordKey, hotwordTokens } from "./hotwords.ts";
+import { hotwordHits, hotwordTokens } from "./hotwords.ts";
+import { withNoiseFloor } from "./noise-floor.ts";
 import {
   type DecoderHandle,
   loadSphinxAddon,
   SPHINX_FRAME_RATE,
   SPHINX_SAMPLE_RATE,
   type SphinxAddon,
+  type SphinxResult,
   type SphinxSegment,
 } from "./sphinx-addon.ts";
 
@@ -47,10 +50,8 @@ export interface SphinxEngineOptions {
   modelDir?: string;
   /** Decoders kept loaded (utterances decoded at once); default the number of CPUs. */
   decoders?: number;
-  /** Interpolation weight of the hotword model against the general one. */
-  hotwordWeight?: number;
-  /** Where hotword models are written; default a temp dir. */
-  workDir?: string;
+  /** Score bonus per hotword word in a lattice alternative (log base 1.0001 units). */
+  hotwordBonus?: number;
   /** Extra decoder arguments (pocketsphinx_continuous style), after the defaults. */
   args?: string[];
 }
@@ -64,14 +65,13 @@ const SPEED_ARGS = ["-fwdflat", "no", "-maxhmmpf", "3000", "-maxwpf", "10"];
 const CHUNK = SPHINX_SAMPLE_RATE / 4;
 /** A word counts as settled once it ended this many frames before the decoder's current frame. */
 const SETTLE_FRAMES = 80;
-/** Hotword searches cached per decoder (the oldest name is reused beyond that). */
-const MAX_HOTWORD_SEARCHES = 16;
+/** Bonus per hotword word, chosen on a tuning set of hotline phrases apart from the tests'. */
+const HOTWORD_BONUS = 500;
+/** Lattice alternatives rescored for hotwords. */
+const NBEST = 30;
 
 interface Decoder {
   handle: DecoderHandle;
-  /** hotword key → search name */
-  searches: Map<string, string>;
-  nextSearch: number;
 }
 
 function isFiller(word: string): boolean {
@@ -96,12 +96,10 @@ export class SphinxEngine implements AsrEngine {
   private readonly addon: SphinxAddon;
   private readonly args: string[];
   private readonly maxDecoders: number;
-  private readonly weight: number;
-  private readonly workDir: string;
+  private readonly bonus: number;
   private readonly idle: Decoder[] = [];
   private readonly waiting: Array<(d: Decoder) => void> = [];
   private created = 0;
-  private arpaSeq = 0;
   private closed = false;
 
   constructor(opts: SphinxEngineOptions = {}) {
@@ -120,9 +118,7 @@ export class SphinxEngine implements AsrEngine {
       ...(opts.args ?? []),
     ];
     this.maxDecoders = Math.max(1, opts.decoders ?? cpus().length);
-    this.weight = opts.hotwordWeight ?? 0.4;
-    this.workDir = opts.workDir ?? join(tmpdir(), `svc-asr-${process.pid}`);
-    mkdirSync(this.workDir, { recursive: true });
+    this.bonus = opts.hotwordBonus ?? HOTWORD_BONUS;
   }
 
   /** Loads the first decoder now, so no request pays the model load. */
@@ -133,7 +129,7 @@ export class SphinxEngine implements AsrEngine {
   private async createDecoder(): Promise<Decoder> {
     this.created++;
     try {
-      return { handle: await this.addon.create(this.args), searches: new Map(), nextSearch: 0 };
+      return { handle: await this.addon.create(this.args) };
     } catch (err) {
       this.created--;
       throw err;
@@ -158,30 +154,49 @@ export class SphinxEngine implements AsrEngine {
     else this.idle.push(d);
   }
 
-  /** Selects the search biased to these hotwords (built on first use), or the plain one. */
-  private async selectSearch(d: Decoder, hotwords: readonly string[] | undefined): Promise<void> {
-    const phrases = (hotwords ?? [])
+  /** Hotword phrases as dictionary words; phrases with a word the dictionary lacks are dropped. */
+  private hotwordPhrases(d: Decoder, hotwords: readonly string[] | undefined): string[][] {
+    return (hotwords ?? [])
       .map(hotwordTokens)
       .filter((p) => p.length > 0 && p.every((w) => this.addon.lookup(d.handle, w) !== null));
-    if (phrases.length === 0) return this.addon.useSearch(d.handle, "");
-    const key = hotwordKey(phrases);
-    let name = d.searches.get(key);
-    if (!name) {
-      name = `hot${d.nextSearch++ % MAX_HOTWORD_SEARCHES}`;
-      for (const [k, v] of d.searches) if (v === name) d.searches.delete(k);
-      const file = join(this.workDir, `hot-${this.arpaSeq++}.arpa`);
-      writeFileSync(file, hotwordArpa(phrases));
-      await this.addon.addLm(d.handle, name, file, this.weight);
-      d.searches.set(key, name);
-    }
-    this.addon.useSearch(d.handle, name);
   }
 
-  async recognize(pcm: Int16Array, opts: RecognizeOptions = {}): Promise<RecognizedWord[]> {
+  /**
+   * The final result: the best path, or with hotwords a lattice alternative holding more hotword
+   * words whose score, plus the bonus for each extra hotword word, beats the best path's.
+   */
+  private async finalResult(d: Decoder, phrases: readonly string[][]): Promise<SphinxResult> {
+    if (phrases.length === 0) return this.addon.end(d.handle);
+    const r = await this.addon.end(d.handle, NBEST);
+    const alts = r.nbest ?? [];
+    if (alts.length === 0) return r;
+    const hits = (res: SphinxResult) =>
+      hotwordHits(
+        toWords(res.words).map((w) => w.word),
+        phrases,
+      );
+    const baseHits = hits(r);
+    const baseScore = alts.find((a) => a.hyp === r.hyp)?.score ?? Math.max(...alts.map((a) => a.score));
+    let best: SphinxResult = r;
+    let bestGain = 0;
+    for (const alt of alts) {
+      const extra = hits(alt) - baseHits;
+      if (extra <= 0) continue;
+      const gain = alt.score + this.bonus * extra - baseScore;
+      if (gain > bestGain) {
+        best = alt;
+        bestGain = gain;
+      }
+    }
+    return best;
+  }
+
+  async recognize(input: Int16Array, opts: RecognizeOptions = {}): Promise<RecognizedWord[]> {
+    const pcm = withNoiseFloor(input);
     const d = await this.acquire();
     let started = false;
     try {
-      await this.selectSearch(d, opts.hotwords);
+      const phrases = this.hotwordPhrases(d, opts.hotwords);
       this.addon.start(d.handle);
       started = true;
       // The whole utterance is at hand: normalize with its own cepstral mean (as batch CMN does)
@@ -218,7 +233,7 @@ export class SphinxEngine implements AsrEngine {
         }
         previous = partial;
       }
-      const last = toWords((await this.addon.end(d.handle)).words);
+      const last = toWords((await this.finalResult(d, phrases)).words);
       started = false;
       // Words already streamed are committed: the result is those words, then the final
       // hypothesis's words after them, so the streamed pieces always add up to the result.
