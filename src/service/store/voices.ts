@@ -3,18 +3,14 @@
 // (created_at, seq): seq is the insertion counter, so voices created in the same second still have
 // one fixed order and a cursor never skips or repeats one.
 import { randomBytes } from "node:crypto";
+import type { SampleAnalysis } from "../engines/tts/clone/derive.ts";
 import type { EngineVoice } from "../engines/tts/voices.ts";
 import type { Database } from "./db.ts";
 
 export const VOICE_ID_PATTERN = /^voice-[0-9a-f]{24}$/;
 
 /** What the sample analysis measured (kept to reuse for more voices from the same file). */
-export interface VoiceSample {
-  f0Hz: number;
-  spreadSemitones: number;
-  syllablesPerSecond: number;
-  voicedSeconds: number;
-}
+export type VoiceSample = SampleAnalysis;
 
 export interface StoredVoice {
   id: string;
@@ -92,13 +88,6 @@ export class VoiceStore {
       .prepare("SELECT * FROM voices WHERE account = ? AND file_id = ? ORDER BY seq DESC LIMIT 1")
       .get(account, fileId) as Row | undefined;
     return row ? fromRow(row) : undefined;
-  }
-
-  count(account: string): number {
-    const r = this.db.prepare("SELECT COUNT(*) AS n FROM voices WHERE account = ?").get(account) as {
-      n: number;
-    };
-    return r.n;
   }
 
   /**
