@@ -42,9 +42,22 @@ export function percentile(values: readonly number[], p: number): number {
 
 export const round = (v: number, digits = 1) => Math.round(v * 10 ** digits) / 10 ** digits;
 
-/** Real speech from espeak-ng, mono Int16 at `rate`. */
-export function espeakSpeech(text: string, rate: number): Int16Array {
-  const r = spawnSync("espeak-ng", ["--stdout", "-v", "en-us", "-s", "165", text], { maxBuffer: 64 << 20 });
+export interface EspeakVoice {
+  /** espeak-ng voice, e.g. "en-gb" or "en-us+f3". Default "en-us". */
+  voice?: string;
+  /** Words per minute. Default 165. */
+  wpm?: number;
+  pitch?: number;
+}
+
+/**
+ * Real speech from espeak-ng, mono Int16 at `rate`. Repeatable to the sample: the resampling is
+ * done in-process (sox would add dither seeded from the clock unless run with -R).
+ */
+export function espeakSpeech(text: string, rate: number, v: EspeakVoice = {}): Int16Array {
+  const args = ["--stdout", "-v", v.voice ?? "en-us", "-s", String(v.wpm ?? 165)];
+  if (v.pitch !== undefined) args.push("-p", String(v.pitch));
+  const r = spawnSync("espeak-ng", [...args, text], { maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`espeak-ng failed: ${r.stderr?.toString()}`);
   const wav = parseWav(new Uint8Array(r.stdout));
   return resample(wav.samples, wav.sampleRate, rate);

@@ -60,6 +60,20 @@ export function cough(rate: number, o: CoughOptions): Int16Array {
   return out;
 }
 
+/** `pcm` made `db` dB louder (or quieter), saturating. */
+export function gain(pcm: Int16Array, db: number): Int16Array {
+  const k = 10 ** (db / 20);
+  return pcm.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * k))));
+}
+
+/** How many ms of 20 ms frames within [fromMs, toMs) are louder than `dbfs` (RMS). */
+export function audibleMs(pcm: Int16Array, rate: number, fromMs: number, toMs: number, dbfs = -50): number {
+  let ms = 0;
+  for (let t = fromMs; t < toMs; t += 20)
+    if (firstAudible(pcm, rate, t, Math.min(toMs, t + 20), dbfs) !== null) ms += 20;
+  return ms;
+}
+
 /** Whether any 20 ms frame of `pcm` within [fromMs, toMs) is louder than `dbfs` (RMS). */
 export function audibleBetween(
   pcm: Int16Array,

@@ -1,10 +1,12 @@
 // The labelled set of the turn-taking benchmark: caller recordings made with espeak-ng (and
 // synthetic coughs), each laid on a fixed call timeline so the true speech boundaries are
 // known to the sample. Deterministic: voices, speeds, levels, offsets and noise come from
-// fixed lists and a seeded PRNG, so every run plays the same audio.
+// fixed lists and a seeded PRNG, and the resampling is in-process, so every run plays the
+// same samples (PocketSphinx turns even a different dither into different words).
 import { noise, seededRandom } from "../../test/helpers/noise.ts";
-import { concatPcm, mixPcm, silence, speak } from "../../test/helpers/speech.ts";
-import { cough } from "./turns-audio.ts";
+import { concatPcm, mixPcm, silence, trimSilence } from "../../test/helpers/speech.ts";
+import { espeakSpeech } from "./measure.ts";
+import { cough, gain } from "./turns-audio.ts";
 
 export const CALL_RATE = 8000;
 
@@ -121,6 +123,12 @@ interface Placed {
 
 const ms = (samples: number) => (samples * 1000) / CALL_RATE;
 
+/** espeak-ng speech at the call's rate, cut to where it is audible, `gainDb` louder. */
+function speak(text: string, o: { voice: string; wpm: number; gainDb?: number }): Int16Array {
+  const pcm = trimSilence(espeakSpeech(text, CALL_RATE, { voice: o.voice, wpm: o.wpm }), CALL_RATE);
+  return o.gainDb ? gain(pcm, o.gainDb) : pcm;
+}
+
 /** Lays `sound` on the timeline: after the greeting, over it, or over the fallback reply. */
 function place(sound: Int16Array, over: Over, offsetMs: number, voice: string, wpm: number): Placed {
   if (over === "silence") {
@@ -141,7 +149,7 @@ function place(sound: Int16Array, over: Over, offsetMs: number, voice: string, w
     };
   }
   const lead = silence(AFTER_GREETING_MS, CALL_RATE);
-  const question = speak(QUESTION, { rate: CALL_RATE, voice, wpm });
+  const question = speak(QUESTION, { voice, wpm });
   // The reply starts ~0.6–1.2 s after the question ends; `offsetMs` is counted from the question's end.
   const gap = silence(offsetMs, CALL_RATE);
   const before = lead.length + question.length + gap.length;
@@ -176,7 +184,7 @@ export function buildCases(): TurnCase[] {
     };
   };
   const say = (text: string, p: ReturnType<typeof pick>) =>
-    speak(text, { rate: CALL_RATE, voice: p.voice, wpm: p.wpm, gainDb: p.gainDb });
+    speak(text, { voice: p.voice, wpm: p.wpm, gainDb: p.gainDb });
   // Complete utterances: long enough for the reply (the fallback is ~8 s) to play out, as its
   // metrics are filed only once it has. Others are judged within ~2 s of the sound's end.
   const tailS = (endMs: number, category?: Category) =>

@@ -3,7 +3,7 @@
 // the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
 import type { SimResult } from "../../bridges/twilio/sim/simulate.ts";
 import type { CallEvent, CallRecord, TurnMetrics } from "../../src/session/transcript.ts";
-import { audibleBetween, firstAudible } from "./turns-audio.ts";
+import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
 
 export interface Outcome {
@@ -33,6 +33,8 @@ export interface Outcome {
   premature?: boolean;
   /** The agent was heard between the pause's start and the end of the utterance. */
   prematureAudible?: boolean;
+  /** Agent audio heard while the caller spoke the rest of the utterance (after the pause), ms. */
+  talkedOverMs?: number;
   // over the agent
   /** A `clear` reached the caller during (or within 1 s after) the sound: the agent paused or stopped. */
   paused?: boolean;
@@ -115,6 +117,7 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
     out.firstPartComplete = c.firstPartComplete!;
     out.prematureAudible = audibleBetween(agent, RATE, c.pauseFromMs!, c.endMs);
     out.premature = users.length >= 2 || out.prematureAudible;
+    out.talkedOverMs = audibleMs(agent, RATE, c.pauseToMs!, c.endMs);
     return out;
   }
 

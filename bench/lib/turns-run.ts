@@ -16,11 +16,38 @@ export interface BenchBridge {
   close(): Promise<void>;
 }
 
-/** A bridge on a loopback port with its own temporary data directory (removed on close). */
-export async function startBenchBridge(env: Record<string, string> = {}): Promise<BenchBridge> {
+/** Words of the demo hotline's rules (its menu), for the --hotwords runs: what a deployer would list. */
+export const HOTLINE_HOTWORDS = [
+  "Acme Bikes",
+  "bike",
+  "opening hours",
+  "open",
+  "close",
+  "where are you",
+  "address",
+  "order",
+  "order number",
+  "order status",
+  "delivery",
+  "person",
+  "thank you",
+  "hello",
+  "goodbye",
+  "one two three four five six seven eight nine zero",
+];
+
+/**
+ * A bridge on a loopback port with its own temporary data directory (removed on close).
+ * `overrides` are config keys as on the command line (e.g. { agent: { bargeInConfirmMs: 800 } }).
+ */
+export async function startBenchBridge(
+  env: Record<string, string> = {},
+  overrides: Record<string, unknown> = {},
+): Promise<BenchBridge> {
   const dir = mkdtempSync(join(tmpdir(), "bench-turns-"));
   const config = loadConfig({
     env: { HOST: "127.0.0.1", PORT: "0", SVC_LOCAL_DATA_DIR: dir, LOG_LEVEL: "silent", ...env },
+    overrides,
   });
   const bridge = await startBridge(config, silentLogger);
   return {

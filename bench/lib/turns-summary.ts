@@ -83,6 +83,12 @@ export function summarize(outcomes: readonly Outcome[]) {
       premature_after_complete_words: `${afterComplete.filter((o) => o.premature).length}/${afterComplete.length}`,
       premature_after_unfinished_words: `${afterUnfinished.filter((o) => o.premature).length}/${afterUnfinished.length}`,
       premature_pause_ms: premature.map((o) => o.pauseMs),
+      // The agent went on talking over the rest of the caller's sentence without a barge-in:
+      // its first audio came after the caller had resumed, so the bridge never saw speech over it.
+      talked_over_without_barge_in: premature.filter(
+        (o) => (o.talkedOverMs ?? 0) >= 500 && o.bargeIns.interrupted + o.bargeIns.resumed === 0,
+      ).length,
+      talked_over_ms: premature.map((o) => o.talkedOverMs),
     },
     backchannel: {
       false_barge_ins: of("backchannel").filter((o) => o.falseBargeIn).length,
