@@ -223,6 +223,7 @@ describe("E4 speech: validation (raw HTTP: the client refuses these before sendi
   it("input: required, a string, at most 1,000 characters", async () => {
     await bad({ input: undefined }, "input", /required/);
     await bad({ input: 5 }, "input");
+    await bad({ input: "  " }, "input", /empty/);
     await bad({ input: "a".repeat(1001) }, "input", /1000/);
     const ok = await t.post(PATH, { ...base, input: "a ".repeat(500), response_format: "pcm" });
     expect(ok.status).toBe(200);

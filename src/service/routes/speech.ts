@@ -36,6 +36,7 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
       const model = checkModel(b.model);
       if (b.input === undefined || b.input === null) throw missingParam("input", "the text to speak");
       if (typeof b.input !== "string") throw badParam("input", "must be a string");
+      if (b.input.trim() === "") throw badParam("input", "must not be empty");
       if ([...b.input].length > LIMITS.speechInputMaxChars) {
         throw badParam(
           "input",
