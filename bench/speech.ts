@@ -73,7 +73,7 @@ async function ttsHttp(): Promise<number> {
   return percentile(times, 50);
 }
 
-async function asr2s(): Promise<number> {
+async function asr2s(hotwords?: string[]): Promise<number> {
   const pcm = espeakSpeech("I would like to check the balance of my account please", 16000).subarray(
     0,
     32000,
@@ -81,7 +81,7 @@ async function asr2s(): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 23; i++) {
     const t0 = performance.now();
-    await client.asr.recognize(pcm, { type: "pcm", rate: 16000, bits: 16, channel: 1 });
+    await client.asr.recognize(pcm, { type: "pcm", rate: 16000, bits: 16, channel: 1 }, { hotwords });
     if (i >= 3) times.push(performance.now() - t0);
   }
   return percentile(times, 50);
