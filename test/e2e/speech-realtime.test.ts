@@ -2,6 +2,7 @@
 // normal flow; a raw `ws` socket where the test must send what the client never would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { OggPageParser } from "../../codecs/ogg.ts";
 import { readOggOpus } from "../../codecs/opus.ts";
 import { parseWav } from "../../codecs/wav.ts";
 import type { TtsOutput, TtsSession } from "../../src/api/tts-session.ts";
@@ -252,6 +253,18 @@ describe("E5 formats", () => {
     expect(file.packets.length).toBeGreaterThan(50);
     expect(deltas[0]!.subarray(0, 4)).toEqual(new Uint8Array([0x4f, 0x67, 0x67, 0x53])); // "OggS"
     expect(deltas[1]!.subarray(28, 36).toString()).not.toBe("OpusHead");
+    // One serial, pages in sequence, no packet split across pages (prism-media's demuxer, which
+    // @discordjs/voice uses for StreamType.OggOpus, cannot join packets across pages).
+    const pages = new OggPageParser().push(done);
+    expect(new Set(pages.map((p) => p.serial)).size).toBe(1);
+    pages.forEach((p, i) => {
+      expect(p.sequence).toBe(i);
+      expect(p.continued).toBe(false);
+      if (p.segments.length > 0) expect(p.segments.at(-1)!).toBeLessThan(255);
+      else expect(p.eos && i === pages.length - 1).toBe(true); // only the closing EOS page is empty
+    });
+    expect(pages[0]!.bos).toBe(true);
+    expect(pages.at(-1)!.eos).toBe(true);
   });
 });
 
