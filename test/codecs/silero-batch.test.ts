@@ -1,0 +1,44 @@
+// Windows of many calls pending at once run as one batched inference; every call must still get
+// exactly what it gets alone (rows of the batch are independent, each stream keeps its own state).
+import { describe, expect, it } from "vitest";
+import { loadSileroModel } from "../../codecs/silero.ts";
+import { buildScene } from "../helpers/speech.ts";
+
+describe("Silero batching across streams", () => {
+  it("gives each stream the probabilities it gets alone, at 16 and 8 kHz mixed", async () => {
+    const model = await loadSileroModel();
+    const scenes = ["Please transfer me to an agent", "What are your opening hours", "Goodbye"].map(
+      (say, i) => buildScene([{ say }], { noise: { color: "white", dbfs: -50, seed: i + 1 } }).pcm,
+    );
+    const windowsOf = (pcm: Int16Array, n: number) =>
+      Array.from({ length: Math.floor(pcm.length / n) }, (_, i) => pcm.subarray(i * n, (i + 1) * n));
+    const jobs = [
+      { pcm: scenes[0]!, rate: 16000 as const },
+      { pcm: scenes[1]!, rate: 16000 as const },
+      { pcm: scenes[2]!, rate: 8000 as const },
+      { pcm: scenes[0]!, rate: 8000 as const },
+    ];
+    const alone: number[][] = [];
+    for (const job of jobs) {
+      const s = model.createStream(job.rate);
+      const out: number[] = [];
+      for (const w of windowsOf(job.pcm, s.windowSamples)) out.push(await s.probability(w));
+      alone.push(out);
+    }
+    // Together: every stream has one window pending at a time, all streams at once.
+    const together = await Promise.all(
+      jobs.map(async (job) => {
+        const s = model.createStream(job.rate);
+        const out: number[] = [];
+        for (const w of windowsOf(job.pcm, s.windowSamples)) out.push(await s.probability(w));
+        return out;
+      }),
+    );
+    for (let j = 0; j < jobs.length; j++) {
+      expect(together[j]!.length).toBe(alone[j]!.length);
+      const diff = Math.max(...together[j]!.map((p, i) => Math.abs(p - alone[j]![i]!)));
+      expect(diff).toBeLessThan(1e-5);
+    }
+    expect(Math.max(...alone[0]!)).toBeGreaterThan(0.9);
+  });
+});
