@@ -1,5 +1,7 @@
 // `npm run bench -- calls [--calls N] [--seconds S] [--lg-procs K] [--ramp-s R] [--cpu-prof DIR]
-//   [--lg-cpu-prof DIR] [--keep]` (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs)
+//   [--lg-cpu-prof DIR] [--renice] [--keep]` (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs;
+//   --renice: see NICE;
+//   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
 //
 // N simulated Twilio calls of S seconds against a separate bridge process, all on 127.0.0.1:
 //   local service (`voice-bridge service --engines synthetic`, benchmark-only engines)
@@ -58,6 +60,12 @@ const PHRASE_AT_S = 5;
 const PHRASE_EVERY_S = 8;
 if (S < 12) throw new Error("--seconds: at least 12 (a caller turn at 5 s and the reply)");
 
+/**
+ * --renice: the benchmark's processes (service, bridge, load generators) run at nice -10, so work of
+ * others on a shared machine does not decide the figures (other_cpu_cores says how much there was).
+ */
+const NICE = process.argv.includes("--renice") ? -10 : undefined;
+
 const dir = mkdtempSync(join(tmpdir(), "bench-calls-"));
 const children: ChildProcess[] = [];
 const deadline = setTimeout(
@@ -96,6 +104,7 @@ async function main(): Promise<void> {
     ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
     { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
     svcLog,
+    NICE,
   );
   children.push(svc);
   const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
@@ -119,7 +128,9 @@ async function main(): Promise<void> {
   delete env.TWILIO_ACCOUNT_SID;
   delete env.PUBLIC_URL;
   const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
-  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog);
+  // Extra Node flags for the bridge only, for diagnosis (e.g. --trace-gc).
+  profFlags.push(...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean));
+  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog, NICE);
   children.push(bridge);
   const bridgeUrl = (
     await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
@@ -167,6 +178,7 @@ async function main(): Promise<void> {
       ],
       process.env,
       join(dir, `load-${k}.log`),
+      NICE,
     );
     children.push(child);
     return { child, out };
@@ -216,6 +228,7 @@ async function main(): Promise<void> {
     machineBusyUs: cpu1.machine - cpu0.machine,
     bridgeLoopLagMs: loopLag,
     minEndOfTurnMs: MIN_EOU_MS,
+    reniced: NICE !== undefined,
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8")),
   });

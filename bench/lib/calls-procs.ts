@@ -15,10 +15,20 @@ const CLK_TCK = (() => {
   return Number.isFinite(v) && v > 0 ? v : 100;
 })();
 
-/** Starts `node [flags] args` with stdout and stderr appended to `logFile`. */
-export function spawnNode(args: string[], env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+/**
+ * Starts `node [flags] args` with stdout and stderr appended to `logFile`; with `nice`, under
+ * `nice -n NICE` (which execs node, so the pid is node's and every thread inherits the priority).
+ */
+export function spawnNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  nice?: number,
+): ChildProcess {
   const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...args], {
+  const argv = [process.execPath, ...NODE_FLAGS, ...args];
+  if (nice !== undefined) argv.unshift("nice", "-n", String(nice));
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env,
     stdio: ["ignore", fd, fd],

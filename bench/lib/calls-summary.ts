@@ -51,6 +51,7 @@ export interface RunFacts {
   /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling). */
   bridgeLoopLagMs: { p99: number; max: number };
   minEndOfTurnMs: number;
+  reniced: boolean;
   loads: LoadReport[];
   bridgeEnds: Map<string, BridgeCallEnd>;
 }
@@ -128,6 +129,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     eou_delay_ms_p50: round(percentile(eou, 50), 1),
     caller_v2v_ms_p50: round(percentile(callerV2v, 50), 1),
     min_end_of_turn_ms: f.minEndOfTurnMs,
+    reniced: f.reniced,
     idle_rss_mb: round(f.idleRssMb, 1),
     loaded_rss_mb: round(f.loadedRssMb, 1),
     service_cpu_us_per_call_s: round(f.serviceCpuUs / perCallS, 0),
