@@ -26,6 +26,14 @@ export interface PacerOptions {
    * silence); `drained` is true when nothing more is queued after it.
    */
   send(frame: Int16Array, samples: number, drained: boolean): void;
+  /**
+   * Frames sent per wake-up once the lead is built (default 1): the pacer wakes when the far side
+   * holds `leadMs − batchFrames × frameMs` and tops it up to `leadMs`. Fewer wake-ups and fewer
+   * socket writes (see `flush`) at the same lead.
+   */
+  batchFrames?: number;
+  /** Called after each wake-up or push that sent frames: e.g. to write them out in one go. */
+  flush?(): void;
 }
 
 export const DEFAULT_LEAD_MS = 200;
@@ -34,8 +42,10 @@ export class Pacer {
   readonly frameSamples: number;
   readonly frameMs: number;
   readonly leadMs: number;
+  readonly batchFrames: number;
   readonly #clock: Clock;
   readonly #send: PacerOptions["send"];
+  readonly #flush: PacerOptions["flush"];
   /** Reused for every outgoing frame. */
   readonly #frame: Int16Array;
   /** Queued chunks (copies of what was pushed); `#head` indexes the oldest, `#offset` into it. */
@@ -62,6 +72,9 @@ export class Pacer {
     this.frameSamples = opts.frameSamples;
     this.frameMs = opts.frameMs ?? 20;
     this.leadMs = Math.max(this.frameMs, opts.leadMs ?? DEFAULT_LEAD_MS);
+    const leadFrames = Math.max(1, Math.floor(this.leadMs / this.frameMs));
+    this.batchFrames = Math.min(leadFrames, Math.max(1, Math.floor(opts.batchFrames ?? 1)));
+    this.#flush = opts.flush;
     this.#frame = new Int16Array(this.frameSamples);
   }
 
@@ -113,9 +126,14 @@ export class Pacer {
     };
   }
 
-  /** A full frame goes out once the far side holds at most this much (ms). */
+  /** While the far side holds at most this much (ms), full frames go out (it is topped up to the lead). */
   get #fullUntil(): number {
     return this.leadMs - this.frameMs;
+  }
+
+  /** The far side's holding (ms) at which the pacer wakes to top it up again. */
+  get #refillAt(): number {
+    return Math.max(0, this.leadMs - this.batchFrames * this.frameMs);
   }
 
   /**
@@ -124,12 +142,13 @@ export class Pacer {
    * whole lead against network jitter instead of arriving just before the far side runs dry.
    */
   get #partialUntil(): number {
-    return Math.max(0, this.leadMs - 2 * this.frameMs);
+    return Math.max(0, this.leadMs - (this.batchFrames + 1) * this.frameMs);
   }
 
   #pump(): void {
     const now = this.#clock.now();
     if (this.#playoutEnd < now) this.#playoutEnd = now;
+    const sent = this.#sentFrames;
     const fullUntil = this.#fullUntil;
     while (this.#queued >= this.frameSamples && this.#playoutEnd - now <= fullUntil && !this.#closed) {
       this.#emit(this.frameSamples);
@@ -141,6 +160,7 @@ export class Pacer {
     ) {
       this.#emit(this.#queued);
     }
+    if (this.#sentFrames !== sent) this.#flush?.();
     this.#schedule(now);
   }
 
@@ -148,7 +168,7 @@ export class Pacer {
     if (this.#queued === 0 || this.#closed) return;
     const wakeAt =
       this.#queued >= this.frameSamples
-        ? this.#playoutEnd - this.#fullUntil
+        ? this.#playoutEnd - this.#refillAt
         : this.#playoutEnd - this.#partialUntil;
     this.#wakeAt = wakeAt;
     this.#timer = this.#clock.setTimeout(() => this.#wake(), Math.max(0, wakeAt - now));

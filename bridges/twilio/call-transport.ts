@@ -23,6 +23,9 @@ const EARLY_LIMIT = 50;
 export interface MediaSocket {
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  /** Hold writes until uncork(), to send several messages in one socket write (optional). */
+  cork?(): void;
+  uncork?(): void;
 }
 
 export interface TwilioCallOptions {
@@ -37,6 +40,11 @@ export interface TwilioCallOptions {
   leadMs?: number;
   /** Outbound audio between marks, ms (default 100; rounded to whole frames). */
   markEveryMs?: number;
+  /**
+   * Frames per pacer wake-up once the lead is built (default 1: a frame every 20 ms, on the
+   * real-time cadence; 2 would halve wake-ups and socket writes but bunch frames in pairs).
+   */
+  batchFrames?: number;
 }
 
 export class TwilioCallTransport implements CallTransport {
@@ -76,6 +84,7 @@ export class TwilioCallTransport implements CallTransport {
   #samplesSinceMark = 0;
   #queuedMs = 0;
   #clears = 0;
+  #corked = false;
 
   constructor(opts: TwilioCallOptions) {
     const s = opts.start.start;
@@ -98,7 +107,9 @@ export class TwilioCallTransport implements CallTransport {
       clock: opts.clock,
       frameSamples: FRAME_SAMPLES,
       leadMs: opts.leadMs ?? 200,
+      batchFrames: opts.batchFrames ?? 1,
       send: (frame, samples, drained) => this.#sendFrame(frame, samples, drained),
+      flush: () => this.#uncork(),
     });
   }
 
@@ -290,6 +301,10 @@ export class TwilioCallTransport implements CallTransport {
   }
 
   #sendFrame(frame: Int16Array, samples: number, drained: boolean): void {
+    if (!this.#corked && this.#socket.cork) {
+      this.#socket.cork();
+      this.#corked = true;
+    }
     mulawEncode(frame, this.#outBytes);
     this.#socket.send(this.#writer.media(this.#outB64.toString("base64")));
     this.#framesSinceMark++;
@@ -301,6 +316,12 @@ export class TwilioCallTransport implements CallTransport {
       this.#framesSinceMark = 0;
       this.#samplesSinceMark = 0;
     }
+  }
+
+  #uncork(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.#socket.uncork?.();
   }
 
   #close(why: string): void {

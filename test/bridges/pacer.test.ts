@@ -129,6 +129,40 @@ describe("Pacer", () => {
     expect(pacer.aheadMs).toBe(180);
   });
 
+  it("with batchFrames 2 wakes every 40 ms, sends two frames, and flushes once per wake-up", () => {
+    const clock = new VirtualClock();
+    const sent: number[] = [];
+    const flushes: Array<{ at: number; frames: number }> = [];
+    const pacer = new Pacer({
+      clock,
+      frameSamples: 160,
+      leadMs: 200,
+      batchFrames: 2,
+      send: () => sent.push(clock.now()),
+      flush: () => flushes.push({ at: clock.now(), frames: sent.length }),
+    });
+    pacer.push(ramp(30 * 160 + 50));
+    expect(sent.length).toBe(10);
+    clock.advance(39);
+    expect(sent.length).toBe(10);
+    clock.advance(1);
+    expect(sent.length).toBe(12);
+    clock.advance(40);
+    expect(sent.length).toBe(14);
+    expect(flushes).toEqual([
+      { at: 0, frames: 10 },
+      { at: 40, frames: 12 },
+      { at: 80, frames: 14 },
+    ]);
+    // Never more than the lead ahead, and the far side never runs dry.
+    clock.advance(1000);
+    expect(sent.length).toBe(31);
+    for (let i = 0; i < 30; i++) {
+      expect(sent[i]!).toBeLessThanOrEqual(i * 20); // frame i plays at i × 20 ms
+      expect(sent[i]!).toBeGreaterThanOrEqual(i * 20 - 200);
+    }
+  });
+
   it("catches up after late timers: the far side never runs dry and never holds more than the lead", () => {
     const clock = new LateClock(70);
     const { pacer, sent } = rig(clock);
