@@ -9,6 +9,7 @@ import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
 import { type LocalService, serviceOptionsFromConfig, startLocalService } from "./service/index.ts";
+import { warmSpeechEngines } from "./service/speech/engines.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
@@ -72,6 +73,8 @@ export async function startBridge(
   let apiKey = config.service.apiKey;
   if (usesLocalService(config)) {
     localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
+    // Load the recognizer and start the TTS workers now, not on the first caller's first words.
+    await warmSpeechEngines(localService.ctx);
     baseURL = localService.url;
     apiKey = localService.apiKeys[0];
     log.info(

@@ -43,6 +43,8 @@ interface UserTurnJob {
   failed?: string;
   confirmed: boolean;
   confirmedAt?: number;
+  /** The user turn is in the history and the record (once its reply is first heard, or done). */
+  committed?: boolean;
   turn?: AgentTurn;
   source: "speech" | "dtmf";
 }
@@ -84,6 +86,8 @@ export class CallSession {
   #bargePauseTimer: TimerHandle | undefined;
   #bargeConfirmTimer: TimerHandle | undefined;
   #bargeClearedAt: number | undefined;
+  #continueTimer: TimerHandle | undefined;
+  #commitTimer: TimerHandle | undefined;
   #pendingAction: AgentTurnResult["action"];
 
   // Silence handling and limits.
@@ -152,9 +156,18 @@ export class CallSession {
     for (const t of [this.#eouMinTimer, this.#eouMaxTimer, this.#bargePauseTimer, this.#bargeConfirmTimer]) {
       clock.clearTimeout(t);
     }
-    for (const t of [this.#repromptTimer, this.#maxTimer, this.#dtmfTimer]) clock.clearTimeout(t);
-    this.#job?.turn?.cancel();
+    for (const t of [
+      this.#repromptTimer,
+      this.#maxTimer,
+      this.#dtmfTimer,
+      this.#continueTimer,
+      this.#commitTimer,
+    ]) {
+      clock.clearTimeout(t);
+    }
+    // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
+    this.#job?.turn?.cancel();
     this.#detector.close();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
@@ -190,6 +203,30 @@ export class CallSession {
     this.#userSpeaking = true;
     this.#speechStartAt = this.#clockAt(atMs);
     const agent = this.#agent;
+    const job = this.#job;
+    const resumedSoon =
+      job !== undefined && this.#speechStartAt - job.speechEndAt < config.turn.maxEndOfTurnMs;
+    if (
+      job &&
+      resumedSoon &&
+      !job.committed &&
+      agent === job.turn &&
+      agent?.timings.firstPlayAt !== undefined
+    ) {
+      // The caller goes on right after the agent began to answer: the pause was not the end of
+      // the turn. Unless it is only a click, drop the answer unheard and keep listening to the
+      // same utterance (its start is kept), so the words are recognized as one.
+      const since = clock.now() - this.#speechStartAt;
+      this.#continueTimer = clock.setTimeout(() => {
+        this.#continueTimer = undefined;
+        this.#log.info("caller went on after a pause: dropping the early answer");
+        this.#note("early answer dropped: the caller was still speaking");
+        agent.cancel();
+        if (this.#agent === agent) this.#agent = undefined;
+        this.#dropJob();
+      }, config.turn.bargeInMinMs - since);
+      return;
+    }
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
       // Talking over the agent: pause soon, interrupt if it goes on, else resume.
       this.#utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
@@ -208,7 +245,12 @@ export class CallSession {
       this.#dropJob();
       return; // keep the utterance start: the pause was mid-sentence
     }
-    if (this.#job?.confirmed && agent && agent.timings.firstPlayAt === undefined && !agent.speaking) {
+    if (
+      this.#job?.confirmed &&
+      agent &&
+      agent === this.#job.turn &&
+      agent.timings.firstPlayAt === undefined
+    ) {
       // Confirmed but not yet heard: still just a pause to the caller. Merge.
       this.#log.debug("caller resumed before the agent spoke: merging utterances");
       agent.cancel();
@@ -222,6 +264,12 @@ export class CallSession {
   #onSpeechEnd(atMs: number): void {
     const { clock, config } = this.#d;
     this.#userSpeaking = false;
+    if (this.#continueTimer) {
+      // Too short to be words (a click, a breath): the answer goes on.
+      clock.clearTimeout(this.#continueTimer);
+      this.#continueTimer = undefined;
+      return;
+    }
     if (this.#bargeStartAt !== undefined) {
       if (this.#bargeConfirmTimer) {
         // Short: a backchannel or a cough. The agent goes on.
@@ -311,19 +359,37 @@ export class CallSession {
       this.#scheduleReprompt();
       return;
     }
-    // The previous agent turn (if the caller interrupted it) is finished by now.
-    this.#history.addUser(job.text);
-    this.#record({ type: "user", at: new Date().toISOString(), text: job.text, source: job.source });
     this.#log.info({ text: job.text }, "caller said");
     if (this.#agent && this.#agent !== job.turn) this.#agent.interrupt();
     this.#agent = job.turn;
-    job.turn?.release();
+    if (job.turn) {
+      // Until the reply is heard the caller may still go on (then the turns merge): only then is
+      // the user turn part of the conversation.
+      job.turn.onFirstPlay = () => {
+        this.#commitTimer = this.#d.clock.setTimeout(
+          () => this.#commitUser(job),
+          this.#d.config.turn.resumeGraceMs,
+        );
+      };
+      job.turn.release();
+    } else {
+      this.#commitUser(job);
+    }
+  }
+
+  #commitUser(job: UserTurnJob): void {
+    this.#d.clock.clearTimeout(this.#commitTimer);
+    if (job.committed || !job.text) return;
+    job.committed = true;
+    this.#history.addUser(job.text);
+    this.#record({ type: "user", at: new Date().toISOString(), text: job.text, source: job.source });
   }
 
   #dropJob(): void {
     const { clock } = this.#d;
     clock.clearTimeout(this.#eouMinTimer);
     clock.clearTimeout(this.#eouMaxTimer);
+    if (!this.#job?.committed) clock.clearTimeout(this.#commitTimer);
     this.#job?.turn?.cancel();
     this.#job = undefined;
   }
@@ -393,7 +459,8 @@ export class CallSession {
     meta: { kind: "reply" | "fixed"; job?: UserTurnJob },
     r: AgentTurnResult,
   ): void {
-    if (r.cancelled || (this.#ended && !r.heard)) return;
+    if (r.cancelled) return;
+    if (meta.job) this.#commitUser(meta.job);
     for (const m of r.messages) {
       if (m.role === "assistant") this.#history.addAssistant(m.content ?? "", m.tool_calls);
       else if (m.role === "tool") this.#history.addToolResult(m.tool_call_id, m.content);

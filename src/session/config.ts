@@ -10,8 +10,17 @@ export interface TurnTakingConfig {
   maxEndOfTurnMs: number;
   /** Caller speech over the agent longer than this pauses the agent, ms. */
   bargeInMinMs: number;
-  /** ...and longer than this interrupts it for good (shorter is a backchannel: resume), ms. */
+  /**
+   * ...and longer than this interrupts it for good (shorter is a backchannel: resume), ms. The VAD
+   * reports the end of speech ~200 ms after the sound stops, so this must exceed the longest
+   * backchannel ("mm-hmm" ~650 ms) by that much.
+   */
   bargeInConfirmMs: number;
+  /**
+   * If the caller speaks again within this long after the agent began answering, the answer
+   * was premature: it is dropped and the caller's words are taken as one utterance, ms.
+   */
+  resumeGraceMs: number;
   /** Audio kept from before the VAD's speech start, ms. */
   prerollMs: number;
 }
@@ -42,7 +51,8 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
     minEndOfTurnMs: 250,
     maxEndOfTurnMs: 1200,
     bargeInMinMs: 180,
-    bargeInConfirmMs: 600,
+    bargeInConfirmMs: 900,
+    resumeGraceMs: 600,
     prerollMs: 300,
   },
   repromptAfterMs: 8000,

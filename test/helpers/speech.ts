@@ -39,7 +39,7 @@ export function speak(text: string, options: SpeechOptions = {}): Int16Array {
   const raw = tool(
     "sox",
     [
-      ...["-V1", "--ignore-length", "-t", "wav", "-"],
+      ...["-V1", "-R", "--ignore-length", "-t", "wav", "-"],
       ...["-t", "raw", "-e", "signed", "-b", "16", "-c", "1", "-r", String(rate), "-"],
       ...(options.gainDb ? ["gain", String(options.gainDb)] : []),
     ],

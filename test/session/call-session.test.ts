@@ -112,6 +112,37 @@ describe("CallSession", () => {
     expect(heardMs).toBeGreaterThanOrEqual(words * MS_PER_WORD);
   });
 
+  it("merges the turns when the caller goes on after the turn was confirmed but before the reply is heard", async () => {
+    const h = await started();
+    h.tokenMs = 200; // a slow model: the reply is not audible yet when the caller resumes
+    h.asrAnswers = ["i want to know", "i want to know where you are"];
+    const starts = h.transport.speechStarts.length;
+    await h.say(800);
+    await h.run(200); // 300 ms of silence: confirmed at 250 ms, nothing played yet
+    await h.say(700);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["i want to know where you are"]);
+    expect(h.transport.speechStarts.length).toBe(starts + 1);
+    expect(h.events().filter((e) => e.type === "user")).toHaveLength(1);
+  });
+
+  it("files a reply cut short by the caller hanging up, with what was heard", async () => {
+    const h = await started();
+    h.asrAnswers = ["tell me about your plans"];
+    h.chatReplies = [[{ text: "We have three plans. The basic plan costs ten dollars. The premium plan costs twenty." }]];
+    await h.say(1000);
+    for (let t = 0; t < 3000 && h.transport.speechStarts.length < 2; t += 20) await h.run(20);
+    await h.run(1000);
+    h.transport.listener.ended("caller hung up");
+    await h.run(100);
+    const reply = h.events().find((e) => e.type === "assistant" && e.generated.startsWith("We have"));
+    expect(reply?.type === "assistant" && reply.interrupted).toBe(true);
+    expect(reply?.type === "assistant" && reply.heard).toMatch(/^We have/);
+    expect(reply?.type === "assistant" && reply.heard).not.toContain("premium");
+    expect(reply?.type === "assistant" && reply.metrics.voiceToVoiceMs).toBeGreaterThan(0);
+    expect(h.ended).toBe("caller hung up");
+  });
+
   it("hangs up after speaking when the model calls end_call", async () => {
     const h = await started();
     h.asrAnswers = ["that's all thanks bye"];
