@@ -10,7 +10,7 @@ import { Pacer } from "../pacer.ts";
 import type { CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { MarkLedger } from "./marks.ts";
-import { AppMessageWriter, type MediaMessage, type StartMessage } from "./protocol.ts";
+import { AppMessageWriter, type MediaFields, type StartMessage } from "./protocol.ts";
 import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
 
 export const TWILIO_RATE = 8000;
@@ -190,9 +190,8 @@ export class TwilioCallTransport implements CallTransport {
 
   // ---- inbound, called by the media stream connection ----
 
-  handleMedia(msg: MediaMessage): void {
+  handleMedia(m: MediaFields): void {
     if (this.#ended) return;
-    const m = msg.media;
     if (m.track && m.track !== "inbound") return;
     const ts = Number(m.timestamp);
     if (this.#nextTimestamp >= 0 && ts - this.#nextTimestamp >= 20) this.#inGaps++;

@@ -6,7 +6,7 @@ import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { type MediaSocket, TwilioCallTransport } from "./call-transport.ts";
-import { MEDIA_FORMAT, parseTwilioMessage, type StartMessage } from "./protocol.ts";
+import { MEDIA_FORMAT, parseTwilioMessage, type StartMessage, scanTwilioMedia } from "./protocol.ts";
 
 export interface MediaConnectionOptions {
   ws: WebSocket;
@@ -87,7 +87,13 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
       if (badFrames++ === 0) log.warn("binary frame on the media stream ignored (Twilio sends JSON text)");
       return;
     }
-    const parsed = parseTwilioMessage(data.toString());
+    const text = data.toString();
+    const media = scanTwilioMedia(text);
+    if (media) {
+      call?.handleMedia(media);
+      return;
+    }
+    const parsed = parseTwilioMessage(text);
     if (!parsed.ok) {
       if (badFrames++ < 5) log.warn({ problem: parsed.reason }, "malformed media stream message ignored");
       return;
@@ -95,7 +101,7 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
     const msg = parsed.message;
     switch (msg.event) {
       case "media":
-        call?.handleMedia(msg);
+        call?.handleMedia(msg.media);
         return;
       case "mark":
         call?.handleMark(msg.mark.name);
