@@ -25,6 +25,7 @@ import {
   bridgeLoopLagMs,
   exited,
   machineBusyUs,
+  mainThreadCpuUs,
   processCpuUs,
   processRssMb,
   spawnNode,
@@ -188,7 +189,12 @@ async function main(): Promise<void> {
   const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
   await sleepUntil(window[0]);
   await bridgeLoopLagMs(bridgeUrl); // resets the bridge's lag histogram: what follows is the window's
-  const cpu0 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!), machine: machineBusyUs() };
+  const cpu0 = {
+    bridge: processCpuUs(bridgePid),
+    main: mainThreadCpuUs(bridgePid),
+    svc: processCpuUs(svc.pid!),
+    machine: machineBusyUs(),
+  };
   const rss: number[] = [];
   let activeCalls = -1;
   const mid = (window[0] + window[1]) / 2;
@@ -198,7 +204,12 @@ async function main(): Promise<void> {
     if (activeCalls < 0 && Date.now() >= mid) activeCalls = await readyCalls(bridgeUrl);
   }
   await sleepUntil(window[1]);
-  const cpu1 = { bridge: processCpuUs(bridgePid), svc: processCpuUs(svc.pid!), machine: machineBusyUs() };
+  const cpu1 = {
+    bridge: processCpuUs(bridgePid),
+    main: mainThreadCpuUs(bridgePid),
+    svc: processCpuUs(svc.pid!),
+    machine: machineBusyUs(),
+  };
   const loopLag = await bridgeLoopLagMs(bridgeUrl);
   const windowS = (window[1] - window[0]) / 1000;
 
@@ -221,6 +232,7 @@ async function main(): Promise<void> {
     seconds: S,
     windowS,
     bridgeCpuUs: cpu1.bridge - cpu0.bridge,
+    bridgeMainThreadCpuUs: cpu1.main - cpu0.main,
     serviceCpuUs: cpu1.svc - cpu0.svc,
     idleRssMb,
     loadedRssMb: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,

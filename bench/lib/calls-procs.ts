@@ -60,7 +60,15 @@ export async function waitForLine(
 
 /** User + system CPU of a whole process (all its threads), µs; clock-tick resolution. */
 export function processCpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return cpuOfStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+}
+
+/** The same for the process's main thread alone (the event loop). */
+export function mainThreadCpuUs(pid: number): number {
+  return cpuOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"));
+}
+
+function cpuOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const utime = Number(f[11]);

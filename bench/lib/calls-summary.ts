@@ -42,6 +42,8 @@ export interface RunFacts {
   seconds: number;
   windowS: number;
   bridgeCpuUs: number;
+  /** Of which the main thread (the event loop every call shares). */
+  bridgeMainThreadCpuUs: number;
   serviceCpuUs: number;
   idleRssMb: number;
   loadedRssMb: number;
@@ -133,6 +135,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     idle_rss_mb: round(f.idleRssMb, 1),
     loaded_rss_mb: round(f.loadedRssMb, 1),
     service_cpu_us_per_call_s: round(f.serviceCpuUs / perCallS, 0),
+    bridge_main_thread_cpu_pct: round((f.bridgeMainThreadCpuUs / 1e6 / f.windowS) * 100, 1),
     bridge_loop_lag_ms_p99: round(f.bridgeLoopLagMs.p99, 1),
     bridge_loop_lag_ms_max: round(f.bridgeLoopLagMs.max, 1),
     other_cpu_cores: round((f.machineBusyUs - f.bridgeCpuUs - f.serviceCpuUs - lg) / 1e6 / f.windowS, 2),
