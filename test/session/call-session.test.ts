@@ -129,7 +129,9 @@ describe("CallSession", () => {
   it("files a reply cut short by the caller hanging up, with what was heard", async () => {
     const h = await started();
     h.asrAnswers = ["tell me about your plans"];
-    h.chatReplies = [[{ text: "We have three plans. The basic plan costs ten dollars. The premium plan costs twenty." }]];
+    h.chatReplies = [
+      [{ text: "We have three plans. The basic plan costs ten dollars. The premium plan costs twenty." }],
+    ];
     await h.say(1000);
     for (let t = 0; t < 3000 && h.transport.speechStarts.length < 2; t += 20) await h.run(20);
     await h.run(1000);
