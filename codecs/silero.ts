@@ -53,6 +53,7 @@ export class SileroModel {
     worker.on("message", (reply: WorkerReply) => this.onReply(reply));
     worker.on("error", (err: Error) => this.fail(err));
     worker.on("exit", (code) => this.fail(new Error(`Silero worker exited (${code})`)));
+    worker.unref(); // after the listeners (adding one refs the worker's port again)
   }
 
   /** Per-call state; cheap (a few small buffers). */

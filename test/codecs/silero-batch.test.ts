@@ -1,5 +1,10 @@
 // Windows of many calls pending at once run as one batched inference; every call must still get
 // exactly what it gets alone (rows of the batch are independent, each stream keeps its own state).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadSileroModel } from "../../codecs/silero.ts";
 import { buildScene } from "../helpers/speech.ts";
@@ -40,5 +45,23 @@ describe("Silero batching across streams", () => {
       expect(diff).toBeLessThan(1e-5);
     }
     expect(Math.max(...alone[0]!)).toBeGreaterThan(0.9);
+  });
+
+  it("its worker thread never keeps a process alive: a script exits once its work is done", () => {
+    const silero = fileURLToPath(new URL("../../codecs/silero.ts", import.meta.url));
+    const script = `
+      import { loadSileroModel } from ${JSON.stringify(silero)};
+      const model = await loadSileroModel();
+      // Only silence below any energy gate: the worker is loaded but never asked for anything.
+      model.createStream(16000).skip(new Int16Array(512));
+      console.log("done");
+    `;
+    const dir = mkdtempSync(join(tmpdir(), "silero-exit-"));
+    const file = join(dir, "run.mjs");
+    writeFileSync(file, script);
+    const r = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 10_000 });
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.stdout.trim()).toBe("done");
+    expect(r.status).toBe(0);
   });
 });
