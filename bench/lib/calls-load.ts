@@ -38,6 +38,8 @@ export interface CallReport {
   mediaReceived: number;
   /** Per agent frame, ms (see calls-frames.ts); rounded to 0.01 ms. */
   latenessMs: number[];
+  /** The same, for the frames that arrived inside the measuring window only. */
+  windowLatenessMs: number[];
   stretches: number;
   gaps: number;
   gapFrames: number;
@@ -74,12 +76,18 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
   const wait = startAt - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   try {
+    // Epoch time of the stream's start, to place each frame against the window.
+    let t0 = Number.NaN;
     const r = await simulateCall({
       url: spec.url,
       authToken: spec.authToken,
       caller: { samples: caller, rate: 8000 },
       maxSeconds: spec.seconds,
+      onEvent: (e) => {
+        if (e.kind === "start") t0 = performance.timeOrigin + performance.now() - e.atMs;
+      },
     });
+    const [w0, w1] = spec.windowMs;
     const starts = r.turns.map((t) => t.startMs);
     const frames = analyzeAgentFrames(r.mediaReceivedMs, {
       clearsMs: r.clears,
@@ -91,6 +99,10 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
       mediaSent: r.mediaSent,
       mediaReceived: r.mediaReceived,
       latenessMs: frames.latenessMs.map(round2),
+      windowLatenessMs: frames.latenessMs.flatMap((l, i) => {
+        const at = t0 + r.mediaReceivedMs[i]!;
+        return at >= w0 && at <= w1 ? [round2(l)] : [];
+      }),
       stretches: frames.stretches,
       gaps: frames.gaps,
       gapFrames: frames.gapFrames,
@@ -106,6 +118,7 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
       mediaSent: 0,
       mediaReceived: 0,
       latenessMs: [],
+      windowLatenessMs: [],
       stretches: 0,
       gaps: 0,
       gapFrames: 0,

@@ -2,8 +2,10 @@
 //
 // bridge_cpu_us_per_call_s: bridge process CPU (user + system, all threads, /proc/<pid>/stat)
 //   over the steady-state window (every call live), divided by calls × window seconds.
-// frame_lateness_ms_p99: 99th percentile over every agent frame of every call of its lateness
-//   against its stretch's real-time schedule at the simulated Twilio (calls-frames.ts).
+// frame_lateness_ms_p99: 99th percentile, over the agent frames of every call that arrived in the
+//   steady-state window, of their lateness against their stretch's real-time schedule at the
+//   simulated Twilio (calls-frames.ts). frame_lateness_ms_p99_all: the same over every frame of
+//   the run, call set-up ramp included (N calls starting within a few seconds).
 // dropped_frames: inbound frames the bridge did not process (per call, media frames the caller
 //   sent minus the frames the bridge's Twilio transport delivered, from its "call ended" log
 //   line) + outbound gap frames (20 ms slots of silence inside agent utterances, calls-frames.ts).
@@ -68,6 +70,7 @@ export function overheadOf(t: TurnFigures, minEndOfTurnMs: number): number | nul
 export function summarize(f: RunFacts): Record<string, unknown> {
   const calls = f.loads.flatMap((l) => l.calls);
   const lateness: number[] = [];
+  const allLateness: number[] = [];
   let gapFrames = 0;
   let droppedIn = 0;
   let inGaps = 0;
@@ -78,7 +81,8 @@ export function summarize(f: RunFacts): Record<string, unknown> {
   const eou: number[] = [];
   const callerV2v: number[] = [];
   for (const c of calls) {
-    for (const v of c.latenessMs) lateness.push(v);
+    for (const v of c.windowLatenessMs) lateness.push(v);
+    for (const v of c.latenessMs) allLateness.push(v);
     gapFrames += c.gapFrames;
     const end = f.bridgeEnds.get(c.callSid);
     if (end) {
@@ -119,7 +123,9 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     active_calls_mid_window: f.activeCallsMidWindow,
     frame_lateness_ms_p50: round(percentile(lateness, 50), 2),
     frame_lateness_ms_max: round(maxOf(lateness), 2),
-    agent_frames: lateness.length,
+    frame_lateness_ms_p99_all: round(percentile(allLateness, 99), 2),
+    agent_frames_in_window: lateness.length,
+    agent_frames: allLateness.length,
     dropped_inbound_frames: droppedIn,
     outbound_gap_frames: gapFrames,
     inbound_timestamp_gaps: inGaps,
