@@ -78,6 +78,12 @@ const deadline = setTimeout(
   (S + RAMP_S + 180) * 1000,
 );
 deadline.unref();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const c of children) c.kill("SIGKILL");
+    process.exit(130);
+  });
+}
 
 /** The caller's side of every call: quiet line noise and the phrase at 5 s, 13 s, 21 s, … */
 function callerTimeline(): Int16Array {
