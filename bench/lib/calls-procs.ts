@@ -124,7 +124,11 @@ export async function bridgeLoopLagMs(url: string): Promise<{ p99: number; max: 
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     const get = (name: string) => Number(text.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) * 1000;
-    return { p99: get("nodejs_eventloop_lag_p99_seconds"), max: get("nodejs_eventloop_lag_max_seconds") };
+    // prom-client samples the loop with a 10 ms timer and records whole intervals: take the 10 off.
+    return {
+      p99: get("nodejs_eventloop_lag_p99_seconds") - 10,
+      max: get("nodejs_eventloop_lag_max_seconds") - 10,
+    };
   } catch {
     return { p99: Number.NaN, max: Number.NaN };
   }

@@ -52,7 +52,7 @@ export interface RunFacts {
   activeCallsMidWindow: number;
   /** Busy CPU of the whole machine over the window, µs (the rest of it is other work on the machine). */
   machineBusyUs: number;
-  /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling). */
+  /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling), beyond the sampling interval. */
   bridgeLoopLagMs: { p99: number; max: number };
   minEndOfTurnMs: number;
   reniced: boolean;
