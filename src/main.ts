@@ -8,8 +8,7 @@ import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
-import { type LocalService, serviceOptionsFromConfig, startLocalService } from "./service/index.ts";
-import { warmSpeechEngines } from "./service/speech/engines.ts";
+import type { LocalService } from "./service/index.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
@@ -72,6 +71,9 @@ export async function startBridge(
   let baseURL = config.service.baseUrl;
   let apiKey = config.service.apiKey;
   if (usesLocalService(config)) {
+    // Loaded only when used: a bridge on a hosted service never pays for the tokenizer and routes.
+    const { serviceOptionsFromConfig, startLocalService } = await import("./service/index.ts");
+    const { warmSpeechEngines } = await import("./service/speech/engines.ts");
     localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
     // Load the recognizer and start the TTS workers now, not on the first caller's first words.
     await warmSpeechEngines(localService.ctx);
