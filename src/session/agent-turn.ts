@@ -90,17 +90,13 @@ export class AgentTurn {
     return this.timings.releasedAt !== undefined;
   }
 
-  get paused(): boolean {
-    return this.#playout.paused && this.released;
-  }
-
   /** True while the agent is audibly speaking or still has audio to come. */
   get speaking(): boolean {
     return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
   }
 
   /** Runs the turn; resolves `done` when it has been heard to the end, cancelled or interrupted. */
-  start(): AgentTurnResult | Promise<AgentTurnResult> {
+  start(): Promise<AgentTurnResult> {
     void this.#run();
     return this.done;
   }

@@ -66,6 +66,7 @@ export class CallSession {
   readonly #tts: TtsPool;
   readonly #audio = new AudioWindow(VAD_RATE, 60);
   readonly #resampler: Resampler | undefined;
+  #upsampled = new Int16Array(0);
   readonly #detector: SpeechDetector;
   readonly #startedAt: number;
   #ended = false;
@@ -180,7 +181,13 @@ export class CallSession {
 
   #onAudio(frame: Int16Array): void {
     if (this.#ended) return;
-    const pcm = this.#resampler ? this.#resampler.push(frame) : frame;
+    let pcm = frame;
+    if (this.#resampler) {
+      // One buffer per call: the window and the VAD both copy what they are given.
+      const need = this.#resampler.outputLength(frame.length);
+      if (this.#upsampled.length < need) this.#upsampled = new Int16Array(need);
+      pcm = this.#upsampled.subarray(0, this.#resampler.pushInto(frame, this.#upsampled));
+    }
     this.#audio.write(pcm);
     this.#detector.push(pcm);
   }
@@ -446,7 +453,7 @@ export class CallSession {
       this.#agent = turn;
     }
     clock.clearTimeout(this.#repromptTimer);
-    void Promise.resolve(turn.start()).then((r) => this.#onAgentDone(turn, meta, r));
+    void turn.start().then((r) => this.#onAgentDone(turn, meta, r));
     return turn;
   }
 

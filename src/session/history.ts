@@ -60,10 +60,6 @@ export class ConversationHistory {
     this.#push({ role: "tool", tool_call_id: toolCallId, content });
   }
 
-  get length(): number {
-    return this.#messages.length;
-  }
-
   #push(message: ChatMessage): void {
     this.#messages.push(message);
     // Drop the oldest turns, never leaving a tool result without the call it answers.
