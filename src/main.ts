@@ -96,7 +96,11 @@ export async function startBridge(
   if (overrides.wrapServices) services = overrides.wrapServices(services);
   const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
   const metrics = new BridgeMetrics();
-  const transcripts = new TranscriptStore(config.agent.transcriptDir ?? join(config.local.dataDir, "calls"));
+  const transcripts = new TranscriptStore(
+    config.agent.transcriptDir ?? join(config.local.dataDir, "calls"),
+    200,
+    (err, callId) => log.error({ err, callId }, "transcript write failed"),
+  );
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
@@ -177,6 +181,7 @@ export async function startBridge(
       for (const session of live) session.end("bridge shut down");
       twilio.closeAll(1001, "bridge shutting down");
       await http.close();
+      await transcripts.flush();
       await localService?.close();
     },
   };

@@ -1,8 +1,9 @@
-// The record of a call, written as it happens: one JSON line per event appended to a file,
-// so a crash loses at most the turn in flight. The same events rebuild the record for
-// GET /calls/:id and for the simulator's report.
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+// The record of a call, written as it happens: one JSON line per event appended to a file
+// (in order, off the event loop: append-file.ts), so a crash loses at most the turn in flight.
+// The same events rebuild the record for GET /calls/:id and for the simulator's report.
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { AppendFile } from "./append-file.ts";
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -102,11 +103,25 @@ export class TranscriptStore {
   readonly #dir: string | undefined;
   readonly #recent = new Map<string, CallEvent[]>();
   readonly #keep: number;
+  /** Open files of calls whose call-end has not been written yet. */
+  readonly #files = new Map<string, AppendFile>();
+  /** Files of ended calls still writing their last lines. */
+  readonly #closing = new Set<Promise<void>>();
+  readonly #onWriteError: (err: Error, callId: string) => void;
 
-  /** Without a directory, records live in memory only (tests, benchmarks). */
-  constructor(dir: string | undefined, keep = 200) {
+  /**
+   * Without a directory, records live in memory only (tests, benchmarks). `onWriteError` hears
+   * failed file writes (the record in memory is kept); by default they go to stderr.
+   */
+  constructor(
+    dir: string | undefined,
+    keep = 200,
+    onWriteError: (err: Error, callId: string) => void = (err, callId) =>
+      process.stderr.write(`transcript of ${callId}: ${err.message}\n`),
+  ) {
     this.#dir = dir;
     this.#keep = keep;
+    this.#onWriteError = onWriteError;
     if (dir) mkdirSync(dir, { recursive: true });
   }
 
@@ -118,7 +133,23 @@ export class TranscriptStore {
       if (this.#recent.size > this.#keep) this.#recent.delete(this.#recent.keys().next().value!);
     }
     events.push(event);
-    if (this.#dir) appendFileSync(this.#path(callId), `${JSON.stringify(event)}\n`);
+    if (!this.#dir) return;
+    let file = this.#files.get(callId);
+    if (!file) {
+      file = new AppendFile(this.#path(callId), (err) => this.#onWriteError(err, callId));
+      this.#files.set(callId, file);
+    }
+    file.add(`${JSON.stringify(event)}\n`);
+    if (event.type === "call-end") {
+      this.#files.delete(callId);
+      const closed: Promise<void> = file.close().finally(() => this.#closing.delete(closed));
+      this.#closing.add(closed);
+    }
+  }
+
+  /** Resolves once every event appended so far is on disk (shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#closing, ...[...this.#files.values()].map((f) => f.flushed())]);
   }
 
   get(callId: string): CallRecord | undefined {

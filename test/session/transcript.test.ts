@@ -1,0 +1,102 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type CallEvent, TranscriptStore } from "../../src/session/transcript.ts";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "transcript-test-"));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const at = "2025-01-01T00:00:00.000Z";
+function callEvents(callId: string, turns: number): CallEvent[] {
+  const events: CallEvent[] = [{ type: "call-start", at, callId, transport: "twilio", from: "+15550001" }];
+  for (let i = 0; i < turns; i++) {
+    events.push({ type: "user", at, text: `question ${i}`, source: "speech" });
+    events.push({
+      type: "assistant",
+      at,
+      generated: `answer ${i}`,
+      heard: `answer ${i}`,
+      interrupted: false,
+      toolCalls: [],
+      metrics: { voiceToVoiceMs: 600 + i },
+    });
+  }
+  events.push({ type: "call-end", at, reason: "caller hung up", durationMs: 1234 });
+  return events;
+}
+
+describe("TranscriptStore on disk", () => {
+  it("writes every event as one JSON line, in order, for interleaved calls", async () => {
+    const dir = tempDir();
+    const store = new TranscriptStore(dir);
+    const a = callEvents("CA-a", 40);
+    const b = callEvents("CA-b", 25);
+    // Interleaved and in one synchronous burst: most lines are added while a write is in flight.
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      if (a[i]) store.append("CA-a", a[i]!);
+      if (b[i]) store.append("CA-b", b[i]!);
+    }
+    await store.flush();
+    for (const [id, events] of [
+      ["CA-a", a],
+      ["CA-b", b],
+    ] as const) {
+      const lines = readFileSync(join(dir, `${id}.jsonl`), "utf8").split("\n");
+      expect(lines.pop()).toBe("");
+      expect(lines.map((l) => JSON.parse(l))).toEqual(events);
+    }
+  });
+
+  it("keeps appending to the same file across writes, and a new store reads the record back", async () => {
+    const dir = tempDir();
+    const store = new TranscriptStore(dir);
+    const events = callEvents("CA-c", 3);
+    for (const e of events) {
+      store.append("CA-c", e);
+      await store.flush();
+    }
+    const fresh = new TranscriptStore(dir);
+    const record = fresh.get("CA-c");
+    expect(record?.events).toEqual(events);
+    expect(record?.turns.map((t) => t.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    expect(record?.endReason).toBe("caller hung up");
+  });
+
+  it("reports a failed write and keeps the record in memory", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "CA-d.jsonl")); // a directory where the file should go: open() fails
+    const errors: Array<{ callId: string; code: unknown }> = [];
+    const store = new TranscriptStore(dir, 200, (err, callId) =>
+      errors.push({ callId, code: (err as NodeJS.ErrnoException).code }),
+    );
+    const events = callEvents("CA-d", 1);
+    for (const e of events) store.append("CA-d", e);
+    await store.flush();
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0]).toEqual({ callId: "CA-d", code: "EISDIR" });
+    expect(store.get("CA-d")?.events).toEqual(events);
+  });
+
+  it("without a directory keeps records in memory only", async () => {
+    const store = new TranscriptStore(undefined);
+    const events = callEvents("CA-e", 2);
+    for (const e of events) store.append("CA-e", e);
+    await store.flush();
+    expect(store.get("CA-e")?.turns).toHaveLength(4);
+  });
+});
