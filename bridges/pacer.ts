@@ -48,10 +48,14 @@ export class Pacer {
   readonly #flush: PacerOptions["flush"];
   /** Reused for every outgoing frame. */
   readonly #frame: Int16Array;
-  /** Queued chunks (copies of what was pushed); `#head` indexes the oldest, `#offset` into it. */
-  #chunks: Int16Array[] = [];
-  #head = 0;
-  #offset = 0;
+  /**
+   * The queue: a ring of samples kept for the whole call (grown when a push does not fit, back to
+   * its first size when it drains after a long reply), `#read` indexing the oldest. Pushed audio
+   * waits seconds to be sent, so a copy per push would be turn-lived garbage that outlives young
+   * collections and waits for a full one, with its off-heap bytes pressing for it.
+   */
+  #ring = EMPTY;
+  #read = 0;
   #queued = 0;
   /** When the far side will have played everything sent so far (clock ms). */
   #playoutEnd = Number.NEGATIVE_INFINITY;
@@ -62,6 +66,8 @@ export class Pacer {
   #catchUps = 0;
   #maxLateMs = 0;
   #wakeAt = 0;
+  /** The timer callback, made once rather than per wake-up. */
+  readonly #onWake = () => this.#wake();
 
   constructor(opts: PacerOptions) {
     if (!Number.isInteger(opts.frameSamples) || opts.frameSamples <= 0) {
@@ -81,8 +87,7 @@ export class Pacer {
   /** Queues audio (copied, so the caller may reuse its buffer) and sends whatever is due now. */
   push(pcm: Int16Array): void {
     if (this.#closed || pcm.length === 0) return;
-    this.#chunks.push(pcm.slice());
-    this.#queued += pcm.length;
+    this.#enqueue(pcm);
     this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#pump();
@@ -91,10 +96,7 @@ export class Pacer {
   /** Drops everything not yet sent and forgets the far side's backlog (the caller clears it there). Returns samples dropped. */
   clear(): number {
     const dropped = this.#queued;
-    this.#chunks = [];
-    this.#head = 0;
-    this.#offset = 0;
-    this.#queued = 0;
+    this.#drained();
     this.#playoutEnd = Number.NEGATIVE_INFINITY;
     this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -104,6 +106,7 @@ export class Pacer {
   /** Stops for good: drops the queue and cancels the timer. */
   close(): void {
     this.clear();
+    this.#ring = EMPTY;
     this.#closed = true;
   }
 
@@ -171,7 +174,7 @@ export class Pacer {
         ? this.#playoutEnd - this.#refillAt
         : this.#playoutEnd - this.#partialUntil;
     this.#wakeAt = wakeAt;
-    this.#timer = this.#clock.setTimeout(() => this.#wake(), Math.max(0, wakeAt - now));
+    this.#timer = this.#clock.setTimeout(this.#onWake, Math.max(0, wakeAt - now));
   }
 
   #wake(): void {
@@ -182,30 +185,55 @@ export class Pacer {
     this.#pump();
   }
 
-  /** Copies `samples` queued samples into the frame (zero-padding the rest) and sends it. */
+  /** Copies `pcm` behind the queued samples, growing the ring if it does not fit. */
+  #enqueue(pcm: Int16Array): void {
+    const need = this.#queued + pcm.length;
+    if (need > this.#ring.length) {
+      const grown = new Int16Array(Math.max(need, this.#ring.length * 2, this.frameSamples * RING_FRAMES));
+      this.#copyOut(grown, 0, this.#queued);
+      this.#ring = grown;
+      this.#read = 0;
+    }
+    const ring = this.#ring;
+    let write = this.#read + this.#queued;
+    if (write >= ring.length) write -= ring.length;
+    const first = Math.min(pcm.length, ring.length - write);
+    if (first === pcm.length) ring.set(pcm, write);
+    else {
+      ring.set(pcm.subarray(0, first), write);
+      ring.set(pcm.subarray(first), 0);
+    }
+    this.#queued = need;
+  }
+
+  /** Copies the oldest `n` queued samples to `out` from `at`, without consuming them. */
+  #copyOut(out: Int16Array, at: number, n: number): void {
+    const ring = this.#ring;
+    let r = this.#read;
+    // An element loop, not set(subarray(…)): no view object per 20 ms frame.
+    for (let i = 0; i < n; i++) {
+      out[at + i] = ring[r]!;
+      if (++r === ring.length) r = 0;
+    }
+  }
+
+  /** The queue is empty: forget the read position, and a ring grown past its first size. */
+  #drained(): void {
+    this.#queued = 0;
+    this.#read = 0;
+    if (this.#ring.length > this.frameSamples * RING_KEEP_FRAMES) this.#ring = EMPTY;
+  }
+
+  /** Sends `samples` queued samples as one frame (zero-padding the rest). */
   #emit(samples: number): void {
     const frame = this.#frame;
-    let filled = 0;
-    while (filled < samples) {
-      const chunk = this.#chunks[this.#head]!;
-      const take = Math.min(samples - filled, chunk.length - this.#offset);
-      frame.set(chunk.subarray(this.#offset, this.#offset + take), filled);
-      filled += take;
-      this.#offset += take;
-      if (this.#offset === chunk.length) {
-        this.#chunks[this.#head] = EMPTY;
-        this.#head++;
-        this.#offset = 0;
-      }
-    }
-    if (filled < frame.length) frame.fill(0, filled);
+    this.#copyOut(frame, 0, samples);
+    if (samples < frame.length) frame.fill(0, samples);
     this.#queued -= samples;
-    if (this.#queued === 0) {
-      this.#chunks.length = 0;
-      this.#head = 0;
-    } else if (this.#head > 64 && this.#head * 2 > this.#chunks.length) {
-      this.#chunks = this.#chunks.slice(this.#head);
-      this.#head = 0;
+    if (this.#queued === 0) this.#drained();
+    else {
+      this.#read += samples;
+      if (this.#read >= this.#ring.length) this.#read -= this.#ring.length;
     }
     this.#playoutEnd += this.frameMs;
     this.#sentFrames++;
@@ -215,3 +243,6 @@ export class Pacer {
 }
 
 const EMPTY = new Int16Array(0);
+/** The ring's first size, in frames (1 s at 20 ms), and the most it keeps once drained (8 s). */
+const RING_FRAMES = 50;
+const RING_KEEP_FRAMES = 400;

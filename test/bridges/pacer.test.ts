@@ -93,6 +93,37 @@ describe("Pacer", () => {
     expect(new Set(sent.map((s) => s.buffer)).size).toBe(1);
   });
 
+  it("keeps every sample in order while its queue wraps, grows past 8 s and drains between replies", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock);
+    const input = ramp(160 * 2000 + 77);
+    let pos = 0;
+    let seed = 11;
+    let drains = 0;
+    while (pos < input.length) {
+      seed = (seed * 48271) % 2147483647;
+      // Mostly TTS-sized chunks, now and then a whole reply of 10 s at once (the queue grows).
+      const n = Math.min(input.length - pos, seed % 13 === 0 ? 80_000 : 1 + (seed % 3000));
+      pacer.push(input.subarray(pos, pos + n));
+      pos += n;
+      if (seed % 17 === 0) {
+        clock.advance(20_000); // the reply plays out: the queue drains
+        expect(pacer.queuedSamples).toBe(0);
+        drains++;
+      } else clock.advance(seed % 90);
+    }
+    clock.advance(60_000);
+    expect(drains).toBeGreaterThan(2);
+    const out = new Int16Array(input.length);
+    let o = 0;
+    for (const s of sent) {
+      out.set(s.data.subarray(0, s.samples), o);
+      o += s.samples;
+    }
+    expect(o).toBe(input.length);
+    expect(out).toEqual(input);
+  });
+
   it("copies what is pushed, so the caller may reuse its buffer", () => {
     const clock = new VirtualClock();
     const { pacer, sent } = rig(clock, 20);
