@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { type RecognizedWord, SphinxEngine } from "../../../src/service/engines/asr/sphinx-engine.ts";
+import { wordErrors } from "./helpers.ts";
 
 function speech16k(text: string): Int16Array {
   const wav = execFileSync("sh", [
@@ -74,5 +75,45 @@ describe("PocketSphinx engine", () => {
     const b = await e.recognize(speech16k("i lost my credit card"));
     expect(a.length).toBeGreaterThan(1);
     expect(b).toEqual(a);
+  });
+
+  it("a stream of 20 ms pushes gives what batch decoding gives on an utterance shorter than its lead", async () => {
+    const e = await engine();
+    const pcm = speech16k("thank you");
+    expect(pcm.length).toBeLessThan(16000);
+    const stream = e.openStream();
+    for (let at = 0; at < pcm.length; at += 320) stream.push(pcm.subarray(at, at + 320));
+    expect(await stream.finish()).toEqual(await e.recognize(pcm));
+  });
+
+  it("decodes a long utterance as it arrives, close to batch decoding, and frees its decoder", async () => {
+    const e = await engine(); // one decoder: a leaked one would hang the next recognize
+    const sentence = "i want to cancel my subscription and get a refund for last month";
+    const pcm = speech16k(sentence);
+    const stream = e.openStream();
+    for (let at = 0; at < pcm.length; at += 320) {
+      stream.push(pcm.subarray(at, at + 320));
+      // real time would be 20 ms per push; a yield now and then lets decoding keep up
+      if (at % 16000 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    const streamed = text(await stream.finish());
+    const batch = text(await e.recognize(pcm));
+    const { errors, words } = wordErrors(batch, streamed);
+    expect(words).toBeGreaterThan(6);
+    expect(errors / words).toBeLessThanOrEqual(0.25);
+    expect(wordErrors(sentence, streamed).errors / sentence.split(" ").length).toBeLessThan(0.6);
+  });
+
+  it("an aborted stream rejects its finish and gives its decoder back", async () => {
+    const e = await engine();
+    const pcm = speech16k("please call me back tomorrow morning");
+    const stream = e.openStream();
+    stream.push(pcm);
+    const finished = stream.finish();
+    stream.abort(new Error("caller went on"));
+    await expect(finished).rejects.toThrow(/caller went on|aborted/);
+    expect((await e.recognize(speech16k("i lost my credit card"))).length).toBeGreaterThan(1);
+    const empty = e.openStream();
+    expect(await empty.finish()).toEqual([]);
   });
 });

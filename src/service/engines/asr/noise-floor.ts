@@ -24,24 +24,44 @@ export function speechRms(pcm: Int16Array): number {
   return Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length);
 }
 
-/** A copy of pcm with uniform white noise NOISE_FLOOR_DB below its speech level (deterministic). */
-export function withNoiseFloor(pcm: Int16Array, floorDb = NOISE_FLOOR_DB): Int16Array {
-  // Uniform noise on [-a, a] has RMS a/√3.
-  const amp = speechRms(pcm) * 10 ** (floorDb / 20) * Math.sqrt(3);
-  const out = new Int16Array(pcm.length);
-  if (amp < 1) {
-    out.set(pcm);
+/**
+ * Uniform white noise at a level fixed when it is made, added chunk by chunk with one running
+ * generator: a stream gets exactly the noise the whole utterance would have got at once.
+ */
+export class NoiseFloor {
+  readonly #amp: number;
+  #seed = 0x2545f491;
+
+  /** `speechLevel` is the RMS the floor is measured against (see speechRms). */
+  constructor(speechLevel: number, floorDb = NOISE_FLOOR_DB) {
+    // Uniform noise on [-a, a] has RMS a/√3.
+    this.#amp = speechLevel * 10 ** (floorDb / 20) * Math.sqrt(3);
+  }
+
+  /** A copy of the chunk with the noise added (the chunk itself is untouched). */
+  apply(pcm: Int16Array): Int16Array {
+    const out = new Int16Array(pcm.length);
+    const amp = this.#amp;
+    if (amp < 1) {
+      out.set(pcm);
+      return out;
+    }
+    let seed = this.#seed;
+    for (let i = 0; i < pcm.length; i++) {
+      // xorshift32: cheap, and the same input always gives the same result.
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      const r = (seed >>> 0) / 0xffffffff - 0.5;
+      const v = pcm[i]! + Math.round(r * 2 * amp);
+      out[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+    }
+    this.#seed = seed;
     return out;
   }
-  let seed = 0x2545f491;
-  for (let i = 0; i < pcm.length; i++) {
-    // xorshift32: cheap, and the same input always gives the same result.
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    const r = (seed >>> 0) / 0xffffffff - 0.5;
-    const v = pcm[i]! + Math.round(r * 2 * amp);
-    out[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
-  }
-  return out;
+}
+
+/** A copy of pcm with uniform white noise NOISE_FLOOR_DB below its speech level (deterministic). */
+export function withNoiseFloor(pcm: Int16Array, floorDb = NOISE_FLOOR_DB): Int16Array {
+  return new NoiseFloor(speechRms(pcm), floorDb).apply(pcm);
 }

@@ -16,6 +16,7 @@ import {
   type SphinxResult,
   type SphinxSegment,
 } from "./sphinx-addon.ts";
+import { SphinxStream } from "./sphinx-stream.ts";
 
 export interface RecognizedWord {
   /** Lower-case dictionary word. */
@@ -36,11 +37,23 @@ export interface RecognizeOptions {
   signal?: AbortSignal;
 }
 
+/** One utterance recognized while it is still arriving. */
+export interface AsrStreamSession {
+  /** Adds audio (mono 16-bit PCM at the engine's rate); the chunk may be reused after the call. */
+  push(pcm: Int16Array): void;
+  /** No more audio: resolves with the words of the final hypothesis. */
+  finish(): Promise<RecognizedWord[]>;
+  /** Drops the utterance; a pending finish() rejects. */
+  abort(reason?: Error): void;
+}
+
 export interface AsrEngine {
   /** Rate the engine wants its mono 16-bit PCM at. */
   readonly sampleRate: number;
   /** Recognizes one utterance; resolves with the words of the final hypothesis. */
   recognize(pcm: Int16Array, opts?: RecognizeOptions): Promise<RecognizedWord[]>;
+  /** Starts recognizing an utterance whose audio is still arriving (see AsrStreamSession). */
+  openStream(opts?: Pick<RecognizeOptions, "hotwords">): AsrStreamSession;
   close(): Promise<void>;
 }
 
@@ -48,7 +61,10 @@ export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
 
 export interface SphinxEngineOptions {
   modelDir?: string;
-  /** Decoders kept loaded (utterances decoded at once); default the number of CPUs. */
+  /**
+   * Decoders kept loaded (utterances decoded at once; ~100 MB each). Default: the number of CPUs
+   * plus two, since a streamed utterance holds its decoder while the caller is still speaking.
+   */
   decoders?: number;
   /** Score bonus per hotword word in a lattice alternative (log base 1.0001 units). */
   hotwordBonus?: number;
@@ -62,7 +78,7 @@ export interface SphinxEngineOptions {
  */
 const SPEED_ARGS = ["-fwdflat", "no", "-maxhmmpf", "3000", "-maxwpf", "10"];
 /** Chunk fed per step: 250 ms, so a partial result follows every quarter second of audio. */
-const CHUNK = SPHINX_SAMPLE_RATE / 4;
+export const CHUNK = SPHINX_SAMPLE_RATE / 4;
 /** A word counts as settled once it ended this many frames before the decoder's current frame. */
 const SETTLE_FRAMES = 80;
 /** Bonus per hotword word, chosen on a tuning set of hotline phrases apart from the tests'. */
@@ -70,7 +86,7 @@ const HOTWORD_BONUS = 500;
 /** Lattice alternatives rescored for hotwords. */
 const NBEST = 30;
 
-interface Decoder {
+export interface Decoder {
   handle: DecoderHandle;
 }
 
@@ -78,7 +94,7 @@ function isFiller(word: string): boolean {
   return word.startsWith("<") || word.startsWith("[") || word === "";
 }
 
-function toWords(segs: readonly SphinxSegment[]): RecognizedWord[] {
+export function toWords(segs: readonly SphinxSegment[]): RecognizedWord[] {
   const out: RecognizedWord[] = [];
   for (const s of segs) {
     if (isFiller(s.word)) continue;
@@ -93,7 +109,7 @@ function toWords(segs: readonly SphinxSegment[]): RecognizedWord[] {
 
 export class SphinxEngine implements AsrEngine {
   readonly sampleRate = SPHINX_SAMPLE_RATE;
-  private readonly addon: SphinxAddon;
+  readonly addon: SphinxAddon;
   private readonly args: string[];
   private readonly maxDecoders: number;
   private readonly bonus: number;
@@ -101,6 +117,7 @@ export class SphinxEngine implements AsrEngine {
   private readonly waiting: Array<(d: Decoder) => void> = [];
   private created = 0;
   private closed = false;
+  private preloading = false;
 
   constructor(opts: SphinxEngineOptions = {}) {
     this.addon = loadSphinxAddon();
@@ -117,13 +134,34 @@ export class SphinxEngine implements AsrEngine {
       ...SPEED_ARGS,
       ...(opts.args ?? []),
     ];
-    this.maxDecoders = Math.max(1, opts.decoders ?? cpus().length);
+    this.maxDecoders = Math.max(1, opts.decoders ?? cpus().length + 2);
     this.bonus = opts.hotwordBonus ?? HOTWORD_BONUS;
   }
 
-  /** Loads the first decoder now, so no request pays the model load. */
+  /** Loads the first decoder now, so no request pays the model load (about a second). */
   async start(): Promise<void> {
     if (this.created === 0) this.release(await this.createDecoder());
+  }
+
+  /**
+   * Loads the rest of the pool in the background. Streams call it: they hold decoders for as long
+   * as callers speak, so a service that streams needs the whole pool, and a mid-call model load
+   * would stall a turn.
+   */
+  preload(): void {
+    if (this.preloading) return;
+    this.preloading = true;
+    void this.preloadRest();
+  }
+
+  private async preloadRest(): Promise<void> {
+    while (!this.closed && this.created < this.maxDecoders) {
+      try {
+        this.release(await this.createDecoder());
+      } catch {
+        return; // the first decoder loaded, so this is memory pressure: make do with fewer
+      }
+    }
   }
 
   private async createDecoder(): Promise<Decoder> {
@@ -136,7 +174,8 @@ export class SphinxEngine implements AsrEngine {
     }
   }
 
-  private async acquire(): Promise<Decoder> {
+  /** A decoder of the pool, waiting for one when all are busy. (For SphinxStream.) */
+  async acquire(): Promise<Decoder> {
     if (this.closed) throw new Error("ASR engine closed");
     const d = this.idle.pop();
     if (d) return d;
@@ -144,7 +183,7 @@ export class SphinxEngine implements AsrEngine {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  private release(d: Decoder): void {
+  release(d: Decoder): void {
     if (this.closed) {
       this.addon.free(d.handle);
       return;
@@ -155,7 +194,7 @@ export class SphinxEngine implements AsrEngine {
   }
 
   /** Hotword phrases as dictionary words; phrases with a word the dictionary lacks are dropped. */
-  private hotwordPhrases(d: Decoder, hotwords: readonly string[] | undefined): string[][] {
+  hotwordPhrases(d: Decoder, hotwords: readonly string[] | undefined): string[][] {
     return (hotwords ?? [])
       .map(hotwordTokens)
       .filter((p) => p.length > 0 && p.every((w) => this.addon.lookup(d.handle, w) !== null));
@@ -165,7 +204,7 @@ export class SphinxEngine implements AsrEngine {
    * The final result: the best path, or with hotwords a lattice alternative holding more hotword
    * words whose score, plus the bonus for each extra hotword word, beats the best path's.
    */
-  private async finalResult(d: Decoder, phrases: readonly string[][]): Promise<SphinxResult> {
+  async finalResult(d: Decoder, phrases: readonly string[][]): Promise<SphinxResult> {
     if (phrases.length === 0) return this.addon.end(d.handle);
     const r = await this.addon.end(d.handle, NBEST);
     const alts = r.nbest ?? [];
@@ -245,6 +284,11 @@ export class SphinxEngine implements AsrEngine {
       if (started) await this.addon.end(d.handle).catch(() => {});
       this.release(d);
     }
+  }
+
+  openStream(opts: Pick<RecognizeOptions, "hotwords"> = {}): AsrStreamSession {
+    this.preload();
+    return new SphinxStream(this, opts.hotwords ?? []);
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@
 // one fixed phrase, spread evenly over the audio's duration, at once. It lets a load test of the
 // bridge drive full turns (VAD → ASR request → chat → TTS) for hundreds of calls without a
 // recognizer competing with the bridge for the CPU. Never a product recognizer.
-import type { AsrEngine, RecognizedWord, RecognizeOptions } from "../asr/sphinx-engine.ts";
+import type { AsrEngine, AsrStreamSession, RecognizedWord, RecognizeOptions } from "../asr/sphinx-engine.ts";
 
 /** Asks the scripted demo agent something it answers in one sentence of about four seconds. */
 export const SYNTHETIC_PHRASE = "what are your opening hours";
@@ -28,6 +28,21 @@ export class SyntheticAsr implements AsrEngine {
     }));
     opts.onWords?.(words, true);
     return words;
+  }
+
+  /** Only the audio's length matters, so a stream just counts samples. */
+  openStream(): AsrStreamSession {
+    let samples = 0;
+    let aborted: Error | undefined;
+    return {
+      push: (pcm) => {
+        samples += pcm.length;
+      },
+      finish: () => (aborted ? Promise.reject(aborted) : this.recognize(new Int16Array(samples))),
+      abort: (reason) => {
+        aborted = reason ?? new Error("recognition aborted");
+      },
+    };
   }
 
   async close(): Promise<void> {

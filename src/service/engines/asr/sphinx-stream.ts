@@ -1,0 +1,130 @@
+// One utterance decoded while it arrives, so that its transcript is ready a chunk's decode after
+// the last audio instead of a whole utterance's decode after it. Decoding waits for a lead second
+// of audio: the noise floor's level and the cepstral-mean estimate are taken from it (a whole
+// utterance gives them in batch decoding; a second of it is close). An utterance that ends before
+// its lead is decoded exactly as a batch one. Work runs on one promise chain, in order.
+import { NoiseFloor, speechRms } from "./noise-floor.ts";
+import { SPHINX_SAMPLE_RATE } from "./sphinx-addon.ts";
+import {
+  type AsrStreamSession,
+  CHUNK,
+  type Decoder,
+  type RecognizedWord,
+  type SphinxEngine,
+  toWords,
+} from "./sphinx-engine.ts";
+
+/** Audio gathered before decoding starts. */
+const LEAD = SPHINX_SAMPLE_RATE;
+
+export class SphinxStream implements AsrStreamSession {
+  readonly #engine: SphinxEngine;
+  readonly #hotwords: readonly string[];
+  #pending: Int16Array[] = [];
+  #pendingLength = 0;
+  #chain: Promise<void> = Promise.resolve();
+  #decoder: Decoder | undefined;
+  #floor: NoiseFloor | undefined;
+  #finishing = false;
+  #failure: Error | undefined;
+  #settled = false;
+
+  constructor(engine: SphinxEngine, hotwords: readonly string[]) {
+    this.#engine = engine;
+    this.#hotwords = hotwords;
+  }
+
+  push(pcm: Int16Array): void {
+    if (this.#finishing || this.#settled || pcm.length === 0) return;
+    this.#pending.push(pcm.slice());
+    this.#pendingLength += pcm.length;
+    const ready = this.#floor ? this.#pendingLength >= CHUNK : this.#pendingLength >= LEAD;
+    if (ready) this.#schedule();
+  }
+
+  finish(): Promise<RecognizedWord[]> {
+    if (this.#settled) return Promise.reject(this.#failure ?? new Error("stream already finished"));
+    this.#finishing = true;
+    this.#schedule();
+    const result = this.#chain.then(() => this.#final());
+    return result.finally(() => this.#close());
+  }
+
+  abort(reason = new Error("recognition aborted")): void {
+    if (this.#settled) return;
+    this.#failure ??= reason;
+    this.#pending = [];
+    this.#pendingLength = 0;
+    // The decoder is released by the chain once its step in flight is over.
+    this.#chain = this.#chain.then(() => this.#close());
+  }
+
+  #schedule(): void {
+    this.#chain = this.#chain
+      .then(() => this.#step())
+      .catch((err: Error) => {
+        this.#failure ??= err;
+      });
+  }
+
+  #take(max: number): Int16Array {
+    const n = Math.min(max, this.#pendingLength);
+    const out = new Int16Array(n);
+    let at = 0;
+    while (at < n) {
+      const head = this.#pending[0]!;
+      const part = Math.min(head.length, n - at);
+      out.set(head.subarray(0, part), at);
+      at += part;
+      if (part === head.length) this.#pending.shift();
+      else this.#pending[0] = head.subarray(part);
+    }
+    this.#pendingLength -= n;
+    return out;
+  }
+
+  async #step(): Promise<void> {
+    if (this.#failure) return;
+    const { addon } = this.#engine;
+    if (!this.#floor) {
+      if (this.#pendingLength === 0 || (!this.#finishing && this.#pendingLength < LEAD)) return;
+      this.#decoder ??= await this.#engine.acquire();
+      if (this.#failure) return;
+      const lead = this.#take(this.#finishing ? this.#pendingLength : LEAD);
+      this.#floor = new NoiseFloor(speechRms(lead));
+      const pcm = this.#floor.apply(lead);
+      addon.start(this.#decoder.handle);
+      await addon.prime(this.#decoder.handle, pcm);
+      for (let at = 0; at < pcm.length && !this.#failure; at += CHUNK) {
+        await addon.process(this.#decoder.handle, pcm.subarray(at, at + CHUNK), false);
+      }
+    }
+    while (
+      this.#decoder &&
+      !this.#failure &&
+      (this.#pendingLength >= CHUNK || (this.#finishing && this.#pendingLength > 0))
+    ) {
+      await addon.process(this.#decoder.handle, this.#floor.apply(this.#take(CHUNK)), false);
+    }
+  }
+
+  async #final(): Promise<RecognizedWord[]> {
+    if (this.#failure) throw this.#failure;
+    const d = this.#decoder;
+    if (!d) return []; // no audio at all
+    const phrases = this.#engine.hotwordPhrases(d, this.#hotwords);
+    const result = await this.#engine.finalResult(d, phrases);
+    this.#settled = true; // the utterance is ended: close() must not end it again
+    return toWords(result.words);
+  }
+
+  async #close(): Promise<void> {
+    const d = this.#decoder;
+    this.#decoder = undefined;
+    const ended = this.#settled;
+    this.#settled = true;
+    if (!d) return;
+    if (!ended && this.#floor) await this.#engine.addon.end(d.handle).catch(() => {});
+    this.#engine.release(d);
+  }
+}
