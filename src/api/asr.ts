@@ -3,7 +3,7 @@
 import { endianness } from "node:os";
 import { type ClientContext, speechPath } from "./context.ts";
 import { AsrError, SvcProtocolError } from "./errors.ts";
-import type { CallOptions, Exchange } from "./http.ts";
+import type { CallOptions, Exchange, HttpRequest } from "./http.ts";
 import { type Accumulator, EventStream, parseData, sseEvents, streamEndedEarly } from "./stream.ts";
 import type {
   AsrFormat,
@@ -112,6 +112,79 @@ async function* decodeAsr(ex: Exchange): AsyncGenerator<AsrStreamEvent> {
   throw streamEndedEarly(what, ex.requestId, "transcript.text.done");
 }
 
+/**
+ * Audio sent while it is captured: one E6 request whose JSON body streams (chunked transfer) with
+ * audio.data last, growing with each write(). A service that reads bodies as they arrive (the local
+ * one does) recognizes the speech meanwhile, so the transcript follows end() almost at once; any
+ * other gets an ordinary body, just later. Never retried (the body cannot be replayed).
+ */
+export class AsrUpload {
+  /** The transcript, streamed back once the body has ended. */
+  readonly stream: AsrStream;
+  readonly #controller: ReadableStreamDefaultController<Uint8Array>;
+  readonly #endBody: () => void;
+  /** 0–2 bytes waiting for a whole Base64 group. */
+  #carry: Uint8Array = new Uint8Array(0);
+  #ended = false;
+
+  constructor(
+    head: string,
+    open: (upload: NonNullable<HttpRequest["upload"]>, o: CallOptions) => Promise<Exchange>,
+    call: CallOptions,
+  ) {
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+    });
+    this.#controller = controller;
+    let endBody!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      endBody = resolve;
+    });
+    this.#endBody = endBody;
+    controller.enqueue(Buffer.from(head));
+    this.stream = new AsrStream((o) => open({ body, ended }, o), call);
+  }
+
+  /** Adds audio (bytes in the declared format, or 16-bit PCM samples). Ignored after end(). */
+  write(audio: Uint8Array | Int16Array): void {
+    if (this.#ended) return;
+    const bytes =
+      audio instanceof Int16Array && LITTLE_ENDIAN
+        ? new Uint8Array(audio.buffer, audio.byteOffset, audio.byteLength)
+        : audio instanceof Int16Array
+          ? Buffer.from(audioToBase64(audio), "base64")
+          : audio;
+    const all = this.#carry.length ? Buffer.concat([this.#carry, bytes]) : bytes;
+    const whole = all.length - (all.length % 3);
+    this.#carry = Buffer.from(all.subarray(whole));
+    if (whole > 0) {
+      const b64 = Buffer.from(all.buffer, all.byteOffset, whole).toString("base64");
+      this.#controller.enqueue(Buffer.from(b64, "latin1"));
+    }
+  }
+
+  /** Ends the body; the transcript follows on `stream`. */
+  end(): AsrStream {
+    if (!this.#ended) {
+      this.#ended = true;
+      const rest = this.#carry.length ? Buffer.from(this.#carry).toString("base64") : "";
+      this.#controller.enqueue(Buffer.from(`${rest}"}}`, "latin1"));
+      this.#controller.close();
+      this.#endBody();
+    }
+    return this.stream;
+  }
+
+  /** Drops the request. */
+  abort(): void {
+    this.#ended = true;
+    this.stream.abort();
+  }
+}
+
 export class AsrApi {
   private readonly ctx: ClientContext;
 
@@ -134,6 +207,28 @@ export class AsrApi {
     const path = speechPath(this.ctx, PATHS.asrSse);
     return new AsrStream(
       (o) => this.ctx.http.send({ method: "POST", path, json: body, accept: "text/event-stream" }, o),
+      call,
+    );
+  }
+
+  /** Start a request whose audio is written as it is captured (see AsrUpload). */
+  upload(format: AsrFormat, options: AsrOptions = {}, call: CallOptions = {}): AsrUpload {
+    validateAsrFormat(format);
+    const transcription: AsrTranscription = Object.fromEntries(
+      Object.entries(options).filter(([, v]) => v !== undefined),
+    );
+    const shape: AsrRequest = {
+      audio: {
+        input: Object.keys(transcription).length > 0 ? { transcription, format } : { format },
+        data: "",
+      },
+    };
+    // `…,"data":""}}` less its last three characters: the body up to audio.data's opening quote.
+    const head = JSON.stringify(shape).slice(0, -3);
+    const path = speechPath(this.ctx, PATHS.asrSse);
+    return new AsrUpload(
+      head,
+      (upload, o) => this.ctx.http.send({ method: "POST", path, upload, accept: "text/event-stream" }, o),
       call,
     );
   }

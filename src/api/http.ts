@@ -47,6 +47,11 @@ export interface HttpRequest {
   query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   form?: FormData;
+  /**
+   * A JSON body sent while it is being produced (chunked transfer). It cannot be replayed, so the
+   * request is never retried, and the answer's timeout starts only once `ended` resolves.
+   */
+  upload?: { body: ReadableStream<Uint8Array>; ended: Promise<void> };
   accept?: string;
 }
 
@@ -261,7 +266,7 @@ export class HttpCore {
    */
   async send(req: HttpRequest, opts: CallOptions = {}): Promise<Exchange> {
     const what = `${req.method} ${req.path}`;
-    const maxRetries = opts.maxRetries ?? this.cfg.maxRetries;
+    const maxRetries = req.upload ? 0 : (opts.maxRetries ?? this.cfg.maxRetries);
     const timeoutMs = opts.timeoutMs ?? this.cfg.timeoutMs;
     const url = this.url(req.path, req.query);
     const headers: Record<string, string> = {
@@ -269,8 +274,11 @@ export class HttpCore {
       accept: req.accept ?? "application/json",
       ...opts.headers,
     };
-    let body: string | FormData | undefined;
-    if (req.json !== undefined) {
+    let body: string | FormData | ReadableStream<Uint8Array> | undefined;
+    if (req.upload) {
+      headers["content-type"] = "application/json";
+      body = req.upload.body;
+    } else if (req.json !== undefined) {
       headers["content-type"] = "application/json";
       body = JSON.stringify(req.json);
     } else if (req.form !== undefined) {
@@ -301,7 +309,7 @@ export class HttpCore {
     url: string,
     req: HttpRequest,
     headers: Record<string, string>,
-    body: string | FormData | undefined,
+    body: string | FormData | ReadableStream<Uint8Array> | undefined,
     user: AbortSignal | undefined,
     timeoutMs: number,
     what: string,
@@ -309,8 +317,23 @@ export class HttpCore {
     const sig = new AttemptSignal(user, timeoutMs);
     const t0 = performance.now();
     let res: Response;
+    let answered = false;
+    if (req.upload) {
+      sig.disarm(); // the answer is not due before the body has been sent
+      req.upload.ended.then(
+        () => answered || sig.arm(),
+        () => {},
+      );
+    }
     try {
-      res = await fetch(url, { method: req.method, headers, body, signal: sig.signal });
+      res = await fetch(url, {
+        method: req.method,
+        headers,
+        body,
+        signal: sig.signal,
+        ...(req.upload ? { duplex: "half" as const } : {}),
+      });
+      answered = true;
     } catch (e) {
       sig.dispose();
       if (sig.userAborted)

@@ -6,10 +6,12 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import type { ServiceRoute } from "../context.ts";
-import { badParam, missingParam } from "../errors.ts";
+import type { AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
+import { badParam, missingParam, tooLarge } from "../errors.ts";
 import { countTokens } from "../generation/tokens.ts";
-import { AudioInputError, decodeAsrAudio, type PcmFormat } from "../speech/asr-input.ts";
-import { acquireSpeechEngines } from "../speech/engines.ts";
+import { AsrBodyReader } from "../speech/asr-body.ts";
+import { AudioInputError, decodeAsrAudio, PcmChunkDecoder, type PcmFormat } from "../speech/asr-input.ts";
+import { acquireSpeechEngines, type SpeechEnginesHandle } from "../speech/engines.ts";
 import { TranscriptBuilder, transcriptText } from "../speech/transcript.ts";
 import { SseWriter, sseData } from "../sse-writer.ts";
 
@@ -44,15 +46,30 @@ function positiveInt(v: unknown, param: string): number {
   return v;
 }
 
-export function parseAsrBody(body: unknown): AsrJob {
-  if (!isObj(body)) throw badParam("body", "must be a JSON object");
-  const audio = body.audio;
-  if (!isObj(audio)) throw missingParam("audio", "an object with data and input");
+/**
+ * The request's parameters. `streamed` is audio.data already read out of the body as bytes (see
+ * AsrBodyReader), in which case the body's own audio.data is not looked at.
+ */
+export function parseAsrBody(body: unknown, streamed?: Uint8Array): AsrJob {
+  const params = parseAsrParams(body);
+  const audio = (body as { audio: Obj }).audio;
+  if (streamed) {
+    if (streamed.length === 0) throw missingParam("audio.data", "Base64-encoded audio");
+    return { ...params, audio: streamed };
+  }
   if (typeof audio.data !== "string" || audio.data === "") {
     throw missingParam("audio.data", "Base64-encoded audio");
   }
   const data = audio.data.replace(/\s+/g, "");
   if (!BASE64.test(data)) throw badParam("audio.data", "is not Base64");
+  return { ...params, audio: Buffer.from(data, "base64") };
+}
+
+/** Everything but the audio data. */
+export function parseAsrParams(body: unknown): Omit<AsrJob, "audio"> {
+  if (!isObj(body)) throw badParam("body", "must be a JSON object");
+  const audio = body.audio;
+  if (!isObj(audio)) throw missingParam("audio", "an object with data and input");
   const input = audio.input;
   if (!isObj(input)) throw missingParam("audio.input", "an object with format (and transcription)");
   const format = input.format;
@@ -101,7 +118,6 @@ export function parseAsrBody(body: unknown): AsrJob {
   }
   // full_rerun_on_commit is no longer supported and silently ignored, wherever it is sent.
   return {
-    audio: Buffer.from(data, "base64"),
     type: type as AsrJob["type"],
     ...(pcm ? { pcm } : {}),
     language: lang.toLowerCase().startsWith("zh") ? "zh" : "en",
@@ -111,12 +127,108 @@ export function parseAsrBody(body: unknown): AsrJob {
   };
 }
 
+/** Recognition started on a streamed body's audio before the body ended. */
+interface EarlyRecognition {
+  stream: AsrStreamSession;
+  /** Samples pushed so far (at the engine's rate). */
+  samples: number;
+  /** Whether the whole body asks for what the head promised (it can only add to it). */
+  matches(job: AsrJob): boolean;
+  finish(): Promise<RecognizedWord[]>;
+}
+
+/**
+ * Starts recognizing a streamed body's audio as soon as its head (everything before audio.data)
+ * says how: English pcm. Anything else (another format, a head that does not validate) waits
+ * for the whole body and takes the ordinary path, which reports any error.
+ */
+async function startEarly(
+  reader: AsrBodyReader,
+  engines: SpeechEnginesHandle,
+): Promise<EarlyRecognition | undefined> {
+  const head = await reader.head;
+  if (head === undefined) return undefined;
+  let params: Omit<AsrJob, "audio">;
+  try {
+    params = parseAsrParams(head);
+  } catch {
+    return undefined;
+  }
+  if (params.type !== "pcm" || !params.pcm || params.language !== "en") return undefined;
+  const { asr } = await engines.get();
+  const stream = asr.openStream({ hotwords: params.hotwords });
+  const decoder = new PcmChunkDecoder(params.pcm, asr.sampleRate);
+  const early: EarlyRecognition = {
+    stream,
+    samples: 0,
+    matches: (job) => JSON.stringify({ ...job, audio: undefined }) === JSON.stringify(params),
+    finish: () => {
+      const tail = decoder.flush();
+      early.samples += tail.length;
+      stream.push(tail);
+      return stream.finish();
+    },
+  };
+  reader.onAudio((bytes) => {
+    const pcm = decoder.push(bytes);
+    early.samples += pcm.length;
+    stream.push(pcm);
+  });
+  return early;
+}
+
+function readWhole(payload: NodeJS.ReadableStream, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    payload.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) reject(tooLarge(`request body too large: more than ${limit} bytes`));
+      else parts.push(chunk);
+    });
+    payload.on("error", reject);
+    payload.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+  });
+}
+
 export const asrRoute: ServiceRoute = async (app, { ctx }) => {
   const engines = acquireSpeechEngines(ctx);
   app.addHook("onClose", engines.release);
 
+  // A chunked body may be audio still being captured: it is read as it arrives (AsrBodyReader)
+  // and recognized as it comes. A body of known length is parsed whole, as JSON always is.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", (request, payload, done) => {
+    if (request.headers["content-length"] === undefined) {
+      done(null, new AsrBodyReader(payload, BODY_LIMIT));
+      return;
+    }
+    readWhole(payload, BODY_LIMIT).then(
+      (text) => done(null, JSON.parse(text)),
+      (err: Error) => done(err),
+    );
+  });
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const job = parseAsrBody(request.body);
+    let job: AsrJob;
+    let early: EarlyRecognition | undefined;
+    if (request.body instanceof AsrBodyReader) {
+      const reader = request.body;
+      early = await startEarly(reader, engines);
+      try {
+        const end = await reader.done;
+        job = parseAsrBody(end.body, end.audio);
+      } catch (err) {
+        early?.stream.abort();
+        throw err;
+      }
+      if (!early?.matches(job)) {
+        early?.stream.abort();
+        early = undefined;
+      }
+    } else {
+      job = parseAsrBody(request.body);
+    }
     const sessionId = `sess_${randomBytes(12).toString("hex")}`;
     const itemId = `item_${randomBytes(12).toString("hex")}`;
     const meta = () => ({ session_id: sessionId, timestamp: Date.now() });
@@ -128,32 +240,39 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
         );
       }
       const { asr } = await engines.get();
-      const pcm = await decodeAsrAudio(job.audio, job.type, job.pcm, asr.sampleRate);
       const builder = new TranscriptBuilder(job.itn);
       let first = true;
-      const words = await asr.recognize(pcm, {
-        hotwords: job.hotwords,
-        signal: sse.signal,
-        onWords: (ws, final) => {
-          for (const p of builder.add(ws, final)) {
-            const ev: Record<string, unknown> = {
-              type: "transcript.text.delta",
-              meta: meta(),
-              delta: first ? p.text : ` ${p.text}`,
-              item_id: itemId,
-              content_index: 0,
-            };
-            if (job.timestamps) {
-              ev.start_time = p.startMs;
-              ev.end_time = p.endMs;
-            }
-            first = false;
-            void sse.write(sseData(ev));
+      const onWords = (ws: RecognizedWord[], final: boolean) => {
+        for (const p of builder.add(ws, final)) {
+          const ev: Record<string, unknown> = {
+            type: "transcript.text.delta",
+            meta: meta(),
+            delta: first ? p.text : ` ${p.text}`,
+            item_id: itemId,
+            content_index: 0,
+          };
+          if (job.timestamps) {
+            ev.start_time = p.startMs;
+            ev.end_time = p.endMs;
           }
-        },
-      });
+          first = false;
+          void sse.write(sseData(ev));
+        }
+      };
+      let words: RecognizedWord[];
+      let seconds: number;
+      if (early) {
+        sse.signal.addEventListener("abort", () => early?.stream.abort(), { once: true });
+        words = await early.finish();
+        onWords(words, true);
+        seconds = early.samples / asr.sampleRate;
+      } else {
+        const pcm = await decodeAsrAudio(job.audio, job.type, job.pcm, asr.sampleRate);
+        words = await asr.recognize(pcm, { hotwords: job.hotwords, signal: sse.signal, onWords });
+        seconds = pcm.length / asr.sampleRate;
+      }
       const text = transcriptText(words, job.itn);
-      const audioTokens = Math.ceil((pcm.length / asr.sampleRate) * AUDIO_TOKENS_PER_SECOND);
+      const audioTokens = Math.ceil(seconds * AUDIO_TOKENS_PER_SECOND);
       const textTokens = job.hotwords.reduce((n, h) => n + countTokens(h), 0);
       const output = countTokens(text);
       await sse.write(

@@ -1,7 +1,7 @@
 // E6 audio input: the Base64 payload in its declared format, to mono 16-bit PCM at the recognizer's
 // rate. wav and pcm are decoded in-process; ogg and mp3 through ffmpeg.
 import { stereoToMono } from "../../../codecs/pcm.ts";
-import { resample } from "../../../codecs/resample.ts";
+import { Resampler, resample } from "../../../codecs/resample.ts";
 import { parseWav } from "../../../codecs/wav.ts";
 import { ffmpegDecode } from "./ffmpeg.ts";
 
@@ -62,5 +62,35 @@ export async function decodeAsrAudio(
       } catch (err) {
         throw new AudioInputError(`audio.data is not readable ${type} audio: ${(err as Error).message}`);
       }
+  }
+}
+
+/**
+ * Raw pcm audio as it arrives in byte chunks of any size, to mono 16-bit PCM at `rate`: what
+ * decodeAsrAudio gives for the whole of it, piece by piece (the resampler keeps its state).
+ */
+export class PcmChunkDecoder {
+  readonly #format: PcmFormat;
+  readonly #resampler: Resampler | undefined;
+  #carry = Buffer.alloc(0);
+
+  constructor(format: PcmFormat, rate: number) {
+    this.#format = format;
+    if (format.rate !== rate) this.#resampler = new Resampler(format.rate, rate);
+  }
+
+  /** Samples of the whole frames in `bytes` (and any carried over); a partial frame waits. */
+  push(bytes: Uint8Array): Int16Array {
+    const all = this.#carry.length ? Buffer.concat([this.#carry, bytes]) : Buffer.from(bytes);
+    const frameBytes = 2 * this.#format.channel;
+    const whole = all.length - (all.length % frameBytes);
+    this.#carry = Buffer.from(all.subarray(whole));
+    const mono = toMono(int16Of(all.subarray(0, whole)), this.#format.channel);
+    return this.#resampler ? this.#resampler.push(mono) : mono;
+  }
+
+  /** The resampler's tail, at the end of the audio. */
+  flush(): Int16Array {
+    return this.#resampler ? this.#resampler.flush() : new Int16Array(0);
   }
 }
