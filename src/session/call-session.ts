@@ -18,6 +18,7 @@ import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
 import type { CallTransport } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { AudioWindow } from "./utterance.ts";
+import { UtteranceUpload } from "./utterance-upload.ts";
 
 const VAD_RATE = 16000;
 
@@ -49,6 +50,13 @@ interface UserTurnJob {
   source: "speech" | "dtmf";
 }
 
+/** A caller utterance: where it lies in the audio window, and its upload if one was made. */
+interface Utterance {
+  fromMs: number;
+  toMs: number;
+  upload: UtteranceUpload | undefined;
+}
+
 /** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
 function fixedReply(text: string): ChatModel {
   return {
@@ -77,6 +85,10 @@ export class CallSession {
   #speechStartAt = 0;
   #job: UserTurnJob | undefined;
   #jobSeq = 0;
+  /** The utterance being spoken, already on its way to recognition. */
+  #upload: UtteranceUpload | undefined;
+  /** Aborted when the call ends: whatever is still uploading stops. */
+  readonly #callAbort = new AbortController();
   #eouMinTimer: TimerHandle | undefined;
   #eouMaxTimer: TimerHandle | undefined;
   #minEouElapsed = false;
@@ -169,6 +181,8 @@ export class CallSession {
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
     this.#job?.turn?.cancel();
+    this.#upload?.abort();
+    this.#callAbort.abort();
     this.#detector.close();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
@@ -189,6 +203,7 @@ export class CallSession {
       pcm = this.#upsampled.subarray(0, this.#resampler.pushInto(frame, this.#upsampled));
     }
     this.#audio.write(pcm);
+    this.#upload?.feed();
     this.#detector.push(pcm);
   }
 
@@ -199,8 +214,18 @@ export class CallSession {
 
   #onSpeech(e: SpeechEvent): void {
     if (this.#ended) return;
-    if (e.type === "speech-start") this.#onSpeechStart(e.atMs);
-    else this.#onSpeechEnd(e.atMs);
+    if (e.type === "speech-start") {
+      this.#onSpeechStart(e.atMs);
+      // Whatever the speech turns out to be, recognition starts now on the utterance so far
+      // (after a mid-sentence pause, from the first part's start).
+      this.#upload?.abort();
+      const { services } = this.#d;
+      this.#upload = new UtteranceUpload(
+        services.asr.open(VAD_RATE, this.#callAbort.signal),
+        this.#audio,
+        this.#utteranceStartMs,
+      );
+    } else this.#onSpeechEnd(e.atMs);
   }
 
   #onSpeechStart(atMs: number): void {
@@ -271,15 +296,19 @@ export class CallSession {
   #onSpeechEnd(atMs: number): void {
     const { clock, config } = this.#d;
     this.#userSpeaking = false;
+    const upload = this.#upload;
+    this.#upload = undefined;
     if (this.#continueTimer) {
       // Too short to be words (a click, a breath): the answer goes on.
       clock.clearTimeout(this.#continueTimer);
       this.#continueTimer = undefined;
+      upload?.abort();
       return;
     }
     if (this.#bargeStartAt !== undefined) {
       if (this.#bargeConfirmTimer) {
         // Short: a backchannel or a cough. The agent goes on.
+        upload?.abort();
         this.#endBargeIn();
         this.#agent?.resume();
         this.#log.info("short speech over the agent: resuming");
@@ -290,8 +319,7 @@ export class CallSession {
       this.#bargeStartAt = undefined; // interrupted for good: this is now a normal user turn
     }
     const speechEndAt = this.#clockAt(atMs);
-    const audio = this.#audio.slice(this.#utteranceStartMs, atMs + 60);
-    this.#startJob(audio, speechEndAt);
+    this.#startJob({ fromMs: this.#utteranceStartMs, toMs: atMs + 60, upload }, speechEndAt);
     const since = clock.now() - speechEndAt;
     this.#minEouElapsed = false;
     this.#eouMinTimer = clock.setTimeout(() => {
@@ -301,20 +329,28 @@ export class CallSession {
     this.#eouMaxTimer = clock.setTimeout(() => this.#confirm(), config.turn.maxEndOfTurnMs - since);
   }
 
-  #startJob(audio: Int16Array, speechEndAt: number): void {
+  #startJob(utterance: Utterance, speechEndAt: number): void {
     const job: UserTurnJob = { id: ++this.#jobSeq, speechEndAt, confirmed: false, source: "speech" };
     this.#job = job;
-    void this.#recognize(job, audio);
+    void this.#recognize(job, utterance);
   }
 
-  async #recognize(job: UserTurnJob, audio: Int16Array): Promise<void> {
+  /**
+   * The utterance's transcript: from its upload, which ends now, or (with no upload, or when it
+   * failed) from one request with the utterance cut out of the window.
+   */
+  async #recognize(job: UserTurnJob, utterance: Utterance): Promise<void> {
     const { services, clock } = this.#d;
     const t0 = clock.now();
     const signal = AbortSignal.timeout(15_000);
     let text: string | undefined;
     for (let attempt = 0; attempt < 2 && text === undefined; attempt++) {
       try {
-        text = await services.asr.recognize(audio, VAD_RATE, signal);
+        if (attempt === 0 && utterance.upload) text = await utterance.upload.end();
+        else {
+          const audio = this.#audio.slice(utterance.fromMs, utterance.toMs);
+          text = await services.asr.recognize(audio, VAD_RATE, signal);
+        }
       } catch (err) {
         this.#log.warn({ err: (err as Error).message, attempt }, "speech recognition failed");
         if (attempt === 1) job.failed = (err as Error).message;

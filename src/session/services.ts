@@ -2,9 +2,24 @@
 // client (src/session/svc-adapters.ts); turn-taking tests script them on virtual time.
 import type { ChatMessage, ChatTool } from "../api/types/index.ts";
 
+/** One utterance sent while the caller is still speaking it. */
+export interface RecognizerStream {
+  /** More of the utterance (mono 16-bit PCM at the stream's rate); the array may be reused after. */
+  write(pcm: Int16Array): void;
+  /** The utterance is over: its transcript. Rejects on failure. */
+  end(): Promise<string>;
+  /** Drops it (the caller went on, or it was a cough). */
+  abort(): void;
+}
+
 export interface Recognizer {
   /** Transcribes one utterance of mono 16-bit PCM. Rejects on failure. */
   recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal): Promise<string>;
+  /**
+   * Starts an utterance whose audio is written as it is spoken, so recognition runs alongside
+   * the caller and the transcript is ready soon after the end of speech.
+   */
+  open(sampleRate: number, signal: AbortSignal): RecognizerStream;
 }
 
 export interface ToolCallRequest {

@@ -1,6 +1,8 @@
-// The session's service ports on top of the API client: E6 for recognition, E1 streaming
+// The session's service ports on top of the API client: E6 for recognition (its body streamed
+// while the caller speaks, or one request for a retry), E1 streaming
 // for chat, E5 (default mode, pcm at the transport's rate) for speech. Nothing the
 // transport cannot play directly is asked for, so nothing is transcoded on the call path.
+import { pcm16Format } from "../api/asr.ts";
 import { ChatAccumulator } from "../api/chat-accumulate.ts";
 import type { SvcClient } from "../api/client.ts";
 import type { TtsSession } from "../api/tts-session.ts";
@@ -59,20 +61,24 @@ class ClientTtsStream implements TtsStream {
 }
 
 export function svcServices(client: SvcClient, models: ServiceModels): SessionServices {
+  const transcription = {
+    model: models.asrModel,
+    language: models.language,
+    ...(models.hotwords.length ? { hotwords: models.hotwords } : {}),
+  };
   return {
     asr: {
       async recognize(pcm, sampleRate, signal) {
-        const result = await client.asr.recognize(
-          pcm,
-          { type: "pcm", codec: "pcm_s16le", rate: sampleRate, bits: 16, channel: 1 },
-          {
-            model: models.asrModel,
-            language: models.language,
-            ...(models.hotwords.length ? { hotwords: models.hotwords } : {}),
-          },
-          { signal },
-        );
+        const result = await client.asr.recognize(pcm, pcm16Format(sampleRate), transcription, { signal });
         return result.text;
+      },
+      open(sampleRate, signal) {
+        const upload = client.asr.upload(pcm16Format(sampleRate), transcription, { signal });
+        return {
+          write: (pcm) => upload.write(pcm),
+          end: () => upload.end().finalText(),
+          abort: () => upload.abort(),
+        };
       },
     },
     chat: {

@@ -61,6 +61,19 @@ function injectFaults(s: SessionServices, faults: Harness["faults"]): SessionSer
         }
         return s.asr.recognize(pcm, rate, signal);
       },
+      open(rate, signal) {
+        const stream = s.asr.open(rate, signal);
+        return {
+          write: (pcm) => stream.write(pcm),
+          abort: () => stream.abort(),
+          end() {
+            if (faults.asr <= 0) return stream.end();
+            faults.asr -= 1;
+            stream.abort();
+            return Promise.reject(new Error("injected: ASR 500 at the end of an upload"));
+          },
+        };
+      },
     },
     chat: s.chat,
     tts: {
@@ -238,7 +251,7 @@ describe("a call through the bridge", () => {
   }, 30_000);
 
   it("survives an ASR error, a TTS 503 and a dropped TTS socket", async () => {
-    h.faults.asr = 1; // first recognition fails, the retry succeeds
+    h.faults.asr = 1; // the first upload fails, the retry (one request) succeeds
     h.faults.ttsOpen = 2; // the spare and its replacement fail: a turn's first open retries
     h.faults.ttsDrop = 1; // and one session drops mid-turn
     const r = await simulateCall({

@@ -49,6 +49,8 @@ describe("CallSession", () => {
     await h.say(1100);
     await h.untilAgentSilent();
     expect(h.historyOf("user")).toEqual(["i would like to check the status of my order"]);
+    // Each stretch of speech was recognized as it was spoken, the second from the first's start.
+    expect(h.asrStreams).toBe(2);
     expect(h.asrRequests.length).toBe(2);
     // The second recognition got the whole utterance, first part included.
     expect(h.asrRequests[1]!).toBeGreaterThan(h.asrRequests[0]! * 2);
@@ -106,6 +108,10 @@ describe("CallSession", () => {
     expect(h.events().some((e) => e.type === "barge-in" && e.outcome === "resumed")).toBe(true);
     expect(h.historyOf("assistant").at(-1)).toBe(reply);
     expect(h.historyOf("user")).toEqual(["tell me about your plans"]);
+    // The backchannel's recognition began with it and was dropped unfinished.
+    expect(h.asrStreams).toBe(2);
+    expect(h.asrAborts).toBe(1);
+    expect(h.asrRequests.length).toBe(1);
     // Paused then resumed: every word was heard, none twice beyond the gap.
     const words = reply.split(/\s+/).length;
     const heardMs = h.transport.playedMs();
@@ -235,9 +241,14 @@ describe("CallSession", () => {
   it("retries a failed recognition once, then apologizes and keeps listening", async () => {
     const h = await started();
     h.asrAnswers = [new Error("asr 500"), "hello"];
+    const streams = h.asrStreams;
     await h.say(800);
     await h.untilAgentSilent();
     expect(h.historyOf("user")).toEqual(["hello"]);
+    // The streamed utterance failed; the retry sent the same utterance in one request.
+    expect(h.asrStreams).toBe(streams + 1);
+    // (pre-roll 300 ms + 800 ms of speech + 60 ms, at 16 kHz; the stream also had the VAD's 100 ms lag)
+    expect(h.asrRequests.slice(-2)).toEqual([(300 + 800 + 100) * 16, (300 + 800 + 60) * 16]);
 
     h.asrAnswers = [new Error("asr 500"), new Error("asr 500 again")];
     const before = h.transport.played.length;

@@ -132,7 +132,11 @@ export class Harness {
   readonly session: CallSession;
   readonly chatRequests: ChatMessage[][] = [];
   readonly toolLists: ChatTool[][] = [];
+  /** Samples of each utterance recognized (streamed or in one request), in order. */
   readonly asrRequests: number[] = [];
+  /** Utterances streamed, and those dropped before their end. */
+  asrStreams = 0;
+  asrAborts = 0;
   /** ASR answers, in order; a string, or an Error to throw. */
   asrAnswers: (string | Error)[] = [];
   asrDelayMs = 80;
@@ -163,12 +167,20 @@ export class Harness {
       },
       services: {
         asr: {
-          recognize: async (pcm) => {
-            h.asrRequests.push(pcm.length);
-            await h.sleep(h.asrDelayMs);
-            const answer = h.asrAnswers.shift() ?? "";
-            if (answer instanceof Error) throw answer;
-            return answer;
+          recognize: async (pcm) => h.recognize(pcm.length),
+          open: () => {
+            let samples = 0;
+            h.asrStreams += 1;
+            return {
+              write: (pcm) => {
+                samples += pcm.length;
+              },
+              // Decoding ran alongside the speech; asrDelayMs is what is left after its end.
+              end: () => h.recognize(samples),
+              abort: () => {
+                h.asrAborts += 1;
+              },
+            };
           },
         },
         chat: {
@@ -196,6 +208,14 @@ export class Harness {
         tts: { open: async () => h.openTts() },
       },
     });
+  }
+
+  async recognize(samples: number): Promise<string> {
+    this.asrRequests.push(samples);
+    await this.sleep(this.asrDelayMs);
+    const answer = this.asrAnswers.shift() ?? "";
+    if (answer instanceof Error) throw answer;
+    return answer;
   }
 
   sleep(ms: number): Promise<void> {
