@@ -246,8 +246,10 @@ export class CallSession {
       agent?.timings.firstPlayAt !== undefined
     ) {
       // The caller goes on right after the agent began to answer: the pause was not the end of
-      // the turn. Unless it is only a click, drop the answer unheard and keep listening to the
-      // same utterance (its start is kept), so the words are recognized as one.
+      // the turn. The agent falls silent at once; unless it is only a click (then it resumes),
+      // the answer is dropped and the same utterance (its start is kept) goes on, so the words
+      // are recognized as one.
+      agent.pause();
       const since = clock.now() - this.#speechStartAt;
       this.#continueTimer = clock.setTimeout(() => {
         this.#continueTimer = undefined;
@@ -303,6 +305,7 @@ export class CallSession {
       clock.clearTimeout(this.#continueTimer);
       this.#continueTimer = undefined;
       upload?.abort();
+      this.#agent?.resume();
       return;
     }
     if (this.#bargeStartAt !== undefined) {

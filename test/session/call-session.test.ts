@@ -132,6 +132,37 @@ describe("CallSession", () => {
     expect(h.events().filter((e) => e.type === "user")).toHaveLength(1);
   });
 
+  it("falls silent at once when the caller goes on just after the answer began, and answers the whole utterance", async () => {
+    const h = await started();
+    h.asrAnswers = ["i bought a bike from you", "i bought a bike from you and the brakes squeak"];
+    h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
+    const starts = h.transport.speechStarts.length;
+    await h.say(900);
+    for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+    await h.run(40);
+    const resumedAt = h.clock.now();
+    await h.say(800); // the caller goes on 40 ms into the early answer
+    await h.untilAgentSilent();
+    // (the VAD reports a start when it is made, so "at once" is the same instant here)
+    expect(h.transport.clearTimes.find((t) => t >= resumedAt)).toBe(resumedAt);
+    expect(h.historyOf("user")).toEqual(["i bought a bike from you and the brakes squeak"]);
+    expect(h.historyOf("assistant").at(-1)).toBe("Let me help.");
+    expect(h.historyOf("assistant")).not.toContain("Sorry to hear that you had trouble with it.");
+  });
+
+  it("resumes the early answer when what followed it was only a click", async () => {
+    const h = await started();
+    h.asrAnswers = ["where is your shop"];
+    h.chatReplies = [[{ text: "We are at ten Main Street." }]];
+    const starts = h.transport.speechStarts.length;
+    await h.say(900);
+    for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+    await h.say(60, 20); // a click: paused, then resumed
+    await h.untilAgentSilent();
+    expect(h.historyOf("assistant").at(-1)).toBe("We are at ten Main Street.");
+    expect(h.historyOf("user")).toEqual(["where is your shop"]);
+  });
+
   it("files a reply cut short by the caller hanging up, with what was heard", async () => {
     const h = await started();
     h.asrAnswers = ["tell me about your plans"];

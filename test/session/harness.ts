@@ -62,6 +62,7 @@ export class VirtualTransport implements CallTransport {
   #queued = 0;
   #played = 0;
   clears = 0;
+  readonly clearTimes: number[] = [];
   hangups: string[] = [];
   transfers: string[] = [];
   failTransfer = false;
@@ -86,6 +87,7 @@ export class VirtualTransport implements CallTransport {
   clear(): void {
     this.tick();
     this.clears += 1;
+    this.clearTimes.push(this.#clock.now());
     this.#queued = this.#played;
   }
   queuedMs(): number {
