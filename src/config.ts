@@ -51,7 +51,7 @@ export const configSchema = z.object({
       minEndOfTurnMs: z.coerce.number().int().min(50).max(5000).default(250),
       maxEndOfTurnMs: z.coerce.number().int().min(100).max(10_000).default(1200),
       bargeInMinMs: z.coerce.number().int().min(0).max(2000).default(180),
-      bargeInConfirmMs: z.coerce.number().int().min(0).max(5000).default(900),
+      bargeInConfirmMs: z.coerce.number().int().min(0).max(5000).default(1000),
       repromptAfterMs: z.coerce.number().int().min(1000).default(8000),
       maxReprompts: z.coerce.number().int().min(0).max(10).default(2),
       maxCallSeconds: z.coerce.number().int().min(10).default(900),

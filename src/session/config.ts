@@ -12,8 +12,10 @@ export interface TurnTakingConfig {
   bargeInMinMs: number;
   /**
    * ...and longer than this interrupts it for good (shorter is a backchannel: resume), ms. The VAD
-   * reports the end of speech ~200 ms after the sound stops, so this must exceed the longest
-   * backchannel ("mm-hmm" ~650 ms) by that much.
+   * reports the end of speech 250–300 ms after the sound stops (Silero's probability falls 100–150
+   * ms late, then 160 ms of silence), so this must exceed the longest backchannel ("mm-hmm" ~650
+   * ms) by that much: at 900 ms a 670 ms "mm hmm" still interrupted. The agent is silent (paused)
+   * from bargeInMinMs on either way, so a longer wait costs the caller nothing audible.
    */
   bargeInConfirmMs: number;
   /**
@@ -51,7 +53,7 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
     minEndOfTurnMs: 250,
     maxEndOfTurnMs: 1200,
     bargeInMinMs: 180,
-    bargeInConfirmMs: 900,
+    bargeInConfirmMs: 1000,
     resumeGraceMs: 600,
     prerollMs: 300,
   },
