@@ -36,6 +36,17 @@ export function float32ToInt16(f: Float32Array, out?: Int16Array): Int16Array {
   return dst;
 }
 
+/** The parts one after another, in a new array. */
+export function concatPcm(parts: readonly Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** Interleaved stereo (L, R, L, R, …) → mono, each sample the mean of L and R rounded half up. */
 export function stereoToMono(interleaved: Int16Array, out?: Int16Array): Int16Array {
   if (interleaved.length % 2 !== 0) {

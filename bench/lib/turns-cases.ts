@@ -3,8 +3,10 @@
 // known to the sample. Deterministic: voices, speeds, levels, offsets and noise come from
 // fixed lists and a seeded PRNG, and the resampling is in-process, so every run plays the
 // same samples (PocketSphinx turns even a different dither into different words).
+
+import { concatPcm } from "../../codecs/pcm.ts";
 import { noise, seededRandom } from "../../test/helpers/noise.ts";
-import { concatPcm, mixPcm, silence, trimSilence } from "../../test/helpers/speech.ts";
+import { mixPcm, silence, trimSilence } from "../../test/helpers/speech.ts";
 import { espeakSpeech } from "./measure.ts";
 import { cough, gain } from "./turns-audio.ts";
 

@@ -3,6 +3,7 @@
 // out only once the caller's turn is confirmed, and yields at once when the caller talks
 // over it. Every timer goes through the injected clock; every event arrives on one
 // thread, so state changes need no locks, only stale-result checks.
+import { concatPcm } from "../../codecs/pcm.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Logger } from "../log.ts";
@@ -614,14 +615,7 @@ export class CallSession {
         if (ev.type === "sentence-end") open -= 1;
         if (seenSentence && open === 0 && chunks.length) break;
       }
-      const total = chunks.reduce((n, c) => n + c.length, 0);
-      const pcm = new Int16Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        pcm.set(c, at);
-        at += c.length;
-      }
-      this.#apologyPcm = pcm;
+      this.#apologyPcm = concatPcm(chunks);
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, "could not pre-synthesize the apology");
     } finally {

@@ -4,10 +4,11 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import type { SvcClient } from "../../src/api/client.ts";
 import { BadRequestError, NotFoundError, UnprocessableEntityError } from "../../src/api/errors.ts";
-import { concatPcm, speak } from "../helpers/speech.ts";
+import { speak } from "../helpers/speech.ts";
 import { medianF0 } from "../service/helpers/f0.ts";
 import { media } from "../service/helpers/media.ts";
 import { KEY, useService } from "../service/helpers/service.ts";

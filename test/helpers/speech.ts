@@ -1,6 +1,7 @@
 // Real speech for tests: espeak-ng speaks, sox resamples, and scenes place utterances between silences
 // of known length (optionally under seeded background noise), so tests know the true speech boundaries.
 import { spawnSync } from "node:child_process";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { type NoiseOptions, noise } from "./noise.ts";
 
 export interface SpeechOptions {
@@ -85,16 +86,6 @@ export function trimSilence(pcm: Int16Array, rate: number, thresholdDbfs = -50):
 
 export function silence(ms: number, rate: number): Int16Array {
   return new Int16Array(Math.round((ms * rate) / 1000));
-}
-
-export function concatPcm(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 /** Adds `overlay` onto `base` (from `offset`), saturating at the Int16 limits. Returns a new array. */

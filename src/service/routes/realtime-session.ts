@@ -6,6 +6,7 @@
 // tts.response.error naming the problem and the session stays usable.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { concatPcm } from "../../../codecs/pcm.ts";
 import { LIMITS } from "../../api/types/limits.ts";
 import { TTS_MODES, TTS_WS_FORMATS } from "../../api/types/tts-ws.ts";
 import type { TtsEngine } from "../engines/tts/engine.ts";
@@ -18,7 +19,7 @@ import {
   type SynthesisParams,
   spokenText,
 } from "../speech/params.ts";
-import { concatPcm, renderSpeech } from "../speech/render.ts";
+import { renderSpeech } from "../speech/render.ts";
 import { type SegmentMode, SentenceSegmenter } from "../speech/segmenter.ts";
 
 /** The part of a WebSocket the session uses (ws's WebSocket fits). */

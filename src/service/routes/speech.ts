@@ -1,6 +1,7 @@
 // E4 POST /v1/audio/speech (and /svc_plan/v1/audio/speech): text to one audio file, as binary, as
 // SSE chunks (stream_format=sse), or as a URL valid for 12 hours (return_url).
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { concatPcm } from "../../../codecs/pcm.ts";
 import { LIMITS } from "../../api/types/limits.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import { SPEECH_STREAM_FORMATS, TTS_HTTP_FORMATS } from "../../api/types/speech.ts";
@@ -9,7 +10,7 @@ import { badParam, missingParam, notFound } from "../errors.ts";
 import { acquireSpeechEngines, clonedVoicesOf } from "../speech/engines.ts";
 import { CONTENT_TYPES, encodeFile, FILE_EXTENSIONS, type FileFormat } from "../speech/formats.ts";
 import { checkModel, E4_FIELDS, ParamError, parseSynthesisParams, spokenText } from "../speech/params.ts";
-import { concatPcm, renderSpeech } from "../speech/render.ts";
+import { renderSpeech } from "../speech/render.ts";
 import { SpeechUrlStore } from "../speech/url-store.ts";
 import { SseWriter, sseData } from "../sse-writer.ts";
 

@@ -2,10 +2,10 @@
 // mp3, flac through ffmpeg) and the per-session delta encoders of E5. Plain formats give deltas that
 // each decode on their own; the *_stream formats give one continuous stream across deltas.
 import { OggOpusWriter, OpusCodec, type OpusRate } from "../../../codecs/opus.ts";
+import { concatPcm } from "../../../codecs/pcm.ts";
 import { Resampler } from "../../../codecs/resample.ts";
 import { encodeWav } from "../../../codecs/wav.ts";
 import { ffmpegEncode } from "./ffmpeg.ts";
-import { concatPcm } from "./render.ts";
 
 export type FileFormat = "pcm" | "wav" | "mp3" | "flac" | "opus";
 export type StreamFormat = "mp3_stream" | "opus_stream" | "flac_stream";
@@ -189,5 +189,3 @@ export function createDeltaEncoder(format: OutputFormat, rate: number): DeltaEnc
       };
   }
 }
-
-export { concatPcm };

@@ -42,13 +42,3 @@ export async function renderSpeech(
   );
   out(rs.flush());
 }
-
-export function concatPcm(parts: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
