@@ -36,17 +36,19 @@ export function pcm16Format(rate: number, channels = 1): AsrFormat {
 
 const LITTLE_ENDIAN = endianness() === "LE";
 
-export function audioToBase64(audio: AudioInput): string {
-  if (typeof audio === "string") return audio;
-  if (audio instanceof ArrayBuffer) return Buffer.from(audio).toString("base64");
-  if (audio instanceof Int16Array) {
-    if (LITTLE_ENDIAN)
-      return Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+/** The bytes of binary audio: a view where it can be, little-endian for 16-bit samples. */
+function audioBytes(audio: Exclude<AudioInput, string>): Buffer {
+  if (audio instanceof ArrayBuffer) return Buffer.from(audio);
+  if (audio instanceof Int16Array && !LITTLE_ENDIAN) {
     const b = Buffer.alloc(audio.length * 2);
     for (let i = 0; i < audio.length; i++) b.writeInt16LE(audio[i]!, i * 2);
-    return b.toString("base64");
+    return b;
   }
-  return Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64");
+  return Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength);
+}
+
+export function audioToBase64(audio: AudioInput): string {
+  return typeof audio === "string" ? audio : audioBytes(audio).toString("base64");
 }
 
 class TranscriptAccumulator implements Accumulator<AsrStreamEvent, AsrResult> {
@@ -124,7 +126,7 @@ export class AsrUpload {
   readonly #controller: ReadableStreamDefaultController<Uint8Array>;
   readonly #endBody: () => void;
   /** 0–2 bytes waiting for a whole Base64 group. */
-  #carry: Uint8Array = new Uint8Array(0);
+  #carry: Buffer = Buffer.alloc(0);
   #ended = false;
 
   constructor(
@@ -151,26 +153,18 @@ export class AsrUpload {
   /** Adds audio (bytes in the declared format, or 16-bit PCM samples). Ignored after end(). */
   write(audio: Uint8Array | Int16Array): void {
     if (this.#ended) return;
-    const bytes =
-      audio instanceof Int16Array && LITTLE_ENDIAN
-        ? new Uint8Array(audio.buffer, audio.byteOffset, audio.byteLength)
-        : audio instanceof Int16Array
-          ? Buffer.from(audioToBase64(audio), "base64")
-          : audio;
+    const bytes = audioBytes(audio);
     const all = this.#carry.length ? Buffer.concat([this.#carry, bytes]) : bytes;
     const whole = all.length - (all.length % 3);
     this.#carry = Buffer.from(all.subarray(whole));
-    if (whole > 0) {
-      const b64 = Buffer.from(all.buffer, all.byteOffset, whole).toString("base64");
-      this.#controller.enqueue(Buffer.from(b64, "latin1"));
-    }
+    if (whole > 0) this.#controller.enqueue(Buffer.from(all.subarray(0, whole).toString("base64"), "latin1"));
   }
 
   /** Ends the body; the transcript follows on `stream`. */
   end(): AsrStream {
     if (!this.#ended) {
       this.#ended = true;
-      const rest = this.#carry.length ? Buffer.from(this.#carry).toString("base64") : "";
+      const rest = this.#carry.toString("base64");
       this.#controller.enqueue(Buffer.from(`${rest}"}}`, "latin1"));
       this.#controller.close();
       this.#endBody();

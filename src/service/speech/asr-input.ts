@@ -81,7 +81,9 @@ export class PcmChunkDecoder {
 
   /** Samples of the whole frames in `bytes` (and any carried over); a partial frame waits. */
   push(bytes: Uint8Array): Int16Array {
-    const all = this.#carry.length ? Buffer.concat([this.#carry, bytes]) : Buffer.from(bytes);
+    const all = this.#carry.length
+      ? Buffer.concat([this.#carry, bytes])
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const frameBytes = 2 * this.#format.channel;
     const whole = all.length - (all.length % frameBytes);
     this.#carry = Buffer.from(all.subarray(whole));

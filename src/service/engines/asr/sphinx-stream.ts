@@ -25,9 +25,13 @@ export class SphinxStream implements AsrStreamSession {
   #chain: Promise<void> = Promise.resolve();
   #decoder: Decoder | undefined;
   #floor: NoiseFloor | undefined;
+  /** finish() was called: no more audio. */
   #finishing = false;
   #failure: Error | undefined;
-  #settled = false;
+  /** The decoder's utterance was ended by the final result (so release must not end it again). */
+  #utteranceEnded = false;
+  /** The decoder is back in the pool: nothing more happens. */
+  #closed = false;
 
   constructor(engine: SphinxEngine, hotwords: readonly string[]) {
     this.#engine = engine;
@@ -35,7 +39,7 @@ export class SphinxStream implements AsrStreamSession {
   }
 
   push(pcm: Int16Array): void {
-    if (this.#finishing || this.#settled || pcm.length === 0) return;
+    if (this.#finishing || this.#closed || pcm.length === 0) return;
     this.#pending.push(pcm.slice());
     this.#pendingLength += pcm.length;
     const ready = this.#floor ? this.#pendingLength >= CHUNK : this.#pendingLength >= LEAD;
@@ -43,7 +47,9 @@ export class SphinxStream implements AsrStreamSession {
   }
 
   finish(): Promise<RecognizedWord[]> {
-    if (this.#settled) return Promise.reject(this.#failure ?? new Error("stream already finished"));
+    if (this.#finishing || this.#closed) {
+      return Promise.reject(this.#failure ?? new Error("stream already finished"));
+    }
     this.#finishing = true;
     this.#schedule();
     const result = this.#chain.then(() => this.#final());
@@ -51,7 +57,7 @@ export class SphinxStream implements AsrStreamSession {
   }
 
   abort(reason = new Error("recognition aborted")): void {
-    if (this.#settled) return;
+    if (this.#closed) return;
     this.#failure ??= reason;
     this.#pending = [];
     this.#pendingLength = 0;
@@ -114,17 +120,16 @@ export class SphinxStream implements AsrStreamSession {
     if (!d) return []; // no audio at all
     const phrases = this.#engine.hotwordPhrases(d, this.#hotwords);
     const result = await this.#engine.finalResult(d, phrases);
-    this.#settled = true; // the utterance is ended: close() must not end it again
+    this.#utteranceEnded = true;
     return toWords(result.words);
   }
 
   async #close(): Promise<void> {
     const d = this.#decoder;
     this.#decoder = undefined;
-    const ended = this.#settled;
-    this.#settled = true;
+    this.#closed = true;
     if (!d) return;
-    if (!ended && this.#floor) await this.#engine.addon.end(d.handle).catch(() => {});
+    if (!this.#utteranceEnded && this.#floor) await this.#engine.addon.end(d.handle).catch(() => {});
     this.#engine.release(d);
   }
 }
