@@ -1,26 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pcm16Format } from "../../src/api/asr.ts";
 import { SvcClient } from "../../src/api/client.ts";
 import { AsrError, SvcStreamCutError, SvcValidationError } from "../../src/api/errors.ts";
 import type { AsrRequest, AsrStreamEvent } from "../../src/api/types/index.ts";
-import {
-  bytesThrough,
-  type Recorded,
-  type SseFrame,
-  sendSse,
-  startServer,
-  type TestServer,
-} from "./helpers/server.ts";
+import { bytesThrough, type Recorded, type SseFrame, sendSse, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const path = "POST /v1/audio/asr/sse";
 const meta = { session_id: "asr-1", timestamp: 1700000000000 };
@@ -54,9 +39,9 @@ function transcriber(req: Recorded): SseFrame[] {
 
 describe("E6 recognition", () => {
   it("submits 16-bit PCM with its format fields and returns the final text and usage", async () => {
-    srv.on(path, (r, res) => sendSse(res, transcriber(r)));
+    t.srv.on(path, (r, res) => sendSse(res, transcriber(r)));
     const pcm = new Int16Array([0, 1, -1, 32767, -32768]);
-    const out = await c.asr.recognize(pcm, pcm16Format(16000), {
+    const out = await t.c.asr.recognize(pcm, pcm16Format(16000), {
       language: "en",
       hotwords: ["Paris"],
       model: "svcaudio-2.5-asr",
@@ -66,7 +51,7 @@ describe("E6 recognition", () => {
     expect(out.usage).toEqual(usage);
     expect(out.sessionId).toBe("asr-1");
     expect(out.deltas[0]).toMatchObject({ start_time: 0, end_time: 200 });
-    const sent = srv.requests[0]!;
+    const sent = t.srv.requests[0]!;
     expect(sent.headers.accept).toBe("text/event-stream");
     expect(sent.headers["content-type"]).toBe("application/json");
     expect(sent.headers.authorization).toBe("Bearer k");
@@ -86,48 +71,48 @@ describe("E6 recognition", () => {
   });
 
   it("accepts Base64 text and file bytes, and streams text deltas", async () => {
-    srv.on(path, (r, res) => sendSse(res, transcriber(r)));
-    expect((await c.asr.recognize(Buffer.from("abc").toString("base64"), { type: "wav" })).text).toBe(
+    t.srv.on(path, (r, res) => sendSse(res, transcriber(r)));
+    expect((await t.c.asr.recognize(Buffer.from("abc").toString("base64"), { type: "wav" })).text).toBe(
       "got 3 bytes",
     );
-    const s = c.asr.stream(new Uint8Array(7), { type: "ogg" });
+    const s = t.c.asr.stream(new Uint8Array(7), { type: "ogg" });
     const deltas: string[] = [];
     for await (const d of s.textDeltas()) deltas.push(d);
     expect(deltas).toEqual(["got ", "7 bytes"]);
     expect(await s.finalText()).toBe("got 7 bytes");
-    expect((srv.requests[1]!.json as AsrRequest).audio.input).toEqual({ format: { type: "ogg" } });
+    expect((t.srv.requests[1]!.json as AsrRequest).audio.input).toEqual({ format: { type: "ogg" } });
   });
 
   it("turns the error event into AsrError", async () => {
-    srv.on(path, (_r, res) => sendSse(res, [{ data: { type: "error", meta, message: "audio too long" } }]));
-    const err = await c.asr.recognize(new Uint8Array(4), { type: "mp3" }).catch((e: unknown) => e);
+    t.srv.on(path, (_r, res) => sendSse(res, [{ data: { type: "error", meta, message: "audio too long" } }]));
+    const err = await t.c.asr.recognize(new Uint8Array(4), { type: "mp3" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AsrError);
     expect(err).toMatchObject({ sessionId: "asr-1", message: "asr stream: audio too long" });
   });
 
   it("reports a stream cut before transcript.text.done", async () => {
-    srv.on(path, (r, res) => {
+    t.srv.on(path, (r, res) => {
       const frames = transcriber(r);
       return sendSse(res, frames, { cutAfterBytes: bytesThrough(frames, 2, 15) });
     });
-    const s = c.asr.stream(new Uint8Array(2), { type: "wav" });
+    const s = t.c.asr.stream(new Uint8Array(2), { type: "wav" });
     await expect(s.finalResult()).rejects.toBeInstanceOf(SvcStreamCutError);
     expect(s.textSoFar).toBe("got 2 bytes");
   });
 
   it("requires rate, bits and channel for pcm, before sending", () => {
     expect(() =>
-      c.asr.stream(new Uint8Array(2), { type: "pcm", codec: "pcm_s16le", bits: 16, channel: 1 }),
+      t.c.asr.stream(new Uint8Array(2), { type: "pcm", codec: "pcm_s16le", bits: 16, channel: 1 }),
     ).toThrow(SvcValidationError);
-    expect(() => c.asr.stream(new Uint8Array(2), { type: "flac" as never })).toThrow(
+    expect(() => t.c.asr.stream(new Uint8Array(2), { type: "flac" as never })).toThrow(
       /audio.input.format.type: must be one of ogg, mp3, wav, pcm/,
     );
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 
   it("uses the plan tier path when planTier is set", async () => {
-    srv.on("POST /svc_plan/v1/audio/asr/sse", (r, res) => sendSse(res, transcriber(r)));
-    const p = new SvcClient({ baseURL: srv.url, apiKey: "k", planTier: true });
+    t.srv.on("POST /svc_plan/v1/audio/asr/sse", (r, res) => sendSse(res, transcriber(r)));
+    const p = new SvcClient({ baseURL: t.srv.url, apiKey: "k", planTier: true });
     expect((await p.asr.recognize(new Uint8Array(1), { type: "wav" })).text).toBe("got 1 bytes");
   });
 });

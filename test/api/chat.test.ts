@@ -1,6 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { audioPart, fileRef, imagePart, textPart, videoPart } from "../../src/api/chat-parts.ts";
-import { SvcClient } from "../../src/api/client.ts";
 import {
   SvcAbortError,
   SvcStreamCutError,
@@ -8,17 +7,9 @@ import {
   SvcValidationError,
 } from "../../src/api/errors.ts";
 import type { ChatCompletionChunk, ChatCompletionRequest, ChatDelta } from "../../src/api/types/index.ts";
-import { type SseFrame, sendJson, sendSse, startServer, type TestServer } from "./helpers/server.ts";
+import { type SseFrame, sendJson, sendSse, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const path = "POST /v1/chat/completions";
 const base = { model: "svc-3.7-flash", messages: [{ role: "user" as const, content: "weather in Paris?" }] };
@@ -57,8 +48,8 @@ describe("E1 chat completions", () => {
       chunk({}, "stop", { prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 }),
       { data: "[DONE]" },
     ];
-    srv.on(path, (_r, res) => sendSse(res, frames));
-    const s = c.chat.stream(base);
+    t.srv.on(path, (_r, res) => sendSse(res, frames));
+    const s = t.c.chat.stream(base);
     const deltas: string[] = [];
     for await (const d of s.textDeltas()) deltas.push(d);
     expect(deltas).toEqual(["Let me ", "check."]);
@@ -89,25 +80,25 @@ describe("E1 chat completions", () => {
       ],
       usage: { prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 },
     });
-    expect(srv.requests[0]!.json).toMatchObject({ stream: true });
-    expect(srv.requests[0]!.headers.accept).toBe("text/event-stream");
+    expect(t.srv.requests[0]!.json).toMatchObject({ stream: true });
+    expect(t.srv.requests[0]!.headers.accept).toBe("text/event-stream");
   });
 
   it("accumulates deepseek-style reasoning_content and returns the final content", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(res, [
         chunk({ reasoning_content: "think" }),
         chunk({ content: "ok" }, "stop"),
         { data: "[DONE]" },
       ]),
     );
-    const s = c.chat.stream({ ...base, reasoning_format: "deepseek-style" });
+    const s = t.c.chat.stream({ ...base, reasoning_format: "deepseek-style" });
     expect(await s.finalContent()).toBe("ok");
     expect((await s.finalCompletion()).choices[0]!.message.reasoning_content).toBe("think");
   });
 
   it("sends every request field and multimodal parts as given", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendJson(res, 200, {
         id: "x",
         object: "chat.completion",
@@ -159,9 +150,9 @@ describe("E1 chat completions", () => {
       reasoning_format: "general",
       reasoning_effort: "low",
     };
-    const out = await c.chat.create(req);
+    const out = await t.c.chat.create(req);
     expect(out.choices[0]!.message.content).toBe("{}");
-    const sent = srv.requests[0]!.json as ChatCompletionRequest;
+    const sent = t.srv.requests[0]!.json as ChatCompletionRequest;
     expect(sent).toEqual({ ...req, stream: false });
     const parts = (sent.messages[1] as unknown as { content: Array<Record<string, unknown>> }).content;
     expect(parts[1]).toEqual({
@@ -202,7 +193,7 @@ describe("E1 chat completions", () => {
     for (const [req, field, allowed] of bad) {
       const err = (() => {
         try {
-          c.chat.stream(req as ChatCompletionRequest);
+          t.c.chat.stream(req as ChatCompletionRequest);
         } catch (e) {
           return e;
         }
@@ -210,11 +201,11 @@ describe("E1 chat completions", () => {
       expect(err).toBeInstanceOf(SvcValidationError);
       expect(err).toMatchObject({ field, allowed });
     }
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 
   it("raises an in-band error event as a typed error after the deltas before it", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(res, [
         chunk({ content: "par" }),
         { data: { error: { message: "engine crashed", type: "api_error" } } },
@@ -222,7 +213,7 @@ describe("E1 chat completions", () => {
     );
     const got: string[] = [];
     const err = await (async () => {
-      for await (const d of c.chat.stream(base).textDeltas()) got.push(d);
+      for await (const d of t.c.chat.stream(base).textDeltas()) got.push(d);
     })().catch((e: unknown) => e);
     expect(got).toEqual(["par"]);
     expect(err).toBeInstanceOf(SvcStreamEventError);
@@ -230,8 +221,8 @@ describe("E1 chat completions", () => {
   });
 
   it("reports a stream that ends cleanly but without [DONE] as cut", async () => {
-    srv.on(path, (_r, res) => sendSse(res, [chunk({ content: "a" })]));
-    await expect(c.chat.stream(base).finalCompletion()).rejects.toBeInstanceOf(SvcStreamCutError);
+    t.srv.on(path, (_r, res) => sendSse(res, [chunk({ content: "a" })]));
+    await expect(t.c.chat.stream(base).finalCompletion()).rejects.toBeInstanceOf(SvcStreamCutError);
   });
 
   it("abort() drops the connection mid-stream", async () => {
@@ -239,13 +230,13 @@ describe("E1 chat completions", () => {
     const serverSawClose = new Promise<void>((r) => {
       closed = r;
     });
-    srv.on(path, async (_r, res) => {
+    t.srv.on(path, async (_r, res) => {
       res.on("close", () => closed());
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write(`data: ${JSON.stringify(chunk({ content: "first" }).data)}\n\n`);
       // then nothing: the client must drop us
     });
-    const s = c.chat.stream(base);
+    const s = t.c.chat.stream(base);
     const it = s.textDeltas();
     expect((await it.next()).value).toBe("first");
     const pending = it.next();

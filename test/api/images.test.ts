@@ -1,19 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SvcClient } from "../../src/api/client.ts";
+import { describe, expect, it } from "vitest";
 import { BadRequestError, SvcValidationError } from "../../src/api/errors.ts";
 import type { ImageResult } from "../../src/api/types/index.ts";
-import { type Recorded, sendJson, startServer, type TestServer } from "./helpers/server.ts";
+import { type Recorded, sendJson, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const result: ImageResult = {
   created: 1,
@@ -49,7 +40,7 @@ function png(w: number, h: number): Uint8Array {
 
 describe("E7/E8 images", () => {
   it("generates from a prompt with every documented field", async () => {
-    srv.on("POST /v1/images/generations", (_r, res) => sendJson(res, 200, result));
+    t.srv.on("POST /v1/images/generations", (_r, res) => sendJson(res, 200, result));
     const req = {
       model: "svc-image-edit-2",
       prompt: "a lighthouse at dusk",
@@ -62,8 +53,8 @@ describe("E7/E8 images", () => {
       negative_prompt: "fog",
       text_mode: true,
     };
-    expect(await c.images.generate(req)).toEqual(result);
-    expect(srv.requests[0]!.json).toEqual(req);
+    expect(await t.c.images.generate(req)).toEqual(result);
+    expect(t.srv.requests[0]!.json).toEqual(req);
   });
 
   it("checks prompt length, steps, cfg_scale, seed, size and n before sending", async () => {
@@ -79,17 +70,17 @@ describe("E7/E8 images", () => {
       [{ n: 2 }, "n: must be an integer from 1 to 1"],
     ];
     for (const [extra, msg] of cases) {
-      const err = await c.images.generate({ ...base, ...extra } as never).catch((e: unknown) => e);
+      const err = await t.c.images.generate({ ...base, ...extra } as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SvcValidationError);
       expect((err as Error).message).toContain(msg);
     }
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 
   it("edits: sends the image as a multipart file with the fields as form values", async () => {
-    srv.on("POST /v1/images/edits", (_r, res) => sendJson(res, 200, result));
+    t.srv.on("POST /v1/images/edits", (_r, res) => sendJson(res, 200, result));
     const img = png(64, 32);
-    await c.images.edit({
+    await t.c.images.edit({
       model: "svc-image-edit-2",
       image: img,
       filename: "in.png",
@@ -99,7 +90,7 @@ describe("E7/E8 images", () => {
       text_mode: false,
       response_format: "url",
     });
-    const f = await form(srv.requests[0]!);
+    const f = await form(t.srv.requests[0]!);
     const file = f.get("image") as File;
     expect(file.name).toBe("in.png");
     expect(file.type).toBe("image/png");
@@ -115,28 +106,28 @@ describe("E7/E8 images", () => {
   });
 
   it("edits: a Base64 image goes as a form field", async () => {
-    srv.on("POST /v1/images/edits", (_r, res) => sendJson(res, 200, result));
+    t.srv.on("POST /v1/images/edits", (_r, res) => sendJson(res, 200, result));
     const b64 = `data:image/png;base64,${Buffer.from(png(8, 8)).toString("base64")}`;
-    await c.images.edit({ model: "svc-image-edit-2", image: b64, prompt: "p" });
-    expect((await form(srv.requests[0]!)).get("image")).toBe(b64);
+    await t.c.images.edit({ model: "svc-image-edit-2", image: b64, prompt: "p" });
+    expect((await form(t.srv.requests[0]!)).get("image")).toBe(b64);
   });
 
   it("edits: refuses an image over 4096x4096 before uploading", async () => {
-    const err = await c.images
+    const err = await t.c.images
       .edit({ model: "svc-image-edit-2", image: png(4100, 4), prompt: "p" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SvcValidationError);
     expect((err as Error).message).toBe('image: must be at most 4096x4096 pixels (got "4100x4")');
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 
   it("passes a server rejection through as a typed error", async () => {
-    srv.on("POST /v1/images/edits", (_r, res) =>
+    t.srv.on("POST /v1/images/edits", (_r, res) =>
       sendJson(res, 400, {
         error: { message: "prompt rejected", type: "invalid_request_error", param: "prompt" },
       }),
     );
-    const err = await c.images
+    const err = await t.c.images
       .edit({ model: "svc-image-edit-2", image: png(8, 8), prompt: "p" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);

@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SvcClient } from "../../src/api/client.ts";
+import { describe, expect, it } from "vitest";
 import { SvcStreamCutError, SvcStreamEventError, SvcValidationError } from "../../src/api/errors.ts";
 import type {
   MessagesMessage,
@@ -7,24 +6,9 @@ import type {
   MessagesStreamEvent,
   MessagesUsage,
 } from "../../src/api/types/index.ts";
-import {
-  bytesThrough,
-  type SseFrame,
-  sendJson,
-  sendSse,
-  startServer,
-  type TestServer,
-} from "./helpers/server.ts";
+import { bytesThrough, type SseFrame, sendJson, sendSse, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const path = "POST /v1/messages";
 const base = {
@@ -72,8 +56,8 @@ const events: MessagesStreamEvent[] = [
 
 describe("E2 messages", () => {
   it("streams text deltas and assembles the final message with tool input and usage", async () => {
-    srv.on(path, (_r, res) => sendSse(res, events.map(frame)));
-    const s = c.messages.stream(base);
+    t.srv.on(path, (_r, res) => sendSse(res, events.map(frame)));
+    const s = t.c.messages.stream(base);
     const texts: string[] = [];
     for await (const t of s.textDeltas()) texts.push(t);
     expect(texts).toEqual(["Checking ", "now."]);
@@ -90,7 +74,7 @@ describe("E2 messages", () => {
       stop_reason: "tool_use",
       usage: { input_tokens: 12, output_tokens: 21 },
     } satisfies MessagesMessage);
-    expect(srv.requests[0]!.json).toEqual({ ...base, stream: true });
+    expect(t.srv.requests[0]!.json).toEqual({ ...base, stream: true });
   });
 
   it("non-streaming create returns the message", async () => {
@@ -102,7 +86,7 @@ describe("E2 messages", () => {
       stop_reason: "end_turn",
       usage: { input_tokens: 1, output_tokens: 1 },
     };
-    srv.on(path, (_r, res) => sendJson(res, 200, msg));
+    t.srv.on(path, (_r, res) => sendJson(res, 200, msg));
     const req: Omit<MessagesRequest, "stream"> = {
       ...base,
       system: [{ type: "text", text: "be brief" }],
@@ -112,8 +96,8 @@ describe("E2 messages", () => {
       stop_sequences: ["END"],
       output_config: { effort: "low" },
     };
-    expect(await c.messages.create(req)).toEqual(msg);
-    expect(srv.requests[0]!.json).toEqual(req);
+    expect(await t.c.messages.create(req)).toEqual(msg);
+    expect(t.srv.requests[0]!.json).toEqual(req);
   });
 
   it("rejects unsupported fields and out-of-range values before sending", () => {
@@ -125,24 +109,24 @@ describe("E2 messages", () => {
       [{ ...base, messages: [] }, "messages"],
     ];
     for (const [req, field] of cases) {
-      expect(() => c.messages.stream(req as MessagesRequest)).toThrow(SvcValidationError);
+      expect(() => t.c.messages.stream(req as MessagesRequest)).toThrow(SvcValidationError);
       try {
-        c.messages.stream(req as MessagesRequest);
+        t.c.messages.stream(req as MessagesRequest);
       } catch (e) {
         expect((e as SvcValidationError).field).toBe(field);
       }
     }
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 
   it("raises the in-band error event", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(res, [
         frame(events[0]!),
         { event: "error", data: { type: "error", error: { type: "overloaded_error", message: "busy" } } },
       ]),
     );
-    const err = await c.messages
+    const err = await t.c.messages
       .stream(base)
       .finalMessage()
       .catch((e: unknown) => e);
@@ -152,8 +136,8 @@ describe("E2 messages", () => {
 
   it("reports a stream cut mid-event", async () => {
     const frames = events.map(frame);
-    srv.on(path, (_r, res) => sendSse(res, frames, { cutAfterBytes: bytesThrough(frames, 4, 30) }));
-    const s = c.messages.stream(base);
+    t.srv.on(path, (_r, res) => sendSse(res, frames, { cutAfterBytes: bytesThrough(frames, 4, 30) }));
+    const s = t.c.messages.stream(base);
     await expect(s.finalText()).rejects.toBeInstanceOf(SvcStreamCutError);
     expect(s.textSoFar).toBe("Checking ");
   });

@@ -1,19 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SvcClient } from "../../src/api/client.ts";
+import { describe, expect, it } from "vitest";
 import { SvcProtocolError, SvcStreamEventError, SvcValidationError } from "../../src/api/errors.ts";
 import { outputText } from "../../src/api/responses.ts";
 import type { ResponseObject, ResponsesStreamEvent } from "../../src/api/types/index.ts";
-import { type SseFrame, sendJson, sendSse, startServer, type TestServer } from "./helpers/server.ts";
+import { type SseFrame, sendJson, sendSse, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const path = "POST /v1/responses";
 const base = { model: "svc-3.7-flash", input: "Say hi" };
@@ -154,10 +145,10 @@ describe("E3 responses", () => {
         total_tokens: 5,
       },
     };
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(res, sequence(bodies([{ type: "response.completed", response: done }]))),
     );
-    const s = c.responses.stream(base);
+    const s = t.c.responses.stream(base);
     const deltas: string[] = [];
     for await (const d of s.textDeltas()) deltas.push(d);
     expect(deltas).toEqual(["Hi ", "there"]);
@@ -166,8 +157,8 @@ describe("E3 responses", () => {
   });
 
   it("rebuilds the response from the events when the terminal event carries none", async () => {
-    srv.on(path, (_r, res) => sendSse(res, sequence(bodies([{ type: "response.incomplete" }]))));
-    const r = await c.responses.stream(base).finalResponse();
+    t.srv.on(path, (_r, res) => sendSse(res, sequence(bodies([{ type: "response.incomplete" }]))));
+    const r = await t.c.responses.stream(base).finalResponse();
     expect(r.status).toBe("incomplete");
     expect(r.output).toEqual([
       {
@@ -185,8 +176,8 @@ describe("E3 responses", () => {
   it("rejects a gap in sequence_number", async () => {
     const frames = sequence(bodies([{ type: "response.completed", response: shell }]));
     frames.splice(5, 1); // drop one event
-    srv.on(path, (_r, res) => sendSse(res, frames));
-    const err = await c.responses
+    t.srv.on(path, (_r, res) => sendSse(res, frames));
+    const err = await t.c.responses
       .stream(base)
       .finalResponse()
       .catch((e: unknown) => e);
@@ -195,7 +186,7 @@ describe("E3 responses", () => {
   });
 
   it("raises the transport error event", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(
         res,
         sequence([
@@ -204,7 +195,7 @@ describe("E3 responses", () => {
         ]),
       ),
     );
-    const err = await c.responses
+    const err = await t.c.responses
       .stream(base)
       .finalResponse()
       .catch((e: unknown) => e);
@@ -218,7 +209,7 @@ describe("E3 responses", () => {
       status: "failed",
       error: { code: "server_error", message: "boom" },
     };
-    srv.on(path, (_r, res) => sendJson(res, 200, failed));
+    t.srv.on(path, (_r, res) => sendJson(res, 200, failed));
     const req = {
       ...base,
       instructions: "be nice",
@@ -230,17 +221,17 @@ describe("E3 responses", () => {
       tool_choice: "auto" as const,
       text: { format: { type: "text" } },
     };
-    expect(await c.responses.create(req)).toEqual(failed);
-    expect(srv.requests[0]!.json).toEqual({ ...req, stream: false });
+    expect(await t.c.responses.create(req)).toEqual(failed);
+    expect(t.srv.requests[0]!.json).toEqual({ ...req, stream: false });
   });
 
   it("checks tool_choice and temperature before sending", () => {
-    expect(() => c.responses.stream({ ...base, tool_choice: { type: "function" } })).toThrow(
+    expect(() => t.c.responses.stream({ ...base, tool_choice: { type: "function" } })).toThrow(
       SvcValidationError,
     );
-    expect(() => c.responses.stream({ ...base, temperature: 2.01 })).toThrow(
+    expect(() => t.c.responses.stream({ ...base, temperature: 2.01 })).toThrow(
       /temperature: must be a number from 0 to 2/,
     );
-    expect(srv.requests).toHaveLength(0);
+    expect(t.srv.requests).toHaveLength(0);
   });
 });

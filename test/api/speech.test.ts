@@ -1,24 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SvcClient } from "../../src/api/client.ts";
 import { SvcStreamCutError, SvcStreamEventError, SvcValidationError } from "../../src/api/errors.ts";
-import {
-  bytesThrough,
-  type SseFrame,
-  sendJson,
-  sendSse,
-  startServer,
-  type TestServer,
-} from "./helpers/server.ts";
+import { bytesThrough, type SseFrame, sendJson, sendSse, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 const path = "POST /v1/audio/speech";
 const req = { model: "svc-tts-2", input: "Hello there", voice: "alloy" };
@@ -37,11 +22,11 @@ const frames: SseFrame[] = [
 
 describe("E4 speech over HTTP", () => {
   it("returns binary audio with its content type", async () => {
-    srv.on(path, (_r, res) => {
+    t.srv.on(path, (_r, res) => {
       res.writeHead(200, { "content-type": "audio/wav" });
       res.end(wav);
     });
-    const out = await c.speech.create({
+    const out = await t.c.speech.create({
       ...req,
       response_format: "wav",
       sample_rate: 48000,
@@ -50,7 +35,7 @@ describe("E4 speech over HTTP", () => {
     });
     expect(Buffer.from(out.audio).equals(wav)).toBe(true);
     expect(out.contentType).toBe("audio/wav");
-    expect(srv.requests[0]!.json).toEqual({
+    expect(t.srv.requests[0]!.json).toEqual({
       ...req,
       response_format: "wav",
       sample_rate: 48000,
@@ -61,20 +46,20 @@ describe("E4 speech over HTTP", () => {
   });
 
   it("streams SSE audio chunks and concatenates them", async () => {
-    srv.on(path, (_r, res) => sendSse(res, frames));
-    const s = c.speech.stream(req);
+    t.srv.on(path, (_r, res) => sendSse(res, frames));
+    const s = t.c.speech.stream(req);
     const chunks: number[] = [];
     for await (const a of s.audioChunks()) chunks.push(a.length);
     expect(chunks).toEqual([6, 10]);
     expect(Buffer.from(await s.collect()).equals(wav)).toBe(true);
-    expect(srv.requests[0]!.json).toMatchObject({ stream_format: "sse" });
+    expect(t.srv.requests[0]!.json).toMatchObject({ stream_format: "sse" });
   });
 
   it("raises speech.audio.error", async () => {
-    srv.on(path, (_r, res) =>
+    t.srv.on(path, (_r, res) =>
       sendSse(res, [frames[0]!, { data: { type: "speech.audio.error", message: "voice not found" } }]),
     );
-    const err = await c.speech
+    const err = await t.c.speech
       .stream(req)
       .collect()
       .catch((e: unknown) => e);
@@ -83,20 +68,20 @@ describe("E4 speech over HTTP", () => {
   });
 
   it("reports a cut stream", async () => {
-    srv.on(path, (_r, res) => sendSse(res, frames, { cutAfterBytes: bytesThrough(frames, 1, 10) }));
-    await expect(c.speech.stream(req).collect()).rejects.toBeInstanceOf(SvcStreamCutError);
+    t.srv.on(path, (_r, res) => sendSse(res, frames, { cutAfterBytes: bytesThrough(frames, 1, 10) }));
+    await expect(t.c.speech.stream(req).collect()).rejects.toBeInstanceOf(SvcStreamCutError);
   });
 
   it("return_url answers with a URL", async () => {
-    srv.on(path, (_r, res) => sendJson(res, 200, { url: "https://cdn.example/a.mp3", expires_in: 43200 }));
-    expect(await c.speech.url(req)).toEqual({ url: "https://cdn.example/a.mp3", expires_in: 43200 });
-    expect(srv.requests[0]!.json).toMatchObject({ return_url: true });
+    t.srv.on(path, (_r, res) => sendJson(res, 200, { url: "https://cdn.example/a.mp3", expires_in: 43200 }));
+    expect(await t.c.speech.url(req)).toEqual({ url: "https://cdn.example/a.mp3", expires_in: 43200 });
+    expect(t.srv.requests[0]!.json).toMatchObject({ return_url: true });
   });
 
   it("uses /svc_plan/v1 when planTier is set", async () => {
-    srv.on("POST /svc_plan/v1/audio/speech", (_r, res) => sendJson(res, 200, { url: "u" }));
-    await new SvcClient({ baseURL: srv.url, apiKey: "k", planTier: true }).speech.url(req);
-    expect(srv.requests[0]!.path).toBe("/svc_plan/v1/audio/speech");
+    t.srv.on("POST /svc_plan/v1/audio/speech", (_r, res) => sendJson(res, 200, { url: "u" }));
+    await new SvcClient({ baseURL: t.srv.url, apiKey: "k", planTier: true }).speech.url(req);
+    expect(t.srv.requests[0]!.path).toBe("/svc_plan/v1/audio/speech");
   });
 
   it("checks text length, instruction, voice_label, rate and ratios before sending", async () => {
@@ -120,13 +105,13 @@ describe("E4 speech over HTTP", () => {
       [{ volume: 2.1 }, "volume: must be a number from 0.1 to 2"],
     ];
     for (const [extra, msg] of cases) {
-      const err = await c.speech.create({ ...req, ...extra } as never).catch((e: unknown) => e);
+      const err = await t.c.speech.create({ ...req, ...extra } as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SvcValidationError);
       expect((err as Error).message).toContain(msg);
     }
     // 1,000 characters counted as characters, not UTF-16 units.
-    srv.on(path, (_r, res) => sendJson(res, 200, { url: "u" }));
-    await c.speech.url({ ...req, input: "🎙".repeat(1000) });
-    expect(srv.requests).toHaveLength(1);
+    t.srv.on(path, (_r, res) => sendJson(res, 200, { url: "u" }));
+    await t.c.speech.url({ ...req, input: "🎙".repeat(1000) });
+    expect(t.srv.requests).toHaveLength(1);
   });
 });

@@ -1,18 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SvcClient } from "../../src/api/client.ts";
+import { describe, expect, it } from "vitest";
 import { SvcValidationError } from "../../src/api/errors.ts";
 import type { VoiceEntry } from "../../src/api/types/index.ts";
-import { sendJson, startServer, type TestServer } from "./helpers/server.ts";
+import { sendJson, useServerAndClient } from "./helpers/server.ts";
 
-let srv: TestServer;
-let c: SvcClient;
-beforeEach(async () => {
-  srv = await startServer();
-  c = new SvcClient({ baseURL: srv.url, apiKey: "k", retryBaseMs: 1 });
-});
-afterEach(async () => {
-  await srv.close();
-});
+const t = useServerAndClient();
 
 // 7 voices, created at t = 1..7; the server pages them like the spec says (order, limit, before/after cursors).
 const voices: VoiceEntry[] = Array.from({ length: 7 }, (_, i) => ({
@@ -22,7 +13,7 @@ const voices: VoiceEntry[] = Array.from({ length: 7 }, (_, i) => ({
 }));
 
 function serveVoices(): void {
-  srv.on("GET /v1/audio/voices", (r, res) => {
+  t.srv.on("GET /v1/audio/voices", (r, res) => {
     const limit = Number(r.query.get("limit") ?? 20);
     const order = r.query.get("order") ?? "desc";
     const list = order === "asc" ? voices : [...voices].reverse();
@@ -53,7 +44,7 @@ function serveVoices(): void {
 describe("E10 cloned voices", () => {
   it("lists one page with the query parameters", async () => {
     serveVoices();
-    const page = await c.voices.list({ limit: 2, order: "asc" });
+    const page = await t.c.voices.list({ limit: 2, order: "asc" });
     expect(page).toEqual({
       object: "list",
       data: voices.slice(0, 2),
@@ -61,30 +52,30 @@ describe("E10 cloned voices", () => {
       first_id: "voice-1",
       last_id: "voice-2",
     });
-    expect(srv.requests[0]!.query.toString()).toBe("limit=2&order=asc");
+    expect(t.srv.requests[0]!.query.toString()).toBe("limit=2&order=asc");
   });
 
   it("follows the after cursor through every page", async () => {
     serveVoices();
     const ids: Array<string | number> = [];
-    for await (const v of c.voices.iterate({ limit: 3 })) ids.push(v.id);
+    for await (const v of t.c.voices.iterate({ limit: 3 })) ids.push(v.id);
     expect(ids).toEqual(["voice-7", "voice-6", "voice-5", "voice-4", "voice-3", "voice-2", "voice-1"]);
-    expect(srv.requests.map((r) => r.query.get("after"))).toEqual([null, "voice-5", "voice-2"]);
+    expect(t.srv.requests.map((r) => r.query.get("after"))).toEqual([null, "voice-5", "voice-2"]);
   });
 
   it("pages backward when started with before", async () => {
     serveVoices();
     const ids: Array<string | number> = [];
-    for await (const v of c.voices.iterate({ limit: 2, order: "asc", before: "voice-6" })) ids.push(v.id);
+    for await (const v of t.c.voices.iterate({ limit: 2, order: "asc", before: "voice-6" })) ids.push(v.id);
     expect(ids).toEqual(["voice-4", "voice-5", "voice-2", "voice-3", "voice-1"]);
-    expect(srv.requests.map((r) => r.query.get("before"))).toEqual(["voice-6", "voice-4", "voice-2"]);
+    expect(t.srv.requests.map((r) => r.query.get("before"))).toEqual(["voice-6", "voice-4", "voice-2"]);
   });
 
   it("checks the page size before sending", async () => {
-    await expect(c.voices.list({ limit: 101 })).rejects.toThrow(
+    await expect(t.c.voices.list({ limit: 101 })).rejects.toThrow(
       "limit: must be an integer from 1 to 100 (got 101)",
     );
-    await expect(c.voices.list({ limit: 0 })).rejects.toBeInstanceOf(SvcValidationError);
-    expect(srv.requests).toHaveLength(0);
+    await expect(t.c.voices.list({ limit: 0 })).rejects.toBeInstanceOf(SvcValidationError);
+    expect(t.srv.requests).toHaveLength(0);
   });
 });

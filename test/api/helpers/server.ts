@@ -3,7 +3,9 @@
 // order, the last one repeating (so "503 once, then 200" is [fail, ok]). Every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach } from "vitest";
 import { type WebSocket, WebSocketServer } from "ws";
+import { SvcClient } from "../../../src/api/client.ts";
 
 export interface Recorded {
   method: string;
@@ -175,4 +177,15 @@ export async function sendSse(
 /** Bytes of the text up to and including the n-th frame, plus `extra` bytes of the next. */
 export function bytesThrough(frames: readonly SseFrame[], n: number, extra = 0): number {
   return Buffer.byteLength(sseText(frames.slice(0, n))) + extra;
+}
+
+/** A spec-shaped server and a client on it, fresh for every test of the file (closed after each). */
+export function useServerAndClient(): { readonly srv: TestServer; readonly c: SvcClient } {
+  const t = {} as { srv: TestServer; c: SvcClient };
+  beforeEach(async () => {
+    t.srv = await startServer();
+    t.c = new SvcClient({ baseURL: t.srv.url, apiKey: "k", retryBaseMs: 1 });
+  });
+  afterEach(() => t.srv.close());
+  return t;
 }
