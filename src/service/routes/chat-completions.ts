@@ -8,7 +8,7 @@ import { collect } from "../generation/collect.ts";
 import type { GenBatch } from "../generation/events.ts";
 import { newId } from "../ids.ts";
 import { SseWriter, sseData } from "../sse-writer.ts";
-import { abortOnClose, inBandError, pump } from "./streaming.ts";
+import { inBandError, pump, withGeneration } from "./streaming.ts";
 
 /** Media may come inline as Base64 (video under 128 MB → about 171 MB of JSON). */
 export const CHAT_BODY_LIMIT = 180 * 1024 * 1024;
@@ -17,11 +17,7 @@ export const chatCompletionsRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/chat/completions", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
     const call = parseChatCompletions(request.body);
     const chat = ctx.chat;
-    const release = chat.acquire(request.account);
-    const signal = abortOnClose(reply);
-    let cleanup: (() => Promise<void>) | undefined;
-    try {
-      cleanup = await chat.prepare(call.gen, request.account);
+    return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta: ChatMeta = {
         id: newId("chatcmpl-"),
         created: Math.floor(Date.now() / 1000),
@@ -57,9 +53,6 @@ export const chatCompletionsRoute: ServiceRoute = async (app, { ctx }) => {
       }
       sse.end(failed ? "" : sseData(SSE_DONE));
       return reply;
-    } finally {
-      release();
-      await cleanup?.();
-    }
+    });
   });
 };

@@ -7,17 +7,13 @@ import { collect } from "../generation/collect.ts";
 import { newId } from "../ids.ts";
 import { SseWriter, sseEvent } from "../sse-writer.ts";
 import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
-import { abortOnClose, inBandError, pump } from "./streaming.ts";
+import { inBandError, pump, withGeneration } from "./streaming.ts";
 
 export const messagesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/messages", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
     const call = parseMessages(request.body);
     const chat = ctx.chat;
-    const release = chat.acquire(request.account);
-    const signal = abortOnClose(reply);
-    let cleanup: (() => Promise<void>) | undefined;
-    try {
-      cleanup = await chat.prepare(call.gen, request.account);
+    return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta = { id: newId("msg_"), model: call.gen.model };
       const gen = await chat.start(call.gen, signal);
       if (!call.stream) return reply.send(messagesMessage(meta, await collect(gen.batches, gen.inputTokens)));
@@ -55,9 +51,6 @@ export const messagesRoute: ServiceRoute = async (app, { ctx }) => {
       }
       sse.end();
       return reply;
-    } finally {
-      release();
-      await cleanup?.();
-    }
+    });
   });
 };

@@ -6,17 +6,13 @@ import { collect } from "../generation/collect.ts";
 import { newId } from "../ids.ts";
 import { SseWriter } from "../sse-writer.ts";
 import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
-import { abortOnClose, inBandError, pump } from "./streaming.ts";
+import { inBandError, pump, withGeneration } from "./streaming.ts";
 
 export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/responses", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
     const call = parseResponses(request.body);
     const chat = ctx.chat;
-    const release = chat.acquire(request.account);
-    const signal = abortOnClose(reply);
-    let cleanup: (() => Promise<void>) | undefined;
-    try {
-      cleanup = await chat.prepare(call.gen, request.account);
+    return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta: ResponseMeta = {
         id: newId("resp_"),
         createdAt: Math.floor(Date.now() / 1000),
@@ -37,9 +33,6 @@ export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
       }
       sse.end();
       return reply;
-    } finally {
-      release();
-      await cleanup?.();
-    }
+    });
   });
 };

@@ -1,9 +1,12 @@
-// Helpers the chat routes share: an abort signal for "the client went away", and the loop that
-// feeds a generation's batches through a renderer into an SSE response with backpressure.
-import type { FastifyReply } from "fastify";
+// Helpers the chat routes share: the frame of one generation request (the account's slot, media
+// prepared, an abort signal for "the client went away", all released however it ends), and the
+// loop that feeds a generation's batches through a renderer into an SSE response with backpressure.
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../api/types/index.ts";
+import type { ChatService } from "../engines/chat/chat-service.ts";
 import { toApiError } from "../errors.ts";
 import type { GenBatch } from "../generation/events.ts";
+import type { GenRequest } from "../generation/request.ts";
 import type { SseWriter } from "../sse-writer.ts";
 
 /** Aborted when the connection closes before the response finished. */
@@ -32,4 +35,24 @@ export async function pump(
 /** The error body for a failure after the stream started (formats wrap it in their error event). */
 export function inBandError(err: unknown): ErrorBody {
   return toApiError(err).toBody();
+}
+
+/** Runs `body` holding the account's generation slot, with the request's media prepared. */
+export async function withGeneration<T>(
+  chat: ChatService,
+  gen: GenRequest,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const release = chat.acquire(request.account);
+  const signal = abortOnClose(reply);
+  let cleanup: (() => Promise<void>) | undefined;
+  try {
+    cleanup = await chat.prepare(gen, request.account);
+    return await body(signal);
+  } finally {
+    release();
+    await cleanup?.();
+  }
 }
