@@ -468,25 +468,33 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value js_process(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+/* A job on argv[0]'s decoder carrying a copy of the Int16Array in argv[1] (the JS buffer may be
+   reused or collected while the thread pool reads it); NULL with a JS exception pending on bad
+   arguments. */
+static job_t *pcm_job(napi_env env, size_t argc, napi_value *argv, op_t op, const char *usage) {
   napi_typedarray_type type;
   size_t length = 0;
   void *data = NULL;
   if (argc < 2 || napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok ||
       type != napi_int16_array) {
-    napi_throw_type_error(env, NULL, "process(handle, Int16Array, fullUtt)");
+    napi_throw_type_error(env, NULL, usage);
     return NULL;
   }
   decoder_t *d = get_decoder(env, argv[0], 1);
   if (!d) return NULL;
-  job_t *j = new_job(env, OP_PROCESS, argv[0], d);
-  /* copy: the JS buffer may be reused or collected while the thread pool reads it */
+  job_t *j = new_job(env, op, argv[0], d);
   j->pcm = malloc(length * sizeof(int16_t) + 1);
   memcpy(j->pcm, data, length * sizeof(int16_t));
   j->n = length;
+  return j;
+}
+
+static napi_value js_process(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  job_t *j = pcm_job(env, argc, argv, OP_PROCESS, "process(handle, Int16Array, fullUtt)");
+  if (!j) return NULL;
   bool full = false;
   if (argc >= 3) napi_get_value_bool(env, argv[2], &full);
   j->full_utt = full ? 1 : 0;
@@ -497,20 +505,8 @@ static napi_value js_prime(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  napi_typedarray_type type;
-  size_t length = 0;
-  void *data = NULL;
-  if (argc < 2 || napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok ||
-      type != napi_int16_array) {
-    napi_throw_type_error(env, NULL, "prime(handle, Int16Array)");
-    return NULL;
-  }
-  decoder_t *d = get_decoder(env, argv[0], 1);
-  if (!d) return NULL;
-  job_t *j = new_job(env, OP_PRIME, argv[0], d);
-  j->pcm = malloc(length * sizeof(int16_t) + 1);
-  memcpy(j->pcm, data, length * sizeof(int16_t));
-  j->n = length;
+  job_t *j = pcm_job(env, argc, argv, OP_PRIME, "prime(handle, Int16Array)");
+  if (!j) return NULL;
   return queue(env, j, "sphinx.prime");
 }
 
