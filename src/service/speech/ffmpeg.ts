@@ -10,12 +10,19 @@ const OUTPUT_ARGS: Readonly<Record<FfmpegFormat, readonly string[]>> = {
   flac: ["-c:a", "flac", "-compression_level", "5", "-f", "flac"],
 };
 
-/** Encodes mono s16le PCM at `rate` into a complete file of the format. */
-export function ffmpegEncode(pcm: Int16Array, rate: number, format: FfmpegFormat): Promise<Uint8Array> {
+interface FfmpegRun {
+  code: number | null;
+  out: Buffer;
+  /** The tail of what ffmpeg wrote to stderr. */
+  err: string;
+}
+
+/** Runs ffmpeg with `input` on stdin; resolves with its exit code, stdout and stderr's tail. */
+function runFfmpeg(args: readonly string[], input: Uint8Array): Promise<FfmpegRun> {
   return new Promise((resolve, reject) => {
-    const args = ["-hide_banner", "-loglevel", "error", "-nostdin", "-f", "s16le", "-ar", String(rate)];
-    args.push("-ac", "1", "-i", "pipe:0", ...OUTPUT_ARGS[format], "pipe:1");
-    const proc = spawn("ffmpeg", args, { stdio: ["pipe", "pipe", "pipe"] });
+    const proc = spawn("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", ...args], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const out: Buffer[] = [];
     let err = "";
     proc.stdout.on("data", (d: Buffer) => out.push(d));
@@ -23,42 +30,34 @@ export function ffmpegEncode(pcm: Int16Array, rate: number, format: FfmpegFormat
       err = (err + d.toString()).slice(-2000);
     });
     proc.on("error", (e) => reject(new Error(`ffmpeg could not start: ${e.message}`)));
-    proc.on("close", (code) => {
-      if (code === 0) resolve(new Uint8Array(Buffer.concat(out)));
-      else reject(new Error(`ffmpeg ${format} encoding failed (exit ${code}): ${err.trim()}`));
-    });
+    proc.on("close", (code) => resolve({ code, out: Buffer.concat(out), err }));
     proc.stdin.on("error", () => {}); // reported by 'close'
-    proc.stdin.end(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    proc.stdin.end(Buffer.from(input.buffer, input.byteOffset, input.byteLength));
   });
+}
+
+/** Encodes mono s16le PCM at `rate` into a complete file of the format. */
+export async function ffmpegEncode(pcm: Int16Array, rate: number, format: FfmpegFormat): Promise<Uint8Array> {
+  const args = ["-f", "s16le", "-ar", String(rate), "-ac", "1", "-i", "pipe:0", ...OUTPUT_ARGS[format]];
+  const { code, out, err } = await runFfmpeg(
+    [...args, "pipe:1"],
+    new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength),
+  );
+  if (code !== 0) throw new Error(`ffmpeg ${format} encoding failed (exit ${code}): ${err.trim()}`);
+  return new Uint8Array(out);
 }
 
 /**
  * Decodes any audio file ffmpeg reads (ogg, mp3, wav, …) to mono s16le PCM at `rate`.
  * Rejects with ffmpeg's message when the bytes are not audio it understands.
  */
-export function ffmpegDecode(bytes: Uint8Array, rate: number): Promise<Int16Array> {
-  return new Promise((resolve, reject) => {
-    const args = ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", "pipe:0"];
-    args.push("-vn", "-ac", "1", "-ar", String(rate), "-f", "s16le", "pipe:1");
-    const proc = spawn("ffmpeg", args, { stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    let err = "";
-    proc.stdout.on("data", (d: Buffer) => out.push(d));
-    proc.stderr.on("data", (d: Buffer) => {
-      err = (err + d.toString()).slice(-2000);
-    });
-    proc.on("error", (e) => reject(new Error(`ffmpeg could not start: ${e.message}`)));
-    proc.on("close", (code) => {
-      const buf = Buffer.concat(out);
-      if (code !== 0 || (buf.length === 0 && err)) {
-        reject(new Error(err.trim().split("\n").pop() || `ffmpeg exited with ${code}`));
-        return;
-      }
-      const pcm = new Int16Array(buf.length >> 1);
-      Buffer.from(pcm.buffer).set(buf.subarray(0, pcm.length * 2));
-      resolve(pcm);
-    });
-    proc.stdin.on("error", () => {});
-    proc.stdin.end(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  });
+export async function ffmpegDecode(bytes: Uint8Array, rate: number): Promise<Int16Array> {
+  const args = ["-i", "pipe:0", "-vn", "-ac", "1", "-ar", String(rate), "-f", "s16le", "pipe:1"];
+  const { code, out, err } = await runFfmpeg(args, bytes);
+  if (code !== 0 || (out.length === 0 && err)) {
+    throw new Error(err.trim().split("\n").pop() || `ffmpeg exited with ${code}`);
+  }
+  const pcm = new Int16Array(out.length >> 1);
+  Buffer.from(pcm.buffer).set(out.subarray(0, pcm.length * 2));
+  return pcm;
 }
