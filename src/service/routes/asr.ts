@@ -7,7 +7,7 @@ import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import type { ServiceRoute } from "../context.ts";
 import type { AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
-import { badParam, missingParam, tooLarge } from "../errors.ts";
+import { badParam, missingParam } from "../errors.ts";
 import { countTokens } from "../generation/tokens.ts";
 import { AsrBodyReader } from "../speech/asr-body.ts";
 import { AudioInputError, decodeAsrAudio, PcmChunkDecoder, type PcmFormat } from "../speech/asr-input.ts";
@@ -177,57 +177,33 @@ async function startEarly(
   return early;
 }
 
-function readWhole(payload: NodeJS.ReadableStream, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    payload.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) reject(tooLarge(`request body too large: more than ${limit} bytes`));
-      else parts.push(chunk);
-    });
-    payload.on("error", reject);
-    payload.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-  });
-}
-
 export const asrRoute: ServiceRoute = async (app, { ctx }) => {
   const engines = acquireSpeechEngines(ctx);
   app.addHook("onClose", engines.release);
 
-  // A chunked body may be audio still being captured: it is read as it arrives (AsrBodyReader)
-  // and recognized as it comes. A body of known length is parsed whole, as JSON always is.
+  // E6 bodies are read as they arrive (AsrBodyReader): audio.data comes out as bytes, and a
+  // chunked body, which may be audio still being captured, is recognized as it comes. A body of
+  // known length is complete when sent, so it is recognized in one go once read.
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", (request, payload, done) => {
-    if (request.headers["content-length"] === undefined) {
-      done(null, new AsrBodyReader(payload, BODY_LIMIT));
-      return;
-    }
-    readWhole(payload, BODY_LIMIT).then(
-      (text) => done(null, JSON.parse(text)),
-      (err: Error) => done(err),
-    );
+  app.addContentTypeParser("application/json", (_request, payload, done) => {
+    done(null, new AsrBodyReader(payload, BODY_LIMIT));
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const reader = request.body as AsrBodyReader;
+    const chunked = request.headers["content-length"] === undefined;
+    let early = chunked ? await startEarly(reader, engines) : undefined;
     let job: AsrJob;
-    let early: EarlyRecognition | undefined;
-    if (request.body instanceof AsrBodyReader) {
-      const reader = request.body;
-      early = await startEarly(reader, engines);
-      try {
-        const end = await reader.done;
-        job = parseAsrBody(end.body, end.audio);
-      } catch (err) {
-        early?.stream.abort();
-        throw err;
-      }
-      if (!early?.matches(job)) {
-        early?.stream.abort();
-        early = undefined;
-      }
-    } else {
-      job = parseAsrBody(request.body);
+    try {
+      const end = await reader.done;
+      job = parseAsrBody(end.body, end.audio);
+    } catch (err) {
+      early?.stream.abort();
+      throw err;
+    }
+    if (early && !early.matches(job)) {
+      early.stream.abort();
+      early = undefined;
     }
     const sessionId = `sess_${randomBytes(12).toString("hex")}`;
     const itemId = `item_${randomBytes(12).toString("hex")}`;
