@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readSse, SseDecoder, type SseEvent, SseTruncatedError } from "../../src/api/sse.ts";
-
-// Seeded PRNG so a failing case can be replayed from its seed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A seeded PRNG, so a failing case can be replayed from its seed.
+import { seededRandom as rng } from "../helpers/noise.ts";
 
 const WORDS = ["hello", "wörld", "日本語", "🎙️", '{"a":1}', "[DONE]", "x:y", " lead", "", "data: inner"];
 
