@@ -1,0 +1,209 @@
+// Optional two-channel recording of each call (left the caller, right the agent as the caller
+// heard it), as a decorator around the transport port: it sees every inbound frame and every
+// play()/clear() on their way through, so neither the session nor any bridge knows it exists.
+// Per frame it only copies the frame into the timeline (recording-timeline.ts says how the
+// channels are laid out); once a second (`flushEveryMs`) the settled stretch goes to the file,
+// which is written off the event loop with its header kept current (wav-file.ts), so a crash
+// loses about a second and leaves a playable file. Memory per call: about two seconds of audio
+// plus the agent audio queued for playout (which the transport holds too). A failure —
+// permissions, a full disk, a bug here — is reported once and never reaches the call.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock, TimerHandle } from "./clock.ts";
+import { RecordingTimeline } from "./recording-timeline.ts";
+import type { CallInfo, CallTransport, TransportListener } from "./transport.ts";
+import { WavFileWriter } from "./wav-file.ts";
+
+export interface RecordingOptions {
+  /** The WAV file to write (created or truncated). */
+  path: string;
+  clock: Clock;
+  /** Hears the first failure only; the call goes on, unrecorded from then. */
+  onError(err: Error): void;
+  /** How often settled audio goes to the file, ms (default 1000). */
+  flushEveryMs?: number;
+  /** Called once the file is closed. */
+  onClosed?: () => void;
+}
+
+export class RecordingTransport implements CallTransport {
+  readonly info: CallInfo;
+  readonly inputRate: number;
+  readonly outputRate: number;
+  readonly path: string;
+  readonly #inner: CallTransport;
+  readonly #clock: Clock;
+  readonly #timeline: RecordingTimeline;
+  readonly #file: WavFileWriter;
+  readonly #onError: (err: Error) => void;
+  readonly #flushEveryMs: number;
+  readonly #startedAt: number;
+  readonly #onClosed: (() => void) | undefined;
+  readonly #onTick = () => this.#tick();
+  #timer: TimerHandle | undefined;
+  #closing: Promise<void> | undefined;
+  #failed = false;
+
+  constructor(inner: CallTransport, opts: RecordingOptions) {
+    this.#inner = inner;
+    this.info = inner.info;
+    this.inputRate = inner.inputRate;
+    this.outputRate = inner.outputRate;
+    this.path = opts.path;
+    this.#clock = opts.clock;
+    this.#onError = opts.onError;
+    this.#flushEveryMs = opts.flushEveryMs ?? 1000;
+    this.#onClosed = opts.onClosed;
+    this.#timeline = new RecordingTimeline({ callerRate: inner.inputRate, agentRate: inner.outputRate });
+    this.#file = new WavFileWriter(opts.path, {
+      sampleRate: inner.inputRate,
+      channels: 2,
+      onError: (err) => this.#fail(err),
+    });
+    this.#startedAt = opts.clock.now();
+    this.#timer = opts.clock.setTimeout(this.#onTick, this.#flushEveryMs);
+  }
+
+  /** The recording's rate (the inbound rate): the agent's audio is resampled to it. */
+  get rate(): number {
+    return this.#timeline.rate;
+  }
+
+  /** Seconds of the call handed to the file so far. */
+  get recordedSeconds(): number {
+    return this.#timeline.takenSamples / this.#timeline.rate;
+  }
+
+  attach(listener: TransportListener): void {
+    this.#inner.attach({
+      audio: (frame) => {
+        if (!this.#failed && !this.#closing) {
+          this.#guard(() => this.#timeline.caller(frame, this.#elapsed()));
+        }
+        listener.audio(frame);
+      },
+      dtmf: (digit) => listener.dtmf(digit),
+      played: (ms) => listener.played(ms),
+      ended: (reason) => {
+        listener.ended(reason);
+        void this.close();
+      },
+    });
+  }
+
+  play(pcm: Int16Array): void {
+    if (!this.#failed && !this.#closing) this.#guard(() => this.#timeline.agent(pcm, this.#elapsed()));
+    this.#inner.play(pcm);
+  }
+
+  clear(): void {
+    if (!this.#failed && !this.#closing) this.#guard(() => this.#timeline.clearAgent(this.#elapsed()));
+    this.#inner.clear();
+  }
+
+  queuedMs(): number {
+    return this.#inner.queuedMs();
+  }
+
+  playedMs(): number {
+    return this.#inner.playedMs();
+  }
+
+  hangUp(reason: string): Promise<void> {
+    return this.#inner.hangUp(reason);
+  }
+
+  transfer(target: string): Promise<void> {
+    return this.#inner.transfer(target);
+  }
+
+  /** Resolves once everything handed to the file so far is on disk. */
+  flushed(): Promise<void> {
+    return this.#file.flushed();
+  }
+
+  /**
+   * Ends the recording now (the call is over): the rest goes to the file, whose header is then
+   * complete. Agent audio still queued is left out, never heard. Idempotent; resolves once the
+   * file is closed.
+   */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (!this.#failed) this.#guard(() => this.#write(this.#timeline.finish(this.#elapsed())));
+    this.#closing = this.#file.close().finally(() => this.#onClosed?.());
+    return this.#closing;
+  }
+
+  #tick(): void {
+    this.#timer = undefined;
+    if (this.#failed || this.#closing) return;
+    this.#guard(() => this.#write(this.#timeline.take(this.#elapsed())));
+    if (!this.#failed) this.#timer = this.#clock.setTimeout(this.#onTick, this.#flushEveryMs);
+  }
+
+  #write(stereo: Int16Array): void {
+    if (stereo.length > 0 && !this.#file.failed) this.#file.append(stereo);
+  }
+
+  #elapsed(): number {
+    return this.#clock.now() - this.#startedAt;
+  }
+
+  /** Runs recording work so that nothing it throws can reach the call. */
+  #guard(work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      this.#fail(err as Error);
+    }
+  }
+
+  #fail(err: Error): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#onError(err);
+  }
+}
+
+/** Records every call it is given into one directory, `<callId>.wav` each (like the transcripts). */
+export class CallRecorder {
+  readonly dir: string;
+  readonly #clock: Clock;
+  readonly #onError: (err: Error, callId: string) => void;
+  readonly #recordings = new Set<RecordingTransport>();
+
+  /** Creates `dir` if needed (throws if it cannot: a misconfigured directory should stop start-up). */
+  constructor(dir: string, clock: Clock, onError: (err: Error, callId: string) => void) {
+    mkdirSync(dir, { recursive: true });
+    this.dir = dir;
+    this.#clock = clock;
+    this.#onError = onError;
+  }
+
+  /** Wraps a call's transport; the recording ends when the transport reports the end or on close(). */
+  record(transport: CallTransport): RecordingTransport {
+    const callId = transport.info.callId;
+    const recording = new RecordingTransport(transport, {
+      path: join(this.dir, `${callId.replace(/[^\w.-]/g, "_")}.wav`),
+      clock: this.#clock,
+      onError: (err) => this.#onError(err, callId),
+      onClosed: () => this.#recordings.delete(recording),
+    });
+    this.#recordings.add(recording);
+    return recording;
+  }
+
+  /** Recordings not yet complete on disk. */
+  get open(): number {
+    return this.#recordings.size;
+  }
+
+  /** Ends every recording still open (shutdown) and resolves once all files are complete. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#recordings].map((r) => r.close()));
+  }
+}

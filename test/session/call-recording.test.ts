@@ -1,0 +1,247 @@
+// The recording decorator on virtual time around a fake transport: everything passes through
+// untouched, and the WAV file (read back with codecs/wav.ts and checked with soxi) holds the
+// caller on the left and what the caller heard of the agent on the right, on one timeline.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { levelDbfs } from "../../codecs/pcm.ts";
+import { parseWav } from "../../codecs/wav.ts";
+import { CallRecorder, RecordingTransport } from "../../src/session/call-recording.ts";
+import { VirtualClock } from "../../src/session/clock.ts";
+import type { CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
+
+class FakeTransport implements CallTransport {
+  readonly info: CallInfo;
+  readonly inputRate: number;
+  readonly outputRate: number;
+  listener: TransportListener | undefined;
+  readonly plays: Int16Array[] = [];
+  clears = 0;
+  readonly calls: string[] = [];
+  constructor(rates: { input: number; output: number }, callId = "CA-rec-1") {
+    this.info = { callId, transport: "test", params: {} };
+    this.inputRate = rates.input;
+    this.outputRate = rates.output;
+  }
+  attach(listener: TransportListener): void {
+    this.listener = listener;
+  }
+  play(pcm: Int16Array): void {
+    this.plays.push(pcm);
+  }
+  clear(): void {
+    this.clears++;
+  }
+  queuedMs(): number {
+    return 1234;
+  }
+  playedMs(): number {
+    return 567;
+  }
+  async hangUp(reason: string): Promise<void> {
+    this.calls.push(`hangUp ${reason}`);
+  }
+  async transfer(target: string): Promise<void> {
+    this.calls.push(`transfer ${target}`);
+  }
+}
+
+/** What the session would see. */
+function sessionListener() {
+  const got = {
+    frames: [] as Int16Array[],
+    digits: [] as string[],
+    played: [] as number[],
+    ended: [] as string[],
+  };
+  const listener: TransportListener = {
+    audio: (f) => got.frames.push(f.slice()),
+    dtmf: (d) => got.digits.push(d),
+    played: (ms) => got.played.push(ms),
+    ended: (r) => got.ended.push(r),
+  };
+  return { got, listener };
+}
+
+function channels(stereo: Int16Array): { left: Int16Array; right: Int16Array } {
+  const n = stereo.length / 2;
+  const left = new Int16Array(n);
+  const right = new Int16Array(n);
+  for (let i = 0; i < n; i++) {
+    left[i] = stereo[2 * i]!;
+    right[i] = stereo[2 * i + 1]!;
+  }
+  return { left, right };
+}
+
+const soxi = (flag: string, file: string) => execFileSync("soxi", [flag, file], { encoding: "utf8" }).trim();
+const valuesIn = (pcm: Int16Array, from: number, to: number) => [...new Set(pcm.subarray(from, to))];
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "vb-call-recording-"));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("RecordingTransport", () => {
+  it("records caller left and heard agent right at their places, cleared audio and gaps left out", async () => {
+    const clock = new VirtualClock(5000); // the call's timeline starts when it does, not at 0
+    const inner = new FakeTransport({ input: 8000, output: 8000 });
+    const errors: Error[] = [];
+    const path = join(dir, "call.wav");
+    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => errors.push(e) });
+    const { got, listener } = sessionListener();
+    rec.attach(listener);
+    expect(rec.info).toBe(inner.info);
+    expect([rec.inputRate, rec.outputRate, rec.rate]).toEqual([8000, 8000, 8000]);
+
+    // One reused buffer, as the Twilio transport decodes into: the recording must copy.
+    const buf = new Int16Array(160);
+    const agentA = new Int16Array(8000).fill(1000); // 1 s
+    const agentB = new Int16Array(3200).fill(2000); // 400 ms
+    let sent = 0;
+    for (let ms = 20; ms <= 3000; ms += 20) {
+      clock.advance(20);
+      // Caller frames (value = frame number) stop between 2000 and 2400 ms: lost on the way.
+      if (ms <= 2000 || ms > 2400) {
+        buf.fill(ms / 20);
+        inner.listener!.audio(buf);
+        sent++;
+      }
+      if (ms === 200) rec.play(agentA); // heard from 200 ms…
+      if (ms === 700) rec.clear(); // …until the barge-in at 700 ms
+      if (ms === 1500) rec.play(agentB); // the next reply: 1500-1900 ms
+      if (ms === 1000) inner.listener!.dtmf("5");
+      if (ms === 1200) inner.listener!.played(500);
+    }
+    // Durable as the call goes: before the end, the file on disk is already a WAV of most of it.
+    await rec.flushed();
+    const midway = parseWav(new Uint8Array(readFileSync(path)));
+    expect(midway.channels).toBe(2);
+    expect(midway.dataBytes / 4).toBeGreaterThanOrEqual(8000 * 1.5);
+
+    // Everything passed through untouched.
+    expect(got.frames).toHaveLength(sent);
+    expect(got.frames[0]![0]).toBe(1);
+    expect(got.digits).toEqual(["5"]);
+    expect(got.played).toEqual([500]);
+    expect(inner.plays).toEqual([agentA, agentB]);
+    expect(inner.clears).toBe(1);
+    expect([rec.queuedMs(), rec.playedMs()]).toEqual([1234, 567]);
+    await rec.hangUp("bye");
+    await rec.transfer("+1555");
+    expect(inner.calls).toEqual(["hangUp bye", "transfer +1555"]);
+
+    // The far side hangs up: the session hears it, and the recording completes itself.
+    inner.listener!.ended("stop");
+    expect(got.ended).toEqual(["stop"]);
+    await rec.close();
+    expect(errors).toEqual([]);
+
+    const wav = parseWav(new Uint8Array(readFileSync(path)));
+    expect(wav).toMatchObject({ sampleRate: 8000, channels: 2, bitsPerSample: 16, format: "pcm" });
+    expect(soxi("-c", path)).toBe("2");
+    expect(soxi("-r", path)).toBe("8000");
+    expect(soxi("-b", path)).toBe("16");
+    expect(Number(soxi("-D", path))).toBeCloseTo(3.0, 3);
+    expect(rec.recordedSeconds).toBeCloseTo(3.0, 3);
+
+    const { left, right } = channels(wav.samples);
+    const at = (ms: number) => ms * 8;
+    // Caller: frame k where it ended on the clock; the lost stretch is silence.
+    for (let ms = 20; ms <= 2000; ms += 20) expect(valuesIn(left, at(ms - 20), at(ms))).toEqual([ms / 20]);
+    expect(valuesIn(left, at(2000), at(2400))).toEqual([0]);
+    for (let ms = 2420; ms <= 3000; ms += 20) expect(valuesIn(left, at(ms - 20), at(ms))).toEqual([ms / 20]);
+    // Agent: what the caller heard, where they heard it.
+    expect(valuesIn(right, 0, at(200))).toEqual([0]);
+    expect(valuesIn(right, at(200), at(700))).toEqual([1000]);
+    expect(valuesIn(right, at(700), at(1500))).toEqual([0]);
+    expect(valuesIn(right, at(1500), at(1900))).toEqual([2000]);
+    expect(valuesIn(right, at(1900), at(3000))).toEqual([0]);
+  });
+
+  it("resamples the agent to the inbound rate when the transport's rates differ", async () => {
+    const clock = new VirtualClock();
+    const inner = new FakeTransport({ input: 16000, output: 8000 });
+    const path = join(dir, "wide.wav");
+    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => expect.fail(e.message) });
+    rec.attach(sessionListener().listener);
+    const tone = Int16Array.from({ length: 4000 }, (_, i) =>
+      Math.round(8000 * Math.sin((2 * Math.PI * 500 * i) / 8000)),
+    );
+    const silent = new Int16Array(320);
+    for (let ms = 20; ms <= 1500; ms += 20) {
+      clock.advance(20);
+      inner.listener!.audio(silent);
+      if (ms === 400) rec.play(tone); // 400-900 ms
+    }
+    await rec.close();
+    expect(soxi("-r", path)).toBe("16000");
+    expect(soxi("-c", path)).toBe("2");
+    expect(Number(soxi("-D", path))).toBeCloseTo(1.5, 3);
+    const { right } = channels(parseWav(new Uint8Array(readFileSync(path))).samples);
+    const window = (fromMs: number, toMs: number) => right.subarray(fromMs * 16, toMs * 16);
+    // 8000 peak is -12.3 dBFS; a sine's RMS is 3 dB under its peak.
+    expect(levelDbfs(window(420, 880))).toBeCloseTo(-15.3, 0);
+    expect(levelDbfs(window(0, 390))).toBeLessThan(-80);
+    expect(levelDbfs(window(910, 1500))).toBeLessThan(-80);
+  });
+
+  it("reports a failure once and the call goes on unrecorded", async () => {
+    const clock = new VirtualClock();
+    const inner = new FakeTransport({ input: 8000, output: 8000 });
+    const blocker = join(dir, "file");
+    writeFileSync(blocker, "");
+    const errors: Error[] = [];
+    const rec = new RecordingTransport(inner, {
+      path: join(blocker, "call.wav"),
+      clock,
+      onError: (e) => errors.push(e),
+    });
+    const { got, listener } = sessionListener();
+    rec.attach(listener);
+    const frame = new Int16Array(160).fill(3);
+    for (let ms = 20; ms <= 3000; ms += 20) {
+      clock.advance(20);
+      inner.listener!.audio(frame);
+      if (ms === 100) rec.play(frame);
+      if (ms % 1000 === 0) await rec.flushed();
+    }
+    await rec.close();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.message).toMatch(/ENOTDIR/);
+    expect(got.frames).toHaveLength(150);
+    expect(inner.plays).toHaveLength(1);
+    // Once failed, the timer stops: nothing is left scheduled for the call.
+    expect(clock.pendingTimers).toBe(0);
+  });
+});
+
+describe("CallRecorder", () => {
+  it("records each call to <dir>/<callId>.wav and completes open recordings on close", async () => {
+    const clock = new VirtualClock();
+    const recDir = join(dir, "recordings", "nested");
+    const failures: string[] = [];
+    const recorder = new CallRecorder(recDir, clock, (_e, callId) => failures.push(callId));
+    expect(existsSync(recDir)).toBe(true);
+    const a = recorder.record(new FakeTransport({ input: 8000, output: 8000 }, "CA/odd:id"));
+    const b = recorder.record(new FakeTransport({ input: 8000, output: 8000 }, "CA-two"));
+    expect(a.path).toBe(join(recDir, "CA_odd_id.wav"));
+    expect(b.path).toBe(join(recDir, "CA-two.wav"));
+    a.attach(sessionListener().listener);
+    b.attach(sessionListener().listener);
+    clock.advance(2000);
+    await a.close();
+    expect(recorder.open).toBe(1);
+    clock.advance(500);
+    await recorder.close();
+    expect(recorder.open).toBe(0);
+    expect(Number(soxi("-D", a.path))).toBeCloseTo(2.0, 3);
+    expect(Number(soxi("-D", b.path))).toBeCloseTo(2.5, 3);
+    expect(failures).toEqual([]);
+  });
+});
