@@ -58,6 +58,8 @@ export const configSchema = z.object({
       apologyText: z.string().min(1).optional(),
       /** Call records (JSON lines per call) go here; default: <local.dataDir>/calls. */
       transcriptDir: z.string().min(1).optional(),
+      /** When set, each call is recorded here as <callId>.wav: stereo, caller left, agent (as heard) right. */
+      recordingDir: z.string().min(1).optional(),
       /** User-defined HTTP tools the model may call. */
       httpTools: z
         .array(
@@ -155,6 +157,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   AGENT_SYSTEM_PROMPT: ["agent", "systemPrompt"],
   AGENT_GREETING: ["agent", "greeting"],
   AGENT_TRANSFER_TARGET: ["agent", "transferTarget"],
+  AGENT_RECORDING_DIR: ["agent", "recordingDir"],
   SVC_LOCAL_HOST: ["local", "host"],
   SVC_LOCAL_PORT: ["local", "port"],
   SVC_LOCAL_DATA_DIR: ["local", "dataDir"],

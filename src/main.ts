@@ -9,6 +9,7 @@ import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
 import type { LocalService } from "./service/index.ts";
+import { CallRecorder } from "./session/call-recording.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
@@ -101,6 +102,12 @@ export async function startBridge(
     200,
     (err, callId) => log.error({ err, callId }, "transcript write failed"),
   );
+  const recorder = config.agent.recordingDir
+    ? new CallRecorder(config.agent.recordingDir, clock, (err, callId) =>
+        log.error({ err, callId }, "call recording failed; the call goes on unrecorded"),
+      )
+    : undefined;
+  if (recorder) log.info({ dir: recorder.dir }, "recording calls: <callId>.wav, caller left, agent right");
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
@@ -126,12 +133,15 @@ export async function startBridge(
     );
   });
 
-  const onCall = (transport: CallTransport) => {
+  const onCall = (callTransport: CallTransport) => {
     if (draining) {
-      log.warn({ callId: transport.info.callId }, "refusing a call while draining");
-      void transport.hangUp("bridge is shutting down");
+      log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
+      void callTransport.hangUp("bridge is shutting down");
       return;
     }
+    // The recording wraps the transport, so the session records without knowing it.
+    const recording = recorder?.record(callTransport);
+    const transport = recording ?? callTransport;
     const session = new CallSession({
       transport,
       services,
@@ -142,6 +152,7 @@ export async function startBridge(
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
+        void recording?.close();
         live.delete(session);
         metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
@@ -182,6 +193,7 @@ export async function startBridge(
       twilio.closeAll(1001, "bridge shutting down");
       await http.close();
       await transcripts.flush();
+      await recorder?.close();
       await localService?.close();
     },
   };
