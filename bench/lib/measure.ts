@@ -48,6 +48,8 @@ export interface EspeakVoice {
   /** Words per minute. Default 165. */
   wpm?: number;
   pitch?: number;
+  /** The text is SSML (espeak-ng -m), e.g. for a `<break time="600ms"/>` inside a sentence. */
+  ssml?: boolean;
 }
 
 /**
@@ -57,6 +59,7 @@ export interface EspeakVoice {
 export function espeakSpeech(text: string, rate: number, v: EspeakVoice = {}): Int16Array {
   const args = ["--stdout", "-v", v.voice ?? "en-us", "-s", String(v.wpm ?? 165)];
   if (v.pitch !== undefined) args.push("-p", String(v.pitch));
+  if (v.ssml) args.push("-m");
   const r = spawnSync("espeak-ng", [...args, text], { maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`espeak-ng failed: ${r.stderr?.toString()}`);
   const wav = parseWav(new Uint8Array(r.stdout));

@@ -27,7 +27,7 @@ export interface TurnCase {
   over: Over;
   /** Background noise level over the whole call, dBFS, if any. */
   noiseDbfs?: number;
-  /** Pause cases: the pause inside the utterance, and whether the words before it sound finished. */
+  /** Pause cases: the pause inside the utterance, and whether the words before it form a sentence. */
   pauseMs?: number;
   firstPartComplete?: boolean;
   /** The whole caller side of the call, 8 kHz, from the first media frame. */
@@ -81,7 +81,7 @@ const COMPLETE = [
   "Is my bike ready for pickup?",
 ];
 
-/** [before the pause, after it, does the first part sound finished?] */
+/** [before the pause, after it, are the words before it a complete sentence?] */
 const PAUSED: Array<[string, string, boolean]> = [
   ["I would like to check", "the status of my order.", false],
   ["My order number is", "four five six seven.", false],
@@ -129,6 +129,47 @@ const ms = (samples: number) => (samples * 1000) / CALL_RATE;
 function speak(text: string, o: { voice: string; wpm: number; gainDb?: number }): Int16Array {
   const pcm = trimSilence(espeakSpeech(text, CALL_RATE, { voice: o.voice, wpm: o.wpm }), CALL_RATE);
   return o.gainDb ? gain(pcm, o.gainDb) : pcm;
+}
+
+/** The longest run of 5 ms frames below -50 dBFS inside `pcm`, in samples (`trimSilence`'s level). */
+function longestQuietRun(pcm: Int16Array, rate: number): { from: number; to: number } {
+  const frame = Math.round(rate / 200);
+  const limit = (32768 * 10 ** (-50 / 20)) ** 2;
+  let best = { from: 0, to: 0 };
+  let runFrom = -1;
+  for (let s = 0; s + frame <= pcm.length; s += frame) {
+    let sum = 0;
+    for (let i = s; i < s + frame; i++) sum += pcm[i]! * pcm[i]!;
+    if (sum / frame <= limit) {
+      if (runFrom < 0) runFrom = s;
+      if (s + frame - runFrom > best.to - best.from) best = { from: runFrom, to: s + frame };
+    } else runFrom = -1;
+  }
+  return best;
+}
+
+/**
+ * A sentence with a pause inside it, as a caller who stops mid-sentence says it. espeak-ng speaks
+ * the whole sentence as one utterance with an SSML break where the pause goes, so the words before
+ * the pause keep the intonation of a sentence that goes on; synthesized on their own they would end
+ * with the fall of a finished sentence, which no listener could tell from the end of a turn. The
+ * break's silence (with the stop closures beside it) is then replaced by exactly `pauseMs` of it.
+ */
+function sayPaused(
+  before: string,
+  after: string,
+  pauseMs: number,
+  o: { voice: string; wpm: number; gainDb?: number },
+): { pcm: Int16Array; firstSamples: number } {
+  const ssml = `<speak>${before} <break time="900ms"/> ${after}</speak>`;
+  const whole = trimSilence(
+    espeakSpeech(ssml, CALL_RATE, { voice: o.voice, wpm: o.wpm, ssml: true }),
+    CALL_RATE,
+  );
+  const gap = longestQuietRun(whole, CALL_RATE);
+  if (gap.to - gap.from < CALL_RATE * 0.8) throw new Error(`no break found in "${before} … ${after}"`);
+  const pcm = concatPcm([whole.subarray(0, gap.from), silence(pauseMs, CALL_RATE), whole.subarray(gap.to)]);
+  return { pcm: o.gainDb ? gain(pcm, o.gainDb) : pcm, firstSamples: gap.from };
 }
 
 /** Lays `sound` on the timeline: after the greeting, over it, or over the fallback reply. */
@@ -209,9 +250,8 @@ export function buildCases(): TurnCase[] {
 
   PAUSED.forEach(([a, b, complete], i) => {
     const p = pick();
-    const first = say(a, p);
     const pause = PAUSES_MS[i]!;
-    const clip = concatPcm([first, silence(pause, CALL_RATE), say(b, p)]);
+    const { pcm: clip, firstSamples } = sayPaused(a, b, pause, p);
     const at = place(clip, "silence", Math.round(rand() * 600), p.voice, p.wpm);
     cases.push({
       id: `pause-${i + 1}`,
@@ -223,8 +263,8 @@ export function buildCases(): TurnCase[] {
       pauseMs: pause,
       firstPartComplete: complete,
       ...at,
-      pauseFromMs: at.startMs + ms(first.length),
-      pauseToMs: at.startMs + ms(first.length) + pause,
+      pauseFromMs: at.startMs + ms(firstSamples),
+      pauseToMs: at.startMs + ms(firstSamples) + pause,
       maxSeconds: tailS(at.endMs),
     });
   });
