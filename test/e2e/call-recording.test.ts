@@ -1,0 +1,111 @@
+// The recording option end to end: the real bridge (AGENT_RECORDING_DIR set) and the real local
+// service (espeak-ng, PocketSphinx, the scripted hotline), one short call from the simulator.
+// The WAV left in the directory must hold the caller on the left and what the caller heard on
+// the right, matching the simulator's own record of the call.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { levelDbfs } from "../../codecs/pcm.ts";
+import { parseWav } from "../../codecs/wav.ts";
+import { loadConfig } from "../../src/config.ts";
+import { type Bridge, startBridge } from "../../src/main.ts";
+import type { CallRecord } from "../../src/session/transcript.ts";
+import { speak } from "../helpers/speech.ts";
+
+let dir: string;
+let bridge: Bridge;
+const hangups: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vb-e2e-rec-"));
+  const config = loadConfig({
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SVC_LOCAL_DATA_DIR: join(dir, "data"),
+      SVC_HOTWORDS: "goodbye,bye,thanks,that's all",
+      AGENT_RECORDING_DIR: join(dir, "recordings"),
+      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
+      TWILIO_AUTH_TOKEN: "test-auth-token-0123456789",
+    },
+  });
+  expect(config.agent.recordingDir).toBe(join(dir, "recordings"));
+  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
+    callControl: {
+      async updateTwiml(callSid) {
+        hangups.push(callSid);
+      },
+    },
+  });
+}, 60_000);
+afterAll(async () => {
+  await bridge?.close(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Loud or not, per 10 ms window. */
+function envelope(pcm: Int16Array, rate = 8000): boolean[] {
+  const win = rate / 100;
+  const out: boolean[] = [];
+  for (let at = 0; at + win <= pcm.length; at += win) out.push(levelDbfs(pcm.subarray(at, at + win)) > -40);
+  return out;
+}
+
+/** Best share of agreeing windows between two envelopes, shifting `b` by up to ±`maxShift` windows. */
+function agreement(a: boolean[], b: boolean[], maxShift = 10): { share: number; shift: number } {
+  let best = { share: 0, shift: 0 };
+  for (let shift = -maxShift; shift <= maxShift; shift++) {
+    let same = 0;
+    for (let i = 0; i < a.length; i++) if (a[i] === (b[i + shift] ?? false)) same++;
+    if (same / a.length > best.share) best = { share: same / a.length, shift };
+  }
+  return best;
+}
+
+describe("a recorded call through the bridge", () => {
+  it("leaves <recordingDir>/<callSid>.wav with the caller left and the agent as heard right", async () => {
+    const r = await simulateCall({
+      url: bridge.url,
+      authToken: "test-auth-token-0123456789",
+      says: [{ samples: speak("That's all, goodbye.", { rate: 8000 }), rate: 8000 }],
+      maxSeconds: 30,
+    });
+    expect((r.transcript as CallRecord).endReason).toBe("agent: caller said goodbye");
+    expect(hangups).toContain(r.callSid);
+    // The session ended with the hang-up, and the bridge's shutdown completes every file.
+    await bridge.close(0);
+
+    const path = join(dir, "recordings", `${r.callSid}.wav`);
+    expect(existsSync(path)).toBe(true);
+    const soxi = (flag: string) => execFileSync("soxi", [flag, path], { encoding: "utf8" }).trim();
+    expect(soxi("-c")).toBe("2");
+    expect(soxi("-r")).toBe("8000");
+    const seconds = Number(soxi("-D"));
+    // Recorded until the agent hung up: most of the call, never more than it.
+    expect(seconds).toBeGreaterThan(3);
+    expect(seconds * 1000).toBeLessThanOrEqual(r.durationMs + 100);
+
+    const wav = parseWav(new Uint8Array(readFileSync(path)));
+    const n = wav.samples.length / 2;
+    const left = new Int16Array(n);
+    const right = new Int16Array(n);
+    for (let i = 0; i < n; i++) {
+      left[i] = wav.samples[2 * i]!;
+      right[i] = wav.samples[2 * i + 1]!;
+    }
+    // Sound and silence line up with the simulator's record of the call, window by window.
+    const caller = agreement(envelope(left), envelope(r.callerAudio));
+    const agent = agreement(envelope(right), envelope(r.agentAudio));
+    expect(caller.share).toBeGreaterThan(0.95);
+    expect(agent.share).toBeGreaterThan(0.95);
+    expect(Math.abs(caller.shift)).toBeLessThanOrEqual(5);
+    expect(Math.abs(agent.shift)).toBeLessThanOrEqual(5);
+    // Both channels carry their own side: the agent spoke twice (greeting, goodbye), the caller once.
+    expect(envelope(left).filter(Boolean).length).toBeGreaterThan(50);
+    expect(envelope(right).filter(Boolean).length).toBeGreaterThan(150);
+  }, 60_000);
+});
