@@ -104,7 +104,7 @@ export async function startBridge(
   );
   const recorder = config.agent.recordingDir
     ? new CallRecorder(config.agent.recordingDir, clock, (err, callId) =>
-        log.error({ err, callId }, "call recording failed; the call goes on unrecorded"),
+        log.error({ err, callId }, "call recording: write failed (reported once per call); the call goes on"),
       )
     : undefined;
   if (recorder) log.info({ dir: recorder.dir }, "recording calls: <callId>.wav, caller left, agent right");

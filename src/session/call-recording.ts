@@ -18,7 +18,10 @@ export interface RecordingOptions {
   /** The WAV file to write (created or truncated). */
   path: string;
   clock: Clock;
-  /** Hears the first failure only; the call goes on, unrecorded from then. */
+  /**
+   * Hears the first problem only: a failure (the call goes on, unrecorded from then) or audio
+   * dropped because the disk fell behind (the recording goes on, with silence in its place).
+   */
   onError(err: Error): void;
   /** How often settled audio goes to the file, ms (default 1000). */
   flushEveryMs?: number;
@@ -43,6 +46,7 @@ export class RecordingTransport implements CallTransport {
   #timer: TimerHandle | undefined;
   #closing: Promise<void> | undefined;
   #failed = false;
+  #reported = false;
 
   constructor(inner: CallTransport, opts: RecordingOptions) {
     this.#inner = inner;
@@ -58,7 +62,8 @@ export class RecordingTransport implements CallTransport {
     this.#file = new WavFileWriter(opts.path, {
       sampleRate: inner.inputRate,
       channels: 2,
-      onError: (err) => this.#fail(err),
+      // A failed file stops the recording; audio dropped behind a slow disk only leaves silence.
+      onError: (err) => (this.#file.failed ? this.#fail(err) : this.#report(err)),
     });
     this.#startedAt = opts.clock.now();
     this.#timer = opts.clock.setTimeout(this.#onTick, this.#flushEveryMs);
@@ -170,6 +175,12 @@ export class RecordingTransport implements CallTransport {
     this.#failed = true;
     this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#report(err);
+  }
+
+  #report(err: Error): void {
+    if (this.#reported) return;
+    this.#reported = true;
     this.#onError(err);
   }
 }

@@ -191,6 +191,36 @@ describe("RecordingTransport", () => {
     expect(levelDbfs(window(910, 1500))).toBeLessThan(-80);
   });
 
+  it("goes on recording when a slow disk makes it drop audio, leaving silence in its place", async () => {
+    const clock = new VirtualClock();
+    const inner = new FakeTransport({ input: 8000, output: 8000 });
+    const path = join(dir, "slow.wav");
+    const errors: Error[] = [];
+    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => errors.push(e) });
+    rec.attach(sessionListener().listener);
+    const frame = new Int16Array(160).fill(7);
+    const talk = (ms: number) => {
+      for (let t = 0; t < ms; t += 20) {
+        clock.advance(20);
+        inner.listener!.audio(frame);
+      }
+    };
+    // 200 s of call before the file can take any of it: the backlog passes its 4 MiB bound.
+    talk(200_000);
+    await rec.flushed();
+    talk(2000);
+    await rec.close();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.message).toMatch(/behind/);
+    const { left } = channels(parseWav(new Uint8Array(readFileSync(path))).samples);
+    expect(left.length).toBe(8000 * 202);
+    // About 131 one-second chunks (32,000 bytes each) fit the backlog; the rest of the burst went.
+    const kept = Math.floor((4 * 1024 * 1024) / 32000);
+    expect(valuesIn(left, 0, 8000 * (kept - 1))).toEqual([7]);
+    expect(valuesIn(left, 8000 * (kept + 1), 8000 * 199)).toEqual([0]);
+    expect(valuesIn(left, 8000 * 200, 8000 * 202)).toEqual([7]);
+  });
+
   it("reports a failure once and the call goes on unrecorded", async () => {
     const clock = new VirtualClock();
     const inner = new FakeTransport({ input: 8000, output: 8000 });
