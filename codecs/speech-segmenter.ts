@@ -64,6 +64,15 @@ export class SpeechSegmenter {
   }
 
   /**
+   * Outside speech, something that may be its start is under way: the last window was loud, or
+   * windows scored as speech have not yet lasted minSpeechMs. speech-start follows an onset by
+   * 100–150 ms (the model's lag plus minSpeechMs); this tells, meanwhile, that it may be coming.
+   */
+  get onsetPending(): boolean {
+    return !this.inSpeech && (this.candidateMs !== null || this.loudRunMs !== null);
+  }
+
+  /**
    * Feeds the probability of the window [startMs, endMs); returns the event it completes, if any.
    *
    * `loud` (optional) says whether the window's level stands clearly above the noise floor. Silero's

@@ -77,6 +77,11 @@ export class VoiceActivityDetector {
     return this.segmenter.speaking;
   }
 
+  /** Outside speech, a possible onset is under way, as of the last processed window (see SpeechSegmenter). */
+  get onsetPending(): boolean {
+    return this.segmenter.onsetPending;
+  }
+
   /** Audio processed so far, in ms (whole windows only). */
   get positionMs(): number {
     return this.windowIndex * this.windowMs;

@@ -36,6 +36,11 @@ export interface SessionDeps {
   onEnd?: (reason: string) => void;
 }
 
+/** How long an undecided onset may hold a confirmed end of turn back: longer than any VAD verdict. */
+const ONSET_WAIT_MAX_MS = 300;
+/** How often a held end of turn looks again whether the onset became speech or died away. */
+const ONSET_RECHECK_MS = 20;
+
 /** A caller utterance on its way to becoming a turn. */
 interface UserTurnJob {
   id: number;
@@ -45,6 +50,8 @@ interface UserTurnJob {
   failed?: string;
   confirmed: boolean;
   confirmedAt?: number;
+  /** When confirming was first put off because the caller seemed to be starting again. */
+  onsetWaitFrom?: number;
   /** The user turn is in the history and the record (once its reply is first heard, or done). */
   committed?: boolean;
   turn?: AgentTurn;
@@ -215,6 +222,7 @@ export class CallSession {
 
   #onSpeech(e: SpeechEvent): void {
     if (this.#ended) return;
+    this.#log.debug({ atMs: Math.round(e.atMs), streamMs: Math.round(this.#audio.nowMs) }, e.type);
     if (e.type === "speech-start") {
       this.#onSpeechStart(e.atMs);
       // Whatever the speech turns out to be, recognition starts now on the utterance so far
@@ -389,6 +397,16 @@ export class CallSession {
     clock.clearTimeout(this.#eouMaxTimer);
     const job = this.#job;
     if (!job || job.confirmed || this.#userSpeaking) return;
+    if (this.#detector.onsetPending()) {
+      // The caller may be going on: sound is arriving that the VAD has not yet called speech (it
+      // does so only 100–150 ms after the onset). Answering now would talk over them, so wait for
+      // the VAD's verdict: speech-start drops this job, anything else confirms it.
+      job.onsetWaitFrom ??= clock.now();
+      if (clock.now() - job.onsetWaitFrom < ONSET_WAIT_MAX_MS) {
+        this.#eouMaxTimer = clock.setTimeout(() => this.#confirm(), ONSET_RECHECK_MS);
+        return;
+      }
+    }
     job.confirmed = true;
     this.#log.debug({ job: job.id, eouDelayMs: Math.round(clock.now() - job.speechEndAt) }, "end of turn");
     job.confirmedAt = clock.now();

@@ -8,6 +8,11 @@ export interface SpeechEvent {
 export interface SpeechDetector {
   /** 16 kHz mono frames, in order; events arrive through the callback given at creation. */
   push(pcm16k: Int16Array): void;
+  /**
+   * Outside speech, sound that may be the caller starting to speak has been heard but not yet
+   * reported: speech-start comes only once enough of it has been, ~100–150 ms after its onset.
+   */
+  onsetPending(): boolean;
   close(): void;
 }
 

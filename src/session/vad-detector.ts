@@ -23,6 +23,7 @@ export async function sileroDetectorFactory(
         if (closed) return;
         vad.push(pcm16k).catch((err: Error) => log?.error({ err: err.message }, "VAD failed on a window"));
       },
+      onsetPending: () => !closed && vad.onsetPending,
       close() {
         closed = true;
         vad.reset();

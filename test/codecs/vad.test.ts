@@ -75,6 +75,21 @@ describe("SpeechSegmenter (virtual time)", () => {
     expect(seg.finish(300)).toBeNull();
   });
 
+  it("flags a possible onset (loud, or speech not yet long enough) until it is decided", () => {
+    const seg = new SpeechSegmenter({ minSpeechMs: 96, minSilenceMs: 64 });
+    const pending: boolean[] = [];
+    [0, 0.2, 0.9, 0.9, 0.9, 0.9, 0.1, 0.1, 0.1].forEach((p, i) => {
+      seg.update(p, i * 32, (i + 1) * 32, i === 1 || i === 6);
+      pending.push(seg.onsetPending);
+    });
+    // loud but not speech yet; speech for less than 96 ms; then speaking (not an onset);
+    // after the speech ends a loud window flags again, a quiet one clears it.
+    expect(pending).toEqual([false, true, true, true, false, false, false, false, false]);
+    expect(seg.speaking).toBe(false);
+    seg.update(0, 9 * 32, 10 * 32, true);
+    expect(seg.onsetPending).toBe(true);
+  });
+
   it("validates its thresholds", () => {
     expect(() => new SpeechSegmenter({ threshold: 0 })).toThrow(RangeError);
     expect(() => new SpeechSegmenter({ threshold: 0.5, negThreshold: 0.6 })).toThrow(RangeError);
@@ -232,6 +247,35 @@ describe("VoiceActivityDetector on real speech (espeak-ng)", () => {
       expect(result.windows.every((w) => !w.gated)).toBe(true); // the noise is above the gate
     });
   }
+
+  it("flags an onset before it reports the speech-start, and not in the noise before it", async () => {
+    for (const noiseOptions of [
+      { color: "pink", dbfs: -45, seed: 6 },
+      { color: "white", dbfs: -35, seed: 7 },
+    ] as const) {
+      const scene = buildScene([{ silenceMs: 1500 }, { say: "Yes at eight o'clock please" }], {
+        noise: noiseOptions,
+      });
+      const onset = scene.speech[0]!.startMs;
+      const vad = new VoiceActivityDetector(model);
+      const flagged: number[] = [];
+      let startedAt: number | undefined;
+      for (let o = 0; o < scene.pcm.length && startedAt === undefined; o += 320) {
+        const r = await vad.push(scene.pcm.subarray(o, o + 320));
+        if (vad.onsetPending && flagged.at(-1) !== vad.positionMs) flagged.push(vad.positionMs);
+        if (r.events.some((e) => e.type === "speech-start")) startedAt = vad.positionMs;
+      }
+      const context = `${noiseOptions.color}: flagged ${flagged.join(",")}, started ${startedAt}, onset ${onset}`;
+      // Only while the noise is being learned (its first windows), then not until the speech.
+      expect(
+        flagged.filter((ms) => ms > 160 && ms <= onset),
+        context,
+      ).toEqual([]);
+      const first = flagged.find((ms) => ms > onset);
+      expect(first, context).toBeDefined();
+      expect(first!, context).toBeLessThan(startedAt!);
+    }
+  });
 
   it("reports nothing for silence or noise alone", async () => {
     const sources = [

@@ -56,6 +56,43 @@ describe("CallSession", () => {
     expect(h.asrRequests[1]!).toBeGreaterThan(h.asrRequests[0]! * 2);
   });
 
+  it("does not answer while the caller is audibly starting again", async () => {
+    const h = await started();
+    h.asrAnswers = ["my order number is", "my order number is four five six seven"];
+    const before = h.transport.speechStarts.length;
+    await h.say(900); // speech-end is reported 100 ms after the speech ended
+    await h.run(120);
+    h.onset = true; // the caller goes on; the VAD has heard it but not yet called it speech
+    await h.run(160); // 380 ms into the pause, past the 250 ms end-of-turn wait
+    expect(h.transport.speechStarts.length).toBe(before);
+    h.onset = false;
+    await h.say(1000);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["my order number is four five six seven"]);
+    expect(h.transport.speechStarts.length).toBe(before + 1);
+  });
+
+  it("answers once an onset dies away, and after a bounded wait if it never settles", async () => {
+    for (const [onsetMs, minEou, maxEou] of [
+      [100, 300, 340], // an onset from 200 to 300 ms after the speech ended
+      [5000, 540, 600], // steady sound the VAD keeps undecided: at most 300 ms more
+    ] as const) {
+      const h = await started();
+      h.asrAnswers = ["what are your opening hours"];
+      await h.say(900);
+      await h.run(100);
+      h.onset = true;
+      await h.run(Math.min(onsetMs, 600));
+      h.onset = false;
+      await h.untilAgentSilent();
+      expect(h.historyOf("user")).toEqual(["what are your opening hours"]);
+      const turn = h.events().findLast((e) => e.type === "assistant");
+      const eou = turn?.type === "assistant" ? turn.metrics.eouDelayMs : undefined;
+      expect(eou).toBeGreaterThanOrEqual(minEou);
+      expect(eou).toBeLessThanOrEqual(maxEou);
+    }
+  });
+
   it("ends the turn quickly after a complete-sounding sentence", async () => {
     const h = await started();
     h.asrAnswers = ["i want to cancel my order"];

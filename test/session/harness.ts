@@ -146,6 +146,8 @@ export class Harness {
   defaultReply: ScriptedReply[] = [{ text: "Okay." }];
   tokenMs = 10;
   ttsDown = false;
+  /** What the VAD says of the last audio outside speech: a possible onset not yet decided. */
+  onset = false;
   #emit!: (e: SpeechEvent) => void;
   #streamMs = 0;
   ended: string | undefined;
@@ -162,7 +164,7 @@ export class Harness {
       transcripts: this.transcripts,
       createSpeechDetector: (onEvent) => {
         this.#emit = onEvent;
-        return { push() {}, close() {} };
+        return { push() {}, onsetPending: () => h.onset, close() {} };
       },
       onEnd: (reason) => {
         this.ended = reason;
