@@ -485,25 +485,33 @@ export class Resampler {
     const src = o + 2 * count + 16;
     h.reserve(src + 2 * n + 16);
     const { f32, i16 } = h;
-    f32.set(this.#hist.subarray(0, this.#histLen), x / 4);
+    // Element loops rather than set(subarray(…)): a push (one 20 ms frame on a call) then makes no
+    // view objects, so the per-frame path leaves nothing for the garbage collector.
+    const hist = this.#hist;
+    const histLen = this.#histLen;
+    const x4 = x / 4;
+    for (let i = 0; i < histLen; i++) f32[x4 + i] = hist[i]!;
     if (input) {
-      i16.set(input.subarray(from, from + n), src / 2);
-      h.widen(src, x + 4 * this.#histLen, n);
+      const s2 = src / 2 - from;
+      for (let i = from; i < from + n; i++) i16[s2 + i] = input[i]!;
+      h.widen(src, x + 4 * histLen, n);
     } else {
-      f32.fill(0, x / 4 + this.#histLen, x / 4 + xFloats);
+      f32.fill(0, x4 + histLen, x4 + xFloats);
     }
-    f32.fill(0, x / 4 + xFloats, x / 4 + xFloats + 8);
+    f32.fill(0, x4 + xFloats, x4 + xFloats + 8);
     this.#received += n;
     if (count > 0) {
       const start = this.#iMax(this.#next) - plan.K + 1 - this.#base;
       h.fir(x + 4 * start, plan.table, plan.L, this.#next % plan.L, count, o);
-      out.set(i16.subarray(o / 2, o / 2 + count), at);
+      const o2 = o / 2 - at;
+      for (let i = at; i < at + count; i++) out[i] = i16[o2 + i]!;
       this.#next = end;
     }
     // Keep what the next output reads onward: at most K-1 samples.
     const keepFrom = Math.min(this.#iMax(this.#next) - plan.K + 1 - this.#base, xFloats);
-    this.#hist.set(f32.subarray(x / 4 + keepFrom, x / 4 + xFloats));
-    this.#histLen = xFloats - keepFrom;
+    const keep = xFloats - keepFrom;
+    for (let i = 0; i < keep; i++) hist[i] = f32[x4 + keepFrom + i]!;
+    this.#histLen = keep;
     this.#base += keepFrom;
   }
 
