@@ -19,13 +19,19 @@ export class AudioWindow {
 
   write(pcm: Int16Array): void {
     const cap = this.#buf.length;
-    let src = pcm;
-    if (src.length > cap) src = src.subarray(src.length - cap);
-    const at = this.#written % cap;
-    const first = Math.min(src.length, cap - at);
-    this.#buf.set(src.subarray(0, first), at);
-    if (first < src.length) this.#buf.set(src.subarray(first), 0);
+    const buf = this.#buf;
     this.#written += pcm.length;
+    // Only the last `cap` samples can stay; they land where their stream position says.
+    const skip = Math.max(0, pcm.length - cap);
+    const n = pcm.length - skip;
+    const at = (this.#written - n) % cap;
+    // The whole frame at once when it does not wrap (every 20 ms frame but one per window
+    // turn): set() of the frame itself, and no view objects per frame either way.
+    if (skip === 0 && at + n <= cap) {
+      buf.set(pcm, at);
+      return;
+    }
+    for (let i = 0; i < n; i++) buf[(at + i) % cap] = pcm[skip + i]!;
   }
 
   /** A copy of the audio between two stream times, clipped to what the window still holds. */
