@@ -15,6 +15,7 @@ import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { speak } from "../helpers/speech.ts";
+import { splitStereo } from "../helpers/stereo.ts";
 
 let dir: string;
 let bridge: Bridge;
@@ -90,13 +91,7 @@ describe("a recorded call through the bridge", () => {
     expect(seconds * 1000).toBeLessThanOrEqual(r.durationMs + 100);
 
     const wav = parseWav(new Uint8Array(readFileSync(path)));
-    const n = wav.samples.length / 2;
-    const left = new Int16Array(n);
-    const right = new Int16Array(n);
-    for (let i = 0; i < n; i++) {
-      left[i] = wav.samples[2 * i]!;
-      right[i] = wav.samples[2 * i + 1]!;
-    }
+    const { left, right } = splitStereo(wav.samples);
     // Sound and silence line up with the simulator's record of the call, window by window.
     const caller = agreement(envelope(left), envelope(r.callerAudio));
     const agent = agreement(envelope(right), envelope(r.agentAudio));

@@ -11,6 +11,7 @@ import { parseWav } from "../../codecs/wav.ts";
 import { CallRecorder, RecordingTransport } from "../../src/session/call-recording.ts";
 import { VirtualClock } from "../../src/session/clock.ts";
 import type { CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
+import { splitStereo } from "../helpers/stereo.ts";
 
 class FakeTransport implements CallTransport {
   readonly info: CallInfo;
@@ -63,17 +64,6 @@ function sessionListener() {
     ended: (r) => got.ended.push(r),
   };
   return { got, listener };
-}
-
-function channels(stereo: Int16Array): { left: Int16Array; right: Int16Array } {
-  const n = stereo.length / 2;
-  const left = new Int16Array(n);
-  const right = new Int16Array(n);
-  for (let i = 0; i < n; i++) {
-    left[i] = stereo[2 * i]!;
-    right[i] = stereo[2 * i + 1]!;
-  }
-  return { left, right };
 }
 
 const soxi = (flag: string, file: string) => execFileSync("soxi", [flag, file], { encoding: "utf8" }).trim();
@@ -150,7 +140,7 @@ describe("RecordingTransport", () => {
     expect(Number(soxi("-D", path))).toBeCloseTo(3.0, 3);
     expect(rec.recordedSeconds).toBeCloseTo(3.0, 3);
 
-    const { left, right } = channels(wav.samples);
+    const { left, right } = splitStereo(wav.samples);
     const at = (ms: number) => ms * 8;
     // Caller: frame k where it ended on the clock; the lost stretch is silence.
     for (let ms = 20; ms <= 2000; ms += 20) expect(valuesIn(left, at(ms - 20), at(ms))).toEqual([ms / 20]);
@@ -183,7 +173,7 @@ describe("RecordingTransport", () => {
     expect(soxi("-r", path)).toBe("16000");
     expect(soxi("-c", path)).toBe("2");
     expect(Number(soxi("-D", path))).toBeCloseTo(1.5, 3);
-    const { right } = channels(parseWav(new Uint8Array(readFileSync(path))).samples);
+    const { right } = splitStereo(parseWav(new Uint8Array(readFileSync(path))).samples);
     const window = (fromMs: number, toMs: number) => right.subarray(fromMs * 16, toMs * 16);
     // 8000 peak is -12.3 dBFS; a sine's RMS is 3 dB under its peak.
     expect(levelDbfs(window(420, 880))).toBeCloseTo(-15.3, 0);
@@ -212,7 +202,7 @@ describe("RecordingTransport", () => {
     await rec.close();
     expect(errors).toHaveLength(1);
     expect(errors[0]!.message).toMatch(/behind/);
-    const { left } = channels(parseWav(new Uint8Array(readFileSync(path))).samples);
+    const { left } = splitStereo(parseWav(new Uint8Array(readFileSync(path))).samples);
     expect(left.length).toBe(8000 * 202);
     // About 131 one-second chunks (32,000 bytes each) fit the backlog; the rest of the burst went.
     const kept = Math.floor((4 * 1024 * 1024) / 32000);

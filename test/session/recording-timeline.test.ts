@@ -1,36 +1,16 @@
 // The recording's timeline: caller frames by arrival on the clock (gaps as silence, late bursts
 // absorbed), agent audio at its playout position, cleared audio cut at the moment of the clear.
 import { describe, expect, it } from "vitest";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { resample } from "../../codecs/resample.ts";
 import { RecordingTimeline } from "../../src/session/recording-timeline.ts";
+import { splitStereo } from "../helpers/stereo.ts";
 
 const RATE = 8000;
 const FRAME = 160;
 
 /** A frame whose every sample is `value` (so each frame's place is visible in the output). */
 const frame = (value: number, n = FRAME) => new Int16Array(n).fill(value);
-
-/** Left and right channels of interleaved stereo. */
-function split(stereo: Int16Array): { left: Int16Array; right: Int16Array } {
-  const n = stereo.length / 2;
-  const left = new Int16Array(n);
-  const right = new Int16Array(n);
-  for (let i = 0; i < n; i++) {
-    left[i] = stereo[2 * i]!;
-    right[i] = stereo[2 * i + 1]!;
-  }
-  return { left, right };
-}
-
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** Sample index at `ms` on an 8 kHz timeline. */
 const at = (ms: number) => (ms * RATE) / 1000;
@@ -49,7 +29,7 @@ describe("RecordingTimeline", () => {
       if (k === 24) out.push(t.take(500));
     }
     out.push(t.finish(1000));
-    const { left, right } = split(concat(out));
+    const { left, right } = splitStereo(concatPcm(out));
     expect(left.length).toBe(at(1000));
     for (let k = 0; k < 50; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
     expect(valuesIn(right, 0, at(100))).toEqual([0]);
@@ -62,7 +42,7 @@ describe("RecordingTimeline", () => {
     t.agent(frame(1, at(200)), 0);
     t.agent(frame(2, at(200)), 50); // heard once the first has played: 200-400 ms
     t.agent(frame(3, at(100)), 600); // the queue ran dry at 400 ms: heard from 600 ms
-    const { right } = split(t.finish(800));
+    const { right } = splitStereo(t.finish(800));
     expect(valuesIn(right, 0, at(200))).toEqual([1]);
     expect(valuesIn(right, at(200), at(400))).toEqual([2]);
     expect(valuesIn(right, at(400), at(600))).toEqual([0]);
@@ -77,7 +57,7 @@ describe("RecordingTimeline", () => {
     const first = t.take(250); // part of the first reply goes out before the clear
     t.clearAgent(400);
     t.agent(frame(3, at(200)), 700); // the next reply, after the barge-in
-    const { right } = split(concat([first, t.finish(1500)]));
+    const { right } = splitStereo(concatPcm([first, t.finish(1500)]));
     expect(right.length).toBe(at(1500));
     expect(valuesIn(right, 0, at(400))).toEqual([1]);
     expect(valuesIn(right, at(400), at(700))).toEqual([0]);
@@ -89,7 +69,7 @@ describe("RecordingTimeline", () => {
   it("cuts the agent's queued audio at the end of the call", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
     t.agent(frame(5, at(2000)), 100);
-    const { right } = split(t.finish(700));
+    const { right } = splitStereo(t.finish(700));
     expect(right.length).toBe(at(700));
     expect(valuesIn(right, at(100), at(700))).toEqual([5]);
   });
@@ -101,7 +81,7 @@ describe("RecordingTimeline", () => {
     t.caller(frame(12), 620);
     // Jitter below the gap threshold (100 ms) is not a gap: the frame follows on.
     t.caller(frame(13), 720);
-    const { left } = split(t.finish(800));
+    const { left } = splitStereo(t.finish(800));
     expect(valuesIn(left, 0, at(200))).toEqual([...Array(10).keys()].map((k) => k + 1));
     expect(valuesIn(left, at(200), at(580))).toEqual([0]);
     expect(valuesIn(left, at(580), at(600))).toEqual([11]);
@@ -116,7 +96,7 @@ describe("RecordingTimeline", () => {
     // A 400 ms stall over TCP: frames 10-29 (200-600 ms) all arrive at 600 ms, none lost.
     for (let k = 10; k < 30; k++) t.caller(frame(k + 1), 600);
     for (let k = 30; k < 40; k++) t.caller(frame(k + 1), 20 * (k + 1));
-    const { left } = split(t.finish(800));
+    const { left } = splitStereo(t.finish(800));
     for (let k = 0; k < 40; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
     expect(t.droppedCallerSamples).toBe(0);
   });
@@ -124,7 +104,7 @@ describe("RecordingTimeline", () => {
   it("drops caller audio that would run more than maxAheadMs ahead of the clock", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE, maxAheadMs: 200 });
     for (let k = 0; k < 50; k++) t.caller(frame(k + 1), 0); // a second of audio at once
-    const { left } = split(t.finish(1000));
+    const { left } = splitStereo(t.finish(1000));
     // 200 ms (10 frames) fit ahead of the clock at 0; the rest went.
     expect(t.droppedCallerSamples).toBe(40 * FRAME);
     for (let k = 0; k < 10; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
@@ -161,7 +141,7 @@ describe("RecordingTimeline", () => {
         if (ms % takeEvery === 0) parts.push(t.take(ms));
       }
       parts.push(t.finish(3000));
-      return concat(parts);
+      return concatPcm(parts);
     };
     const once = run(100_000);
     expect(once.length).toBe(2 * at(3000));
@@ -188,7 +168,7 @@ describe("RecordingTimeline", () => {
     t.agent(c, 800); // 800-1200 ms
     parts.push(t.take(1000));
     parts.push(t.finish(1500));
-    const { right } = split(concat(parts));
+    const { right } = splitStereo(concatPcm(parts));
     expect(right.length).toBe(24000);
     const agent8k = new Int16Array(at(1500));
     agent8k.set(a, at(100));

@@ -13,6 +13,7 @@ import { levelDbfs } from "../../../codecs/pcm.ts";
 import { parseWav } from "../../../codecs/wav.ts";
 import { RecordingTransport } from "../../../src/session/call-recording.ts";
 import { systemClock } from "../../../src/session/clock.ts";
+import { splitStereo } from "../../helpers/stereo.ts";
 import { type Rig, startRig, tone } from "./helpers.ts";
 
 let rig: Rig | undefined;
@@ -118,13 +119,7 @@ describe("call recording through the Twilio bridge", () => {
     expect(Math.abs(Number(soxi("-D", path)) * 1000 - result.durationMs)).toBeLessThan(SLACK_MS);
     const wav = parseWav(new Uint8Array(readFileSync(path)));
     expect(wav).toMatchObject({ sampleRate: 8000, channels: 2, bitsPerSample: 16 });
-    const n = wav.samples.length / 2;
-    const left = new Int16Array(n);
-    const right = new Int16Array(n);
-    for (let i = 0; i < n; i++) {
-      left[i] = wav.samples[2 * i]!;
-      right[i] = wav.samples[2 * i + 1]!;
-    }
+    const { left, right } = splitStereo(wav.samples);
 
     // Left: the caller's audio exactly as the bridge decoded it, where the caller said it.
     expect(find(left, mulawDecode(mulawEncode(caller.subarray(4400, 8000))))).toBeGreaterThan(0);
