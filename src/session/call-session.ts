@@ -108,6 +108,8 @@ export class CallSession {
   #bargeConfirmTimer: TimerHandle | undefined;
   #bargeClearedAt: number | undefined;
   #continueTimer: TimerHandle | undefined;
+  /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
+  #onsetPaused: AgentTurn | undefined;
   #commitTimer: TimerHandle | undefined;
   #pendingAction: AgentTurnResult["action"];
 
@@ -213,6 +215,38 @@ export class CallSession {
     this.#audio.write(pcm);
     this.#upload?.feed();
     this.#detector.push(pcm);
+    if (!this.#userSpeaking) this.#watchOnset();
+  }
+
+  /**
+   * While an early answer has just begun (the caller's pause may be mid-sentence), a possible onset
+   * pauses it at once: speech-start comes 100–150 ms after the onset, and until then the caller who
+   * goes on would hear the agent over them. If the onset dies away without becoming speech (a
+   * click, a breath), the answer goes on from where it stopped.
+   */
+  #watchOnset(): void {
+    const pending = this.#detector.onsetPending();
+    if (pending && !this.#onsetPaused) {
+      const answer = this.#earlyAnswer();
+      if (!answer) return;
+      answer.pause();
+      this.#onsetPaused = answer;
+      this.#log.debug("possible onset during the early answer: paused");
+    } else if (!pending && this.#onsetPaused) {
+      const answer = this.#onsetPaused;
+      this.#onsetPaused = undefined;
+      if (this.#agent === answer) answer.resume();
+      this.#log.debug("the onset died away: early answer resumed");
+    }
+  }
+
+  /** The reply being heard right after a pause the caller may yet go on from (not committed yet). */
+  #earlyAnswer(): AgentTurn | undefined {
+    const job = this.#job;
+    const agent = this.#agent;
+    if (!job || job.committed || !agent || agent !== job.turn || agent.timings.firstPlayAt === undefined)
+      return;
+    return this.#d.clock.now() - job.speechEndAt < this.#d.config.turn.maxEndOfTurnMs ? agent : undefined;
   }
 
   /** Clock time at which something at stream position `atMs` happened. */
@@ -239,6 +273,8 @@ export class CallSession {
 
   #onSpeechStart(atMs: number): void {
     const { clock, config } = this.#d;
+    // The onset became speech: what follows decides, as if it had been heard at once.
+    this.#onsetPaused = undefined;
     clock.clearTimeout(this.#repromptTimer);
     this.#reprompts = 0;
     this.#userSpeaking = true;

@@ -187,6 +187,40 @@ describe("CallSession", () => {
     expect(h.historyOf("assistant")).not.toContain("Sorry to hear that you had trouble with it.");
   });
 
+  it("pauses an early answer at a possible onset: dropped if it becomes speech, resumed if it dies away", async () => {
+    for (const becomesSpeech of [true, false]) {
+      const h = await started();
+      h.asrAnswers = ["i bought a bike from you", "i bought a bike from you and the brakes squeak"];
+      h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
+      const starts = h.transport.speechStarts.length;
+      await h.say(900);
+      for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+      await h.run(40);
+      const onsetAt = h.clock.now();
+      h.onset = true; // heard by the VAD, not yet speech
+      await h.run(20);
+      expect(h.transport.clearTimes.find((t) => t >= onsetAt)).toBe(onsetAt); // at the next frame
+      expect(h.transport.agentSpeaking).toBe(false);
+      if (becomesSpeech) {
+        await h.run(80);
+        h.onset = false;
+        await h.say(800);
+      } else {
+        await h.run(60);
+        h.onset = false; // a breath: nothing more
+      }
+      await h.untilAgentSilent();
+      const replies = h.historyOf("assistant");
+      if (becomesSpeech) {
+        expect(h.historyOf("user")).toEqual(["i bought a bike from you and the brakes squeak"]);
+        expect(replies).toEqual(["Hello.", "Let me help."]);
+      } else {
+        expect(h.historyOf("user")).toEqual(["i bought a bike from you"]);
+        expect(replies).toEqual(["Hello.", "Sorry to hear that you had trouble with it."]);
+      }
+    }
+  });
+
   it("resumes the early answer when what followed it was only a click", async () => {
     const h = await started();
     h.asrAnswers = ["where is your shop"];
