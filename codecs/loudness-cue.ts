@@ -31,21 +31,28 @@ export interface WindowPower {
 }
 
 class NoiseStats {
-  mean: number | null = null;
+  /** Meaningless until `learned`: a field that only ever holds numbers is updated in place, while one that also holds null gets a new heap number per update (each window). */
+  #mean = 0;
+  learned = false;
   variance = 1;
 
+  get mean(): number | null {
+    return this.learned ? this.#mean : null;
+  }
+
   learn(db: number, alpha: number): void {
-    if (this.mean === null) {
-      this.mean = db;
+    if (!this.learned) {
+      this.#mean = db;
+      this.learned = true;
       return;
     }
-    const d = db - this.mean;
-    this.mean += Math.min(alpha * d, MAX_RISE_DB);
+    const d = db - this.#mean;
+    this.#mean += Math.min(alpha * d, MAX_RISE_DB);
     this.variance += alpha * (Math.min(d * d, 100) - this.variance);
   }
 
   exceeds(db: number, marginDb: number): boolean {
-    return this.mean !== null && db > this.mean + Math.max(marginDb, SPREADS * Math.sqrt(this.variance));
+    return this.learned && db > this.#mean + Math.max(marginDb, SPREADS * Math.sqrt(this.variance));
   }
 }
 
@@ -66,8 +73,11 @@ export class LoudnessCue {
     return this.plain.mean;
   }
 
-  /** Measures a window; windows must be given in stream order (emphasis spans their boundary). */
-  measure(window: Int16Array): WindowPower {
+  /**
+   * Measures a window; windows must be given in stream order (emphasis spans their boundary).
+   * With `out`, the result is written there (one object per stream instead of one per window).
+   */
+  measure(window: Int16Array, out?: WindowPower): WindowPower {
     let prev = this.last;
     let plain = 0;
     let emphasised = 0;
@@ -80,12 +90,15 @@ export class LoudnessCue {
     }
     this.last = prev;
     const scale = Math.max(1, window.length) * 32768 * 32768;
-    return { plain: plain / scale, emphasised: emphasised / scale };
+    if (!out) return { plain: plain / scale, emphasised: emphasised / scale };
+    out.plain = plain / scale;
+    out.emphasised = emphasised / scale;
+    return out;
   }
 
   /** Whether a measured window stands out from the noise; with no noise learned yet, any sound does. */
   isLoud(power: WindowPower): boolean {
-    if (this.plain.mean === null) return power.plain > 0;
+    if (!this.plain.learned) return power.plain > 0;
     return (
       this.plain.exceeds(toDb(power.plain), this.marginDb) ||
       this.emphasised.exceeds(toDb(power.emphasised), this.marginDb)

@@ -221,6 +221,9 @@ export class SileroStream {
   }
 
   private shiftContext(): void {
-    this.frame.copyWithin(0, this.frame.length - this.context);
+    // An element loop: copyWithin() is a runtime call that costs a heap number per window.
+    const f = this.frame;
+    const from = f.length - this.context;
+    for (let i = 0; i < this.context; i++) f[i] = f[from + i]!;
   }
 }

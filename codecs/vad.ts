@@ -1,17 +1,24 @@
 // Voice activity detection for one call: an energy gate, Silero VAD v5 and a speech segmenter.
 //
-// push() is async because onnxruntime-node's run() is (it defers a synchronous native call with
+// Inference is async because onnxruntime-node's run() is (it defers a synchronous native call with
 // setImmediate, so there is no synchronous path through its public API). Nothing depends on timing,
-// though: audio is cut into 32 ms windows as it arrives, windows are processed strictly in order
-// (pushes are queued), and every event carries its position in the audio stream (atMs), not a
-// wall-clock time. The decisions themselves live in the pure SpeechSegmenter.
+// though: audio is cut into 32 ms windows as it arrives, windows are processed strictly in order,
+// and every event carries its position in the audio stream (atMs), not a wall-clock time. The
+// decisions themselves live in the pure SpeechSegmenter.
 //
 // The gate: windows whose RMS level is below `energyGateDbfs` get probability 0 without inference,
 // so silence costs almost nothing. After a long gated stretch the model's recurrent state is reset
 // to the start-of-stream state, which is what a long silence leads it to anyway.
+//
+// Allocation: this runs for every 20 ms frame of every call, so its steady state allocates nothing.
+// Samples wait in one per-detector buffer, each window is copied into one scratch window, and a
+// window below the gate is decided at once, inside write() (its events fire from there), with no
+// promise; only a window that needs inference waits for the model, and the windows behind it wait
+// in the buffer. push() is the same machinery plus a result object per push, for callers that want
+// the per-window figures.
 
-import { LoudnessCue } from "./loudness-cue.ts";
-import { Framer, levelDbfs } from "./pcm.ts";
+import { LoudnessCue, type WindowPower } from "./loudness-cue.ts";
+import { levelDbfs } from "./pcm.ts";
 import { type SileroModel, type SileroRate, type SileroStream, sileroWindowSamples } from "./silero.ts";
 import { SpeechSegmenter, type SpeechSegmenterOptions, type VadEvent } from "./speech-segmenter.ts";
 
@@ -25,6 +32,12 @@ export interface VoiceActivityOptions extends SpeechSegmenterOptions {
   sampleRate?: SileroRate;
   /** Called with each event as it is decided, in addition to being returned by push(). */
   onEvent?: (event: VadEvent) => void;
+  /**
+   * Called when inference fails on a window given by write(), and with what onEvent throws for one
+   * (a push() rejects instead). The window is skipped and the windows after it are processed as
+   * usual. Without onError, what onEvent throws propagates out of the write() that decided it.
+   */
+  onError?: (err: Error) => void;
 }
 
 export interface VadWindow {
@@ -45,6 +58,15 @@ export interface VadResult {
 /** Gated windows in a row after which the model state is reset (about 0.5 s). */
 const GATED_RESET_WINDOWS = 16;
 
+/** A push() waiting for its windows: those numbered [from, until) since the last reset. */
+interface PushWaiter {
+  from: number;
+  until: number;
+  result: VadResult;
+  resolve: (r: VadResult) => void;
+  reject: (e: unknown) => void;
+}
+
 export class VoiceActivityDetector {
   readonly sampleRate: SileroRate;
   readonly windowMs = 32;
@@ -52,13 +74,32 @@ export class VoiceActivityDetector {
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
+  private readonly onError: ((err: Error) => void) | undefined;
   private stream: SileroStream;
-  private framer: Framer;
   private readonly cue: LoudnessCue;
+  private readonly windowSamples: number;
+  /** Samples not yet processed: buf[start, end). */
+  private buf: Int16Array;
+  private start = 0;
+  private end = 0;
+  /** The window being decided (copied out of buf). */
+  private readonly window: Int16Array;
+  private readonly power: WindowPower = { plain: 0, emphasised: 0 };
+  /** Windows begun (positionMs), windows decided, and windows completed by the audio so far, since reset. */
   private windowIndex = 0;
+  private decided = 0;
+  private formed = 0;
+  private samplesIn = 0;
   private gatedRun = 0;
-  private queue: Promise<unknown> = Promise.resolve();
-  /** Bumped by reset() so windows queued before it are dropped. */
+  /** A window is with the model; the windows behind it wait. */
+  private inferring = false;
+  private inferStartMs = 0;
+  private inferLoud = false;
+  /** Inside the processing loop: a write() from an event callback only appends. */
+  private draining = false;
+  private readonly waiters: PushWaiter[] = [];
+  private idleWaiters: Array<() => void> = [];
+  /** Bumped by reset() so an inference begun before it is dropped. */
   private generation = 0;
 
   constructor(model: SileroModel, options: VoiceActivityOptions = {}) {
@@ -67,9 +108,12 @@ export class VoiceActivityDetector {
     this.energyGateDbfs = options.energyGateDbfs ?? -55;
     this.segmenter = new SpeechSegmenter(options);
     this.onEvent = options.onEvent;
+    this.onError = options.onError;
     this.stream = model.createStream(this.sampleRate);
-    this.framer = new Framer(sileroWindowSamples(this.sampleRate));
     this.cue = new LoudnessCue({ windowMs: this.windowMs });
+    this.windowSamples = sileroWindowSamples(this.sampleRate);
+    this.window = new Int16Array(this.windowSamples);
+    this.buf = new Int16Array(4 * this.windowSamples);
   }
 
   /** Inside a speech segment, as of the last processed window. */
@@ -88,20 +132,34 @@ export class VoiceActivityDetector {
   }
 
   /**
-   * Adds audio of any length (mono Int16 at sampleRate). The samples are copied at once, so the caller
-   * may reuse its buffer; the result covers the windows this push completed.
+   * Adds audio of any length (mono Int16 at sampleRate), copied at once, so the caller may reuse its
+   * buffer. Windows below the energy gate are decided before this returns (their events are given
+   * to onEvent from inside it); a window that needs inference, and those after it, when the model
+   * answers. Allocates nothing in the steady state.
+   */
+  write(pcm: Int16Array): void {
+    this.append(pcm);
+    this.drain();
+  }
+
+  /**
+   * As write(), and resolves with what the windows this push completed gave (a short push may
+   * complete none), once they and those of earlier pushes are decided.
    */
   push(pcm: Int16Array): Promise<VadResult> {
-    const windows = this.framer.push(pcm);
-    const generation = this.generation;
-    const job = this.queue.then(() => this.process(windows, generation));
-    this.queue = job.catch(() => undefined);
-    return job;
+    const from = this.formed;
+    this.append(pcm);
+    return new Promise<VadResult>((resolve, reject) => {
+      const result: VadResult = { windows: [], events: [], speaking: this.segmenter.speaking };
+      this.waiters.push({ from, until: this.formed, result, resolve, reject });
+      this.drain();
+      this.settle();
+    });
   }
 
   /** Ends an open speech segment at the end of the audio processed so far (e.g. the call ended). */
   async finish(): Promise<VadEvent[]> {
-    await this.queue;
+    if (this.inferring) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     const event = this.segmenter.finish(this.positionMs);
     if (!event) return [];
     this.onEvent?.(event);
@@ -112,43 +170,161 @@ export class VoiceActivityDetector {
   reset(): void {
     this.generation++;
     this.stream = this.model.createStream(this.sampleRate);
-    this.framer = new Framer(sileroWindowSamples(this.sampleRate));
+    this.start = 0;
+    this.end = 0;
     this.segmenter.reset();
     this.cue.reset();
     this.windowIndex = 0;
+    this.decided = 0;
+    this.formed = 0;
+    this.samplesIn = 0;
     this.gatedRun = 0;
+    this.inferring = false;
+    // Pushes still waiting end with what they had.
+    for (const w of this.waiters.splice(0)) {
+      w.result.speaking = false;
+      w.resolve(w.result);
+    }
+    this.wakeIdle();
   }
 
-  private async process(windows: Int16Array[], generation: number): Promise<VadResult> {
-    const result: VadResult = { windows: [], events: [], speaking: this.segmenter.speaking };
-    for (const w of windows) {
-      if (generation !== this.generation) break;
+  private append(pcm: Int16Array): void {
+    const n = pcm.length;
+    if (this.end + n > this.buf.length) {
+      const held = this.end - this.start;
+      if (held + n > this.buf.length) {
+        const grown = new Int16Array(Math.max(2 * this.buf.length, held + n));
+        grown.set(this.buf.subarray(this.start, this.end));
+        this.buf = grown;
+      } else {
+        this.buf.copyWithin(0, this.start, this.end);
+      }
+      this.start = 0;
+      this.end = held;
+    }
+    this.buf.set(pcm, this.end);
+    this.end += n;
+    this.samplesIn += n;
+    this.formed = Math.floor(this.samplesIn / this.windowSamples);
+  }
+
+  /** Decides the buffered windows in order, until one has to wait for the model. */
+  private drain(): void {
+    if (this.draining || this.inferring) return;
+    this.draining = true;
+    const generation = this.generation;
+    try {
+      this.drainWindows(generation);
+    } finally {
+      this.draining = false;
+    }
+    // reset() from an event callback: what was written after it is the new stream's.
+    if (generation !== this.generation) {
+      this.drain();
+      return;
+    }
+    this.settle();
+    if (!this.inferring) this.wakeIdle();
+  }
+
+  private drainWindows(generation: number): void {
+    const size = this.windowSamples;
+    const w = this.window;
+    while (this.end - this.start >= size && generation === this.generation && !this.inferring) {
+      const buf = this.buf;
+      const s = this.start;
+      for (let i = 0; i < size; i++) w[i] = buf[s + i]!;
+      this.start = s + size;
+      if (this.start === this.end) this.start = this.end = 0;
       const startMs = this.windowIndex * this.windowMs;
       this.windowIndex++;
-      const level = levelDbfs(w);
-      const gated = level < this.energyGateDbfs;
-      const power = this.cue.measure(w);
+      const gated = levelDbfs(w) < this.energyGateDbfs;
+      const power = this.cue.measure(w, this.power);
       const loud = !gated && this.cue.isLoud(power);
-      let probability = 0;
       if (gated) {
         if (++this.gatedRun === GATED_RESET_WINDOWS) this.stream.reset();
         this.stream.skip(w);
-      } else {
-        this.gatedRun = 0;
-        const stream = this.stream;
-        probability = await stream.probability(w);
-        if (generation !== this.generation) break;
+        this.decide(0, startMs, true, loud);
+        continue;
       }
-      // Noise is learned only outside speech: low-scored windows inside it may be weak consonants.
-      if (!this.segmenter.speaking && probability < this.segmenter.negThreshold) this.cue.learnNoise(power);
-      result.windows.push({ startMs, probability, gated });
-      const event = this.segmenter.update(probability, startMs, startMs + this.windowMs, loud);
-      if (event) {
-        result.events.push(event);
-        this.onEvent?.(event);
-      }
+      this.gatedRun = 0;
+      this.inferring = true;
+      this.inferStartMs = startMs;
+      this.inferLoud = loud;
+      this.stream.probability(w).then(
+        (p) => this.inferred(generation, p),
+        (err: unknown) => this.failed(generation, err),
+      );
     }
-    result.speaking = this.segmenter.speaking;
-    return result;
   }
+
+  private inferred(generation: number, probability: number): void {
+    if (generation !== this.generation) return; // reset() since: dropped
+    this.inferring = false;
+    try {
+      this.decide(probability, this.inferStartMs, false, this.inferLoud);
+    } finally {
+      if (generation === this.generation) this.drain();
+    }
+  }
+
+  private failed(generation: number, err: unknown): void {
+    if (generation !== this.generation) return;
+    this.inferring = false;
+    const k = this.decided++;
+    // A model failure with nobody to tell (no push, no onError) is dropped: the window is skipped.
+    if (!this.fault(k, err) && this.onError) this.onError(asError(err));
+    this.drain();
+  }
+
+  /** Rejects the push that window k belongs to, if one does; says whether it did. */
+  private fault(k: number, err: unknown): boolean {
+    const head = this.waiters[0];
+    if (!head || k < head.from || k >= head.until) return false;
+    this.waiters.shift();
+    head.reject(err);
+    return true;
+  }
+
+  /** The window at startMs has its probability: noise learning, the segmenter, events, results. */
+  private decide(probability: number, startMs: number, gated: boolean, loud: boolean): void {
+    // Noise is learned only outside speech: low-scored windows inside it may be weak consonants.
+    if (!this.segmenter.speaking && probability < this.segmenter.negThreshold)
+      this.cue.learnNoise(this.power);
+    const k = this.decided++;
+    const head = this.waiters[0];
+    const result = head && k >= head.from && k < head.until ? head.result : undefined;
+    result?.windows.push({ startMs, probability, gated });
+    const event = this.segmenter.update(probability, startMs, startMs + this.windowMs, loud);
+    if (!event) return;
+    result?.events.push(event);
+    try {
+      this.onEvent?.(event);
+    } catch (err) {
+      if (this.fault(k, err)) return;
+      if (!this.onError) throw err;
+      this.onError(asError(err));
+    }
+  }
+
+  /** Resolves the pushes whose windows are all decided, in order. */
+  private settle(): void {
+    const waiters = this.waiters;
+    while (waiters.length > 0 && this.decided >= waiters[0]!.until) {
+      const w = waiters.shift()!;
+      w.result.speaking = this.segmenter.speaking;
+      w.resolve(w.result);
+    }
+  }
+
+  private wakeIdle(): void {
+    if (this.idleWaiters.length === 0) return;
+    const idle = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of idle) wake();
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

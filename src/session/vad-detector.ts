@@ -16,12 +16,13 @@ export async function sileroDetectorFactory(
       ...options,
       sampleRate: 16000,
       onEvent: (e) => onEvent({ type: e.type, atMs: e.atMs }),
+      onError: (err) => log?.error({ err: err.message }, "VAD failed on a window"),
     });
     let closed = false;
     return {
       push(pcm16k) {
-        if (closed) return;
-        vad.push(pcm16k).catch((err: Error) => log?.error({ err: err.message }, "VAD failed on a window"));
+        // write(), not push(): no promise or result per frame (most windows are decided at once).
+        if (!closed) vad.write(pcm16k);
       },
       onsetPending: () => !closed && vad.onsetPending,
       close() {
