@@ -4,11 +4,9 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
+import { STATE } from "./silero-shared.ts";
 
 export type SileroRate = 16000 | 8000;
-
-/** Floats of recurrent state per layer and stream. */
-export const STATE = 128;
 
 export const EXPECTED_INPUTS = ["input", "state", "sr"];
 

@@ -1,40 +1,46 @@
 // The VAD's inference thread: holds the process's one Silero session and runs the batches the
 // calls' streams send it (silero.ts), so inference never holds the event loop that paces audio.
-import { parentPort } from "node:worker_threads";
-import { createSileroSession, runBatch, type SileroRate } from "./silero-session.ts";
+// A batch's rows and states are in the memory shared with the event loop (silero-shared.ts): a
+// request is the batch's id, a reply the same id once the probabilities and the next states are
+// written back there. Whatever this thread allocates is collected here, never on the event loop.
+import { parentPort, workerData } from "node:worker_threads";
+import { createSileroSession, runBatch } from "./silero-session.ts";
+import { rowWidth, STATE, sharedBatch } from "./silero-shared.ts";
 
-export interface BatchRequest {
-  id: number;
-  rate: SileroRate;
-  batch: number;
-  input: Float32Array;
-  state: Float32Array;
+/** Given at start: the buffer behind the shared batch. */
+export interface SileroWorkerData {
+  shared: SharedArrayBuffer;
 }
+
+/** A request: the id of the batch now in the shared buffers (its header says rate and size). */
+export type BatchRequest = number;
 
 export type WorkerReply =
   | { type: "ready" }
   | { type: "failed"; message: string }
-  | { type: "result"; id: number; output: Float32Array; state: Float32Array }
+  /** The batch `id` is done: results in the shared buffers. */
+  | number
   | { type: "error"; id: number; message: string };
 
 const port = parentPort;
 if (port) {
   try {
+    const shared = sharedBatch((workerData as SileroWorkerData).shared);
     const session = await createSileroSession();
-    port.on("message", async (req: BatchRequest) => {
+    port.on("message", async (id: BatchRequest) => {
       try {
-        const r = await runBatch(session, req.rate, req.batch, req.input, req.state);
-        // Copies: the tensors' buffers belong to onnxruntime.
-        const output = Float32Array.from(r.output);
-        const state = Float32Array.from(r.state);
-        const reply: WorkerReply = { type: "result", id: req.id, output, state };
-        port.postMessage(reply, [output.buffer, state.buffer]);
+        const rate = shared.header[1] === 8000 ? 8000 : 16000;
+        const batch = shared.header[2]!;
+        const width = rowWidth(rate);
+        // Copies out of the shared memory: onnxruntime takes its inputs from plain buffers.
+        const input = shared.input.slice(0, batch * width);
+        const state = shared.state.slice(0, 2 * batch * STATE);
+        const r = await runBatch(session, rate, batch, input, state);
+        shared.output.set(r.output);
+        shared.state.set(r.state);
+        port.postMessage(id satisfies WorkerReply);
       } catch (err) {
-        port.postMessage({
-          type: "error",
-          id: req.id,
-          message: (err as Error).message,
-        } satisfies WorkerReply);
+        port.postMessage({ type: "error", id, message: (err as Error).message } satisfies WorkerReply);
       }
     });
     port.postMessage({ type: "ready" } satisfies WorkerReply);

@@ -5,8 +5,9 @@
 // as in Silero's reference wrapper). Windows pending from several calls at once are batched into
 // one inference, and inference never runs on the event loop that paces the calls' audio.
 import { Worker } from "node:worker_threads";
-import { type SileroRate, STATE } from "./silero-session.ts";
-import type { BatchRequest, WorkerReply } from "./silero-worker.ts";
+import type { SileroRate } from "./silero-session.ts";
+import { MAX_BATCH, rowWidth, type SharedBatch, STATE, sharedBatch } from "./silero-shared.ts";
+import type { SileroWorkerData, WorkerReply } from "./silero-worker.ts";
 
 export { type SileroRate, sileroModelPath } from "./silero-session.ts";
 
@@ -19,8 +20,6 @@ function contextSamples(rate: SileroRate): number {
   return rate === 16000 ? 64 : 32;
 }
 
-/** Most windows in one inference (a few ms of the worker's time). */
-const MAX_BATCH = 64;
 /**
  * How long windows gather before a batch goes to the worker. Posting a batch costs the event loop
  * tens of µs whatever its size; waiting a few ms (a window is 32 ms of audio) makes batches of many
@@ -28,28 +27,33 @@ const MAX_BATCH = 64;
  */
 const GATHER_MS = 8;
 
-interface Job {
-  stream: SileroStream;
-  resolve: (p: number) => void;
-  reject: (e: unknown) => void;
-}
+/** Receives a stream's probability (or why there is none) when its window's batch comes back. */
+export type ProbabilityCallback = (stream: SileroStream, probability: number, error?: Error) => void;
 
 export class SileroModel {
   private readonly worker: Worker;
+  private readonly shared: SharedBatch;
   /**
-   * Windows waiting for inference, from any number of calls. They run together as one batch (rows
-   * are independent in the model): one run of B windows costs far less than B runs of one (about
-   * 65 µs a window at B = 16 against 170 µs alone), which is most of the VAD's cost with many calls.
-   * One batch is in the worker at a time; what arrives meanwhile forms the next.
+   * Streams whose loaded window waits for inference, from any number of calls. They run together
+   * as one batch (rows are independent in the model): one run of B windows costs far less than B
+   * runs of one (about 65 µs a window at B = 16 against 170 µs alone), which is most of the VAD's
+   * cost with many calls. One batch is in the worker at a time; what arrives meanwhile forms the
+   * next. Both lists live as long as the model: a batch allocates nothing on the event loop.
    */
-  private queue: Job[] = [];
-  private inFlight: { id: number; jobs: Job[] } | undefined;
+  private readonly queue: SileroStream[] = [];
+  private readonly inFlight: SileroStream[] = [];
+  private inFlightId = 0;
   private nextId = 1;
   private gathering = false;
   private failure: Error | undefined;
+  private readonly onGathered = () => {
+    this.gathering = false;
+    this.send();
+  };
 
-  constructor(worker: Worker) {
+  constructor(worker: Worker, shared: SharedBatch) {
     this.worker = worker;
+    this.shared = shared;
     worker.on("message", (reply: WorkerReply) => this.onReply(reply));
     worker.on("error", (err: Error) => this.fail(err));
     worker.on("exit", (code) => this.fail(new Error(`Silero worker exited (${code})`)));
@@ -63,74 +67,112 @@ export class SileroModel {
 
   /** Queues the stream's loaded window for the next batch; resolves with its speech probability. */
   infer(stream: SileroStream): Promise<number> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ stream, resolve, reject });
-      if (!this.inFlight && !this.gathering) this.gather();
-    });
+    return new Promise((resolve, reject) =>
+      this.enqueue(stream, (_s, p, err) => (err ? reject(err) : resolve(p))),
+    );
+  }
+
+  /** Queues the stream's loaded window for the next batch; `done` gets the outcome. */
+  enqueue(stream: SileroStream, done: ProbabilityCallback): void {
+    if (this.failure) {
+      done(stream, 0, this.failure);
+      return;
+    }
+    stream.pending = done;
+    this.queue.push(stream);
+    if (this.inFlightId === 0 && !this.gathering) this.gather();
   }
 
   private gather(): void {
     this.gathering = true;
-    setTimeout(() => {
-      this.gathering = false;
-      this.send();
-    }, GATHER_MS);
+    setTimeout(this.onGathered, GATHER_MS);
   }
 
   private send(): void {
-    if (this.inFlight || this.queue.length === 0 || this.failure) return;
-    const rate = this.queue[0]!.stream.rate;
-    const jobs: Job[] = [];
-    const rest: Job[] = [];
-    for (const job of this.queue) {
-      if (job.stream.rate === rate && jobs.length < MAX_BATCH) jobs.push(job);
-      else rest.push(job);
+    const queue = this.queue;
+    if (this.inFlightId !== 0 || queue.length === 0 || this.failure) return;
+    const rate = queue[0]!.rate;
+    const batch = this.inFlight;
+    // The first MAX_BATCH streams at the first one's rate go; the rest keep their order.
+    let kept = 0;
+    for (let i = 0; i < queue.length; i++) {
+      const s = queue[i]!;
+      if (s.rate === rate && batch.length < MAX_BATCH) batch.push(s);
+      else queue[kept++] = s;
     }
-    this.queue = rest;
-    const b = jobs.length;
-    const width = jobs[0]!.stream.frame.length;
-    const input = new Float32Array(b * width);
-    // State is [2, batch, 128]: layer-major, then the batch row.
-    const state = new Float32Array(2 * b * STATE);
-    jobs.forEach(({ stream }, i) => {
-      input.set(stream.frame, i * width);
-      state.set(stream.state.subarray(0, STATE), i * STATE);
-      state.set(stream.state.subarray(STATE), (b + i) * STATE);
-    });
+    queue.length = kept;
+    const b = batch.length;
+    const { header, input, state } = this.shared;
+    const width = rowWidth(rate);
+    for (let i = 0; i < b; i++) {
+      const s = batch[i]!;
+      input.set(s.frame, i * width);
+      // State is [2, batch, 128]: layer-major, then the batch row.
+      const own = s.state;
+      const layer0 = i * STATE;
+      const layer1 = (b + i) * STATE;
+      for (let k = 0; k < STATE; k++) {
+        state[layer0 + k] = own[k]!;
+        state[layer1 + k] = own[STATE + k]!;
+      }
+    }
     const id = this.nextId++;
-    this.inFlight = { id, jobs };
+    this.inFlightId = id;
+    header[0] = id;
+    header[1] = rate;
+    header[2] = b;
     this.worker.ref(); // a reply is owed: keep the process up for it
-    const req: BatchRequest = { id, rate, batch: b, input, state };
-    this.worker.postMessage(req, [input.buffer, state.buffer]);
+    this.worker.postMessage(id);
   }
 
   private onReply(reply: WorkerReply): void {
-    if (reply.type === "ready" || reply.type === "failed") return;
+    if (typeof reply !== "number" && (reply.type === "ready" || reply.type === "failed")) return;
+    const id = typeof reply === "number" ? reply : reply.id;
+    if (this.inFlightId === 0 || id !== this.inFlightId) return;
+    this.inFlightId = 0;
     const batch = this.inFlight;
-    if (!batch || batch.id !== reply.id) return;
-    this.inFlight = undefined;
-    if (reply.type === "error") {
-      for (const job of batch.jobs) job.reject(new Error(`Silero inference failed: ${reply.message}`));
-    } else {
-      const b = batch.jobs.length;
-      batch.jobs.forEach(({ stream, resolve }, i) => {
-        stream.state.set(reply.state.subarray(i * STATE, (i + 1) * STATE), 0);
-        stream.state.set(reply.state.subarray((b + i) * STATE, (b + i + 1) * STATE), STATE);
-        resolve(reply.output[i]!);
-      });
+    const b = batch.length;
+    const err =
+      typeof reply === "number" ? undefined : new Error(`Silero inference failed: ${reply.message}`);
+    if (!err) {
+      const { state, output } = this.shared;
+      for (let i = 0; i < b; i++) {
+        const own = batch[i]!.state;
+        const layer0 = i * STATE;
+        const layer1 = (b + i) * STATE;
+        for (let k = 0; k < STATE; k++) {
+          own[k] = state[layer0 + k]!;
+          own[STATE + k] = state[layer1 + k]!;
+        }
+      }
+      for (let i = 0; i < b; i++) batch[i]!.result = output[i]!;
     }
+    // Every stream hears back even if a callback throws (the first error is rethrown after).
+    let thrown: { error: unknown } | undefined;
+    for (let i = 0; i < b; i++) {
+      const s = batch[i]!;
+      try {
+        s.complete(s.result, err);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    batch.length = 0;
+    // Callbacks may have queued their streams' next windows (and started a gathering).
     if (this.queue.length >= MAX_BATCH / 4) this.send();
-    else if (this.queue.length > 0) this.gather();
-    else this.worker.unref(); // idle: the worker alone keeps nothing alive
+    else if (this.queue.length > 0) {
+      if (!this.gathering) this.gather();
+    } else this.worker.unref(); // idle: the worker alone keeps nothing alive
+    if (thrown) throw thrown.error;
   }
 
   private fail(err: Error): void {
     this.failure ??= err;
-    const jobs = [...(this.inFlight?.jobs ?? []), ...this.queue];
-    this.inFlight = undefined;
-    this.queue = [];
-    for (const job of jobs) job.reject(this.failure);
+    const streams = [...this.inFlight, ...this.queue];
+    this.inFlightId = 0;
+    this.inFlight.length = 0;
+    this.queue.length = 0;
+    for (const s of streams) s.complete(0, this.failure);
     if (shared && this === sharedModel) {
       shared = undefined; // a later load starts a new worker
       sharedModel = undefined;
@@ -144,7 +186,9 @@ let sharedModel: SileroModel | undefined;
 /** The process-wide model, loaded on first use (its worker does not keep the process alive). */
 export function loadSileroModel(): Promise<SileroModel> {
   shared ??= new Promise<SileroModel>((resolve, reject) => {
-    const worker = new Worker(new URL("./silero-worker.ts", import.meta.url));
+    const batch = sharedBatch();
+    const workerData: SileroWorkerData = { shared: batch.buffer };
+    const worker = new Worker(new URL("./silero-worker.ts", import.meta.url), { workerData });
     worker.unref();
     const onExit = (code: number) => reject(new Error(`Silero worker exited (${code}) before it was ready`));
     worker.once("error", reject);
@@ -152,14 +196,18 @@ export function loadSileroModel(): Promise<SileroModel> {
     worker.once("message", (reply: WorkerReply) => {
       worker.off("error", reject);
       worker.off("exit", onExit);
-      if (reply.type !== "ready") {
+      if (typeof reply === "number" || reply.type !== "ready") {
         void worker.terminate();
         reject(
-          new Error(reply.type === "failed" ? reply.message : "Silero worker: unexpected first message"),
+          new Error(
+            typeof reply !== "number" && reply.type === "failed"
+              ? reply.message
+              : "Silero worker: unexpected first message",
+          ),
         );
         return;
       }
-      sharedModel = new SileroModel(worker);
+      sharedModel = new SileroModel(worker, batch);
       resolve(sharedModel);
     });
   }).catch((err: unknown) => {
@@ -178,6 +226,10 @@ export class SileroStream {
   readonly frame: Float32Array;
   /** Recurrent state of this stream, both layers (2 × 128), updated in place by each inference. */
   readonly state = new Float32Array(2 * STATE);
+  /** Who waits for the window with the model (set by the model while it is queued or in flight). */
+  pending: ProbabilityCallback | undefined;
+  /** The probability read from the batch, until the callbacks run. */
+  result = 0;
 
   constructor(model: SileroModel, rate: SileroRate) {
     this.model = model;
@@ -194,9 +246,18 @@ export class SileroStream {
    */
   async probability(window: Int16Array): Promise<number> {
     this.load(window);
-    const p = await this.model.infer(this);
-    this.shiftContext();
-    return p;
+    return await new Promise<number>((resolve, reject) =>
+      this.model.enqueue(this, (_s, p, err) => (err ? reject(err) : resolve(p))),
+    );
+  }
+
+  /**
+   * As probability(), with a callback instead of a promise: a caller that keeps one callback per
+   * stream allocates nothing per window. Throws (RangeError) on a window of the wrong size.
+   */
+  requestProbability(window: Int16Array, done: ProbabilityCallback): void {
+    this.load(window);
+    this.model.enqueue(this, done);
   }
 
   /** Moves past a window without inference (e.g. below an energy gate), keeping the context true. */
@@ -209,6 +270,14 @@ export class SileroStream {
   reset(): void {
     this.state.fill(0);
     this.frame.fill(0);
+  }
+
+  /** The model's answer for the queued window (or its failure): the context moves on after a success. */
+  complete(probability: number, error?: Error): void {
+    const done = this.pending;
+    this.pending = undefined;
+    if (!error) this.shiftContext();
+    done?.(this, probability, error);
   }
 
   private load(window: Int16Array): void {

@@ -19,7 +19,13 @@
 
 import { LoudnessCue, type WindowPower } from "./loudness-cue.ts";
 import { levelDbfs } from "./pcm.ts";
-import { type SileroModel, type SileroRate, type SileroStream, sileroWindowSamples } from "./silero.ts";
+import {
+  type ProbabilityCallback,
+  type SileroModel,
+  type SileroRate,
+  type SileroStream,
+  sileroWindowSamples,
+} from "./silero.ts";
 import { SpeechSegmenter, type SpeechSegmenterOptions, type VadEvent } from "./speech-segmenter.ts";
 
 export { loadSileroModel } from "./silero.ts";
@@ -99,7 +105,7 @@ export class VoiceActivityDetector {
   private draining = false;
   private readonly waiters: PushWaiter[] = [];
   private idleWaiters: Array<() => void> = [];
-  /** Bumped by reset() so an inference begun before it is dropped. */
+  /** Bumped by reset(), which also replaces the stream (so an inference begun before it is dropped). */
   private generation = 0;
 
   constructor(model: SileroModel, options: VoiceActivityOptions = {}) {
@@ -251,30 +257,27 @@ export class VoiceActivityDetector {
       this.inferring = true;
       this.inferStartMs = startMs;
       this.inferLoud = loud;
-      this.stream.probability(w).then(
-        (p) => this.inferred(generation, p),
-        (err: unknown) => this.failed(generation, err),
-      );
+      this.stream.requestProbability(w, this.onProbability);
     }
   }
 
-  private inferred(generation: number, probability: number): void {
-    if (generation !== this.generation) return; // reset() since: dropped
+  /** The model's answer for the window in flight; one callback for the detector's life. */
+  private readonly onProbability: ProbabilityCallback = (stream, probability, error) => {
+    if (stream !== this.stream) return; // reset() since: dropped with its stream
     this.inferring = false;
+    const generation = this.generation;
     try {
-      this.decide(probability, this.inferStartMs, false, this.inferLoud);
+      if (error) this.failed(error);
+      else this.decide(probability, this.inferStartMs, false, this.inferLoud);
     } finally {
       if (generation === this.generation) this.drain();
     }
-  }
+  };
 
-  private failed(generation: number, err: unknown): void {
-    if (generation !== this.generation) return;
-    this.inferring = false;
+  private failed(err: Error): void {
     const k = this.decided++;
     // A model failure with nobody to tell (no push, no onError) is dropped: the window is skipped.
-    if (!this.fault(k, err) && this.onError) this.onError(asError(err));
-    this.drain();
+    if (!this.fault(k, err)) this.onError?.(err);
   }
 
   /** Rejects the push that window k belongs to, if one does; says whether it did. */
