@@ -3,6 +3,7 @@
 // Outbound: play() → pacer → 20 ms µ-law media frames, with a mark every few frames and at
 // the end of each stretch of audio, so the mark echoes tell how much the caller has heard.
 import { Buffer } from "node:buffer";
+import { base64DecodedLength, decodeBase64Into } from "../../codecs/base64.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
@@ -10,6 +11,7 @@ import { Pacer } from "../pacer.ts";
 import type { CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { MarkLedger } from "./marks.ts";
+import type { MediaSpan } from "./media-bytes.ts";
 import { AppMessageWriter, type MediaFields, type StartMessage } from "./protocol.ts";
 import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
 
@@ -193,15 +195,34 @@ export class TwilioCallTransport implements CallTransport {
   handleMedia(m: MediaFields): void {
     if (this.#ended) return;
     if (m.track && m.track !== "inbound") return;
-    const ts = Number(m.timestamp);
-    if (this.#nextTimestamp >= 0 && ts - this.#nextTimestamp >= 20) this.#inGaps++;
     const payload = m.payload;
-    const need = (payload.length * 3) >> 2;
-    if (need > this.#inBytes.length) {
-      this.#inBytes = Buffer.alloc(need * 2);
-      this.#inFrameBytes = this.#inBytes.subarray(0, FRAME_SAMPLES);
-    }
-    const n = this.#inBytes.write(payload, 0, "base64");
+    this.#reserveIn((payload.length * 3) >> 2);
+    this.#inbound(Number(m.timestamp), this.#inBytes.write(payload, 0, "base64"));
+  }
+
+  /**
+   * The same from the message's bytes (media-bytes.ts): the payload is decoded from them straight
+   * into the call's buffer, no string made. Returns false, having done nothing, when the payload is
+   * not plain Base64; the message then goes through handleMedia().
+   */
+  handleMediaBytes(msg: Uint8Array, span: MediaSpan): boolean {
+    if (this.#ended || span.otherTrack) return true;
+    this.#reserveIn(base64DecodedLength(msg, span.payloadStart, span.payloadEnd));
+    const n = decodeBase64Into(msg, span.payloadStart, span.payloadEnd, this.#inBytes);
+    if (n < 0) return false;
+    this.#inbound(span.timestampMs, n);
+    return true;
+  }
+
+  #reserveIn(bytes: number): void {
+    if (bytes <= this.#inBytes.length) return;
+    this.#inBytes = Buffer.alloc(bytes * 2);
+    this.#inFrameBytes = this.#inBytes.subarray(0, FRAME_SAMPLES);
+  }
+
+  /** `n` µ-law bytes of inbound audio stamped `ts` are in #inBytes: to 20 ms frames for the session. */
+  #inbound(ts: number, n: number): void {
+    if (this.#nextTimestamp >= 0 && ts - this.#nextTimestamp >= 20) this.#inGaps++;
     this.#nextTimestamp = ts + n / SAMPLES_PER_MS;
     if (n === FRAME_SAMPLES && this.#inFill === 0) {
       mulawDecode(this.#inFrameBytes, this.#inFrame);

@@ -1,11 +1,13 @@
 // One accepted media stream WebSocket: waits for Twilio's `start`, then hands the call to
 // the session as a transport and routes the stream's messages to it.
+import { Buffer } from "node:buffer";
 import type { WebSocket } from "ws";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { type MediaSocket, TwilioCallTransport } from "./call-transport.ts";
+import { mediaSpan, scanTwilioMediaBytes } from "./media-bytes.ts";
 import { MEDIA_FORMAT, parseTwilioMessage, type StartMessage, scanTwilioMedia } from "./protocol.ts";
 
 export interface MediaConnectionOptions {
@@ -82,11 +84,20 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
     }
   };
 
+  const span = mediaSpan();
   ws.on("message", (data, isBinary) => {
     if (isBinary) {
       if (badFrames++ === 0) log.warn("binary frame on the media stream ignored (Twilio sends JSON text)");
       return;
     }
+    // Media, nearly every message: read from the bytes, decoded into the call's buffer, no string.
+    if (
+      call &&
+      Buffer.isBuffer(data) &&
+      scanTwilioMediaBytes(data, span) &&
+      call.handleMediaBytes(data, span)
+    )
+      return;
     const text = data.toString();
     const media = scanTwilioMedia(text);
     if (media) {
