@@ -12,6 +12,7 @@ import type { CallInfo, CallTransport, TransportListener } from "../transport.ts
 import type { CallControl } from "./call-control.ts";
 import { MarkLedger } from "./marks.ts";
 import type { MediaSpan } from "./media-bytes.ts";
+import { OutboundFrames } from "./outbound-frames.ts";
 import { AppMessageWriter, type MediaFields, type StartMessage } from "./protocol.ts";
 import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
 
@@ -28,6 +29,12 @@ export interface MediaSocket {
   /** Hold writes until uncork(), to send several messages in one socket write (optional). */
   cork?(): void;
   uncork?(): void;
+  /**
+   * Writes bytes that are whole WebSocket frames (OutboundFrames) straight to the connection, in
+   * order with send(); returns whether the socket was done with them on return, so that the
+   * buffer may be reused (optional: without it, messages go through send()).
+   */
+  writeFrames?(frames: Buffer): boolean;
 }
 
 export interface TwilioCallOptions {
@@ -87,6 +94,8 @@ export class TwilioCallTransport implements CallTransport {
   #queuedMs = 0;
   #clears = 0;
   #corked = false;
+  /** Outbound messages as finished frames, when the socket takes them (one write per wake-up). */
+  readonly #frames: OutboundFrames | undefined;
 
   constructor(opts: TwilioCallOptions) {
     const s = opts.start.start;
@@ -111,8 +120,9 @@ export class TwilioCallTransport implements CallTransport {
       leadMs: opts.leadMs ?? 200,
       batchFrames: opts.batchFrames ?? 1,
       send: (frame, samples, drained) => this.#sendFrame(frame, samples, drained),
-      flush: () => this.#uncork(),
+      flush: () => this.#flushOut(),
     });
+    this.#frames = opts.socket.writeFrames ? new OutboundFrames(s.streamSid) : undefined;
   }
 
   attach(listener: TransportListener): void {
@@ -321,21 +331,31 @@ export class TwilioCallTransport implements CallTransport {
   }
 
   #sendFrame(frame: Int16Array, samples: number, drained: boolean): void {
-    if (!this.#corked && this.#socket.cork) {
+    const frames = this.#frames;
+    if (!frames && !this.#corked && this.#socket.cork) {
       this.#socket.cork();
       this.#corked = true;
     }
     mulawEncode(frame, this.#outBytes);
-    this.#socket.send(this.#writer.media(this.#outB64.toString("base64")));
+    if (frames) frames.media(this.#outBytes);
+    else this.#socket.send(this.#writer.media(this.#outB64.toString("base64")));
     this.#framesSinceMark++;
     this.#samplesSinceMark += samples;
     if (drained || this.#framesSinceMark >= this.#markEveryFrames) {
       const now = this.#clock.now();
       const name = this.#marks.add(this.#samplesSinceMark / SAMPLES_PER_MS, now, now + this.#pacer.aheadMs);
-      this.#socket.send(this.#writer.mark(name));
+      if (frames) frames.mark(name);
+      else this.#socket.send(this.#writer.mark(name));
       this.#framesSinceMark = 0;
       this.#samplesSinceMark = 0;
     }
+  }
+
+  /** End of a pacer wake-up: what it sent leaves in one write. */
+  #flushOut(): void {
+    const frames = this.#frames;
+    if (frames && frames.pending > 0) frames.sent(this.#socket.writeFrames!(frames.take()));
+    this.#uncork();
   }
 
   #uncork(): void {

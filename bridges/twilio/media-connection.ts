@@ -26,14 +26,32 @@ export interface MediaConnectionOptions {
 /**
  * The WebSocket as the transport writes to it. cork/uncork reach the underlying TCP socket (ws keeps
  * it as `_socket`): the frames and mark of one pacer wake-up then leave in one write, not three.
+ * writeFrames writes the transport's ready-made frames to that socket too: ws (no compression on
+ * this server) writes each message to it synchronously, so the two kinds of writes stay in order.
  */
 function mediaSocket(ws: WebSocket): MediaSocket {
-  const tcp = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  type Tcp = { cork(): void; uncork(): void; write(b: Buffer): boolean; writableLength: number };
+  const tcp = (ws as unknown as { _socket?: Tcp })._socket;
+  const raw =
+    tcp &&
+    typeof tcp.cork === "function" &&
+    typeof tcp.uncork === "function" &&
+    typeof tcp.write === "function" &&
+    !ws.extensions; // a negotiated extension (compression) would frame messages differently
   return {
     send: (data) => ws.send(data),
     close: (code, reason) => ws.close(code, reason),
-    ...(tcp && typeof tcp.cork === "function" && typeof tcp.uncork === "function"
-      ? { cork: () => tcp.cork(), uncork: () => tcp.uncork() }
+    ...(raw
+      ? {
+          cork: () => tcp.cork(),
+          uncork: () => tcp.uncork(),
+          writeFrames: (frames: Buffer) => {
+            if (ws.readyState !== ws.OPEN) return true; // closing: dropped, as ws.send() would
+            tcp.write(frames);
+            // Written through to the kernel at once, or still held (then the caller lets it go).
+            return tcp.writableLength === 0;
+          },
+        }
       : {}),
   };
 }
