@@ -3,6 +3,7 @@
 // out. Built for a call pipeline: open it early, sendText() LLM deltas as they come, flush() at the
 // end of a turn, done() to finish, close() to drop it at once on barge-in.
 import WebSocket from "ws";
+import { decodeBase64Range } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import {
   errorFromStatus,
@@ -50,6 +51,53 @@ function b64(s: string): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
+/** Where an audio delta's Base64 audio lies in the message it came in (set by readAudioDelta). */
+const RAW_AUDIO = Symbol("rawAudio");
+interface RawAudio {
+  msg: Buffer;
+  start: number;
+  end: number;
+}
+type QueuedEvent = TtsServerEvent & { [RAW_AUDIO]?: RawAudio };
+
+const AUDIO_KEY = Buffer.from('"audio":"', "latin1");
+
+/**
+ * An audio delta read without a string of its audio: the rest of the message is parsed as JSON
+ * with the audio value left empty, and the audio stays in the message's bytes until it is read
+ * (decoded straight from them by the output iterator, or turned into its text for events()).
+ * With no backslash in the message every quote delimits a JSON string, so the first `"audio":"`
+ * is a key; the parsed rest must then be an audio delta with an empty audio, or the message goes
+ * through the full parse. Most of a call's TTS traffic is these messages.
+ */
+function readAudioDelta(msg: Buffer): QueuedEvent | undefined {
+  if (msg.indexOf(0x5c) >= 0) return undefined;
+  const key = msg.indexOf(AUDIO_KEY);
+  if (key < 0) return undefined;
+  const start = key + AUDIO_KEY.length;
+  const end = msg.indexOf(0x22, start);
+  if (end < 0) return undefined;
+  let ev: QueuedEvent;
+  try {
+    ev = JSON.parse(msg.toString("utf8", 0, start) + msg.toString("utf8", end)) as QueuedEvent;
+  } catch {
+    return undefined;
+  }
+  if (ev?.type !== "tts.response.audio.delta" || ev.data?.audio !== "") return undefined;
+  ev[RAW_AUDIO] = { msg, start, end };
+  return ev;
+}
+
+/** The delta's audio bytes, from its message's bytes when it was read by readAudioDelta. */
+function deltaAudio(ev: QueuedEvent & { type: "tts.response.audio.delta" }): Uint8Array {
+  const raw = ev[RAW_AUDIO];
+  if (!raw) return b64(ev.data.audio);
+  // Text outside the plain alphabet goes to Node's lenient decoder, as it did before.
+  return (
+    decodeBase64Range(raw.msg, raw.start, raw.end) ?? b64(raw.msg.toString("latin1", raw.start, raw.end))
+  );
+}
+
 function isAudioDone(t: string): boolean {
   return (TTS_AUDIO_DONE_TYPES as readonly string[]).includes(t);
 }
@@ -58,7 +106,7 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
   readonly sessionId: string;
   readonly model: string;
   private readonly ws: WebSocket;
-  private readonly queue = new AsyncQueue<TtsServerEvent>();
+  private readonly queue = new AsyncQueue<QueuedEvent>();
   private readonly logger: SvcLogger | undefined;
   private st: TtsSessionState = "open";
   private reason: TtsEndReason | undefined;
@@ -91,6 +139,11 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
     this.allAudio = { resolve, reject, promise };
     for (const ev of early) this.onEvent(ev);
     ws.on("message", (data) => {
+      const delta = Buffer.isBuffer(data) ? readAudioDelta(data) : undefined;
+      if (delta) {
+        this.onEvent(delta);
+        return;
+      }
       let ev: TtsServerEvent;
       try {
         ev = JSON.parse(data.toString()) as TtsServerEvent;
@@ -171,8 +224,15 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
   }
 
   /** The typed server events, raw. (Read either this or the decoded outputs, not both.) */
-  events(): AsyncIterable<TtsServerEvent> {
-    return this.queue;
+  async *events(): AsyncGenerator<TtsServerEvent> {
+    for await (const ev of this.queue) {
+      const raw = ev[RAW_AUDIO];
+      if (raw && ev.type === "tts.response.audio.delta") {
+        ev.data.audio = raw.msg.toString("latin1", raw.start, raw.end);
+        delete ev[RAW_AUDIO];
+      }
+      yield ev;
+    }
   }
 
   /** Decoded outputs: audio chunks with their duration, sentence start/end with text, flush acks, the end. */
@@ -182,7 +242,7 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
         case "tts.response.audio.delta":
           yield {
             type: "audio",
-            audio: b64(ev.data.audio),
+            audio: deltaAudio(ev),
             duration: ev.data.duration,
             status: ev.data.status,
           };
