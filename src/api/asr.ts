@@ -1,6 +1,7 @@
 // E6 speech recognition: one POST of Base64 audio, the transcript streamed back as SSE
 // (transcript.text.delta …, then transcript.text.done), with helpers for the final text and usage.
 import { endianness } from "node:os";
+import { encodeBase64Groups } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import { AsrError, SvcProtocolError } from "./errors.ts";
 import type { CallOptions, Exchange, HttpRequest } from "./http.ts";
@@ -125,8 +126,9 @@ export class AsrUpload {
   readonly stream: AsrStream;
   readonly #controller: ReadableStreamDefaultController<Uint8Array>;
   readonly #endBody: () => void;
-  /** 0–2 bytes waiting for a whole Base64 group. */
-  #carry: Buffer = Buffer.alloc(0);
+  /** 0–2 bytes waiting for a whole Base64 group (room for 3: the group they start). */
+  readonly #carry = Buffer.alloc(3);
+  #carried = 0;
   #ended = false;
 
   constructor(
@@ -154,17 +156,36 @@ export class AsrUpload {
   write(audio: Uint8Array | Int16Array): void {
     if (this.#ended) return;
     const bytes = audioBytes(audio);
-    const all = this.#carry.length ? Buffer.concat([this.#carry, bytes]) : bytes;
-    const whole = all.length - (all.length % 3);
-    this.#carry = Buffer.from(all.subarray(whole));
-    if (whole > 0) this.#controller.enqueue(Buffer.from(all.subarray(0, whole).toString("base64"), "latin1"));
+    const carry = this.#carry;
+    const carried = this.#carried;
+    const total = carried + bytes.length;
+    const whole = total - (total % 3);
+    if (whole === 0) {
+      carry.set(bytes, carried);
+      this.#carried = total;
+      return;
+    }
+    // One chunk per write, its Base64 encoded straight into it (no concatenation, no string).
+    const out = Buffer.allocUnsafe((whole / 3) * 4);
+    let at = 0;
+    let from = 0;
+    if (carried > 0) {
+      from = 3 - carried;
+      for (let i = 0; i < from; i++) carry[carried + i] = bytes[i]!;
+      at = encodeBase64Groups(carry, 0, 3, out, 0);
+    }
+    const end = from + (whole - (carried > 0 ? 3 : 0));
+    encodeBase64Groups(bytes, from, end, out, at);
+    for (let i = end; i < bytes.length; i++) carry[i - end] = bytes[i]!;
+    this.#carried = bytes.length - end;
+    this.#controller.enqueue(out);
   }
 
   /** Ends the body; the transcript follows on `stream`. */
   end(): AsrStream {
     if (!this.#ended) {
       this.#ended = true;
-      const rest = this.#carry.toString("base64");
+      const rest = this.#carry.toString("base64", 0, this.#carried);
       this.#controller.enqueue(Buffer.from(`${rest}"}}`, "latin1"));
       this.#controller.close();
       this.#endBody();

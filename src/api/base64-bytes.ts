@@ -1,11 +1,12 @@
-// Base64 text held in a byte array (a WebSocket message) decoded to bytes without making a string
-// of it: a TTS audio delta is mostly Base64 audio, several kilobytes of it many times a second per
-// call. (The same decoder exists in codecs/base64.ts for the bridges; the API client imports nothing
+// Base64 between byte arrays, with no string in between: a TTS audio delta is mostly Base64 audio
+// (several kilobytes many times a second per call) and a streamed ASR body is written as Base64 as
+// the caller speaks. (codecs/base64.ts does the same for the bridges; the API client imports nothing
 // outside src/api.)
 
-const DECODE = new Int8Array(256).fill(-1);
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-for (let i = 0; i < 64; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
+const ENCODE = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
+const DECODE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 64; i++) DECODE[ENCODE[i]!] = i;
 DECODE[45] = 62; // - (base64url, as Node reads it)
 DECODE[95] = 63; // _
 const PAD = 61;
@@ -45,4 +46,28 @@ export function decodeBase64Range(src: Uint8Array, start: number, end: number): 
     if (rest === 3) out[o++] = (v >> 8) & 0xff;
   }
   return out;
+}
+
+/**
+ * Writes the Base64 text of `src[start, end)`, a whole number of 3-byte groups (so no padding), into
+ * `out` from `at`; returns the characters written ((end - start) / 3 × 4).
+ */
+export function encodeBase64Groups(
+  src: Uint8Array,
+  start: number,
+  end: number,
+  out: Uint8Array,
+  at: number,
+): number {
+  if ((end - start) % 3 !== 0)
+    throw new RangeError("encodeBase64Groups: not a whole number of 3-byte groups");
+  let o = at;
+  for (let i = start; i < end; i += 3) {
+    const v = (src[i]! << 16) | (src[i + 1]! << 8) | src[i + 2]!;
+    out[o++] = ENCODE[v >> 18]!;
+    out[o++] = ENCODE[(v >> 12) & 63]!;
+    out[o++] = ENCODE[(v >> 6) & 63]!;
+    out[o++] = ENCODE[v & 63]!;
+  }
+  return o - at;
 }
