@@ -15,6 +15,8 @@ export class UtteranceUpload {
   readonly #window: AudioWindow;
   #sentMs: number;
   #closed = false;
+  /** Each piece is read into this and written from it (the stream copies what it is given). */
+  #piece = new Int16Array(0);
 
   constructor(stream: RecognizerStream, window: AudioWindow, fromMs: number) {
     this.#stream = stream;
@@ -28,7 +30,10 @@ export class UtteranceUpload {
   feed(minMs = PIECE_MS): void {
     const now = this.#window.nowMs;
     if (this.#closed || now - this.#sentMs < minMs || now <= this.#sentMs) return;
-    this.#stream.write(this.#window.slice(this.#sentMs, now));
+    const need = this.#window.samplesBetween(this.#sentMs, now);
+    if (this.#piece.length < need) this.#piece = new Int16Array(Math.max(need, 2 * this.#piece.length));
+    const n = this.#window.readInto(this.#sentMs, now, this.#piece);
+    this.#stream.write(this.#piece.subarray(0, n));
     this.#sentMs = now;
   }
 

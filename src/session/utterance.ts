@@ -36,12 +36,35 @@ export class AudioWindow {
 
   /** A copy of the audio between two stream times, clipped to what the window still holds. */
   slice(fromMs: number, toMs: number = this.nowMs): Int16Array {
-    const cap = this.#buf.length;
-    const oldest = Math.max(0, this.#written - cap);
-    const from = Math.max(oldest, Math.floor((fromMs * this.#rate) / 1000));
-    const to = Math.min(this.#written, Math.ceil((toMs * this.#rate) / 1000));
-    const out = new Int16Array(Math.max(0, to - from));
-    for (let i = 0; i < out.length; i++) out[i] = this.#buf[(from + i) % cap]!;
+    const out = new Int16Array(this.samplesBetween(fromMs, toMs));
+    this.readInto(fromMs, toMs, out);
     return out;
+  }
+
+  /** Samples slice(fromMs, toMs) holds. */
+  samplesBetween(fromMs: number, toMs: number = this.nowMs): number {
+    return Math.max(0, this.#to(toMs) - this.#from(fromMs));
+  }
+
+  /**
+   * The samples slice(fromMs, toMs) holds, written at the start of `out` (at least
+   * samplesBetween() long) instead of a new array; returns how many.
+   */
+  readInto(fromMs: number, toMs: number, out: Int16Array): number {
+    const from = this.#from(fromMs);
+    const n = Math.max(0, this.#to(toMs) - from);
+    if (out.length < n) throw new RangeError(`AudioWindow.readInto: ${n} samples, room for ${out.length}`);
+    const cap = this.#buf.length;
+    for (let i = 0; i < n; i++) out[i] = this.#buf[(from + i) % cap]!;
+    return n;
+  }
+
+  #from(fromMs: number): number {
+    const oldest = Math.max(0, this.#written - this.#buf.length);
+    return Math.max(oldest, Math.floor((fromMs * this.#rate) / 1000));
+  }
+
+  #to(toMs: number): number {
+    return Math.min(this.#written, Math.ceil((toMs * this.#rate) / 1000));
   }
 }

@@ -34,4 +34,22 @@ describe("AudioWindow", () => {
     w.write(ramp(2475, 20));
     expect([...w.slice(1495)]).toEqual([...ramp(1495, 1000)]);
   });
+
+  it("readInto gives what slice gives, into a caller's buffer, and says how many samples", () => {
+    const w = new AudioWindow(1000, 1);
+    w.write(ramp(0, 2500));
+    const out = new Int16Array(1200).fill(-7);
+    for (const [from, to] of [
+      [0, 600],
+      [1499, 2500],
+      [1800.4, 2212.6],
+      [2400, 2400],
+      [2600, 2700],
+    ] as const) {
+      const n = w.readInto(from, to, out);
+      expect(n).toBe(w.samplesBetween(from, to));
+      expect([...out.subarray(0, n)]).toEqual([...w.slice(from, to)]);
+    }
+    expect(() => w.readInto(1500, 2500, new Int16Array(999))).toThrow(RangeError);
+  });
 });
