@@ -39,6 +39,8 @@ export const STOPBAND_EDGE = 1.1;
 const MAX_FACTOR = 4096;
 /** Longest stretch of input converted in one kernel call; bounds the scratch memory. */
 const BLOCK = 8192;
+/** Copies up to this many samples go by element loop (no view object), longer ones by set(). */
+const LOOP_COPY_MAX = 512;
 
 // ---------------------------------------------------------------------------------------
 // Filter design
@@ -485,15 +487,19 @@ export class Resampler {
     const src = o + 2 * count + 16;
     h.reserve(src + 2 * n + 16);
     const { f32, i16 } = h;
-    // Element loops rather than set(subarray(…)): a push (one 20 ms frame on a call) then makes no
-    // view objects, so the per-frame path leaves nothing for the garbage collector.
+    // Short copies by element loops rather than set(subarray(…)): a push of one 20 ms frame on a
+    // call then makes no view objects, so the per-frame path leaves nothing for the garbage
+    // collector. Long ones (a TTS chunk) by set(), which is faster there and allocates once a push.
     const hist = this.#hist;
     const histLen = this.#histLen;
     const x4 = x / 4;
     for (let i = 0; i < histLen; i++) f32[x4 + i] = hist[i]!;
     if (input) {
-      const s2 = src / 2 - from;
-      for (let i = from; i < from + n; i++) i16[s2 + i] = input[i]!;
+      if (n > LOOP_COPY_MAX) i16.set(input.subarray(from, from + n), src / 2);
+      else {
+        const s2 = src / 2 - from;
+        for (let i = from; i < from + n; i++) i16[s2 + i] = input[i]!;
+      }
       h.widen(src, x + 4 * histLen, n);
     } else {
       f32.fill(0, x4 + histLen, x4 + xFloats);
@@ -503,8 +509,11 @@ export class Resampler {
     if (count > 0) {
       const start = this.#iMax(this.#next) - plan.K + 1 - this.#base;
       h.fir(x + 4 * start, plan.table, plan.L, this.#next % plan.L, count, o);
-      const o2 = o / 2 - at;
-      for (let i = at; i < at + count; i++) out[i] = i16[o2 + i]!;
+      if (count > LOOP_COPY_MAX) out.set(i16.subarray(o / 2, o / 2 + count), at);
+      else {
+        const o2 = o / 2 - at;
+        for (let i = at; i < at + count; i++) out[i] = i16[o2 + i]!;
+      }
       this.#next = end;
     }
     // Keep what the next output reads onward: at most K-1 samples.
