@@ -208,9 +208,12 @@ export class CallSession {
     let pcm = frame;
     if (this.#resampler) {
       // One buffer per call: the window and the VAD both copy what they are given.
+      // Frames are all 20 ms, so one buffer of exactly the output's size serves every frame
+      // (pushInto writes outputLength samples) and no view is made per frame.
       const need = this.#resampler.outputLength(frame.length);
-      if (this.#upsampled.length < need) this.#upsampled = new Int16Array(need);
-      pcm = this.#upsampled.subarray(0, this.#resampler.pushInto(frame, this.#upsampled));
+      if (this.#upsampled.length !== need) this.#upsampled = new Int16Array(need);
+      this.#resampler.pushInto(frame, this.#upsampled);
+      pcm = this.#upsampled;
     }
     this.#audio.write(pcm);
     this.#upload?.feed();
