@@ -243,7 +243,11 @@ describe("limits and interruptions", () => {
     });
     expect(result.status).toBe(413);
     expect((JSON.parse(result.body) as ErrorBody).error.message).toMatch(/128 MB/);
-    expect(peak - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    // Streaming still leaves each received chunk as garbage until V8 collects it, and V8 collects
+    // off-heap (Buffer) garbage only once about 64 MB of it has built up: a streaming service
+    // peaks at 64-75 MB here (a 64 MB bound failed now and then). Holding the body would add
+    // all 129 MB on top of that garbage.
+    expect(peak - heapBefore).toBeLessThan(100 * 1024 * 1024);
     expect(readdirSync(join(dir, "tmp", "uploads"))).toEqual([]);
   });
 
