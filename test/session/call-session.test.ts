@@ -173,9 +173,8 @@ describe("CallSession", () => {
     const h = await started();
     h.asrAnswers = ["i bought a bike from you", "i bought a bike from you and the brakes squeak"];
     h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
-    const starts = h.transport.speechStarts.length;
     await h.say(900);
-    for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+    await h.untilAgentStarts();
     await h.run(40);
     const resumedAt = h.clock.now();
     await h.say(800); // the caller goes on 40 ms into the early answer
@@ -192,9 +191,8 @@ describe("CallSession", () => {
       const h = await started();
       h.asrAnswers = ["i bought a bike from you", "i bought a bike from you and the brakes squeak"];
       h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
-      const starts = h.transport.speechStarts.length;
       await h.say(900);
-      for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+      await h.untilAgentStarts();
       await h.run(40);
       const onsetAt = h.clock.now();
       h.onset = true; // heard by the VAD, not yet speech
@@ -225,9 +223,8 @@ describe("CallSession", () => {
     const h = await started();
     h.asrAnswers = ["where is your shop"];
     h.chatReplies = [[{ text: "We are at ten Main Street." }]];
-    const starts = h.transport.speechStarts.length;
     await h.say(900);
-    for (let t = 0; t < 2000 && h.transport.speechStarts.length === starts; t += 10) await h.run(10);
+    await h.untilAgentStarts();
     await h.say(60, 20); // a click: paused, then resumed
     await h.untilAgentSilent();
     expect(h.historyOf("assistant").at(-1)).toBe("We are at ten Main Street.");

@@ -300,6 +300,12 @@ export class Harness {
     await flushMicrotasks(20);
   }
 
+  /** Runs in 10 ms steps until the agent starts a new stretch of speech (at most `maxMs`). */
+  async untilAgentStarts(maxMs = 2000): Promise<void> {
+    const starts = this.transport.speechStarts.length;
+    for (let t = 0; t < maxMs && this.transport.speechStarts.length === starts; t += 10) await this.run(10);
+  }
+
   async untilAgentSilent(maxMs = 20_000): Promise<void> {
     await this.run(100);
     for (let t = 0; t < maxMs && (this.transport.agentSpeaking || !this.session.idle); t += 100)
