@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { WebSocket } from "ws";
 import type { CallTransport, TransportListener } from "../../../bridges/transport.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../../../bridges/twilio/index.ts";
+import { levelDbfs } from "../../../codecs/pcm.ts";
 import { loadConfig } from "../../../src/config.ts";
 import { silentLogger } from "../../../src/log.ts";
 import type { Clock } from "../../../src/session/clock.ts";
@@ -216,4 +217,44 @@ export function tone(ms: number, hz = 440, amplitude = 8000, rate = 8000): Int16
   const out = new Int16Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
   return out;
+}
+
+/**
+ * A tiny agent on a transport: greets; on caller speech clears what is unheard; 300 ms after the
+ * caller stops, replies. Returns what the transport reported to it.
+ */
+export function scriptedAgent(
+  transport: CallTransport,
+  script: { greeting: Int16Array; reply: Int16Array },
+): Omit<RecordedCall, "transport"> {
+  const { listener, rec } = recorder();
+  let speaking = false;
+  let silentFrames = 0;
+  transport.attach({
+    ...listener,
+    audio(frame) {
+      listener.audio(frame);
+      const loud = levelDbfs(frame) > -40;
+      if (loud && !speaking) {
+        speaking = true;
+        if (transport.queuedMs() > transport.playedMs()) transport.clear();
+      }
+      silentFrames = loud ? 0 : silentFrames + 1;
+      if (speaking && silentFrames === 15) {
+        speaking = false;
+        transport.play(script.reply);
+      }
+    },
+  });
+  transport.play(script.greeting);
+  return rec;
+}
+
+/** Where `seq` occurs whole in `pcm` at or after `from`, or -1. */
+export function find(pcm: Int16Array, seq: Int16Array, from = 0): number {
+  outer: for (let i = from; i + seq.length <= pcm.length; i++) {
+    for (let j = 0; j < seq.length; j++) if (pcm[i + j] !== seq[j]) continue outer;
+    return i;
+  }
+  return -1;
 }

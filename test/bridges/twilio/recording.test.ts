@@ -6,7 +6,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CallTransport } from "../../../bridges/transport.ts";
 import { simulateCall } from "../../../bridges/twilio/sim/simulate.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
 import { levelDbfs } from "../../../codecs/pcm.ts";
@@ -14,7 +13,7 @@ import { parseWav } from "../../../codecs/wav.ts";
 import { RecordingTransport } from "../../../src/session/call-recording.ts";
 import { systemClock } from "../../../src/session/clock.ts";
 import { splitStereo } from "../../helpers/stereo.ts";
-import { type Rig, startRig, tone } from "./helpers.ts";
+import { find, type Rig, scriptedAgent, startRig, tone } from "./helpers.ts";
 
 let rig: Rig | undefined;
 let dir: string | undefined;
@@ -24,30 +23,6 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-/** Greets; on caller speech clears what is unheard; 300 ms after the caller stops, replies. */
-function scriptedAgent(transport: CallTransport, greeting: Int16Array, reply: Int16Array): void {
-  let speaking = false;
-  let silentFrames = 0;
-  transport.attach({
-    audio(frame) {
-      const loud = levelDbfs(frame) > -40;
-      if (loud && !speaking) {
-        speaking = true;
-        if (transport.queuedMs() > transport.playedMs()) transport.clear();
-      }
-      silentFrames = loud ? 0 : silentFrames + 1;
-      if (speaking && silentFrames === 15) {
-        speaking = false;
-        transport.play(reply);
-      }
-    },
-    dtmf() {},
-    played() {},
-    ended() {},
-  });
-  transport.play(greeting);
-}
 
 /** Stretches of sound, [startMs, endMs], found in 10 ms windows. */
 function sounds(pcm: Int16Array, rate = 8000): Array<[number, number]> {
@@ -64,15 +39,6 @@ function sounds(pcm: Int16Array, rate = 8000): Array<[number, number]> {
   }
   if (start >= 0) out.push([start * 10, Math.ceil(pcm.length / win) * 10]);
   return out;
-}
-
-/** Where `seq` occurs whole in `pcm`, or -1. */
-function find(pcm: Int16Array, seq: Int16Array): number {
-  outer: for (let i = 0; i + seq.length <= pcm.length; i++) {
-    for (let j = 0; j < seq.length; j++) if (pcm[i + j] !== seq[j]) continue outer;
-    return i;
-  }
-  return -1;
 }
 
 const soxi = (flag: string, file: string) => execFileSync("soxi", [flag, file], { encoding: "utf8" }).trim();
@@ -95,7 +61,7 @@ describe("call recording through the Twilio bridge", () => {
           clock: systemClock,
           onError: (e) => errors.push(e),
         });
-        scriptedAgent(recording, greeting, reply);
+        scriptedAgent(recording, { greeting, reply });
       },
     });
     // The caller talks over the greeting from 500 to 1100 ms.

@@ -6,53 +6,13 @@ import type { CallTransport } from "../../../bridges/transport.ts";
 import { simulateCall } from "../../../bridges/twilio/sim/simulate.ts";
 import { readStreamTwiml } from "../../../bridges/twilio/sim/twiml-read.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
-import { levelDbfs } from "../../../codecs/pcm.ts";
-import { AUTH_TOKEN, type Rig, recorder, startRig, tone } from "./helpers.ts";
+import { AUTH_TOKEN, find, type Rig, scriptedAgent, startRig, tone } from "./helpers.ts";
 
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-interface Script {
-  greeting: Int16Array;
-  reply: Int16Array;
-}
-
-/** A tiny agent: greet; on caller speech clear what is unheard; 300 ms after it, reply. */
-function scriptedSession(transport: CallTransport, script: Script) {
-  const { listener, rec } = recorder();
-  let speaking = false;
-  let silentFrames = 0;
-  transport.attach({
-    ...listener,
-    audio(frame) {
-      listener.audio(frame);
-      const loud = levelDbfs(frame) > -40;
-      if (loud && !speaking) {
-        speaking = true;
-        if (transport.queuedMs() > transport.playedMs()) transport.clear();
-      }
-      silentFrames = loud ? 0 : silentFrames + 1;
-      if (speaking && silentFrames === 15) {
-        speaking = false;
-        transport.play(script.reply);
-      }
-    },
-  });
-  transport.play(script.greeting);
-  return rec;
-}
-
-/** Where `seq` occurs whole in `pcm` at or after `from`, or -1. */
-function find(pcm: Int16Array, seq: Int16Array, from = 0): number {
-  outer: for (let i = from; i + seq.length <= pcm.length; i++) {
-    for (let j = 0; j < seq.length; j++) if (pcm[i + j] !== seq[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
 
 describe("simulateCall", () => {
   it("reads <Connect><Stream> and its parameters from TwiML, quotes and entities included", () => {
@@ -69,7 +29,7 @@ describe("simulateCall", () => {
   it("places a signed call, takes reactive turns, presses DTMF, and records what the agent said", async () => {
     const greeting = tone(400, 440);
     const reply = tone(300, 660);
-    let session: ReturnType<typeof scriptedSession> | undefined;
+    let session: ReturnType<typeof scriptedAgent> | undefined;
     let transport: CallTransport | undefined;
     const filed = { callSid: "", turns: [{ role: "assistant", text: "hello" }] };
     rig = await startRig({
@@ -77,7 +37,7 @@ describe("simulateCall", () => {
       attach: false,
       onCall(call) {
         transport = call.transport;
-        session = scriptedSession(call.transport, { greeting, reply });
+        session = scriptedAgent(call.transport, { greeting, reply });
       },
       routes: (http) =>
         http.get("/calls/:id", async (req) => ({ ...filed, callSid: (req.params as { id: string }).id })),
@@ -160,7 +120,7 @@ describe("simulateCall", () => {
       attach: false,
       onCall(call) {
         transport = call.transport;
-        scriptedSession(call.transport, { greeting, reply: tone(300, 660) });
+        scriptedAgent(call.transport, { greeting, reply: tone(300, 660) });
       },
     });
     const caller = new Int16Array(8000 * 1.1);
