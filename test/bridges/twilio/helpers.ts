@@ -258,3 +258,13 @@ export function find(pcm: Int16Array, seq: Int16Array, from = 0): number {
   }
   return -1;
 }
+
+/** A Twilio `media` message as it comes off the socket; `body` overrides or removes its fields. */
+export const mediaMessage = (body: Record<string, unknown> = {}): string =>
+  JSON.stringify({
+    event: "media",
+    sequenceNumber: "3",
+    media: { track: "inbound", chunk: "1", timestamp: "5", payload: "no+JhoaJjpzSHxAKBgYJDhwc" },
+    streamSid: "MZ18ad3ab5a668481ce02b83e7395059f0",
+    ...body,
+  });

@@ -9,15 +9,7 @@ import { mulawEncode } from "../../../codecs/g711.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { VirtualClock } from "../../../src/session/clock.ts";
 import { speak } from "../../helpers/speech.ts";
-
-const media = (body: Record<string, unknown>) =>
-  JSON.stringify({
-    event: "media",
-    sequenceNumber: "3",
-    media: { track: "inbound", chunk: "1", timestamp: "5", payload: "no+JhoaJjpzSHxAKBgYJDhwc" },
-    streamSid: "MZ18ad3ab5a668481ce02b83e7395059f0",
-    ...body,
-  });
+import { mediaMessage } from "./helpers.ts";
 
 function scanBytes(text: string) {
   const msg = Buffer.from(text, "utf8");
@@ -44,10 +36,10 @@ function scanText(text: string) {
 describe("scanTwilioMediaBytes", () => {
   it("accepts what scanTwilioMedia accepts and reads the same fields", () => {
     const accepted = [
-      media({}),
-      media({ media: { timestamp: "40", payload: "AAAA" } }), // no track
-      media({ media: { track: "outbound", timestamp: "1234567", payload: "//8=" } }),
-      media({ media: { track: "", timestamp: "0", payload: "" } }),
+      mediaMessage({}),
+      mediaMessage({ media: { timestamp: "40", payload: "AAAA" } }), // no track
+      mediaMessage({ media: { track: "outbound", timestamp: "1234567", payload: "//8=" } }),
+      mediaMessage({ media: { track: "", timestamp: "0", payload: "" } }),
       // Twilio's own field order.
       '{"event":"media","sequenceNumber":"4","media":{"track":"inbound","chunk":"2","timestamp":"20","payload":"fn5+"},"streamSid":"MZ1"}',
     ];
@@ -59,20 +51,20 @@ describe("scanTwilioMediaBytes", () => {
 
   it("leaves to the text path what scanTwilioMedia refuses, and timestamps that are not plain digits", () => {
     const refused = [
-      media({ streamSid: 'MZ"quoted"' }),
-      media({ streamSid: undefined }),
-      media({ sequenceNumber: 3 }),
-      media({ media: { timestamp: "5" } }),
-      media({}).replace('"event":"media"', '"event":"mark"'),
-      `${media({})} `,
-      ` ${media({})}`,
+      mediaMessage({ streamSid: 'MZ"quoted"' }),
+      mediaMessage({ streamSid: undefined }),
+      mediaMessage({ sequenceNumber: 3 }),
+      mediaMessage({ media: { timestamp: "5" } }),
+      mediaMessage({}).replace('"event":"media"', '"event":"mark"'),
+      `${mediaMessage({})} `,
+      ` ${mediaMessage({})}`,
     ];
     for (const text of refused) {
       expect(scanText(text), text).toBeUndefined();
       expect(scanBytes(text), text).toBeUndefined();
     }
     for (const ts of ["1.5", "-3", "", "1e3", "12345678901234567"]) {
-      expect(scanBytes(media({ media: { timestamp: ts, payload: "AAAA" } })), ts).toBeUndefined();
+      expect(scanBytes(mediaMessage({ media: { timestamp: ts, payload: "AAAA" } })), ts).toBeUndefined();
     }
   });
 });
@@ -111,7 +103,7 @@ describe("TwilioCallTransport.handleMediaBytes", () => {
       const n = [160, 160, 80, 240, 1, 159, 400, 33][i % 8]!;
       const chunk = ulaw.subarray(at, at + n);
       messages.push(
-        media({
+        mediaMessage({
           media: {
             track: "inbound",
             chunk: String(i),
@@ -137,7 +129,7 @@ describe("TwilioCallTransport.handleMediaBytes", () => {
 
   it("hands back a payload that is not plain Base64, untouched, for the text path", () => {
     const { t, frames } = transport();
-    const msg = Buffer.from(media({ media: { timestamp: "0", payload: "AAAA AAAA" } }));
+    const msg = Buffer.from(mediaMessage({ media: { timestamp: "0", payload: "AAAA AAAA" } }));
     const span = mediaSpan();
     expect(scanTwilioMediaBytes(msg, span)).toBe(true);
     expect(t.handleMediaBytes(msg, span)).toBe(false);
