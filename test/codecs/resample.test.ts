@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { lookaheadSamples, Resampler, resample } from "../../codecs/resample.ts";
 import { db, fitTone, rms, tone } from "./helpers/tone.ts";
 
@@ -23,16 +24,6 @@ function lcg(seed: number): () => number {
 function noise(samples: number, seed: number): Int16Array {
   const rnd = lcg(seed);
   return new Int16Array(samples).map(() => Math.round((rnd() * 2 - 1) * 30000));
-}
-
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Output samples near the ends that see the zero padding beyond the input. */
@@ -64,7 +55,7 @@ describe.each(PAIRS)("Resampler %i → %i Hz", (from, to) => {
       pos += size;
     }
     parts.push(r.flush());
-    expect(concat(parts)).toEqual(whole);
+    expect(concatPcm(parts)).toEqual(whole);
   });
 
   it(`is flat within ±${PASSBAND_DB} dB, time-aligned and free of images up to 0.9 × ${lowerNyquist} Hz`, () => {
@@ -148,8 +139,8 @@ describe("Resampler", () => {
   it("starts a fresh stream after flush", () => {
     const x = noise(3000, 9);
     const r = new Resampler(22050, 8000);
-    const first = concat([r.push(x), r.flush()]);
-    const second = concat([r.push(x), r.flush()]);
+    const first = concatPcm([r.push(x), r.flush()]);
+    const second = concatPcm([r.push(x), r.flush()]);
     expect(second).toEqual(first);
   });
 
@@ -160,7 +151,7 @@ describe("Resampler", () => {
     const parts: Int16Array[] = [];
     for (let i = 0; i < x.length; i += 960) parts.push(r.push(x.subarray(i, i + 960)));
     parts.push(r.flush());
-    expect(concat(parts)).toEqual(whole);
+    expect(concatPcm(parts)).toEqual(whole);
   });
 
   it("writes into a caller buffer with pushInto and refuses one that is too small", () => {
