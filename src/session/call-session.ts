@@ -230,7 +230,7 @@ export class CallSession {
   #watchOnset(): void {
     const pending = this.#detector.onsetPending();
     if (pending && !this.#onsetPaused) {
-      const answer = this.#earlyAnswer();
+      const answer = this.#earlyAnswer(this.#d.clock.now());
       if (!answer) return;
       answer.pause();
       this.#onsetPaused = answer;
@@ -243,13 +243,16 @@ export class CallSession {
     }
   }
 
-  /** The reply being heard right after a pause the caller may yet go on from (not committed yet). */
-  #earlyAnswer(): AgentTurn | undefined {
+  /**
+   * The reply being heard when the caller makes a sound at clock time `at`, if that is right after
+   * the pause it answers (the caller may yet be going on) and the user turn is not committed.
+   */
+  #earlyAnswer(at: number): AgentTurn | undefined {
     const job = this.#job;
     const agent = this.#agent;
     if (!job || job.committed || !agent || agent !== job.turn || agent.timings.firstPlayAt === undefined)
       return;
-    return this.#d.clock.now() - job.speechEndAt < this.#d.config.turn.maxEndOfTurnMs ? agent : undefined;
+    return at - job.speechEndAt < this.#d.config.turn.maxEndOfTurnMs ? agent : undefined;
   }
 
   /** Clock time at which something at stream position `atMs` happened. */
@@ -283,28 +286,20 @@ export class CallSession {
     this.#userSpeaking = true;
     this.#speechStartAt = this.#clockAt(atMs);
     const agent = this.#agent;
-    const job = this.#job;
-    const resumedSoon =
-      job !== undefined && this.#speechStartAt - job.speechEndAt < config.turn.maxEndOfTurnMs;
-    if (
-      job &&
-      resumedSoon &&
-      !job.committed &&
-      agent === job.turn &&
-      agent?.timings.firstPlayAt !== undefined
-    ) {
+    const early = this.#earlyAnswer(this.#speechStartAt);
+    if (early) {
       // The caller goes on right after the agent began to answer: the pause was not the end of
       // the turn. The agent falls silent at once; unless it is only a click (then it resumes),
       // the answer is dropped and the same utterance (its start is kept) goes on, so the words
       // are recognized as one.
-      agent.pause();
+      early.pause();
       const since = clock.now() - this.#speechStartAt;
       this.#continueTimer = clock.setTimeout(() => {
         this.#continueTimer = undefined;
         this.#log.info("caller went on after a pause: dropping the early answer");
         this.#note("early answer dropped: the caller was still speaking");
-        agent.cancel();
-        if (this.#agent === agent) this.#agent = undefined;
+        early.cancel();
+        if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
       }, config.turn.bargeInMinMs - since);
       return;
