@@ -18,7 +18,6 @@
 // the per-window figures.
 
 import { LoudnessCue, type WindowPower } from "./loudness-cue.ts";
-import { levelDbfs } from "./pcm.ts";
 import {
   type ProbabilityCallback,
   type SileroModel,
@@ -244,8 +243,9 @@ export class VoiceActivityDetector {
       if (this.start === this.end) this.start = this.end = 0;
       const startMs = this.windowIndex * this.windowMs;
       this.windowIndex++;
-      const gated = levelDbfs(w) < this.energyGateDbfs;
+      // The cue's plain power is the window's mean square: the gate reads its level from it.
       const power = this.cue.measure(w, this.power);
+      const gated = 10 * Math.log10(power.plain) < this.energyGateDbfs;
       const loud = !gated && this.cue.isLoud(power);
       if (gated) {
         if (++this.gatedRun === GATED_RESET_WINDOWS) this.stream.reset();
