@@ -49,11 +49,6 @@ export interface TwilioCallOptions {
   leadMs?: number;
   /** Outbound audio between marks, ms (default 100; rounded to whole frames). */
   markEveryMs?: number;
-  /**
-   * Frames per pacer wake-up once the lead is built (default 1: a frame every 20 ms, on the
-   * real-time cadence; 2 would halve wake-ups and socket writes but bunch frames in pairs).
-   */
-  batchFrames?: number;
 }
 
 export class TwilioCallTransport implements CallTransport {
@@ -118,7 +113,6 @@ export class TwilioCallTransport implements CallTransport {
       clock: opts.clock,
       frameSamples: FRAME_SAMPLES,
       leadMs: opts.leadMs ?? 200,
-      batchFrames: opts.batchFrames ?? 1,
       send: (frame, samples, drained) => this.#sendFrame(frame, samples, drained),
       flush: () => this.#flushOut(),
     });
