@@ -9,6 +9,7 @@
 // permissions, a full disk, a bug here — is reported once and never reaches the call.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { callFileStem } from "./call-file-name.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
 import type { CallInfo, CallTransport, TransportListener } from "./transport.ts";
@@ -204,7 +205,7 @@ export class CallRecorder {
   record(transport: CallTransport): RecordingTransport {
     const callId = transport.info.callId;
     const recording = new RecordingTransport(transport, {
-      path: join(this.dir, `${callId.replace(/[^\w.-]/g, "_")}.wav`),
+      path: join(this.dir, `${callFileStem(callId)}.wav`),
       clock: this.#clock,
       onError: (err) => this.#onError(err, callId),
       onClosed: () => this.#recordings.delete(recording),

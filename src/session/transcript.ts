@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppendFile } from "./append-file.ts";
+import { callFileStem } from "./call-file-name.ts";
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -165,6 +166,6 @@ export class TranscriptStore {
   }
 
   #path(callId: string): string {
-    return join(this.#dir!, `${callId.replace(/[^\w.-]/g, "_")}.jsonl`);
+    return join(this.#dir!, `${callFileStem(callId)}.jsonl`);
   }
 }
