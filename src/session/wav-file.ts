@@ -7,7 +7,11 @@
 // (0xFFFFFFFF) until the end, but not every player accepts that; rewriting 44 bytes per write
 // costs one small positional write.) Nothing is fsync'd: a process crash loses nothing the OS
 // has, and an fsync per call per second would cost the disk more than the recording is worth.
+// The file is created as soon as the writer is, and never over another: if the name is taken
+// (the same call reconnected, or recorded before a restart) it becomes `<name>-2.wav`, `-3`, …,
+// each name tried with an exclusive create, so two writers racing for one name get two files.
 import { type FileHandle, open } from "node:fs/promises";
+import { join, parse } from "node:path";
 import { wavHeader } from "../../codecs/wav.ts";
 
 export interface WavFileOptions {
@@ -20,6 +24,13 @@ export interface WavFileOptions {
   onError(err: Error): void;
   /** Most bytes waiting to be written; audio beyond it is dropped, leaving silence (default 4 MiB). */
   maxQueuedBytes?: number;
+  /**
+   * Write over whatever is at `path` (a device, say). Default false: an existing file is kept
+   * and this one is created under the first free name of `<name>-2<ext>`, `<name>-3<ext>`, ….
+   */
+  overwrite?: boolean;
+  /** Hears the path the file was created under, once it exists. */
+  onCreated?(path: string): void;
 }
 
 interface Pending {
@@ -32,12 +43,22 @@ const HEADER_BYTES = 44;
 /** The largest data chunk a RIFF header can describe. */
 const MAX_DATA_BYTES = 0xffffffff - 36;
 
+/** `path` with `-n` before its extension: `a/call.wav` → `a/call-2.wav`. */
+function numberedPath(path: string, n: number): string {
+  const { dir, name, ext } = parse(path);
+  return join(dir, `${name}-${n}${ext}`);
+}
+
 export class WavFileWriter {
-  readonly path: string;
   readonly sampleRate: number;
   readonly channels: number;
   readonly #onError: (err: Error) => void;
+  readonly #onCreated: ((path: string) => void) | undefined;
   readonly #maxQueued: number;
+  readonly #overwrite: boolean;
+  /** Settles (never rejects) once the file exists or could not be created. */
+  readonly #created: Promise<void>;
+  #path: string;
   #pending: Pending[] = [];
   #queuedBytes = 0;
   /** Data bytes handed to append() so far (the next append's offset). */
@@ -51,14 +72,26 @@ export class WavFileWriter {
   #reported = false;
   #droppedBytes = 0;
 
+  /** Starts creating the file (see `overwrite`); failures go to `onError`, never thrown. */
   constructor(path: string, opts: WavFileOptions) {
-    this.path = path;
+    this.#path = path;
     this.sampleRate = opts.sampleRate;
     this.channels = opts.channels;
     this.#onError = opts.onError;
+    this.#onCreated = opts.onCreated;
     this.#maxQueued = opts.maxQueuedBytes ?? 4 * 1024 * 1024;
+    this.#overwrite = opts.overwrite ?? false;
     // Validates rate and channels now rather than in the first write.
     wavHeader(opts.sampleRate, opts.channels, 16, 0);
+    // Claimed now, not at the first write, so a call's files are numbered in the order the
+    // calls started, and flushed() covers the creation.
+    this.#created = this.#create();
+    this.#drain = this.#run();
+  }
+
+  /** The file written: the path asked for until the file exists, then the name it was created under. */
+  get path(): string {
+    return this.#path;
   }
 
   /** True once an open or write failed: the file no longer grows. */
@@ -122,17 +155,18 @@ export class WavFileWriter {
 
   async #run(): Promise<void> {
     try {
-      while (this.#pending.length > 0 && !this.#failed) {
+      await this.#created;
+      while (this.#pending.length > 0 && !this.#failed && this.#handle) {
+        const handle = this.#handle;
         const batch = this.#pending;
         this.#pending = [];
         try {
-          this.#handle ??= await this.#open();
           for (const p of batch) {
-            await this.#handle.write(p.bytes, 0, p.bytes.length, HEADER_BYTES + p.at);
+            await handle.write(p.bytes, 0, p.bytes.length, HEADER_BYTES + p.at);
             this.#queuedBytes -= p.bytes.length;
             this.#written = Math.max(this.#written, p.at + p.bytes.length);
           }
-          await this.#writeHeader(this.#handle);
+          await this.#writeHeader(handle);
         } catch (err) {
           this.#fail(err as Error);
         }
@@ -143,16 +177,30 @@ export class WavFileWriter {
     }
   }
 
-  /** Creates (or truncates) the file with a header for no data yet. */
-  async #open(): Promise<FileHandle> {
-    const handle = await open(this.path, "w");
+  /**
+   * Creates the file with a header for no data yet: exclusively ("wx") under the first free
+   * name, or over what is there if `overwrite`. A call with no audio still leaves a valid file.
+   */
+  async #create(): Promise<void> {
     try {
+      const wanted = this.#path;
+      let handle: FileHandle | undefined;
+      for (let n = 1; !handle; n++) {
+        const path = n === 1 ? wanted : numberedPath(wanted, n);
+        try {
+          handle = await open(path, this.#overwrite ? "w" : "wx");
+          this.#path = path;
+        } catch (err) {
+          // Taken (by a file, or by another writer a moment ago): try the next name.
+          if ((err as NodeJS.ErrnoException).code !== "EEXIST" || this.#overwrite) throw err;
+        }
+      }
+      this.#handle = handle;
       await this.#writeHeader(handle);
+      this.#onCreated?.(this.#path);
     } catch (err) {
-      await handle.close().catch(() => undefined);
-      throw err;
+      this.#fail(err as Error);
     }
-    return handle;
   }
 
   async #writeHeader(handle: FileHandle): Promise<void> {
@@ -161,12 +209,6 @@ export class WavFileWriter {
   }
 
   async #finish(): Promise<void> {
-    try {
-      // A call with no audio at all still leaves a valid (empty) file.
-      if (!this.#handle && !this.#failed) this.#handle = await this.#open();
-    } catch (err) {
-      this.#fail(err as Error);
-    }
     const handle = this.#handle;
     this.#handle = undefined;
     if (!handle) return;

@@ -58,6 +58,59 @@ describe("WavFileWriter", () => {
     expect(() => w.append(stereo(1))).toThrow(/closed/);
   });
 
+  it("never writes over a file: the next free name, <name>-2.wav, -3, … takes the audio", async () => {
+    const path = join(dir, "call.wav");
+    const created: string[] = [];
+    const record = async (from: number) => {
+      const w = new WavFileWriter(path, {
+        sampleRate: 8000,
+        channels: 2,
+        onError: (e) => expect.fail(e.message),
+        onCreated: (p) => created.push(p),
+      });
+      w.append(stereo(4000, from));
+      await w.close();
+      return w.path;
+    };
+    writeFileSync(join(dir, "call-2.wav"), "someone else's file");
+    expect(await record(0)).toBe(path);
+    expect(await record(1000)).toBe(join(dir, "call-3.wav"));
+    expect(await record(2000)).toBe(join(dir, "call-4.wav"));
+    expect(created).toEqual([path, join(dir, "call-3.wav"), join(dir, "call-4.wav")]);
+    expect(readFileSync(join(dir, "call-2.wav"), "utf8")).toBe("someone else's file");
+    for (const [name, from] of [
+      ["call.wav", 0],
+      ["call-3.wav", 1000],
+      ["call-4.wav", 2000],
+    ] as const) {
+      const wav = parseWav(new Uint8Array(readFileSync(join(dir, name))));
+      expect(wav).toMatchObject({ sampleRate: 8000, channels: 2, dataBytes: 16000 });
+      expect(wav.samples).toEqual(stereo(4000, from));
+    }
+  });
+
+  it("gives writers racing for one name a file each, every one intact", async () => {
+    const path = join(dir, "race.wav");
+    const onError = (e: Error) => expect.fail(e.message);
+    // All four ask for the name before any has it (the opens are in flight together).
+    const writers = Array.from(
+      { length: 4 },
+      () => new WavFileWriter(path, { sampleRate: 8000, channels: 2, onError }),
+    );
+    // Each writes its own audio, in two steps.
+    for (const [k, w] of writers.entries()) w.append(stereo(2000, 10000 * k));
+    await Promise.all(writers.map((w) => w.flushed()));
+    for (const [k, w] of writers.entries()) w.append(stereo(2000, 10000 * k + 2000));
+    await Promise.all(writers.map((w) => w.close()));
+    const names = ["race.wav", "race-2.wav", "race-3.wav", "race-4.wav"].map((n) => join(dir, n));
+    expect(writers.map((w) => w.path).sort()).toEqual(names.sort());
+    for (const [k, w] of writers.entries()) {
+      const wav = parseWav(new Uint8Array(readFileSync(w.path)));
+      expect(wav.dataBytes).toBe(16000);
+      expect(wav.samples).toEqual(stereo(4000, 10000 * k));
+    }
+  });
+
   it("leaves a valid empty file for a call with no audio", async () => {
     const path = join(dir, "empty.wav");
     await new WavFileWriter(path, { sampleRate: 16000, channels: 2, onError: () => {} }).close();
@@ -91,6 +144,7 @@ describe("WavFileWriter", () => {
       sampleRate: 8000,
       channels: 2,
       onError: (e) => errors.push(e),
+      overwrite: true, // the device exists: without this the writer would make /dev/full-2
     });
     w.append(stereo(10));
     await w.flushed();
