@@ -7,8 +7,11 @@
 // loses about a second and leaves a playable file. Memory per call: about two seconds of audio
 // plus the agent audio queued for playout (which the transport holds too). A failure —
 // permissions, a full disk, a bug here — is reported once and never reaches the call.
+// A recording never replaces another: a call id recorded before (a Twilio stream that
+// reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../log.ts";
 import { callFileStem } from "./call-file-name.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
@@ -16,7 +19,10 @@ import type { CallInfo, CallTransport, TransportListener } from "./transport.ts"
 import { WavFileWriter } from "./wav-file.ts";
 
 export interface RecordingOptions {
-  /** The WAV file to write (created or truncated). */
+  /**
+   * The WAV file to create. A file already there is kept: the recording then goes to the first
+   * free name of `<name>-2.wav`, `<name>-3.wav`, … (the `path` property says which).
+   */
   path: string;
   clock: Clock;
   /**
@@ -28,13 +34,14 @@ export interface RecordingOptions {
   flushEveryMs?: number;
   /** Called once the file is closed. */
   onClosed?: () => void;
+  /** Hears the path the recording was created under, once the file exists. */
+  onCreated?: (path: string) => void;
 }
 
 export class RecordingTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
   readonly outputRate: number;
-  readonly path: string;
   readonly #inner: CallTransport;
   readonly #clock: Clock;
   readonly #timeline: RecordingTimeline;
@@ -54,7 +61,6 @@ export class RecordingTransport implements CallTransport {
     this.info = inner.info;
     this.inputRate = inner.inputRate;
     this.outputRate = inner.outputRate;
-    this.path = opts.path;
     this.#clock = opts.clock;
     this.#onError = opts.onError;
     this.#flushEveryMs = opts.flushEveryMs ?? 1000;
@@ -65,9 +71,15 @@ export class RecordingTransport implements CallTransport {
       channels: 2,
       // A failed file stops the recording; audio dropped behind a slow disk only leaves silence.
       onError: (err) => (this.#file.failed ? this.#fail(err) : this.#report(err)),
+      onCreated: opts.onCreated,
     });
     this.#startedAt = opts.clock.now();
     this.#timer = opts.clock.setTimeout(this.#onTick, this.#flushEveryMs);
+  }
+
+  /** The file recorded to: the path asked for until the file exists, then the name it took. */
+  get path(): string {
+    return this.#file.path;
   }
 
   /** The recording's rate (the inbound rate): the agent's audio is resampled to it. */
@@ -186,19 +198,27 @@ export class RecordingTransport implements CallTransport {
   }
 }
 
-/** Records every call it is given into one directory, `<callId>.wav` each (like the transcripts). */
+/**
+ * Records every call it is given into one directory, `<callId>.wav` each (like the transcripts;
+ * `<callId>-2.wav`, `-3`, … for a call id already recorded there).
+ */
 export class CallRecorder {
   readonly dir: string;
   readonly #clock: Clock;
   readonly #onError: (err: Error, callId: string) => void;
+  readonly #log: Logger | undefined;
   readonly #recordings = new Set<RecordingTransport>();
 
-  /** Creates `dir` if needed (throws if it cannot: a misconfigured directory should stop start-up). */
-  constructor(dir: string, clock: Clock, onError: (err: Error, callId: string) => void) {
+  /**
+   * Creates `dir` if needed (throws if it cannot: a misconfigured directory should stop start-up).
+   * `log` hears, once per call at info level, the file the call is recorded to.
+   */
+  constructor(dir: string, clock: Clock, onError: (err: Error, callId: string) => void, log?: Logger) {
     mkdirSync(dir, { recursive: true });
     this.dir = dir;
     this.#clock = clock;
     this.#onError = onError;
+    this.#log = log;
   }
 
   /** Wraps a call's transport; the recording ends when the transport reports the end or on close(). */
@@ -209,6 +229,7 @@ export class CallRecorder {
       clock: this.#clock,
       onError: (err) => this.#onError(err, callId),
       onClosed: () => this.#recordings.delete(recording),
+      onCreated: (path) => this.#log?.info({ callId, path }, `recording the call to ${path}`),
     });
     this.#recordings.add(recording);
     return recording;

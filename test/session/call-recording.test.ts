@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { parseWav } from "../../codecs/wav.ts";
@@ -263,5 +264,77 @@ describe("CallRecorder", () => {
     expect(Number(soxi("-D", a.path))).toBeCloseTo(2.0, 3);
     expect(Number(soxi("-D", b.path))).toBeCloseTo(2.5, 3);
     expect(failures).toEqual([]);
+  });
+
+  it("keeps every recording of a call id: <callId>.wav, then -2, -3 (a reconnect, a restart), each intact", async () => {
+    const clock = new VirtualClock();
+    const logged: { callId: string; path: string; msg: string; level: number }[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    const failures: string[] = [];
+    const onError = (_e: Error, callId: string) => failures.push(callId);
+    /** One session of the call: `seconds` of caller frames all holding `value`, then the end. */
+    const session = async (recorder: CallRecorder, value: number, seconds: number) => {
+      const inner = new FakeTransport({ input: 8000, output: 8000 }, "CA/same");
+      const rec = recorder.record(inner);
+      rec.attach(sessionListener().listener);
+      const frame = new Int16Array(160).fill(value);
+      for (let ms = 0; ms < seconds * 1000; ms += 20) {
+        clock.advance(20);
+        inner.listener!.audio(frame);
+      }
+      inner.listener!.ended("stop");
+      await rec.close();
+      return rec.path;
+    };
+    const first = new CallRecorder(dir, clock, onError, log);
+    const paths = [await session(first, 11, 1), await session(first, 22, 1.5)];
+    // The bridge restarts: a new recorder on the same directory still keeps both.
+    await first.close();
+    paths.push(await session(new CallRecorder(dir, clock, onError, log), 33, 0.5));
+
+    expect(paths).toEqual(["CA_same.wav", "CA_same-2.wav", "CA_same-3.wav"].map((n) => join(dir, n)));
+    for (const [i, [value, seconds]] of [
+      [11, 1],
+      [22, 1.5],
+      [33, 0.5],
+    ].entries()) {
+      const wav = parseWav(new Uint8Array(readFileSync(paths[i]!)));
+      expect(wav).toMatchObject({ sampleRate: 8000, channels: 2, bitsPerSample: 16 });
+      const { left, right } = splitStereo(wav.samples);
+      expect(left.length).toBe(8000 * seconds!);
+      expect(valuesIn(left, 0, left.length)).toEqual([value]);
+      expect(valuesIn(right, 0, right.length)).toEqual([0]);
+    }
+    expect(failures).toEqual([]);
+    // One info line per call, naming the file that call actually went to.
+    expect(logged.map((l) => [l.level, l.callId, l.path])).toEqual(paths.map((p) => [30, "CA/same", p]));
+    expect(logged.map((l) => l.msg)).toEqual(paths.map((p) => `recording the call to ${p}`));
+  });
+
+  it("gives two sessions of one call id open at once a file each, neither losing audio", async () => {
+    const clock = new VirtualClock();
+    const recorder = new CallRecorder(dir, clock, (e) => expect.fail(e.message));
+    const inners = Array.from(
+      { length: 2 },
+      () => new FakeTransport({ input: 8000, output: 8000 }, "CA-dup"),
+    );
+    const recs = inners.map((t) => recorder.record(t));
+    for (const rec of recs) rec.attach(sessionListener().listener);
+    const frames = [new Int16Array(160).fill(7), new Int16Array(160).fill(9)];
+    for (let ms = 20; ms <= 2500; ms += 20) {
+      clock.advance(20);
+      inners[0]!.listener!.audio(frames[0]!);
+      inners[1]!.listener!.audio(frames[1]!);
+      if (ms % 1000 === 0) await Promise.all(recs.map((r) => r.flushed()));
+    }
+    expect(recorder.open).toBe(2);
+    await recorder.close();
+    expect(recorder.open).toBe(0);
+    expect(recs.map((r) => r.path).sort()).toEqual([join(dir, "CA-dup-2.wav"), join(dir, "CA-dup.wav")]);
+    for (const [i, value] of [7, 9].entries()) {
+      const { left } = splitStereo(parseWav(new Uint8Array(readFileSync(recs[i]!.path))).samples);
+      expect(left.length).toBe(8000 * 2.5);
+      expect(valuesIn(left, 0, left.length)).toEqual([value]);
+    }
   });
 });
