@@ -103,11 +103,23 @@ export async function startBridge(
     (err, callId) => log.error({ err, callId }, "transcript write failed"),
   );
   const recorder = config.agent.recordingDir
-    ? new CallRecorder(config.agent.recordingDir, clock, (err, callId) =>
-        log.error({ err, callId }, "call recording: write failed (reported once per call); the call goes on"),
+    ? new CallRecorder(
+        config.agent.recordingDir,
+        clock,
+        (err, callId) =>
+          log.error(
+            { err, callId },
+            "call recording: write failed (reported once per call); the call goes on",
+          ),
+        log,
       )
     : undefined;
-  if (recorder) log.info({ dir: recorder.dir }, "recording calls: <callId>.wav, caller left, agent right");
+  if (recorder) {
+    log.info(
+      { dir: recorder.dir },
+      "recording calls: <callId>.wav (-2, -3, … if the id was recorded before), caller left, agent right",
+    );
+  }
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
