@@ -7,7 +7,11 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The flags bin/voice-bridge runs the sources with. */
-export const NODE_FLAGS = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"];
+export const NODE_FLAGS = [
+  "--experimental-strip-types",
+  "--disable-warning=ExperimentalWarning",
+  "--max-semi-space-size=32",
+];
 
 const CLK_TCK = (() => {
   const r = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
