@@ -65,13 +65,6 @@ export class SileroModel {
     return new SileroStream(this, rate);
   }
 
-  /** Queues the stream's loaded window for the next batch; resolves with its speech probability. */
-  infer(stream: SileroStream): Promise<number> {
-    return new Promise((resolve, reject) =>
-      this.enqueue(stream, (_s, p, err) => (err ? reject(err) : resolve(p))),
-    );
-  }
-
   /** Queues the stream's loaded window for the next batch; `done` gets the outcome. */
   enqueue(stream: SileroStream, done: ProbabilityCallback): void {
     if (this.failure) {
@@ -244,10 +237,9 @@ export class SileroStream {
    * not overlap: each depends on the state the previous one left. Windows of other streams pending
    * at the same time run in the same batch.
    */
-  async probability(window: Int16Array): Promise<number> {
-    this.load(window);
-    return await new Promise<number>((resolve, reject) =>
-      this.model.enqueue(this, (_s, p, err) => (err ? reject(err) : resolve(p))),
+  probability(window: Int16Array): Promise<number> {
+    return new Promise<number>((resolve, reject) =>
+      this.requestProbability(window, (_s, p, err) => (err ? reject(err) : resolve(p))),
     );
   }
 
