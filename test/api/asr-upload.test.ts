@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { pcm16Format } from "../../src/api/asr.ts";
 import type { AsrRequest } from "../../src/api/types/index.ts";
+import { seededRandom } from "../helpers/noise.ts";
 import { sendSse, useServerAndClient } from "./helpers/server.ts";
 
 const t = useServerAndClient();
@@ -16,15 +17,11 @@ describe("AsrUpload", () => {
       return sendSse(res, [{ data: { type: "transcript.text.done", meta, text: "ok" } }]);
     });
     // Samples as bytes, and byte arrays of odd lengths, so groups of 3 straddle the writes.
-    let seed = 9;
-    const next = () => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed;
-    };
+    const rand = seededRandom(9);
     const writes: Array<Uint8Array | Int16Array> = [];
     for (const n of [1, 1, 1, 2, 3, 4, 5, 160, 1601, 0, 2, 7]) {
-      writes.push(Uint8Array.from({ length: n }, () => next() >>> 24));
-      writes.push(Int16Array.from({ length: n }, () => (next() >>> 16) - 32768));
+      writes.push(Uint8Array.from({ length: n }, () => Math.floor(rand() * 256)));
+      writes.push(Int16Array.from({ length: n }, () => Math.floor(rand() * 65536) - 32768));
     }
     const upload = t.c.asr.upload(pcm16Format(16000));
     for (const w of writes) upload.write(w);

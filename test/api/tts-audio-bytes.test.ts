@@ -5,18 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SvcClient } from "../../src/api/client.ts";
 import type { TtsOutput } from "../../src/api/tts-session.ts";
 import type { TtsServerEvent } from "../../src/api/types/index.ts";
+import { seededBytes } from "../helpers/noise.ts";
 import { startServer, type TestServer } from "./helpers/server.ts";
 
-/** Deterministic pseudo-random bytes (stand-in PCM). */
-function bytes(n: number, seed: number): Buffer {
-  const out = Buffer.alloc(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) >>> 0;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
+/** Stand-in PCM. */
+const bytes = (n: number, seed: number) => Buffer.from(seededBytes(n, seed));
 
 const pcm = [
   bytes(4000, 1),

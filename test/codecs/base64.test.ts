@@ -7,23 +7,13 @@ import {
   decodeBase64Into,
   encodeBase64Into,
 } from "../../codecs/base64.ts";
-
-/** Deterministic pseudo-random bytes. */
-function bytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) >>> 0;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
+import { seededBytes } from "../helpers/noise.ts";
 
 describe("base64", () => {
   it("encodes every length and byte value as Buffer does, into a range of a reused buffer", () => {
     const out = new Uint8Array(400);
     for (let n = 0; n <= 260; n++) {
-      const src = bytes(n + 7, n);
+      const src = seededBytes(n + 7, n);
       const written = encodeBase64Into(src, 3, 3 + n, out, 5);
       const expected = Buffer.from(src.subarray(3, 3 + n)).toString("base64");
       expect(written).toBe(base64EncodedLength(n));
@@ -38,7 +28,7 @@ describe("base64", () => {
   it("decodes what Buffer encodes, padded or not, from a range of a larger message", () => {
     const out = new Uint8Array(300);
     for (let n = 0; n <= 260; n++) {
-      const src = bytes(n, 1000 + n);
+      const src = seededBytes(n, 1000 + n);
       for (const text of [
         Buffer.from(src).toString("base64"),
         Buffer.from(src).toString("base64").replace(/=+$/, ""),
@@ -58,7 +48,7 @@ describe("base64", () => {
   });
 
   it("decodes a Twilio media payload (160 bytes of µ-law) as Buffer does", () => {
-    const payload = Buffer.from(bytes(160, 42)).toString("base64");
+    const payload = Buffer.from(seededBytes(160, 42)).toString("base64");
     const out = new Uint8Array(160);
     expect(decodeBase64Into(Buffer.from(payload, "latin1"), 0, payload.length, out)).toBe(160);
     expect([...out]).toEqual([...Buffer.from(payload, "base64")]);

@@ -12,6 +12,12 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** `n` bytes from seededRandom(seed): stand-in audio or payloads, the same on every run. */
+export function seededBytes(n: number, seed: number): Uint8Array {
+  const rand = seededRandom(seed);
+  return Uint8Array.from({ length: n }, () => Math.floor(rand() * 256));
+}
+
 export type NoiseColor = "white" | "pink";
 
 export interface NoiseOptions {
