@@ -9,6 +9,8 @@ import { base64EncodedLength, encodeBase64Into } from "../../codecs/base64.ts";
 
 const FIN_TEXT = 0x81;
 const INITIAL_BYTES = 4096;
+/** Printable ASCII but `"` and `\`: a string that is its own JSON body, quotes aside. */
+const PLAIN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 export class OutboundFrames {
   /** `{"event":"media","streamSid":"…","media":{"payload":"` */
@@ -48,7 +50,7 @@ export class OutboundFrames {
   mark(name: string): void {
     const head = this.#markHead;
     // The name as JSON: written as it is when it needs no escaping (the ledger's names never do).
-    const plain = /^[\x20-\x7e]*$/.test(name) && !/["\\]/.test(name);
+    const plain = PLAIN_JSON.test(name);
     const json = plain ? name : JSON.stringify(name);
     const quoted = plain ? name.length + 2 : Buffer.byteLength(json, "utf8");
     let at = this.#frame(head.length + quoted + 2);
