@@ -8,8 +8,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# Debian packages the project runs for real: TTS, ASR, media conversion, audio reference tools.
-APT_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc)
+# Debian packages the project runs for real: TTS, ASR, media conversion, audio reference tools,
+# and the real SIP peers the SIP tests dial in with (baresip, a phone; SIPp as sip-tester).
+APT_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc baresip-core sip-tester)
 # The Node we install when the machine's is older than NODE_MIN (npm serves Node itself).
 NODE_PIN="24.9.0"
 NODE_MIN="22.12.0"

@@ -131,6 +131,75 @@ export const configSchema = z.object({
       authToken: z.string().min(1).optional(),
     })
     .prefault({}),
+  sip: z
+    .object({
+      /** SIP signalling port (UDP and TCP); false (`off`) disables SIP. */
+      port: z.union([z.literal(false), z.literal("off").transform(() => false as const), port]).default(5060),
+      /** Address SIP and RTP bind to. */
+      host: z.string().min(1).default("0.0.0.0"),
+      /** Address advertised in Contact and SDP when the bridge is behind NAT. */
+      publicIp: z.ipv4({ error: "expected an IPv4 address such as 203.0.113.7" }).optional(),
+      /** RTP port range, "LOW-HIGH" (even ports are used for RTP). */
+      rtpPorts: z
+        .string()
+        .regex(/^\d+-\d+$/, { error: "expected a range LOW-HIGH such as 10000-20000" })
+        .refine(
+          (v) => {
+            const [lo, hi] = v.split("-").map(Number) as [number, number];
+            return lo >= 1024 && hi <= 65535 && hi - lo >= 1;
+          },
+          { error: "expected LOW-HIGH within 1024-65535, LOW below HIGH" },
+        )
+        .default("10000-20000"),
+      /** Codecs offered and accepted, in preference order. */
+      codecs: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) =>
+          (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim().toLowerCase()).filter(Boolean),
+        )
+        .pipe(
+          z
+            .array(z.enum(["opus", "pcmu", "pcma"], { error: "expected codecs among opus, pcmu, pcma" }))
+            .min(1, { error: "expected at least one of opus, pcmu, pcma" }),
+        )
+        .default(["opus", "pcmu", "pcma"]),
+      /** Hang up when no RTP arrives for this long, seconds. */
+      mediaTimeoutS: z.coerce.number().int().min(1).max(3600).default(30),
+    })
+    .prefault({}),
+  audiosocket: z
+    .object({
+      /** Asterisk AudioSocket TCP port; unset or false (`off`) disables it. */
+      port: z
+        .union([z.literal(false), z.literal("off").transform(() => false as const), port])
+        .default(false),
+      host: z.string().min(1).default("0.0.0.0"),
+    })
+    .prefault({}),
+  discord: z
+    .object({
+      /** Bot token; the Discord bot runs whenever it is set. */
+      token: z.string().min(1).optional(),
+      /** Base URL of Discord's API (REST; the gateway URL comes from /gateway/bot). */
+      apiBase: url.default("https://discord.com/api"),
+      /** Voice channel ids joined at start (comma-separated in the environment). */
+      autoJoin: z
+        .union([z.string(), z.array(z.string())])
+        .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
+        .pipe(
+          z.array(z.string().regex(/^\d{15,21}$/, { error: "expected a channel id (a snowflake: digits)" })),
+        )
+        .default([]),
+      /** `all`: answer every turn; `mention`: only turns that address the agent by name. */
+      respondTo: z.enum(["all", "mention"]).default("all"),
+      /** The name members call the agent by (mention mode); default: the bot's user name. */
+      agentName: z.string().min(1).optional(),
+      /** Post the conversation to the voice channel's text chat as it happens. */
+      textLog: z.coerce.boolean().default(false),
+      /** Shard processes: a number, or `auto` (Discord's recommendation); unset runs one process. */
+      shards: z.union([z.literal("auto"), z.coerce.number().int().min(1).max(1000)]).optional(),
+    })
+    .prefault({}),
   log: z
     .object({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -172,6 +241,21 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_IMAGE_BLOCKLIST: ["local", "imageBlocklist"],
   TWILIO_ACCOUNT_SID: ["twilio", "accountSid"],
   TWILIO_AUTH_TOKEN: ["twilio", "authToken"],
+  SIP_PORT: ["sip", "port"],
+  SIP_HOST: ["sip", "host"],
+  SIP_PUBLIC_IP: ["sip", "publicIp"],
+  RTP_PORTS: ["sip", "rtpPorts"],
+  SIP_CODECS: ["sip", "codecs"],
+  SIP_MEDIA_TIMEOUT_S: ["sip", "mediaTimeoutS"],
+  AUDIOSOCKET_PORT: ["audiosocket", "port"],
+  AUDIOSOCKET_HOST: ["audiosocket", "host"],
+  DISCORD_TOKEN: ["discord", "token"],
+  DISCORD_API_BASE: ["discord", "apiBase"],
+  DISCORD_AUTO_JOIN: ["discord", "autoJoin"],
+  DISCORD_RESPOND_TO: ["discord", "respondTo"],
+  DISCORD_AGENT_NAME: ["discord", "agentName"],
+  DISCORD_TEXT_LOG: ["discord", "textLog"],
+  DISCORD_SHARDS: ["discord", "shards"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };
@@ -210,7 +294,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, log)`,
+      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, sip, audiosocket, discord, log)`,
     );
   }
   return parsed as Tree;
@@ -250,7 +334,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join(".");
-    const where = origin.get(key);
+    // A list item's problem ("sip.codecs.0") came from where the list was set.
+    const set = issue.path.map((_, i) => issue.path.slice(0, issue.path.length - i).join("."));
+    const where = set.map((k) => origin.get(k)).find((w) => w !== undefined);
     const label = where ? `${where} (${key})` : file ? `${file}: ${key}` : key;
     return `  - ${label}: ${issue.message}`;
   });

@@ -8,7 +8,7 @@ import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import { Pacer } from "../pacer.ts";
-import type { CallInfo, CallTransport, TransportListener } from "../transport.ts";
+import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { MarkLedger } from "./marks.ts";
 import type { MediaSpan } from "./media-bytes.ts";
@@ -54,7 +54,7 @@ export interface TwilioCallOptions {
 export class TwilioCallTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate = TWILIO_RATE;
-  readonly outputRate = TWILIO_RATE;
+  readonly output = { kind: "pcm", rate: TWILIO_RATE } as const;
   readonly streamSid: string;
   readonly #socket: MediaSocket;
   readonly #log: Logger;
@@ -128,7 +128,10 @@ export class TwilioCallTransport implements CallTransport {
     for (const e of early) e.deliver(listener);
   }
 
-  play(pcm: Int16Array): void {
+  play(audio: AgentAudio): void {
+    if (!(audio instanceof Int16Array))
+      throw new TypeError("a Twilio call plays PCM (its output is pcm at 8 kHz)");
+    const pcm = audio;
     if (this.#ended || pcm.length === 0) return;
     this.#queuedMs += pcm.length / SAMPLES_PER_MS;
     this.#pacer.push(pcm);

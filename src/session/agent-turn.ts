@@ -230,7 +230,7 @@ export class AgentTurn {
         } else if (ev.type === "audio") {
           this.timings.firstAudioAt ??= this.#deps.clock.now();
           if (this.#openSentence) this.#openSentence.durationMs += ev.durationMs;
-          this.#playout.push(ev.pcm);
+          this.#playout.push(ev.audio);
           this.#notePlay();
         } else if (ev.type === "sentence-end") {
           this.#openSentence = undefined;

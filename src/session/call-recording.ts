@@ -11,12 +11,17 @@
 // reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { OpusCodec } from "../../codecs/opus.ts";
 import type { Logger } from "../log.ts";
+import { isPcm } from "./agent-audio.ts";
 import { callFileStem } from "./call-file-name.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
-import type { CallInfo, CallTransport, TransportListener } from "./transport.ts";
+import type { AgentAudio, CallInfo, CallTransport, OutputFormat, TransportListener } from "./transport.ts";
 import { WavFileWriter } from "./wav-file.ts";
+
+/** Opus agent audio is recorded at this rate (then resampled to the recording's). */
+const OPUS_DECODE_RATE = 48000;
 
 export interface RecordingOptions {
   /**
@@ -41,7 +46,7 @@ export interface RecordingOptions {
 export class RecordingTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
-  readonly outputRate: number;
+  readonly output: OutputFormat;
   readonly #inner: CallTransport;
   readonly #clock: Clock;
   readonly #timeline: RecordingTimeline;
@@ -52,6 +57,7 @@ export class RecordingTransport implements CallTransport {
   readonly #onClosed: (() => void) | undefined;
   readonly #onTick = () => this.#tick();
   #timer: TimerHandle | undefined;
+  #opus: OpusCodec | undefined;
   #closing: Promise<void> | undefined;
   #failed = false;
   #reported = false;
@@ -60,12 +66,15 @@ export class RecordingTransport implements CallTransport {
     this.#inner = inner;
     this.info = inner.info;
     this.inputRate = inner.inputRate;
-    this.outputRate = inner.outputRate;
+    this.output = inner.output;
     this.#clock = opts.clock;
     this.#onError = opts.onError;
     this.#flushEveryMs = opts.flushEveryMs ?? 1000;
     this.#onClosed = opts.onClosed;
-    this.#timeline = new RecordingTimeline({ callerRate: inner.inputRate, agentRate: inner.outputRate });
+    this.#timeline = new RecordingTimeline({
+      callerRate: inner.inputRate,
+      agentRate: inner.output.kind === "pcm" ? inner.output.rate : OPUS_DECODE_RATE,
+    });
     this.#file = new WavFileWriter(opts.path, {
       sampleRate: inner.inputRate,
       channels: 2,
@@ -94,7 +103,7 @@ export class RecordingTransport implements CallTransport {
 
   attach(listener: TransportListener): void {
     this.#inner.attach({
-      audio: (frame) => {
+      audio: (frame, speaker) => {
         // Inline rather than through #guard: no closure per 20 ms frame.
         if (!this.#failed && !this.#closing) {
           try {
@@ -103,8 +112,9 @@ export class RecordingTransport implements CallTransport {
             this.#fail(err as Error);
           }
         }
-        listener.audio(frame);
+        listener.audio(frame, speaker);
       },
+      speakerLeft: (id) => listener.speakerLeft?.(id),
       dtmf: (digit) => listener.dtmf(digit),
       played: (ms) => listener.played(ms),
       ended: (reason) => {
@@ -114,9 +124,21 @@ export class RecordingTransport implements CallTransport {
     });
   }
 
-  play(pcm: Int16Array): void {
-    if (!this.#failed && !this.#closing) this.#guard(() => this.#timeline.agent(pcm, this.#elapsed()));
-    this.#inner.play(pcm);
+  play(audio: AgentAudio): void {
+    if (!this.#failed && !this.#closing)
+      this.#guard(() => this.#timeline.agent(this.#pcm(audio), this.#elapsed()));
+    this.#inner.play(audio);
+  }
+
+  /** The agent's audio as PCM for the file: Opus packets are decoded here, for the recording only. */
+  #pcm(audio: AgentAudio): Int16Array {
+    if (isPcm(audio)) return audio;
+    this.#opus ??= new OpusCodec(OPUS_DECODE_RATE, 1);
+    const out = new Int16Array(audio.packets.length * (OPUS_DECODE_RATE / 50));
+    audio.packets.forEach((p, i) => {
+      out.set(this.#opus!.decode(p).subarray(0, OPUS_DECODE_RATE / 50), i * (OPUS_DECODE_RATE / 50));
+    });
+    return out;
   }
 
   clear(): void {

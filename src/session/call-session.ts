@@ -3,10 +3,10 @@
 // out only once the caller's turn is confirmed, and yields at once when the caller talks
 // over it. Every timer goes through the injected clock; every event arrives on one
 // thread, so state changes need no locks, only stale-result checks.
-import { concatPcm } from "../../codecs/pcm.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Logger } from "../log.ts";
+import { audioMs, concatAudio } from "./agent-audio.ts";
 import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
@@ -16,7 +16,7 @@ import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
 import type { SpeechDetector, SpeechDetectorFactory, SpeechEvent } from "./speech-detector.ts";
 import { ToolBox } from "./tools.ts";
 import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
-import type { CallTransport } from "./transport.ts";
+import type { AgentAudio, CallTransport } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { AudioWindow } from "./utterance.ts";
 import { UtteranceUpload } from "./utterance-upload.ts";
@@ -119,7 +119,7 @@ export class CallSession {
   #maxTimer: TimerHandle | undefined;
   #dtmf = "";
   #dtmfTimer: TimerHandle | undefined;
-  #apologyPcm: Int16Array | undefined;
+  #apology: AgentAudio | undefined;
 
   constructor(deps: SessionDeps) {
     this.#d = deps;
@@ -127,7 +127,7 @@ export class CallSession {
     this.#log = deps.log.child({ callId: transport.info.callId });
     this.#history = new ConversationHistory(config.systemPrompt);
     this.#tools = new ToolBox(config.httpTools, config.transferTarget);
-    this.#tts = new TtsPool(deps.services.tts, transport.outputRate, this.#log);
+    this.#tts = new TtsPool(deps.services.tts, transport.output, this.#log);
     if (transport.inputRate !== VAD_RATE) this.#resampler = new Resampler(transport.inputRate, VAD_RATE);
     this.#detector = deps.createSpeechDetector((e) => this.#onSpeech(e));
     this.#startedAt = deps.clock.now();
@@ -652,14 +652,14 @@ export class CallSession {
   async #prepareApology(): Promise<void> {
     let stream: TtsStream | undefined;
     try {
-      stream = await this.#d.services.tts.open(this.#d.transport.outputRate);
+      stream = await this.#d.services.tts.open(this.#d.transport.output);
       stream.sendText(this.#d.config.apologyText);
       stream.flush();
-      const chunks: Int16Array[] = [];
+      const chunks: AgentAudio[] = [];
       let open = 0;
       let seenSentence = false;
       for await (const ev of stream.events) {
-        if (ev.type === "audio") chunks.push(ev.pcm);
+        if (ev.type === "audio") chunks.push(ev.audio);
         if (ev.type === "sentence-start") {
           open += 1;
           seenSentence = true;
@@ -667,7 +667,7 @@ export class CallSession {
         if (ev.type === "sentence-end") open -= 1;
         if (seenSentence && open === 0 && chunks.length) break;
       }
-      this.#apologyPcm = concatPcm(chunks);
+      this.#apology = concatAudio(chunks, this.#d.transport.output);
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, "could not pre-synthesize the apology");
     } finally {
@@ -680,8 +680,8 @@ export class CallSession {
     if (this.#job === job) this.#job = undefined;
     this.#log.warn({ why }, "apologizing to the caller");
     this.#note(`fault: ${why}`);
-    if (this.#apologyPcm?.length) {
-      this.#d.transport.play(this.#apologyPcm);
+    if (this.#apology && audioMs(this.#apology, this.#d.transport.output) > 0) {
+      this.#d.transport.play(this.#apology);
       this.#history.addAssistant(this.#d.config.apologyText);
       this.#record({
         type: "assistant",

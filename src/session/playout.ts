@@ -2,7 +2,8 @@
 // turn the caller has heard, and can pause (drop what is queued at the far side) and
 // resume from the heard position, so a cough or "uh-huh" costs a short gap instead of the
 // agent's whole answer.
-import type { CallTransport } from "./transport.ts";
+import { audioFrom, audioMs } from "./agent-audio.ts";
+import type { AgentAudio, CallTransport, OutputFormat } from "./transport.ts";
 
 interface Segment {
   /** Where this piece of the turn starts on the transport's cumulative timeline, ms. */
@@ -13,8 +14,8 @@ interface Segment {
 
 export class TurnPlayout {
   readonly #transport: CallTransport;
-  readonly #rate: number;
-  readonly #chunks: Int16Array[] = [];
+  readonly #format: OutputFormat;
+  readonly #chunks: AgentAudio[] = [];
   readonly #segments: Segment[] = [];
   /** Total turn audio received so far, ms. */
   #turnMs = 0;
@@ -25,7 +26,7 @@ export class TurnPlayout {
   /** A held playout collects audio without sending it until `resume()` (preemptive turns). */
   constructor(transport: CallTransport, opts: { held?: boolean } = {}) {
     this.#transport = transport;
-    this.#rate = transport.outputRate;
+    this.#format = transport.output;
     this.#paused = opts.held ?? false;
   }
 
@@ -39,13 +40,13 @@ export class TurnPlayout {
   }
 
   /** Adds audio of this turn; it goes out at once unless the turn is paused. */
-  push(pcm: Int16Array): void {
-    if (this.#stopped || pcm.length === 0) return;
-    this.#chunks.push(pcm);
-    const durationMs = (pcm.length * 1000) / this.#rate;
+  push(audio: AgentAudio): void {
+    const durationMs = audioMs(audio, this.#format);
+    if (this.#stopped || durationMs === 0) return;
+    this.#chunks.push(audio);
     const turnStartMs = this.#turnMs;
     this.#turnMs += durationMs;
-    if (!this.#paused) this.#send(pcm, turnStartMs, durationMs);
+    if (!this.#paused) this.#send(audio, turnStartMs, durationMs);
   }
 
   /** How much of this turn the caller has heard, ms. */
@@ -80,12 +81,11 @@ export class TurnPlayout {
     const from = this.#heardAtPauseMs;
     let offset = 0;
     for (const chunk of this.#chunks) {
-      const durationMs = (chunk.length * 1000) / this.#rate;
+      const durationMs = audioMs(chunk, this.#format);
       const end = offset + durationMs;
       if (end > from) {
-        const skip = Math.max(0, Math.round(((from - offset) * this.#rate) / 1000));
-        const piece = skip > 0 ? chunk.subarray(skip) : chunk;
-        this.#send(piece, offset + (skip * 1000) / this.#rate, (piece.length * 1000) / this.#rate);
+        const { rest, startMs } = audioFrom(chunk, from - offset, this.#format);
+        this.#send(rest, offset + startMs, durationMs - startMs);
       }
       offset = end;
     }
@@ -101,8 +101,9 @@ export class TurnPlayout {
     return heard;
   }
 
-  #send(pcm: Int16Array, turnStartMs: number, durationMs: number): void {
+  #send(audio: AgentAudio, turnStartMs: number, durationMs: number): void {
+    if (durationMs <= 0) return;
     this.#segments.push({ transportStartMs: this.#transport.queuedMs(), turnStartMs, durationMs });
-    this.#transport.play(pcm);
+    this.#transport.play(audio);
   }
 }

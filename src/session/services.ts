@@ -1,6 +1,7 @@
 // The small service interfaces the session depends on. Production adapters wrap the API
 // client (src/session/svc-adapters.ts); turn-taking tests script them on virtual time.
 import type { ChatMessage, ChatTool } from "../api/types/index.ts";
+import type { AgentAudio, OutputFormat } from "./transport.ts";
 
 /** One utterance sent while the caller is still speaking it. */
 export interface RecognizerStream {
@@ -42,11 +43,11 @@ export interface ChatModel {
 
 export type TtsEvent =
   | { type: "sentence-start"; text: string }
-  | { type: "audio"; pcm: Int16Array; durationMs: number }
+  | { type: "audio"; audio: AgentAudio; durationMs: number }
   | { type: "sentence-end"; text: string }
   | { type: "flushed" };
 
-/** One realtime synthesis session (E5, default mode), pcm at the rate it was opened with. */
+/** One realtime synthesis session (E5, default mode), audio in the format it was opened with. */
 export interface TtsStream {
   sendText(text: string): void;
   /** End of the turn's text: synthesize what is buffered now. */
@@ -59,8 +60,11 @@ export interface TtsStream {
 }
 
 export interface SpeechSynthesizer {
-  /** Connects and creates a session ready for text (done ahead of need to hide the set-up). */
-  open(sampleRate: number): Promise<TtsStream>;
+  /**
+   * Connects and creates a session ready for text (done ahead of need to hide the set-up), its
+   * audio in the transport's own output format.
+   */
+  open(format: OutputFormat): Promise<TtsStream>;
 }
 
 export interface SessionServices {

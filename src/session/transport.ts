@@ -1,21 +1,53 @@
 // The transport port: what a call looks like to the session, whatever carries it
-// (Twilio Media Streams, SIP/RTP, Discord). The session owns this interface so that it
-// never imports a bridge; bridges implement it (bridges/transport.ts re-exports it).
+// (Twilio Media Streams, SIP/RTP, Discord, AudioSocket). The session owns this interface so
+// that it never imports a bridge; bridges implement it (bridges/transport.ts re-exports it).
 
 export interface CallInfo {
-  /** Unique per call (e.g. Twilio CallSid, SIP Call-ID). */
+  /** Unique per call (e.g. Twilio CallSid, SIP Call-ID, a Discord voice channel's conversation). */
   readonly callId: string;
   readonly transport: "twilio" | "sip" | "discord" | "audiosocket" | "test";
   readonly from?: string;
   readonly to?: string;
-  /** Provider-specific extras (Twilio customParameters, SIP headers...). */
+  /** Provider-specific extras (Twilio customParameters, SIP X- headers...). */
   readonly params: Readonly<Record<string, string>>;
+}
+
+/**
+ * The agent audio a transport takes. `pcm`: mono Int16 at `rate` (the session asks TTS for
+ * exactly that rate). `opus`: Opus packets of 20 ms at 48 kHz, played as they are — asked of
+ * TTS as an Ogg Opus stream and demuxed in-process, never decoded and re-encoded.
+ */
+export type OutputFormat = { readonly kind: "pcm"; readonly rate: number } | { readonly kind: "opus" };
+
+/** Whole Opus packets, 20 ms each at 48 kHz. */
+export interface OpusPackets {
+  readonly packets: readonly Uint8Array[];
+}
+
+/** A piece of the agent's voice in the transport's output format: PCM samples, or Opus packets. */
+export type AgentAudio = Int16Array | OpusPackets;
+
+/** Duration of one Opus packet the session hands out, ms. */
+export const OPUS_PACKET_MS = 20;
+
+/** Who spoke, on a transport that carries several people (a Discord voice channel). */
+export interface Speaker {
+  /** Stable for the conversation (a Discord user id). */
+  readonly id: string;
+  /** How the others call them (a display name): it labels their turns in the history. */
+  readonly name: string;
 }
 
 /** What the transport reports to the session. */
 export interface TransportListener {
-  /** One inbound frame: mono Int16 PCM, 20 ms at `inputRate`. A gap is simply absent frames. */
-  audio(frame: Int16Array): void;
+  /**
+   * One inbound frame: mono Int16 PCM, 20 ms at `inputRate`. A gap is simply absent frames. On a
+   * transport that carries several people, `speaker` says whose frame it is: each speaker is
+   * listened to on their own.
+   */
+  audio(frame: Int16Array, speaker?: Speaker): void;
+  /** A speaker left the conversation (their half-said words are dropped). */
+  speakerLeft?(speakerId: string): void;
   /** A DTMF digit the caller pressed (0-9, *, #, A-D). */
   dtmf(digit: string): void;
   /** The playout position moved: cumulative ms of outbound audio the caller has heard. */
@@ -28,12 +60,15 @@ export interface CallTransport {
   readonly info: CallInfo;
   /** Sample rate of inbound frames. */
   readonly inputRate: number;
-  /** Sample rate `play` expects (the session asks TTS for exactly this). */
-  readonly outputRate: number;
+  /** The agent audio `play` takes. */
+  readonly output: OutputFormat;
   /** Starts delivering events; called once by the session. */
   attach(listener: TransportListener): void;
-  /** Queues audio for the caller (mono Int16 at `outputRate`); the transport paces it out. */
-  play(pcm: Int16Array): void;
+  /**
+   * Queues agent audio for the caller, in the transport's `output` format (Int16Array for
+   * `pcm`, OpusPackets for `opus`); the transport paces it out.
+   */
+  play(audio: AgentAudio): void;
   /** Drops all audio not yet heard, at once (barge-in); afterwards queuedMs() equals playedMs(). */
   clear(): void;
   /**

@@ -3,24 +3,25 @@
 // replaced on the next take.
 import type { Logger } from "../log.ts";
 import type { SpeechSynthesizer, TtsStream } from "./services.ts";
+import type { OutputFormat } from "./transport.ts";
 
 export class TtsPool {
   readonly #synth: SpeechSynthesizer;
-  readonly #rate: number;
+  readonly #format: OutputFormat;
   readonly #log: Logger;
   #spare: Promise<TtsStream> | undefined;
   #closed = false;
 
-  constructor(synth: SpeechSynthesizer, sampleRate: number, log: Logger) {
+  constructor(synth: SpeechSynthesizer, format: OutputFormat, log: Logger) {
     this.#synth = synth;
-    this.#rate = sampleRate;
+    this.#format = format;
     this.#log = log;
   }
 
   /** Opens the spare now (e.g. while the caller speaks). */
   warm(): void {
     if (this.#closed || this.#spare) return;
-    const spare = this.#synth.open(this.#rate);
+    const spare = this.#synth.open(this.#format);
     spare.catch((err: Error) => {
       this.#log.warn({ err: err.message }, "could not open a spare TTS session");
       if (this.#spare === spare) this.#spare = undefined;
@@ -42,7 +43,7 @@ export class TtsPool {
         stream = undefined;
       }
     }
-    stream ??= await this.#synth.open(this.#rate);
+    stream ??= await this.#synth.open(this.#format);
     this.warm();
     return stream;
   }

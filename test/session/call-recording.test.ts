@@ -11,13 +11,13 @@ import { levelDbfs } from "../../codecs/pcm.ts";
 import { parseWav } from "../../codecs/wav.ts";
 import { CallRecorder, RecordingTransport } from "../../src/session/call-recording.ts";
 import { VirtualClock } from "../../src/session/clock.ts";
-import type { CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
+import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
 import { splitStereo } from "../helpers/stereo.ts";
 
 class FakeTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
-  readonly outputRate: number;
+  readonly output: { kind: "pcm"; rate: number };
   listener: TransportListener | undefined;
   readonly plays: Int16Array[] = [];
   clears = 0;
@@ -25,13 +25,14 @@ class FakeTransport implements CallTransport {
   constructor(rates: { input: number; output: number }, callId = "CA-rec-1") {
     this.info = { callId, transport: "test", params: {} };
     this.inputRate = rates.input;
-    this.outputRate = rates.output;
+    this.output = { kind: "pcm", rate: rates.output };
   }
   attach(listener: TransportListener): void {
     this.listener = listener;
   }
-  play(pcm: Int16Array): void {
-    this.plays.push(pcm);
+  play(audio: AgentAudio): void {
+    if (!(audio instanceof Int16Array)) throw new TypeError("this transport plays PCM");
+    this.plays.push(audio);
   }
   clear(): void {
     this.clears++;
@@ -88,7 +89,7 @@ describe("RecordingTransport", () => {
     const { got, listener } = sessionListener();
     rec.attach(listener);
     expect(rec.info).toBe(inner.info);
-    expect([rec.inputRate, rec.outputRate, rec.rate]).toEqual([8000, 8000, 8000]);
+    expect([rec.inputRate, rec.output, rec.rate]).toEqual([8000, { kind: "pcm", rate: 8000 }, 8000]);
 
     // One reused buffer, as the Twilio transport decodes into: the recording must copy.
     const buf = new Int16Array(160);

@@ -8,7 +8,7 @@ import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "../../src/session/co
 import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
 import { TranscriptStore } from "../../src/session/transcript.ts";
-import type { CallTransport, TransportListener } from "../../src/session/transport.ts";
+import type { AgentAudio, CallTransport, TransportListener } from "../../src/session/transport.ts";
 
 export const RATE = 8000;
 /** Scripted speech: each word of agent audio lasts this long. */
@@ -56,7 +56,7 @@ export class VirtualTransport implements CallTransport {
     params: {},
   };
   readonly inputRate = 16000;
-  readonly outputRate = RATE;
+  readonly output = { kind: "pcm", rate: RATE } as const;
   listener!: TransportListener;
   readonly played: Int16Array[] = [];
   #queued = 0;
@@ -78,7 +78,9 @@ export class VirtualTransport implements CallTransport {
   attach(listener: TransportListener): void {
     this.listener = listener;
   }
-  play(pcm: Int16Array): void {
+  play(audio: AgentAudio): void {
+    if (!(audio instanceof Int16Array)) throw new TypeError("the virtual transport plays PCM");
+    const pcm = audio;
     this.tick();
     if (this.#queued <= this.#played) this.speechStarts.push(this.#clock.now());
     this.played.push(pcm);
@@ -243,7 +245,7 @@ export class Harness {
         for (let i = 0; i < words; i++) {
           events.push({
             type: "audio",
-            pcm: new Int16Array((RATE * MS_PER_WORD) / 1000).fill(1000),
+            audio: new Int16Array((RATE * MS_PER_WORD) / 1000).fill(1000),
             durationMs: MS_PER_WORD,
           });
         }

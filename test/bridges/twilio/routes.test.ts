@@ -104,7 +104,7 @@ describe("media stream upgrade", () => {
     });
     expect(t.info.params.streamSid).toBe("MZ0001");
     expect(t.inputRate).toBe(8000);
-    expect(t.outputRate).toBe(8000);
+    expect(t.output).toEqual({ kind: "pcm", rate: 8000 });
     expect(rig.routes.activeCalls).toBe(1);
     client.ws.close();
     await until(() => rig!.routes.activeCalls === 0, "socket gone");
