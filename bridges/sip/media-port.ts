@@ -1,0 +1,74 @@
+// The seam between SIP signalling (dialogs, SDP offer/answer) and SIP media (RTP): what the
+// signalling side negotiated for a call, and what it asks of the media side. Signalling never
+// touches RTP packets; media never parses SIP.
+import type { Logger } from "../../src/log.ts";
+import type { Clock } from "../../src/session/clock.ts";
+import type { CallInfo, CallTransport } from "../transport.ts";
+
+export type SipCodecName = "opus" | "pcmu" | "pcma";
+
+/** The one codec chosen for the call's audio m-line. */
+export interface NegotiatedCodec {
+  readonly name: SipCodecName;
+  /** Payload type as the offer numbered it (0 PCMU, 8 PCMA, dynamic for Opus). */
+  readonly payloadType: number;
+  /** RTP clock rate: 8000 for G.711, 48000 for Opus. */
+  readonly clockRate: number;
+}
+
+/** Direction from our side, as written in our answer. */
+export type MediaDirection = "sendrecv" | "sendonly" | "recvonly" | "inactive";
+
+export interface NegotiatedMedia {
+  readonly codec: NegotiatedCodec;
+  /** RFC 4733 telephone-event payload type the offer carried (the answer reuses it), if any. */
+  readonly telephoneEventPt?: number;
+  /** Where the SDP says to send RTP; symmetric RTP replaces it with where packets come from. */
+  readonly remote: { readonly address: string; readonly port: number };
+  /** Our direction: `recvonly` while the caller holds (their `sendonly`), `inactive` on their `inactive`. */
+  readonly direction: MediaDirection;
+}
+
+/** An RTP socket bound on an even port of the configured range, owned by one call. */
+export interface RtpEndpoint {
+  /** The port to put in the SDP answer. */
+  readonly port: number;
+  /** Frees the port (idempotent). */
+  close(): void;
+}
+
+/** Hands out RTP endpoints from `RTP_PORTS`; rejects when every port is taken. */
+export interface RtpPortPool {
+  open(): Promise<RtpEndpoint>;
+  /** Endpoints open now (for leak checks). */
+  readonly inUse: number;
+}
+
+/** What media asks of signalling for one call. */
+export interface SipCallControl {
+  /** Ends the dialog from our side (BYE). */
+  hangUp(reason: string): Promise<void>;
+  /** Blind transfer by REFER; resolves when a NOTIFY reports success, rejects with the reason otherwise. */
+  transfer(target: string): Promise<void>;
+}
+
+export interface SipCallTransportOptions {
+  info: CallInfo;
+  endpoint: RtpEndpoint;
+  media: NegotiatedMedia;
+  control: SipCallControl;
+  clock: Clock;
+  log: Logger;
+  /** No RTP for this long ends the call (BYE), ms. */
+  mediaTimeoutMs: number;
+}
+
+/** The session's transport for one SIP call, made by the media side once the INVITE is answered. */
+export interface SipCallTransport extends CallTransport {
+  /** A re-INVITE changed the media (hold/resume, a new address). */
+  updateMedia(media: NegotiatedMedia): void;
+  /** The dialog ended on the signalling side (BYE, CANCEL, timeout): stop media, free the port, tell the session. */
+  end(reason: string): void;
+}
+
+export type SipCallTransportFactory = (opts: SipCallTransportOptions) => SipCallTransport;
