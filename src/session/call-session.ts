@@ -3,25 +3,24 @@
 // out only once the caller's turn is confirmed, and yields at once when the caller talks
 // over it. Every timer goes through the injected clock; every event arrives on one
 // thread, so state changes need no locks, only stale-result checks.
-import { Resampler } from "../../codecs/resample.ts";
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Logger } from "../log.ts";
+import { addressesAgent } from "./addressing.ts";
 import { audioMs, concatAudio } from "./agent-audio.ts";
 import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
+import { CallControl } from "./call-control.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
 import { soundsUnfinished } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
 import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
-import type { SpeechDetector, SpeechDetectorFactory, SpeechEvent } from "./speech-detector.ts";
+import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
+import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { ToolBox } from "./tools.ts";
 import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
-import type { AgentAudio, CallTransport } from "./transport.ts";
+import type { AgentAudio, CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
-import { AudioWindow } from "./utterance.ts";
-import { UtteranceUpload } from "./utterance-upload.ts";
-
-const VAD_RATE = 16000;
+import type { UtteranceUpload } from "./utterance-upload.ts";
 
 export interface SessionDeps {
   transport: CallTransport;
@@ -44,6 +43,8 @@ const ONSET_RECHECK_MS = 20;
 /** A caller utterance on its way to becoming a turn. */
 interface UserTurnJob {
   id: number;
+  /** Whose words (undefined for keypad digits). */
+  listener: SpeakerListener | undefined;
   speechEndAt: number;
   text?: string;
   asrMs?: number;
@@ -54,6 +55,8 @@ interface UserTurnJob {
   onsetWaitFrom?: number;
   /** The user turn is in the history and the record (once its reply is first heard, or done). */
   committed?: boolean;
+  /** Someone else spoke before it was answered: it goes into the history unanswered. */
+  yielded?: boolean;
   turn?: AgentTurn;
   source: "speech" | "dtmf";
 }
@@ -63,6 +66,13 @@ interface Utterance {
   fromMs: number;
   toMs: number;
   upload: UtteranceUpload | undefined;
+}
+
+/** One speaker talking over the agent: paused after bargeInMinMs, interrupted after bargeInConfirmMs. */
+interface Barge {
+  startAt: number;
+  pauseTimer: TimerHandle | undefined;
+  confirmTimer: TimerHandle | undefined;
 }
 
 /** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
@@ -80,21 +90,15 @@ export class CallSession {
   readonly #history: ConversationHistory;
   readonly #tools: ToolBox;
   readonly #tts: TtsPool;
-  readonly #audio = new AudioWindow(VAD_RATE, 60);
-  readonly #resampler: Resampler | undefined;
-  #upsampled = new Int16Array(0);
-  readonly #detector: SpeechDetector;
+  readonly #control: CallControl;
   readonly #startedAt: number;
   #ended = false;
 
-  // Caller side.
-  #userSpeaking = false;
-  #utteranceStartMs = 0;
-  #speechStartAt = 0;
+  // Listening: one listener for a call, one per member on a multi-party transport.
+  #solo: SpeakerListener | undefined;
+  readonly #speakers = new Map<string, SpeakerListener>();
   #job: UserTurnJob | undefined;
   #jobSeq = 0;
-  /** The utterance being spoken, already on its way to recognition. */
-  #upload: UtteranceUpload | undefined;
   /** Aborted when the call ends: whatever is still uploading stops. */
   readonly #callAbort = new AbortController();
   #eouMinTimer: TimerHandle | undefined;
@@ -103,22 +107,16 @@ export class CallSession {
 
   // Agent side.
   #agent: AgentTurn | undefined;
-  #bargeStartAt: number | undefined;
-  #bargePauseTimer: TimerHandle | undefined;
-  #bargeConfirmTimer: TimerHandle | undefined;
+  readonly #barges = new Map<SpeakerListener, Barge>();
+  /** When the agent first fell silent for the barge-ins under way. */
   #bargeClearedAt: number | undefined;
+  /** The barge-in that interrupted the agent, for the turn's metrics. */
+  #interruptedBy: { startAt: number; clearedAt: number } | undefined;
   #continueTimer: TimerHandle | undefined;
+  #continueBy: SpeakerListener | undefined;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
-  #onsetPaused: AgentTurn | undefined;
+  #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
-  #pendingAction: AgentTurnResult["action"];
-
-  // Silence handling and limits.
-  #repromptTimer: TimerHandle | undefined;
-  #reprompts = 0;
-  #maxTimer: TimerHandle | undefined;
-  #dtmf = "";
-  #dtmfTimer: TimerHandle | undefined;
   #apology: AgentAudio | undefined;
 
   constructor(deps: SessionDeps) {
@@ -128,8 +126,23 @@ export class CallSession {
     this.#history = new ConversationHistory(config.systemPrompt);
     this.#tools = new ToolBox(config.httpTools, config.transferTarget);
     this.#tts = new TtsPool(deps.services.tts, transport.output, this.#log);
-    if (transport.inputRate !== VAD_RATE) this.#resampler = new Resampler(transport.inputRate, VAD_RATE);
-    this.#detector = deps.createSpeechDetector((e) => this.#onSpeech(e));
+    this.#control = new CallControl({
+      transport,
+      clock: deps.clock,
+      config,
+      log: this.#log,
+      host: {
+        busy: () => this.#anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job,
+        speakFixed: (text) => this.#speakFixed(text),
+        end: (reason) => this.end(reason),
+        note: (text) => this.#note(text),
+        transferFailed: (target) => {
+          this.#history.addUser(`(system: the transfer to ${target} failed; tell the caller and offer help)`);
+          this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
+        },
+        digits: (digits) => this.#onDigits(digits),
+      },
+    });
     this.#startedAt = deps.clock.now();
   }
 
@@ -139,12 +152,12 @@ export class CallSession {
 
   /** Nobody is speaking and no turn is in the works. */
   get idle(): boolean {
-    return !this.#userSpeaking && !this.#job && !this.#agent;
+    return !this.#anyoneSpeaking() && !this.#job && !this.#agent;
   }
 
   /** Attaches to the transport, greets the caller and starts listening. */
   start(): void {
-    const { transport, config, clock } = this.#d;
+    const { transport, config } = this.#d;
     const info = transport.info;
     this.#record({
       type: "call-start",
@@ -156,15 +169,15 @@ export class CallSession {
     });
     this.#log.info({ from: info.from, to: info.to, transport: info.transport }, "call started");
     transport.attach({
-      audio: (frame) => this.#onAudio(frame),
-      dtmf: (digit) => this.#onDtmf(digit),
+      audio: (frame, speaker) => this.#onAudio(frame, speaker),
+      speakerLeft: (id) => this.#onSpeakerLeft(id),
+      dtmf: (digit) => {
+        if (!this.#ended) this.#control.digit(digit);
+      },
       played: () => this.#agent?.checkDrained(),
       ended: (reason) => this.end(reason),
     });
-    this.#maxTimer = clock.setTimeout(
-      () => void this.#sayAndHangUp(config.goodbyeText, "max call duration"),
-      config.maxCallMs,
-    );
+    this.#control.start();
     this.#tts.warm();
     void this.#prepareApology();
     if (config.greeting) this.#speakFixed(config.greeting);
@@ -176,24 +189,16 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    for (const t of [this.#eouMinTimer, this.#eouMaxTimer, this.#bargePauseTimer, this.#bargeConfirmTimer]) {
+    for (const t of [this.#eouMinTimer, this.#eouMaxTimer, this.#continueTimer, this.#commitTimer]) {
       clock.clearTimeout(t);
     }
-    for (const t of [
-      this.#repromptTimer,
-      this.#maxTimer,
-      this.#dtmfTimer,
-      this.#continueTimer,
-      this.#commitTimer,
-    ]) {
-      clock.clearTimeout(t);
-    }
+    for (const l of [...this.#barges.keys()]) this.#endBarge(l);
+    this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
     this.#job?.turn?.cancel();
-    this.#upload?.abort();
     this.#callAbort.abort();
-    this.#detector.close();
+    for (const l of this.#listeners()) l.close();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
     this.#record({ type: "call-end", at: new Date().toISOString(), reason, durationMs });
@@ -203,22 +208,70 @@ export class CallSession {
 
   // ---- caller audio and turn-taking -------------------------------------------------
 
-  #onAudio(frame: Int16Array): void {
+  #onAudio(frame: Int16Array, speaker: Speaker | undefined): void {
     if (this.#ended) return;
-    let pcm = frame;
-    if (this.#resampler) {
-      // One buffer per call: the window and the VAD both copy what they are given.
-      // Frames are all 20 ms, so one buffer of exactly the output's size serves every frame
-      // (pushInto writes outputLength samples) and no view is made per frame.
-      const need = this.#resampler.outputLength(frame.length);
-      if (this.#upsampled.length !== need) this.#upsampled = new Int16Array(need);
-      this.#resampler.pushInto(frame, this.#upsampled);
-      pcm = this.#upsampled;
+    // The lone caller of a phone call skips the lookup: this runs for every 20 ms frame.
+    const listener = speaker ? this.#speakerListener(speaker) : (this.#solo ??= this.#newListener(undefined));
+    listener.push(frame);
+  }
+
+  #speakerListener(speaker: Speaker): SpeakerListener {
+    let l = this.#speakers.get(speaker.id);
+    if (!l) {
+      l = this.#newListener(speaker);
+      this.#speakers.set(speaker.id, l);
+      this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker");
     }
-    this.#audio.write(pcm);
-    this.#upload?.feed();
-    this.#detector.push(pcm);
-    if (!this.#userSpeaking) this.#watchOnset();
+    return l;
+  }
+
+  #newListener(speaker: Speaker | undefined): SpeakerListener {
+    return new SpeakerListener({
+      speaker,
+      inputRate: this.#d.transport.inputRate,
+      createSpeechDetector: this.#d.createSpeechDetector,
+      asr: this.#d.services.asr,
+      clock: this.#d.clock,
+      signal: this.#callAbort.signal,
+      events: {
+        speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
+        speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
+        quietFrame: (l) => this.#watchOnset(l),
+      },
+    });
+  }
+
+  #listeners(): SpeakerListener[] {
+    return this.#solo ? [this.#solo, ...this.#speakers.values()] : [...this.#speakers.values()];
+  }
+
+  #anyoneSpeaking(): boolean {
+    return this.#listeners().some((l) => l.speaking);
+  }
+
+  /** A member left: their half-said words are dropped, and they no longer hold the agent back. */
+  #onSpeakerLeft(id: string): void {
+    const l = this.#speakers.get(id);
+    if (!l || this.#ended) return;
+    this.#speakers.delete(id);
+    this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
+    if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
+    if (this.#continueBy === l) {
+      this.#d.clock.clearTimeout(this.#continueTimer);
+      this.#continueTimer = undefined;
+      this.#continueBy = undefined;
+      this.#agent?.resume();
+    }
+    if (this.#onsetPaused?.by === l) {
+      const { turn } = this.#onsetPaused;
+      this.#onsetPaused = undefined;
+      if (this.#agent === turn) turn.resume();
+    }
+    if (this.#barges.has(l)) {
+      this.#endBarge(l);
+      if (this.#barges.size === 0) this.#agent?.resume();
+    }
+    l.close();
   }
 
   /**
@@ -227,75 +280,55 @@ export class CallSession {
    * goes on would hear the agent over them. If the onset dies away without becoming speech (a
    * click, a breath), the answer goes on from where it stopped.
    */
-  #watchOnset(): void {
-    const pending = this.#detector.onsetPending();
-    if (pending && !this.#onsetPaused) {
-      const answer = this.#earlyAnswer(this.#d.clock.now());
+  #watchOnset(l: SpeakerListener): void {
+    const pending = l.onsetPending();
+    const paused = this.#onsetPaused;
+    if (pending && !paused) {
+      const answer = this.#earlyAnswer(this.#d.clock.now(), l);
       if (!answer) return;
       answer.pause();
-      this.#onsetPaused = answer;
+      this.#onsetPaused = { turn: answer, by: l };
       this.#log.debug("possible onset during the early answer: paused");
-    } else if (!pending && this.#onsetPaused) {
-      const answer = this.#onsetPaused;
+    } else if (!pending && paused?.by === l) {
       this.#onsetPaused = undefined;
-      if (this.#agent === answer) answer.resume();
+      if (this.#agent === paused.turn) paused.turn.resume();
       this.#log.debug("the onset died away: early answer resumed");
     }
   }
 
   /**
-   * The reply being heard when the caller makes a sound at clock time `at`, if that is right after
-   * the pause it answers (the caller may yet be going on) and the user turn is not committed.
+   * The reply being heard when `l` makes a sound at clock time `at`, if that is right after the
+   * pause it answers (the speaker may yet be going on) and the user turn is not committed.
    */
-  #earlyAnswer(at: number): AgentTurn | undefined {
+  #earlyAnswer(at: number, l: SpeakerListener): AgentTurn | undefined {
     const job = this.#job;
     const agent = this.#agent;
-    if (!job || job.committed || !agent || agent !== job.turn || agent.timings.firstPlayAt === undefined)
-      return;
+    if (!job || job.committed || job.listener !== l) return;
+    if (!agent || agent !== job.turn || agent.timings.firstPlayAt === undefined) return;
     return at - job.speechEndAt < this.#d.config.turn.maxEndOfTurnMs ? agent : undefined;
   }
 
-  /** Clock time at which something at stream position `atMs` happened. */
-  #clockAt(atMs: number): number {
-    return this.#d.clock.now() - Math.max(0, this.#audio.nowMs - atMs);
-  }
-
-  #onSpeech(e: SpeechEvent): void {
+  #onSpeechStart(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
-    this.#log.debug({ atMs: Math.round(e.atMs), streamMs: Math.round(this.#audio.nowMs) }, e.type);
-    if (e.type === "speech-start") {
-      this.#onSpeechStart(e.atMs);
-      // Whatever the speech turns out to be, recognition starts now on the utterance so far
-      // (after a mid-sentence pause, from the first part's start).
-      this.#upload?.abort();
-      const { services } = this.#d;
-      this.#upload = new UtteranceUpload(
-        services.asr.open(VAD_RATE, this.#callAbort.signal),
-        this.#audio,
-        this.#utteranceStartMs,
-      );
-    } else this.#onSpeechEnd(e.atMs);
-  }
-
-  #onSpeechStart(atMs: number): void {
     const { clock, config } = this.#d;
+    this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-start");
     // The onset became speech: what follows decides, as if it had been heard at once.
-    this.#onsetPaused = undefined;
-    clock.clearTimeout(this.#repromptTimer);
-    this.#reprompts = 0;
-    this.#userSpeaking = true;
-    this.#speechStartAt = this.#clockAt(atMs);
+    if (this.#onsetPaused?.by === l) this.#onsetPaused = undefined;
+    this.#control.callerSpoke();
+    l.speechStartAt = l.clockAt(atMs);
     const agent = this.#agent;
-    const early = this.#earlyAnswer(this.#speechStartAt);
+    const early = this.#earlyAnswer(l.speechStartAt, l);
     if (early) {
       // The caller goes on right after the agent began to answer: the pause was not the end of
       // the turn. The agent falls silent at once; unless it is only a click (then it resumes),
       // the answer is dropped and the same utterance (its start is kept) goes on, so the words
       // are recognized as one.
       early.pause();
-      const since = clock.now() - this.#speechStartAt;
+      const since = clock.now() - l.speechStartAt;
+      this.#continueBy = l;
       this.#continueTimer = clock.setTimeout(() => {
         this.#continueTimer = undefined;
+        this.#continueBy = undefined;
         this.#log.info("caller went on after a pause: dropping the early answer");
         this.#note("early answer dropped: the caller was still speaking");
         early.cancel();
@@ -306,28 +339,21 @@ export class CallSession {
     }
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
       // Talking over the agent: pause soon, interrupt if it goes on, else resume.
-      this.#utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
-      this.#bargeStartAt = this.#speechStartAt;
-      const since = clock.now() - this.#speechStartAt;
-      this.#bargePauseTimer = clock.setTimeout(() => this.#bargePause(), config.turn.bargeInMinMs - since);
-      this.#bargeConfirmTimer = clock.setTimeout(
-        () => this.#bargeConfirm(),
-        config.turn.bargeInConfirmMs - since,
-      );
+      l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
+      this.#startBarge(l);
       return;
     }
-    if (this.#job && !this.#job.confirmed) {
+    const job = this.#job;
+    if (job && job.source === "speech" && job.listener !== l) {
+      // Someone else speaks before the last speaker was answered: those words go into the
+      // history as they are, and the agent answers whoever finishes last.
+      this.#yieldJob(job);
+    } else if (job && !job.confirmed) {
       // The caller went on after a pause: the preemptive work was premature.
-      this.#log.debug({ job: this.#job.id }, "caller resumed: dropping preemptive turn");
+      this.#log.debug({ job: job.id }, "caller resumed: dropping preemptive turn");
       this.#dropJob();
       return; // keep the utterance start: the pause was mid-sentence
-    }
-    if (
-      this.#job?.confirmed &&
-      agent &&
-      agent === this.#job.turn &&
-      agent.timings.firstPlayAt === undefined
-    ) {
+    } else if (job?.confirmed && agent && agent === job.turn && agent.timings.firstPlayAt === undefined) {
       // Confirmed but not yet heard: still just a pause to the caller. Merge.
       this.#log.debug("caller resumed before the agent spoke: merging utterances");
       agent.cancel();
@@ -335,37 +361,39 @@ export class CallSession {
       this.#dropJob();
       return;
     }
-    this.#utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
+    l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
   }
 
-  #onSpeechEnd(atMs: number): void {
+  #onSpeechEnd(l: SpeakerListener, atMs: number): void {
+    if (this.#ended) return;
     const { clock, config } = this.#d;
-    this.#userSpeaking = false;
-    const upload = this.#upload;
-    this.#upload = undefined;
-    if (this.#continueTimer) {
+    this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
+    const upload = l.takeUpload();
+    if (this.#continueTimer && this.#continueBy === l) {
       // Too short to be words (a click, a breath): the answer goes on.
       clock.clearTimeout(this.#continueTimer);
       this.#continueTimer = undefined;
+      this.#continueBy = undefined;
       upload?.abort();
       this.#agent?.resume();
       return;
     }
-    if (this.#bargeStartAt !== undefined) {
-      if (this.#bargeConfirmTimer) {
-        // Short: a backchannel or a cough. The agent goes on.
+    const barge = this.#barges.get(l);
+    if (barge) {
+      if (barge.confirmTimer) {
+        // Short: a backchannel or a cough. The agent goes on (unless someone else holds it).
         upload?.abort();
-        this.#endBargeIn();
-        this.#agent?.resume();
+        this.#endBarge(l);
+        if (this.#barges.size === 0) this.#agent?.resume();
         this.#log.info("short speech over the agent: resuming");
         this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
-        this.#scheduleReprompt();
+        this.#control.scheduleReprompt();
         return;
       }
-      this.#bargeStartAt = undefined; // interrupted for good: this is now a normal user turn
+      this.#endBarge(l); // interrupted for good: this is now a normal user turn
     }
-    const speechEndAt = this.#clockAt(atMs);
-    this.#startJob({ fromMs: this.#utteranceStartMs, toMs: atMs + 60, upload }, speechEndAt);
+    const speechEndAt = l.clockAt(atMs);
+    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, speechEndAt);
     const since = clock.now() - speechEndAt;
     this.#minEouElapsed = false;
     this.#eouMinTimer = clock.setTimeout(() => {
@@ -375,8 +403,14 @@ export class CallSession {
     this.#eouMaxTimer = clock.setTimeout(() => this.#confirm(), config.turn.maxEndOfTurnMs - since);
   }
 
-  #startJob(utterance: Utterance, speechEndAt: number): void {
-    const job: UserTurnJob = { id: ++this.#jobSeq, speechEndAt, confirmed: false, source: "speech" };
+  #startJob(l: SpeakerListener, utterance: Utterance, speechEndAt: number): void {
+    const job: UserTurnJob = {
+      id: ++this.#jobSeq,
+      listener: l,
+      speechEndAt,
+      confirmed: false,
+      source: "speech",
+    };
     this.#job = job;
     void this.#recognize(job, utterance);
   }
@@ -394,7 +428,7 @@ export class CallSession {
       try {
         if (attempt === 0 && utterance.upload) text = await utterance.upload.end();
         else {
-          const audio = this.#audio.slice(utterance.fromMs, utterance.toMs);
+          const audio = job.listener!.audio.slice(utterance.fromMs, utterance.toMs);
           text = await services.asr.recognize(audio, VAD_RATE, signal);
         }
       } catch (err) {
@@ -402,20 +436,41 @@ export class CallSession {
         if (attempt === 1) job.failed = (err as Error).message;
       }
     }
-    if (this.#job !== job || this.#ended) return;
+    if (this.#ended) return;
     job.asrMs = clock.now() - t0;
     job.text = text?.trim() ?? "";
+    if (job.yielded) {
+      if (!job.failed) this.#commitUser(job);
+      return;
+    }
+    if (this.#job !== job) return;
     this.#log.debug({ text: job.text, asrMs: Math.round(job.asrMs) }, "recognized");
     if (job.failed) {
       if (job.confirmed) this.#apologize(job, "speech recognition failed");
       return;
     }
-    if (job.text) {
-      const messages = [...this.#history.messages(), { role: "user" as const, content: job.text }];
+    if (job.text && this.#answers(job)) {
+      const messages = [
+        ...this.#history.messages(),
+        { role: "user" as const, content: this.#userContent(job) },
+      ];
       job.turn = this.#startAgent(messages, { kind: "reply", job }, !job.confirmed);
     }
     if (job.confirmed) this.#onConfirmedJobReady(job);
     else this.#maybeConfirm();
+  }
+
+  /** Whether the agent answers this turn (in `mention` mode, only turns that call it by name). */
+  #answers(job: UserTurnJob): boolean {
+    const mp = this.#d.config.multiParty;
+    if (!mp || mp.respondTo === "all" || !job.listener?.speaker) return true;
+    return addressesAgent(job.text ?? "", mp.agentName);
+  }
+
+  /** What the history keeps of a user turn: in a group, who said it. */
+  #userContent(job: UserTurnJob): string {
+    const speaker = job.listener?.speaker;
+    return speaker ? `${speaker.name}: ${job.text}` : job.text!;
   }
 
   /** At the short timeout, confirm if the words sound finished; else wait for the long one. */
@@ -430,8 +485,8 @@ export class CallSession {
     clock.clearTimeout(this.#eouMinTimer);
     clock.clearTimeout(this.#eouMaxTimer);
     const job = this.#job;
-    if (!job || job.confirmed || this.#userSpeaking) return;
-    if (this.#detector.onsetPending()) {
+    if (!job || job.confirmed || this.#anyoneSpeaking()) return;
+    if (this.#listeners().some((l) => l.onsetPending())) {
       // The caller may be going on: sound is arriving that the VAD has not yet called speech (it
       // does so only 100–150 ms after the onset). Answering now would talk over them, so wait for
       // the VAD's verdict: speech-start drops this job, anything else confirms it.
@@ -455,10 +510,17 @@ export class CallSession {
     if (!job.text) {
       this.#log.debug("no words recognized: ignoring the noise");
       this.#job = undefined;
-      this.#scheduleReprompt();
+      this.#control.scheduleReprompt();
       return;
     }
-    this.#log.info({ text: job.text }, "caller said");
+    const speaker = job.listener?.speaker?.name;
+    this.#log.info({ text: job.text, ...(speaker ? { speaker } : {}) }, "caller said");
+    if (!this.#answers(job)) {
+      this.#log.info({ speaker }, "not addressed to the agent: into the history only");
+      this.#commitUser(job);
+      this.#job = undefined;
+      return;
+    }
     if (this.#agent && this.#agent !== job.turn) this.#agent.interrupt();
     this.#agent = job.turn;
     if (job.turn) {
@@ -480,8 +542,15 @@ export class CallSession {
     this.#d.clock.clearTimeout(this.#commitTimer);
     if (job.committed || !job.text) return;
     job.committed = true;
-    this.#history.addUser(job.text);
-    this.#record({ type: "user", at: new Date().toISOString(), text: job.text, source: job.source });
+    this.#history.addUser(this.#userContent(job));
+    const speaker = job.listener?.speaker?.name;
+    this.#record({
+      type: "user",
+      at: new Date().toISOString(),
+      text: job.text,
+      source: job.source,
+      ...(speaker ? { speaker } : {}),
+    });
   }
 
   #dropJob(): void {
@@ -493,37 +562,61 @@ export class CallSession {
     this.#job = undefined;
   }
 
+  /** The job's words go into the history unanswered (now, or once recognized). */
+  #yieldJob(job: UserTurnJob): void {
+    this.#log.debug({ job: job.id }, "another speaker began: the last turn goes into the history unanswered");
+    job.yielded = true;
+    if (this.#agent === job.turn) this.#agent = undefined;
+    this.#dropJob();
+    if (job.text !== undefined && !job.failed) this.#commitUser(job);
+  }
+
   // ---- barge-in ---------------------------------------------------------------------
 
-  #bargePause(): void {
-    this.#bargePauseTimer = undefined;
-    if (!this.#agent || this.#bargeStartAt === undefined) return;
+  #startBarge(l: SpeakerListener): void {
+    const { clock, config } = this.#d;
+    const since = clock.now() - l.speechStartAt;
+    this.#barges.set(l, {
+      startAt: l.speechStartAt,
+      pauseTimer: clock.setTimeout(() => this.#bargePause(l), config.turn.bargeInMinMs - since),
+      confirmTimer: clock.setTimeout(() => this.#bargeConfirm(l), config.turn.bargeInConfirmMs - since),
+    });
+  }
+
+  #bargePause(l: SpeakerListener): void {
+    const barge = this.#barges.get(l);
+    if (!barge) return;
+    barge.pauseTimer = undefined;
+    if (!this.#agent) return;
     this.#agent.pause();
-    this.#bargeClearedAt = this.#d.clock.now();
+    this.#bargeClearedAt ??= this.#d.clock.now();
     this.#log.debug("caller speaking over the agent: paused");
   }
 
-  #bargeConfirm(): void {
-    this.#bargeConfirmTimer = undefined;
+  #bargeConfirm(l: SpeakerListener): void {
+    const barge = this.#barges.get(l);
+    if (!barge) return;
+    barge.confirmTimer = undefined;
     const agent = this.#agent;
-    if (!agent || this.#bargeStartAt === undefined) return;
+    if (!agent) return;
     this.#bargeClearedAt ??= this.#d.clock.now();
+    const clearedAt = this.#bargeClearedAt;
     this.#log.info(
-      { bargeInMs: Math.round(this.#bargeClearedAt - this.#bargeStartAt) },
+      { bargeInMs: Math.round(clearedAt - barge.startAt), speaker: l.speaker?.name },
       "caller interrupted the agent",
     );
     this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "interrupted" });
+    this.#interruptedBy = { startAt: barge.startAt, clearedAt };
     agent.interrupt(); // its done handler records what was heard
   }
 
-  #endBargeIn(): void {
-    const { clock } = this.#d;
-    clock.clearTimeout(this.#bargePauseTimer);
-    clock.clearTimeout(this.#bargeConfirmTimer);
-    this.#bargePauseTimer = undefined;
-    this.#bargeConfirmTimer = undefined;
-    this.#bargeStartAt = undefined;
-    this.#bargeClearedAt = undefined;
+  #endBarge(l: SpeakerListener): void {
+    const barge = this.#barges.get(l);
+    if (!barge) return;
+    this.#d.clock.clearTimeout(barge.pauseTimer);
+    this.#d.clock.clearTimeout(barge.confirmTimer);
+    this.#barges.delete(l);
+    if (this.#barges.size === 0) this.#bargeClearedAt = undefined;
   }
 
   // ---- agent turns ------------------------------------------------------------------
@@ -544,13 +637,13 @@ export class CallSession {
       this.#agent?.interrupt();
       this.#agent = turn;
     }
-    clock.clearTimeout(this.#repromptTimer);
+    this.#control.cancelReprompt();
     void turn.start().then((r) => this.#onAgentDone(turn, meta, r));
     return turn;
   }
 
-  #speakFixed(text: string): void {
-    this.#startAgent(this.#history.messages(), { kind: "fixed" }, false, fixedReply(text));
+  #speakFixed(text: string): AgentTurn {
+    return this.#startAgent(this.#history.messages(), { kind: "fixed" }, false, fixedReply(text));
   }
 
   #onAgentDone(
@@ -587,18 +680,20 @@ export class CallSession {
     if (meta.kind === "reply") this.#d.onTurnMetrics?.(metrics);
     if (this.#agent === turn) this.#agent = undefined;
     if (meta.job && this.#job === meta.job) this.#job = undefined;
-    if (this.#bargeStartAt !== undefined && r.interrupted) this.#endBargeIn();
+    if (r.interrupted) {
+      for (const l of [...this.#barges.keys()]) this.#endBarge(l);
+      this.#interruptedBy = undefined;
+    }
     if (this.#ended) return;
     if (r.error) {
       this.#apologize(meta.job, r.error);
       return;
     }
     if (r.action) {
-      this.#pendingAction = r.action;
-      void this.#runAction();
+      void this.#control.run(r.action);
       return;
     }
-    if (!r.interrupted) this.#scheduleReprompt();
+    if (!r.interrupted) this.#control.scheduleReprompt();
   }
 
   #metrics(turn: AgentTurn, job: UserTurnJob | undefined, r: AgentTurnResult): TurnMetrics {
@@ -613,46 +708,18 @@ export class CallSession {
       m.ttsFirstAudioMs = Math.round(t.firstAudioAt - t.firstTextSentAt);
     }
     if (job && t.firstPlayAt !== undefined) m.voiceToVoiceMs = Math.round(t.firstPlayAt - job.speechEndAt);
-    if (r.interrupted && this.#bargeStartAt !== undefined && this.#bargeClearedAt !== undefined) {
-      m.bargeInMs = Math.round(this.#bargeClearedAt - this.#bargeStartAt);
-    }
+    const barge = this.#interruptedBy;
+    if (r.interrupted && barge) m.bargeInMs = Math.round(barge.clearedAt - barge.startAt);
     return m;
   }
 
-  async #runAction(): Promise<void> {
-    const action = this.#pendingAction;
-    this.#pendingAction = undefined;
-    if (!action) return;
-    const { transport } = this.#d;
-    if (action.kind === "end-call") {
-      this.#log.info({ reason: action.reason }, "agent hangs up");
-      await transport
-        .hangUp(action.reason)
-        .catch((err: Error) => this.#log.error({ err: err.message }, "hang-up failed"));
-      this.end(`agent: ${action.reason}`);
-      return;
-    }
-    this.#log.info({ target: action.target }, "transferring the call");
-    try {
-      await transport.transfer(action.target);
-      this.#note(`transferred to ${action.target}`);
-      this.end(`transferred to ${action.target}`);
-    } catch (err) {
-      this.#log.error({ err: (err as Error).message, target: action.target }, "transfer failed");
-      this.#note(`transfer to ${action.target} failed: ${(err as Error).message}`);
-      this.#history.addUser(
-        `(system: the transfer to ${action.target} failed; tell the caller and offer help)`,
-      );
-      this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
-    }
-  }
-
-  // ---- faults, silence, DTMF --------------------------------------------------------
+  // ---- faults and keypad ------------------------------------------------------------
 
   async #prepareApology(): Promise<void> {
     let stream: TtsStream | undefined;
+    const { output } = this.#d.transport;
     try {
-      stream = await this.#d.services.tts.open(this.#d.transport.output);
+      stream = await this.#d.services.tts.open(output);
       stream.sendText(this.#d.config.apologyText);
       stream.flush();
       const chunks: AgentAudio[] = [];
@@ -667,7 +734,7 @@ export class CallSession {
         if (ev.type === "sentence-end") open -= 1;
         if (seenSentence && open === 0 && chunks.length) break;
       }
-      this.#apology = concatAudio(chunks, this.#d.transport.output);
+      this.#apology = concatAudio(chunks, output);
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, "could not pre-synthesize the apology");
     } finally {
@@ -696,58 +763,28 @@ export class CallSession {
     } else {
       this.#log.error("no apology audio available (TTS never worked on this call)");
     }
-    this.#scheduleReprompt();
+    this.#control.scheduleReprompt();
   }
 
-  #scheduleReprompt(): void {
-    const { clock, config } = this.#d;
-    clock.clearTimeout(this.#repromptTimer);
-    if (this.#ended || this.#userSpeaking || this.#agent?.speaking || this.#job) return;
-    this.#repromptTimer = clock.setTimeout(() => {
-      if (this.#userSpeaking || this.#agent?.speaking || this.#job) return;
-      this.#reprompts += 1;
-      if (this.#reprompts > config.maxReprompts) void this.#sayAndHangUp(config.goodbyeText, "caller silent");
-      else this.#speakFixed(config.repromptText);
-    }, config.repromptAfterMs);
-  }
-
-  async #sayAndHangUp(text: string, reason: string): Promise<void> {
+  /** Keypad digits, gathered by call control: a confirmed turn of their own. */
+  #onDigits(digits: string): void {
     if (this.#ended) return;
-    this.#log.info({ reason }, "saying goodbye");
-    const turn = this.#startAgent(this.#history.messages(), { kind: "fixed" }, false, fixedReply(text));
-    await turn.done;
-    await this.#d.transport.hangUp(reason).catch(() => undefined);
-    this.end(reason);
-  }
-
-  #onDtmf(digit: string): void {
-    if (this.#ended) return;
-    const { clock, config } = this.#d;
-    this.#log.info({ digit }, "caller pressed a key");
-    this.#dtmf += digit;
-    clock.clearTimeout(this.#dtmfTimer);
-    clock.clearTimeout(this.#repromptTimer);
-    const send = () => {
-      const digits = this.#dtmf;
-      this.#dtmf = "";
-      if (!digits) return;
-      const job: UserTurnJob = {
-        id: ++this.#jobSeq,
-        speechEndAt: clock.now(),
-        confirmed: true,
-        source: "dtmf",
-        text: `(the caller pressed on the keypad: ${digits.split("").join(" ")})`,
-      };
-      this.#dropJob();
-      this.#job = job;
-      this.#agent?.interrupt();
-      const messages = [...this.#history.messages(), { role: "user" as const, content: job.text! }];
-      job.turn = this.#startAgent(messages, { kind: "reply", job }, true);
-      job.confirmedAt = clock.now();
-      this.#onConfirmedJobReady(job);
+    const { clock } = this.#d;
+    const job: UserTurnJob = {
+      id: ++this.#jobSeq,
+      listener: undefined,
+      speechEndAt: clock.now(),
+      confirmed: true,
+      source: "dtmf",
+      text: `(the caller pressed on the keypad: ${digits.split("").join(" ")})`,
     };
-    if (digit === "#") send();
-    else this.#dtmfTimer = clock.setTimeout(send, config.dtmfGapMs);
+    this.#dropJob();
+    this.#job = job;
+    this.#agent?.interrupt();
+    const messages = [...this.#history.messages(), { role: "user" as const, content: job.text! }];
+    job.turn = this.#startAgent(messages, { kind: "reply", job }, true);
+    job.confirmedAt = clock.now();
+    this.#onConfirmedJobReady(job);
   }
 
   #note(text: string): void {

@@ -44,6 +44,12 @@ export interface SessionConfig {
   dtmfGapMs: number;
   transferTarget?: string;
   httpTools: HttpToolConfig[];
+  /**
+   * A conversation with several people (a voice channel): each turn is labelled with its
+   * speaker's name, nobody is re-prompted, and in `mention` mode the agent answers only turns
+   * that call it by `agentName` (every turn still goes into the history).
+   */
+  multiParty?: { respondTo: "all" | "mention"; agentName: string };
 }
 
 export const DEFAULT_SESSION_CONFIG: SessionConfig = {

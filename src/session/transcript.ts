@@ -20,7 +20,7 @@ export interface TurnMetrics {
 
 export type CallEvent =
   | { type: "call-start"; at: string; callId: string; transport: string; from?: string; to?: string }
-  | { type: "user"; at: string; text: string; source: "speech" | "dtmf" }
+  | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
   | {
       type: "assistant";
       at: string;
@@ -37,7 +37,7 @@ export type CallEvent =
 
 /** One spoken turn, for people reading a call: who, what, and for the agent what was heard. */
 export type TurnView =
-  | { role: "user"; text: string; source: "speech" | "dtmf"; at: string }
+  | { role: "user"; text: string; source: "speech" | "dtmf"; speaker?: string; at: string }
   | {
       role: "assistant";
       text: string;
@@ -65,8 +65,10 @@ export interface CallRecord {
 function turnsOf(events: CallEvent[]): TurnView[] {
   const turns: TurnView[] = [];
   for (const e of events) {
-    if (e.type === "user") turns.push({ role: "user", text: e.text, source: e.source, at: e.at });
-    else if (e.type === "assistant") {
+    if (e.type === "user") {
+      const { text, source, speaker, at } = e;
+      turns.push({ role: "user", text, source, ...(speaker ? { speaker } : {}), at });
+    } else if (e.type === "assistant") {
       turns.push({
         role: "assistant",
         text: e.heard,
