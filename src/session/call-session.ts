@@ -6,19 +6,20 @@
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Logger } from "../log.ts";
 import { addressesAgent } from "./addressing.ts";
-import { audioMs, concatAudio } from "./agent-audio.ts";
 import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
+import { CachedApology } from "./apology.ts";
+import { BargeIns } from "./barge-ins.ts";
 import { CallControl } from "./call-control.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
 import { soundsUnfinished } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
-import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
+import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { ToolBox } from "./tools.ts";
 import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
-import type { AgentAudio, CallTransport, Speaker } from "./transport.ts";
+import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import type { UtteranceUpload } from "./utterance-upload.ts";
 
@@ -68,13 +69,6 @@ interface Utterance {
   upload: UtteranceUpload | undefined;
 }
 
-/** One speaker talking over the agent: paused after bargeInMinMs, interrupted after bargeInConfirmMs. */
-interface Barge {
-  startAt: number;
-  pauseTimer: TimerHandle | undefined;
-  confirmTimer: TimerHandle | undefined;
-}
-
 /** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
 function fixedReply(text: string): ChatModel {
   return {
@@ -107,9 +101,7 @@ export class CallSession {
 
   // Agent side.
   #agent: AgentTurn | undefined;
-  readonly #barges = new Map<SpeakerListener, Barge>();
-  /** When the agent first fell silent for the barge-ins under way. */
-  #bargeClearedAt: number | undefined;
+  readonly #barges: BargeIns<SpeakerListener>;
   /** The barge-in that interrupted the agent, for the turn's metrics. */
   #interruptedBy: { startAt: number; clearedAt: number } | undefined;
   #continueTimer: TimerHandle | undefined;
@@ -117,7 +109,7 @@ export class CallSession {
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
-  #apology: AgentAudio | undefined;
+  readonly #apology: CachedApology;
 
   constructor(deps: SessionDeps) {
     this.#d = deps;
@@ -143,6 +135,21 @@ export class CallSession {
         digits: (digits) => this.#onDigits(digits),
       },
     });
+    this.#barges = new BargeIns(deps.clock, {
+      pause: () => {
+        this.#agent?.pause();
+        this.#log.debug("caller speaking over the agent: paused");
+      },
+      interrupt: (bargeInMs, startAt, clearedAt) => {
+        const agent = this.#agent;
+        if (!agent) return;
+        this.#log.info({ bargeInMs }, "caller interrupted the agent");
+        this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "interrupted" });
+        this.#interruptedBy = { startAt, clearedAt };
+        agent.interrupt(); // its done handler records what was heard
+      },
+    });
+    this.#apology = new CachedApology(config.apologyText, transport.output);
     this.#startedAt = deps.clock.now();
   }
 
@@ -179,7 +186,7 @@ export class CallSession {
     });
     this.#control.start();
     this.#tts.warm();
-    void this.#prepareApology();
+    void this.#apology.prepare(this.#d.services.tts, this.#log);
     if (config.greeting) this.#speakFixed(config.greeting);
     else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
   }
@@ -192,7 +199,7 @@ export class CallSession {
     for (const t of [this.#eouMinTimer, this.#eouMaxTimer, this.#continueTimer, this.#commitTimer]) {
       clock.clearTimeout(t);
     }
-    for (const l of [...this.#barges.keys()]) this.#endBarge(l);
+    this.#barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
@@ -268,8 +275,8 @@ export class CallSession {
       if (this.#agent === turn) turn.resume();
     }
     if (this.#barges.has(l)) {
-      this.#endBarge(l);
-      if (this.#barges.size === 0) this.#agent?.resume();
+      this.#barges.end(l);
+      if (!this.#barges.active) this.#agent?.resume();
     }
     l.close();
   }
@@ -340,7 +347,7 @@ export class CallSession {
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
       // Talking over the agent: pause soon, interrupt if it goes on, else resume.
       l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
-      this.#startBarge(l);
+      this.#barges.start(l, l.speechStartAt, config.turn.bargeInMinMs, config.turn.bargeInConfirmMs);
       return;
     }
     const job = this.#job;
@@ -378,19 +385,15 @@ export class CallSession {
       this.#agent?.resume();
       return;
     }
-    const barge = this.#barges.get(l);
-    if (barge) {
-      if (barge.confirmTimer) {
-        // Short: a backchannel or a cough. The agent goes on (unless someone else holds it).
-        upload?.abort();
-        this.#endBarge(l);
-        if (this.#barges.size === 0) this.#agent?.resume();
-        this.#log.info("short speech over the agent: resuming");
-        this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
-        this.#control.scheduleReprompt();
-        return;
-      }
-      this.#endBarge(l); // interrupted for good: this is now a normal user turn
+    // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
+    // (unless someone else holds it). Longer, it interrupted the agent, and is a user turn now.
+    if (this.#barges.end(l)) {
+      upload?.abort();
+      if (!this.#barges.active) this.#agent?.resume();
+      this.#log.info("short speech over the agent: resuming");
+      this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
+      this.#control.scheduleReprompt();
+      return;
     }
     const speechEndAt = l.clockAt(atMs);
     this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, speechEndAt);
@@ -571,54 +574,6 @@ export class CallSession {
     if (job.text !== undefined && !job.failed) this.#commitUser(job);
   }
 
-  // ---- barge-in ---------------------------------------------------------------------
-
-  #startBarge(l: SpeakerListener): void {
-    const { clock, config } = this.#d;
-    const since = clock.now() - l.speechStartAt;
-    this.#barges.set(l, {
-      startAt: l.speechStartAt,
-      pauseTimer: clock.setTimeout(() => this.#bargePause(l), config.turn.bargeInMinMs - since),
-      confirmTimer: clock.setTimeout(() => this.#bargeConfirm(l), config.turn.bargeInConfirmMs - since),
-    });
-  }
-
-  #bargePause(l: SpeakerListener): void {
-    const barge = this.#barges.get(l);
-    if (!barge) return;
-    barge.pauseTimer = undefined;
-    if (!this.#agent) return;
-    this.#agent.pause();
-    this.#bargeClearedAt ??= this.#d.clock.now();
-    this.#log.debug("caller speaking over the agent: paused");
-  }
-
-  #bargeConfirm(l: SpeakerListener): void {
-    const barge = this.#barges.get(l);
-    if (!barge) return;
-    barge.confirmTimer = undefined;
-    const agent = this.#agent;
-    if (!agent) return;
-    this.#bargeClearedAt ??= this.#d.clock.now();
-    const clearedAt = this.#bargeClearedAt;
-    this.#log.info(
-      { bargeInMs: Math.round(clearedAt - barge.startAt), speaker: l.speaker?.name },
-      "caller interrupted the agent",
-    );
-    this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "interrupted" });
-    this.#interruptedBy = { startAt: barge.startAt, clearedAt };
-    agent.interrupt(); // its done handler records what was heard
-  }
-
-  #endBarge(l: SpeakerListener): void {
-    const barge = this.#barges.get(l);
-    if (!barge) return;
-    this.#d.clock.clearTimeout(barge.pauseTimer);
-    this.#d.clock.clearTimeout(barge.confirmTimer);
-    this.#barges.delete(l);
-    if (this.#barges.size === 0) this.#bargeClearedAt = undefined;
-  }
-
   // ---- agent turns ------------------------------------------------------------------
 
   #startAgent(
@@ -681,7 +636,7 @@ export class CallSession {
     if (this.#agent === turn) this.#agent = undefined;
     if (meta.job && this.#job === meta.job) this.#job = undefined;
     if (r.interrupted) {
-      for (const l of [...this.#barges.keys()]) this.#endBarge(l);
+      this.#barges.endAll();
       this.#interruptedBy = undefined;
     }
     if (this.#ended) return;
@@ -715,46 +670,20 @@ export class CallSession {
 
   // ---- faults and keypad ------------------------------------------------------------
 
-  async #prepareApology(): Promise<void> {
-    let stream: TtsStream | undefined;
-    const { output } = this.#d.transport;
-    try {
-      stream = await this.#d.services.tts.open(output);
-      stream.sendText(this.#d.config.apologyText);
-      stream.flush();
-      const chunks: AgentAudio[] = [];
-      let open = 0;
-      let seenSentence = false;
-      for await (const ev of stream.events) {
-        if (ev.type === "audio") chunks.push(ev.audio);
-        if (ev.type === "sentence-start") {
-          open += 1;
-          seenSentence = true;
-        }
-        if (ev.type === "sentence-end") open -= 1;
-        if (seenSentence && open === 0 && chunks.length) break;
-      }
-      this.#apology = concatAudio(chunks, output);
-    } catch (err) {
-      this.#log.warn({ err: (err as Error).message }, "could not pre-synthesize the apology");
-    } finally {
-      stream?.close();
-    }
-  }
-
   /** Something failed: say so (from cached audio, which works even when TTS is down) and keep listening. */
   #apologize(job: UserTurnJob | undefined, why: string): void {
     if (this.#job === job) this.#job = undefined;
     this.#log.warn({ why }, "apologizing to the caller");
     this.#note(`fault: ${why}`);
-    if (this.#apology && audioMs(this.#apology, this.#d.transport.output) > 0) {
-      this.#d.transport.play(this.#apology);
-      this.#history.addAssistant(this.#d.config.apologyText);
+    const { audio, text } = this.#apology;
+    if (audio) {
+      this.#d.transport.play(audio);
+      this.#history.addAssistant(text);
       this.#record({
         type: "assistant",
         at: new Date().toISOString(),
-        generated: this.#d.config.apologyText,
-        heard: this.#d.config.apologyText,
+        generated: text,
+        heard: text,
         interrupted: false,
         toolCalls: [],
         metrics: {},

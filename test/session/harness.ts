@@ -8,7 +8,7 @@ import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "../../src/session/co
 import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
 import { TranscriptStore } from "../../src/session/transcript.ts";
-import type { AgentAudio, CallTransport, TransportListener } from "../../src/session/transport.ts";
+import type { AgentAudio, CallTransport, Speaker, TransportListener } from "../../src/session/transport.ts";
 
 export const RATE = 8000;
 /** Scripted speech: each word of agent audio lasts this long. */
@@ -150,12 +150,16 @@ export class Harness {
   ttsDown = false;
   /** What the VAD says of the last audio outside speech: a possible onset not yet decided. */
   onset = false;
-  #emit!: (e: SpeechEvent) => void;
+  /** Each speaker's VAD output, in the order their listeners were made (the order of `speakers`). */
+  readonly #emits: ((e: SpeechEvent) => void)[] = [];
+  /** A multi-party conversation's members (frames are tagged with them); none for a phone call. */
+  readonly speakers: Speaker[];
   #streamMs = 0;
   ended: string | undefined;
 
-  constructor(clock: VirtualClock, config: Partial<SessionConfig> = {}) {
+  constructor(clock: VirtualClock, config: Partial<SessionConfig> = {}, speakers: Speaker[] = []) {
     this.clock = clock;
+    this.speakers = speakers;
     this.transport = new VirtualTransport(clock);
     const h = this;
     this.session = new CallSession({
@@ -165,7 +169,7 @@ export class Harness {
       log: pino({ level: process.env.SESSION_LOG ?? "silent" }),
       transcripts: this.transcripts,
       createSpeechDetector: (onEvent) => {
-        this.#emit = onEvent;
+        this.#emits.push(onEvent);
         return { push() {}, onsetPending: () => h.onset, close() {} };
       },
       onEnd: (reason) => {
@@ -285,7 +289,8 @@ export class Harness {
   /** Feeds `ms` of caller audio (silence samples; VAD events are scripted) while time passes. */
   async run(ms: number): Promise<void> {
     for (let t = 0; t < ms; t += 20) {
-      this.transport.listener.audio(new Int16Array(320));
+      if (this.speakers.length === 0) this.transport.listener.audio(new Int16Array(320));
+      for (const speaker of this.speakers) this.transport.listener.audio(new Int16Array(320), speaker);
       this.#streamMs += 20;
       this.clock.advance(20);
       this.transport.tick();
@@ -295,10 +300,25 @@ export class Harness {
 
   /** The caller speaks for `ms`: a speech-start now, speech-end after (reported by the VAD 100 ms late). */
   async say(ms: number, vadDelayMs = 100): Promise<void> {
-    const start = this.#streamMs;
-    this.#emit({ type: "speech-start", atMs: start });
+    await this.sayAs(0, ms, vadDelayMs);
+  }
+
+  /** Speaker `who` (an index into `speakers`; 0 on a phone call) speaks for `ms`. */
+  async sayAs(who: number, ms: number, vadDelayMs = 100): Promise<void> {
+    const start = this.startSpeaking(who);
     await this.run(ms + vadDelayMs);
-    this.#emit({ type: "speech-end", atMs: start + ms });
+    await this.stopSpeaking(who, start + ms);
+  }
+
+  /** The VAD reports `who`'s speech starting now; returns the stream position. */
+  startSpeaking(who: number): number {
+    this.#emits[who]!({ type: "speech-start", atMs: this.#streamMs });
+    return this.#streamMs;
+  }
+
+  /** The VAD reports `who`'s speech as having ended at stream position `atMs`. */
+  async stopSpeaking(who: number, atMs: number): Promise<void> {
+    this.#emits[who]!({ type: "speech-end", atMs });
     await flushMicrotasks(20);
   }
 
