@@ -17,7 +17,7 @@ import type { SessionServices } from "./session/services.ts";
 import type { SpeechDetectorFactory } from "./session/speech-detector.ts";
 import { svcServices } from "./session/svc-adapters.ts";
 import { TranscriptStore } from "./session/transcript.ts";
-import type { CallTransport } from "./session/transport.ts";
+import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
 
 export interface Bridge {
@@ -59,6 +59,33 @@ export function sessionConfigFrom(config: Config): SessionConfig {
     maxReprompts: a.maxReprompts,
     maxCallMs: a.maxCallSeconds * 1000,
     httpTools: a.httpTools,
+  };
+}
+
+/** What the model is told about a conversation with several people in it. */
+const GROUP_NOTE =
+  "Several people talk with you here: each user message starts with the speaker's name and a colon. " +
+  "Answer the person who spoke last, and use names when it helps.";
+const GROUP_PROMPT =
+  "You are a friendly voice assistant in a voice channel. Answer in one or two short spoken sentences, no lists or markdown.";
+/** A voice channel is not a call to time out: the conversation lasts as long as people stay. */
+const GROUP_MAX_MS = 24 * 3600_000;
+
+/**
+ * The session configuration for one conversation: a phone call's as configured; a voice
+ * channel's with its members told apart (labelled turns, `discord.respondTo`, the agent's name).
+ */
+export function conversationConfig(base: SessionConfig, config: Config, info: CallInfo): SessionConfig {
+  if (info.transport !== "discord") return base;
+  const prompt = config.agent.systemPrompt ?? GROUP_PROMPT;
+  return {
+    ...base,
+    systemPrompt: `${prompt} ${GROUP_NOTE}`,
+    maxCallMs: GROUP_MAX_MS,
+    multiParty: {
+      respondTo: config.discord.respondTo,
+      agentName: config.discord.agentName ?? info.params.botName ?? "agent",
+    },
   };
 }
 
@@ -159,7 +186,7 @@ export async function startBridge(
       services,
       createSpeechDetector: createDetector,
       clock,
-      config: sessionConfig,
+      config: conversationConfig(sessionConfig, config, transport.info),
       log,
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
