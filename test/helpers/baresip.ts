@@ -1,0 +1,194 @@
+// A real phone for SIP tests: Debian's baresip, headless, driven over its ctrl_tcp socket
+// (netstrings of JSON). It dials, plays a WAV into the call, sends RFC 4733 digits, hangs up,
+// and records both directions (sndfile's dumps: what it sent, what it heard).
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { createServer, type Socket, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export type BaresipCodec = "pcmu" | "pcma" | "opus";
+
+export interface BaresipOptions {
+  codec: BaresipCodec;
+  /** 16-bit mono WAV at 8 kHz (G.711) or 48 kHz (Opus) played into the call; baresip hangs up at its end. */
+  wav: string;
+  /** Sample rate of `wav` (default 8000). */
+  wavRate?: number;
+}
+
+export interface BaresipEvent {
+  type: string;
+  param?: string;
+  [key: string]: unknown;
+}
+
+const CODEC_NAMES: Record<BaresipCodec, string> = { pcmu: "pcmu", pcma: "pcma", opus: "opus/48000/2" };
+
+/** A TCP/UDP port free right now on 127.0.0.1 (baresip needs a number in its config). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export class Baresip {
+  readonly dir: string;
+  readonly events: BaresipEvent[] = [];
+  readonly #proc: ChildProcess;
+  readonly #ctrl: Socket;
+  #buffer = "";
+  #waiters: (() => void)[] = [];
+  readonly exited: Promise<number | null>;
+  output = "";
+
+  private constructor(dir: string, proc: ChildProcess, ctrl: Socket) {
+    this.dir = dir;
+    this.#proc = proc;
+    this.#ctrl = ctrl;
+    this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
+    ctrl.setEncoding("utf8");
+    ctrl.on("data", (chunk: string) => this.#read(chunk));
+  }
+
+  static async start(opts: BaresipOptions): Promise<Baresip> {
+    const dir = mkdtempSync(join(tmpdir(), "baresip-"));
+    const [sipPort, ctrlPort] = [await freePort(), await freePort()];
+    writeFileSync(
+      join(dir, "config"),
+      [
+        `sip_listen 127.0.0.1:${sipPort}`,
+        `audio_source aufile,${opts.wav}`,
+        "audio_player aufile,/dev/null",
+        "audio_alert aufile,/dev/null",
+        `ausrc_srate ${opts.wavRate ?? 8000}`,
+        "ausrc_channels 1",
+        "module_path /usr/lib/baresip/modules",
+        "module g711.so",
+        "module opus.so",
+        "module aufile.so",
+        "module sndfile.so",
+        "module_tmp account.so",
+        "module_app menu.so",
+        "module_app ctrl_tcp.so",
+        `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+        `snd_path ${dir}`,
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(dir, "accounts"),
+      `<sip:caller@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}\n`,
+    );
+    const proc = spawn("baresip", ["-f", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    proc.stdout?.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    proc.stderr?.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    // ctrl_tcp listens once the modules are loaded: try until it answers.
+    let ctrl: Socket | undefined;
+    for (let i = 0; i < 100 && !ctrl; i++) {
+      ctrl = await new Promise<Socket | undefined>((resolve) => {
+        const s = connect(ctrlPort, "127.0.0.1");
+        s.once("connect", () => resolve(s));
+        s.once("error", () => resolve(undefined));
+      });
+      if (!ctrl) await new Promise((r) => setTimeout(r, 50));
+    }
+    if (!ctrl) {
+      proc.kill("SIGKILL");
+      throw new Error(`baresip did not start its control socket:\n${output}`);
+    }
+    const b = new Baresip(dir, proc, ctrl);
+    proc.stdout?.on("data", (d: Buffer) => {
+      b.output += d.toString();
+    });
+    b.output = output;
+    return b;
+  }
+
+  /** Sends one command (dial, hangup, sndcode, …). */
+  command(command: string, params = ""): void {
+    const json = JSON.stringify({ command, params, token: String(Date.now()) });
+    this.#ctrl.write(`${Buffer.byteLength(json)}:${json},`);
+  }
+
+  dial(uri: string): void {
+    this.command("dial", uri);
+  }
+
+  /** RFC 4733 digits, e.g. "12#". */
+  sendDigits(digits: string): void {
+    this.command("sndcode", digits);
+  }
+
+  hangUp(): void {
+    this.command("hangup");
+  }
+
+  /** Resolves with the first event of `type` (seen already or to come); rejects after `timeoutMs`. */
+  async waitFor(type: string, timeoutMs = 20_000): Promise<BaresipEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.events.find((e) => e.type === type);
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(
+          `baresip: no ${type} within ${timeoutMs} ms; events: ${this.events.map((e) => e.type).join(", ")}\n${this.output.slice(-2000)}`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The sndfile dumps: what baresip sent into the call, and what it heard. */
+  dumps(): { sent: string | undefined; heard: string | undefined } {
+    const files = readdirSync(this.dir);
+    const find = (suffix: string) => {
+      const f = files.find((n) => n.startsWith("dump-") && n.endsWith(suffix));
+      return f ? join(this.dir, f) : undefined;
+    };
+    return { sent: find("-enc.wav"), heard: find("-dec.wav") };
+  }
+
+  async stop(): Promise<void> {
+    this.#ctrl.destroy();
+    if (this.#proc.exitCode === null) {
+      this.#proc.kill("SIGTERM");
+      const killer = setTimeout(() => this.#proc.kill("SIGKILL"), 3000);
+      await this.exited;
+      clearTimeout(killer);
+    }
+  }
+
+  #read(chunk: string): void {
+    this.#buffer += chunk;
+    for (;;) {
+      const colon = this.#buffer.indexOf(":");
+      if (colon < 0) return;
+      const len = Number(this.#buffer.slice(0, colon));
+      if (!Number.isInteger(len) || this.#buffer.length < colon + 1 + len + 1) return;
+      const body = this.#buffer.slice(colon + 1, colon + 1 + len);
+      this.#buffer = this.#buffer.slice(colon + 1 + len + 1);
+      try {
+        const msg = JSON.parse(body) as BaresipEvent & { event?: boolean };
+        if (msg.event) this.events.push(msg);
+      } catch {
+        // Not JSON: a response line we do not need.
+      }
+      for (const w of this.#waiters.splice(0)) w();
+    }
+  }
+}
