@@ -29,6 +29,9 @@ Configuration comes from defaults, then the config file, then environment variab
   HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
   SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
+  SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
+  AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
+  DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
   LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)
 Run 'voice-bridge config' to see the resolved configuration.`,
   );
@@ -146,6 +149,7 @@ program
     if (masked.service.apiKey) masked.service.apiKey = "***";
     if (masked.twilio.authToken) masked.twilio.authToken = "***";
     if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
+    if (masked.discord.token) masked.discord.token = "***";
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   });

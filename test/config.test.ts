@@ -70,4 +70,53 @@ describe("loadConfig", () => {
       /expected a mapping/,
     );
   });
+  it("reads the SIP, AudioSocket and Discord sections, with their defaults", () => {
+    const d = loadConfig({ env: {} });
+    expect(d.sip).toEqual({
+      port: 5060,
+      host: "0.0.0.0",
+      rtpPorts: "10000-20000",
+      codecs: ["opus", "pcmu", "pcma"],
+      mediaTimeoutS: 30,
+    });
+    expect(d.audiosocket.port).toBe(false);
+    expect(d.discord).toMatchObject({ autoJoin: [], respondTo: "all", textLog: false });
+    expect(d.discord.token).toBeUndefined();
+    const c = loadConfig({
+      env: {
+        SIP_PORT: "off",
+        SIP_CODECS: " PCMA,pcmu ",
+        SIP_PUBLIC_IP: "203.0.113.7",
+        AUDIOSOCKET_PORT: "9092",
+        DISCORD_TOKEN: "t",
+        DISCORD_AUTO_JOIN: "123456789012345678, 223456789012345678",
+        DISCORD_RESPOND_TO: "mention",
+        DISCORD_SHARDS: "auto",
+      },
+    });
+    expect(c.sip.port).toBe(false);
+    expect(c.sip.codecs).toEqual(["pcma", "pcmu"]);
+    expect(c.sip.publicIp).toBe("203.0.113.7");
+    expect(c.audiosocket.port).toBe(9092);
+    expect(c.discord).toMatchObject({
+      token: "t",
+      autoJoin: ["123456789012345678", "223456789012345678"],
+      respondTo: "mention",
+      shards: "auto",
+    });
+  });
+
+  it("names the variable and what was wrong for bad SIP and Discord values", () => {
+    expect(() => loadConfig({ env: { SIP_CODECS: "g729" } })).toThrow(
+      /environment variable SIP_CODECS \(sip\.codecs\.0\): expected codecs among opus, pcmu, pcma/,
+    );
+    expect(() => loadConfig({ env: { RTP_PORTS: "20000-10000" } })).toThrow(/RTP_PORTS .*LOW below HIGH/);
+    expect(() => loadConfig({ env: { SIP_PUBLIC_IP: "bridge.example.com" } })).toThrow(
+      /SIP_PUBLIC_IP .*expected an IPv4 address/,
+    );
+    expect(() => loadConfig({ env: { DISCORD_RESPOND_TO: "some" } })).toThrow(/DISCORD_RESPOND_TO/);
+    expect(() => loadConfig({ env: { DISCORD_AUTO_JOIN: "general" } })).toThrow(
+      /DISCORD_AUTO_JOIN .*expected a channel id/,
+    );
+  });
 });

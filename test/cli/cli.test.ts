@@ -31,17 +31,23 @@ describe("voice-bridge CLI", () => {
   });
 
   it("prints the resolved configuration with secrets masked", () => {
-    const r = run(["config"], { SVC_API_KEY: "secret-key", PORT: "9999" });
+    const r = run(["config"], { SVC_API_KEY: "secret-key", PORT: "9999", DISCORD_TOKEN: "bot-token-xyz" });
     expect(r.status).toBe(0);
-    const config = JSON.parse(r.stdout) as { server: { port: number }; service: { apiKey: string } };
+    const config = JSON.parse(r.stdout) as {
+      server: { port: number };
+      service: { apiKey: string };
+      discord: { token: string };
+    };
     expect(config.server.port).toBe(9999);
     expect(config.service.apiKey).toBe("***");
+    expect(config.discord.token).toBe("***");
     expect(r.stdout).not.toContain("secret-key");
+    expect(r.stdout).not.toContain("bot-token-xyz");
   });
 
   it("starts, answers /healthz and /readyz, and stops cleanly on SIGTERM", async () => {
     const child = spawn(BIN, ["start", "--host", "127.0.0.1", "--port", "0"], {
-      env: { ...process.env, LOG_FORMAT: "json" },
+      env: { ...process.env, LOG_FORMAT: "json", SIP_PORT: "off" },
       stdio: ["ignore", "pipe", "inherit"],
     });
     children.push(child);
