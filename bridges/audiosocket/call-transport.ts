@@ -266,7 +266,10 @@ export class AudioSocketCallTransport implements CallTransport {
     if (this.#conn.writableLength > this.#maxBackloggedBytes) {
       // Asterisk is not reading: drop rather than let the backlog grow without bound.
       if (this.#backlogDrops++ === 0)
-        this.#log.warn({ backloggedBytes: this.#conn.writableLength }, "Asterisk is not reading; dropping audio");
+        this.#log.warn(
+          { backloggedBytes: this.#conn.writableLength },
+          "Asterisk is not reading; dropping audio",
+        );
       this.#sentSamples += samples;
       return;
     }

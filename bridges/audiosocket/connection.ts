@@ -97,7 +97,10 @@ export class AsteriskConnection {
     });
     this.#socket.on("error", (err) => this.#log.debug({ err }, "socket error"));
     this.#socket.on("close", () => this.#closed());
-    this.#phaseTimer = this.#clock.setTimeout(() => this.#handshakeTimeout(), this.#limits.handshakeTimeoutMs);
+    this.#phaseTimer = this.#clock.setTimeout(
+      () => this.#handshakeTimeout(),
+      this.#limits.handshakeTimeoutMs,
+    );
     this.#idleTimer = this.#clock.setTimeout(this.#onIdleCheck, this.#limits.idleTimeoutMs);
   }
 
@@ -110,7 +113,10 @@ export class AsteriskConnection {
 
   #frame(kind: number, bytes: Uint8Array, start: number, end: number): void {
     if (this.#phase === "uuid") {
-      if (kind !== KIND_UUID) return this.#garbage(`first frame is ${kindName(kind)}, not the UUID`);
+      if (kind !== KIND_UUID) {
+        this.#garbage(`first frame is ${kindName(kind)}, not the UUID`);
+        return;
+      }
       this.#callId = formatUuid(bytes, start);
       this.#log = this.#log.child({ callId: this.#callId });
       this.#log.info("AudioSocket connection: UUID received, waiting for the first audio frame");
@@ -127,7 +133,8 @@ export class AsteriskConnection {
     }
     switch (kind) {
       case KIND_DTMF:
-        return this.#dtmf(String.fromCharCode(bytes[start]!));
+        this.#dtmf(String.fromCharCode(bytes[start]!));
+        return;
       case KIND_HANGUP:
         this.#log.info("Asterisk sent a hang-up frame");
         this.#endReason ||= "hang-up from Asterisk";
@@ -141,12 +148,16 @@ export class AsteriskConnection {
         return;
       }
       case KIND_UUID:
-        return this.#bad("a second UUID frame");
+        this.#bad("a second UUID frame");
+        return;
     }
   }
 
   #skipped(kind: number, length: number, reason: SkipReason): void {
-    if (this.#phase === "uuid") return this.#garbage(`first frame is ${kindName(kind)} (${reason}, ${length} bytes)`);
+    if (this.#phase === "uuid") {
+      this.#garbage(`first frame is ${kindName(kind)} (${reason}, ${length} bytes)`);
+      return;
+    }
     this.#bad(`${kindName(kind)} frame skipped: ${reason}, ${length} bytes`);
   }
 
@@ -156,7 +167,10 @@ export class AsteriskConnection {
     if (rate !== this.#rate) {
       this.#stats.rateMismatchFrames++;
       if (this.#mismatchDrops++ === 0)
-        this.#log.warn({ callRate: this.#rate, frameRate: rate }, "audio at another rate than the call's: dropped");
+        this.#log.warn(
+          { callRate: this.#rate, frameRate: rate },
+          "audio at another rate than the call's: dropped",
+        );
       return;
     }
     const now = this.#clock.now();
@@ -165,7 +179,10 @@ export class AsteriskConnection {
     if (this.#audioMs + ms > now - this.#audioStartAt + this.#limits.maxAheadMs) {
       this.#stats.floodDroppedFrames++;
       if (this.#floodDrops++ === 0)
-        this.#log.warn({ maxAheadMs: this.#limits.maxAheadMs }, "audio arrives faster than real time: dropping");
+        this.#log.warn(
+          { maxAheadMs: this.#limits.maxAheadMs },
+          "audio arrives faster than real time: dropping",
+        );
       return;
     }
     this.#audioMs += ms;
@@ -174,7 +191,10 @@ export class AsteriskConnection {
 
   #dtmf(digit: string): void {
     const d = digit.toUpperCase();
-    if (!DTMF_DIGIT.test(d)) return this.#bad(`DTMF frame with ${JSON.stringify(digit)}, not a digit`);
+    if (!DTMF_DIGIT.test(d)) {
+      this.#bad(`DTMF frame with ${JSON.stringify(digit)}, not a digit`);
+      return;
+    }
     this.#stats.dtmf++;
     if (this.#transport) this.#transport.handleDtmf(d);
     else if (this.#heldDtmf.length < HELD_DTMF_LIMIT) this.#heldDtmf.push(d);
@@ -218,7 +238,10 @@ export class AsteriskConnection {
   #audioWaitOver(): void {
     this.#phaseTimer = undefined;
     if (this.#phase !== "rate") return;
-    this.#startCall(APP_RATE, `no audio within ${this.#limits.audioWaitMs} ms: the AudioSocket() app's 8 kHz`);
+    this.#startCall(
+      APP_RATE,
+      `no audio within ${this.#limits.audioWaitMs} ms: the AudioSocket() app's 8 kHz`,
+    );
   }
 
   #idleCheck(): void {
@@ -238,7 +261,8 @@ export class AsteriskConnection {
     this.#stats.badFrames++;
     this.#badFrames++;
     if (this.#badFrames === 1) this.#log.warn({ what }, "bad frame dropped");
-    if (this.#badFrames > this.#limits.maxBadFrames) this.#garbage(`more than ${this.#limits.maxBadFrames} bad frames`);
+    if (this.#badFrames > this.#limits.maxBadFrames)
+      this.#garbage(`more than ${this.#limits.maxBadFrames} bad frames`);
   }
 
   #garbage(why: string): void {
@@ -257,7 +281,11 @@ export class AsteriskConnection {
     if (!this.#parser.atBoundary && !this.#endReason) this.#stats.truncatedFrames++;
     const reason = this.#endReason || "socket closed";
     if (wasCall) this.#transport!.handleEnd(reason);
-    else this.#log.info({ reason, callId: this.#callId || undefined }, "connection closed before a call started");
+    else
+      this.#log.info(
+        { reason, callId: this.#callId || undefined },
+        "connection closed before a call started",
+      );
     this.#opts.onClose();
   }
 }

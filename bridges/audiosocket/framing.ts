@@ -174,7 +174,13 @@ export class FrameParser {
     this.#inPayload = true;
     const max = maxPayload(kind);
     const reason: SkipReason | undefined =
-      max < 0 ? "unknown-kind" : length > max ? "oversized" : badLength(kind, length) ? "bad-length" : undefined;
+      max < 0
+        ? "unknown-kind"
+        : length > max
+          ? "oversized"
+          : badLength(kind, length)
+            ? "bad-length"
+            : undefined;
     this.#skipping = reason !== undefined;
     if (reason) {
       this.#sink.skipped(kind, length, reason);

@@ -63,7 +63,9 @@ export async function startAudioSocketServer(opts: AudioSocketServerOptions): Pr
     open.add(conn);
   });
   server.maxConnections = opts.maxConnections ?? 2000;
-  server.on("drop", (data) => log.warn({ remote: data?.remoteAddress }, "connection refused: maxConnections reached"));
+  server.on("drop", (data) =>
+    log.warn({ remote: data?.remoteAddress }, "connection refused: maxConnections reached"),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => {
