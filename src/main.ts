@@ -3,6 +3,7 @@
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
@@ -28,6 +29,8 @@ export interface Bridge {
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
   readonly activeCalls: number;
+  /** The Asterisk AudioSocket server, when `audiosocket.port` is set. */
+  readonly audioSocket: AudioSocketServer | undefined;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
   close(drainMs?: number): Promise<void>;
 }
@@ -213,6 +216,16 @@ export async function startBridge(
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
   log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
+  const audioSocket =
+    config.audiosocket.port === false
+      ? undefined
+      : await startAudioSocketServer({
+          host: config.audiosocket.host,
+          port: config.audiosocket.port,
+          log,
+          clock,
+          onCall,
+        });
 
   return {
     url,
@@ -220,6 +233,7 @@ export async function startBridge(
     metrics,
     transcripts,
     localService,
+    audioSocket,
     get activeCalls() {
       return live.size;
     },
@@ -230,6 +244,7 @@ export async function startBridge(
       while (live.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       for (const session of live) session.end("bridge shut down");
       twilio.closeAll(1001, "bridge shutting down");
+      await audioSocket?.close();
       await http.close();
       await transcripts.flush();
       await recorder?.close();
