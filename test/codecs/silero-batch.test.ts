@@ -12,6 +12,8 @@ import { buildScene } from "../helpers/speech.ts";
 describe("Silero batching across streams", () => {
   it("gives each stream the probabilities it gets alone, at 16 and 8 kHz mixed", async () => {
     const model = await loadSileroModel();
+    // Every window through the worker's batches (a few streams would otherwise run inline).
+    model.inlineStreams = 0;
     const scenes = ["Please transfer me to an agent", "What are your opening hours", "Goodbye"].map(
       (say, i) => buildScene([{ say }], { noise: { color: "white", dbfs: -50, seed: i + 1 } }).pcm,
     );
