@@ -4,7 +4,14 @@
 // samples of audio it saw (the context the model expects in front of each new 512-sample window,
 // as in Silero's reference wrapper). Windows pending from several calls at once are batched into
 // one inference, and inference never runs on the event loop that paces the calls' audio.
+//
+// Except for a few streams: batching pays when there are windows to batch, and a lone window's
+// trip through the worker costs several times the model itself (silero-inline.ts). While no more
+// than `inlineStreams` streams are asking for inference, windows run one by one on this thread;
+// past that, they go to the worker in batches again.
+import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
+import { InlineSilero, type InlineTensors } from "./silero-inline.ts";
 import type { SileroRate } from "./silero-session.ts";
 import { MAX_BATCH, rowWidth, type SharedBatch, STATE, sharedBatch } from "./silero-shared.ts";
 import type { SileroWorkerData, WorkerReply } from "./silero-worker.ts";
@@ -27,12 +34,30 @@ function contextSamples(rate: SileroRate): number {
  */
 const GATHER_MS = 8;
 
+/** Default of SileroModel.inlineStreams: a Discord channel's handful of speakers, a few calls. */
+export const INLINE_STREAMS = 4;
+/** A stream is live while its last request is this recent, ms (two windows of real-time audio). */
+const LIVE_MS = 64;
+const SWEEP_MS = 16;
+
 /** Receives a stream's probability (or why there is none) when its window's batch comes back. */
 export type ProbabilityCallback = (stream: SileroStream, probability: number, error?: Error) => void;
 
 export class SileroModel {
+  /**
+   * While no more than this many streams are live (asking for inference), their windows run
+   * inline, one by one, on the calling thread; beyond it, in batches on the worker. 0 sends every
+   * window to the worker.
+   */
+  inlineStreams = INLINE_STREAMS;
   private readonly worker: Worker;
   private readonly shared: SharedBatch;
+  private readonly inline: InlineSilero;
+  /** Streams that asked for inference within LIVE_MS (stale ones are swept out every SWEEP_MS). */
+  private readonly live: SileroStream[] = [];
+  private sweepAt = 0;
+  private inlineRuns = 0;
+  private batchedRuns = 0;
   /**
    * Streams whose loaded window waits for inference, from any number of calls. They run together
    * as one batch (rows are independent in the model): one run of B windows costs far less than B
@@ -51,9 +76,10 @@ export class SileroModel {
     this.send();
   };
 
-  constructor(worker: Worker, shared: SharedBatch) {
+  constructor(worker: Worker, shared: SharedBatch, inline: InlineSilero) {
     this.worker = worker;
     this.shared = shared;
+    this.inline = inline;
     worker.on("message", (reply: WorkerReply) => this.onReply(reply));
     worker.on("error", (err: Error) => this.fail(err));
     worker.on("exit", (code) => this.fail(new Error(`Silero worker exited (${code})`)));
@@ -72,8 +98,46 @@ export class SileroModel {
       return;
     }
     stream.pending = done;
+    if (this.choosesInline(stream)) {
+      this.inlineRuns++;
+      this.inline.run(stream).then(
+        (p) => stream.complete(p),
+        (err: unknown) => stream.complete(0, new Error(`Silero inference failed: ${(err as Error).message}`)),
+      );
+      return;
+    }
+    this.batchedRuns++;
     this.queue.push(stream);
     if (this.inFlightId === 0 && !this.gathering) this.gather();
+  }
+
+  /** Windows run inline and in worker batches since the model was loaded. */
+  get runs(): { inline: number; batched: number } {
+    return { inline: this.inlineRuns, batched: this.batchedRuns };
+  }
+
+  /**
+   * Says where this stream's window runs: inline while no more than `inlineStreams` streams are
+   * live (asked for inference within the last LIVE_MS), in worker batches beyond. Live streams,
+   * not windows per second: a stream processed faster than real time (a file, a benchmark) is
+   * still one stream with no one to batch with, and a stream in silence asks nothing (its windows
+   * are gated) and drops out.
+   */
+  private choosesInline(stream: SileroStream): boolean {
+    const now = performance.now();
+    if (stream.askedAt < now - LIVE_MS) this.live.push(stream);
+    stream.askedAt = now;
+    if (now >= this.sweepAt) {
+      this.sweepAt = now + SWEEP_MS;
+      const live = this.live;
+      let kept = 0;
+      for (let i = 0; i < live.length; i++) {
+        const s = live[i]!;
+        if (s.askedAt >= now - LIVE_MS) live[kept++] = s;
+      }
+      live.length = kept;
+    }
+    return this.live.length <= this.inlineStreams;
   }
 
   private gather(): void {
@@ -178,7 +242,26 @@ let sharedModel: SileroModel | undefined;
 
 /** The process-wide model, loaded on first use (its worker does not keep the process alive). */
 export function loadSileroModel(): Promise<SileroModel> {
-  shared ??= new Promise<SileroModel>((resolve, reject) => {
+  shared ??= load().catch((err: unknown) => {
+    shared = undefined; // let a later call retry
+    throw err;
+  });
+  return shared;
+}
+
+async function load(): Promise<SileroModel> {
+  const [worker, inline] = await Promise.allSettled([startWorker(), InlineSilero.load()]);
+  if (worker.status === "rejected") throw worker.reason;
+  if (inline.status === "rejected") {
+    void worker.value.worker.terminate();
+    throw inline.reason;
+  }
+  sharedModel = new SileroModel(worker.value.worker, worker.value.batch, inline.value);
+  return sharedModel;
+}
+
+function startWorker(): Promise<{ worker: Worker; batch: SharedBatch }> {
+  return new Promise((resolve, reject) => {
     const batch = sharedBatch();
     const workerData: SileroWorkerData = { shared: batch.buffer };
     const worker = new Worker(new URL("./silero-worker.ts", import.meta.url), { workerData });
@@ -200,14 +283,9 @@ export function loadSileroModel(): Promise<SileroModel> {
         );
         return;
       }
-      sharedModel = new SileroModel(worker, batch);
-      resolve(sharedModel);
+      resolve({ worker, batch });
     });
-  }).catch((err: unknown) => {
-    shared = undefined; // let a later call retry
-    throw err;
   });
-  return shared;
 }
 
 export class SileroStream {
@@ -221,6 +299,10 @@ export class SileroStream {
   readonly state = new Float32Array(2 * STATE);
   /** Who waits for the window with the model (set by the model while it is queued or in flight). */
   pending: ProbabilityCallback | undefined;
+  /** Tensors of this stream's inline runs (silero-inline.ts), made on the first. */
+  inline: InlineTensors | undefined;
+  /** When this stream last asked for inference (performance.now(); SileroModel's live count). */
+  askedAt = Number.NEGATIVE_INFINITY;
   /** The probability read from the batch, until the callbacks run. */
   result = 0;
 

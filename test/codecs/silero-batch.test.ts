@@ -12,6 +12,8 @@ import { buildScene } from "../helpers/speech.ts";
 describe("Silero batching across streams", () => {
   it("gives each stream the probabilities it gets alone, at 16 and 8 kHz mixed", async () => {
     const model = await loadSileroModel();
+    // Every window through the worker's batches (a few streams would otherwise run inline).
+    model.inlineStreams = 0;
     const scenes = ["Please transfer me to an agent", "What are your opening hours", "Goodbye"].map(
       (say, i) => buildScene([{ say }], { noise: { color: "white", dbfs: -50, seed: i + 1 } }).pcm,
     );
@@ -47,13 +49,15 @@ describe("Silero batching across streams", () => {
     expect(Math.max(...alone[0]!)).toBeGreaterThan(0.9);
   });
 
-  it("its worker thread never keeps a process alive: a script exits once its work is done", () => {
+  it("neither its worker thread nor its inline session keeps a process alive: a script exits once its work is done", () => {
     const silero = fileURLToPath(new URL("../../codecs/silero.ts", import.meta.url));
     const script = `
       import { loadSileroModel } from ${JSON.stringify(silero)};
       const model = await loadSileroModel();
       // Only silence below any energy gate: the worker is loaded but never asked for anything.
       model.createStream(16000).skip(new Int16Array(512));
+      // One window run inline (a lone stream): the main thread's session holds nothing open either.
+      await model.createStream(16000).probability(new Int16Array(512).fill(1000));
       console.log("done");
     `;
     const dir = mkdtempSync(join(tmpdir(), "silero-exit-"));

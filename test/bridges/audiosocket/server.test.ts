@@ -6,6 +6,7 @@ import type { ConnectionLimits } from "../../../bridges/audiosocket/connection.t
 import { type AudioSocketServer, startAudioSocketServer } from "../../../bridges/audiosocket/server.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { systemClock } from "../../../src/session/clock.ts";
+import { seededBytes, seededRandom } from "../../helpers/noise.ts";
 import { speak } from "../../helpers/speech.ts";
 import { AsteriskClient, audioFrame, frame, until, uuidFrame } from "./client.ts";
 
@@ -229,5 +230,34 @@ describe("the AudioSocket server", () => {
     expect(calls.map((x) => x.ended[0])).toEqual(["server closing", "server closing"]);
     expect(server!.stats.active).toBe(0);
     server = undefined;
+  });
+
+  it("survives seeded garbage after the UUID in random chunks, and still takes a proper call after", async () => {
+    const { calls, port } = await start({ limits: { maxBadFrames: 1000 } });
+    for (let seed = 1; seed <= 12; seed++) {
+      const c = await client(port);
+      const rnd = seededRandom(seed);
+      const junk = Buffer.concat([
+        uuidFrame(UUID),
+        audioFrame(new Int16Array(160), 8000),
+        seededBytes(40_000, seed),
+      ]);
+      for (let at = 0; at < junk.length; ) {
+        const n = 1 + Math.floor(rnd() * 3000);
+        c.send(junk.subarray(at, at + n));
+        at += n;
+      }
+      c.close();
+    }
+    await until(
+      () => server!.stats.connections === 12 && server!.stats.active === 0,
+      "the garbage connections to close",
+    );
+    expect(calls.every((x) => x.ended.length === 1)).toBe(true);
+    const good = await client(port);
+    good.send(uuidFrame(UUID));
+    good.send(audioFrame(new Int16Array(160).fill(5), 8000));
+    await until(() => calls.at(-1)?.frames.length === 1 && calls.length === 13, "a proper call");
+    expect(calls.at(-1)!.frames[0]![0]).toBe(5);
   });
 });

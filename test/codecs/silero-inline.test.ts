@@ -1,0 +1,72 @@
+// A few streams run their windows inline, on the calling thread; past `inlineStreams` live streams
+// the windows go to the worker in batches. Either way a stream gets the same probabilities.
+import { describe, expect, it } from "vitest";
+import { INLINE_STREAMS, loadSileroModel, type SileroModel } from "../../codecs/silero.ts";
+import { buildScene } from "../helpers/speech.ts";
+
+const scenes = ["What are your opening hours", "Please transfer me to an agent"].map(
+  (say, i) => buildScene([{ say }], { noise: { color: "white", dbfs: -50, seed: i + 11 } }).pcm,
+);
+
+function windowsOf(pcm: Int16Array, n: number): Int16Array[] {
+  return Array.from({ length: Math.floor(pcm.length / n) }, (_, i) => pcm.subarray(i * n, (i + 1) * n));
+}
+
+async function probabilities(model: SileroModel, pcm: Int16Array, rate: 16000 | 8000): Promise<number[]> {
+  const s = model.createStream(rate);
+  const out: number[] = [];
+  for (const w of windowsOf(pcm, s.windowSamples)) out.push(await s.probability(w));
+  return out;
+}
+
+function maxDiff(a: number[], b: number[]): number {
+  expect(a.length).toBe(b.length);
+  return Math.max(...a.map((p, i) => Math.abs(p - b[i]!)));
+}
+
+describe("Silero inline inference for few streams", () => {
+  it("gives what the batched worker gives, at 16 and 8 kHz", async () => {
+    const model = await loadSileroModel();
+    for (const rate of [16000, 8000] as const) {
+      model.inlineStreams = 0;
+      const before = model.runs;
+      const batched = await probabilities(model, scenes[0]!, rate);
+      expect(model.runs.inline).toBe(before.inline);
+      expect(model.runs.batched - before.batched).toBe(batched.length);
+
+      model.inlineStreams = INLINE_STREAMS;
+      const mid = model.runs;
+      const inline = await probabilities(model, scenes[0]!, rate);
+      expect(model.runs.batched).toBe(mid.batched);
+      expect(model.runs.inline - mid.inline).toBe(inline.length);
+
+      expect(maxDiff(inline, batched)).toBeLessThan(1e-5);
+      expect(Math.max(...inline)).toBeGreaterThan(0.9);
+    }
+  });
+
+  it("batches once more than inlineStreams streams are live, and a lone stream runs inline again", async () => {
+    const model = await loadSileroModel();
+    model.inlineStreams = 0;
+    const alone = await Promise.all(scenes.map((pcm) => probabilities(model, pcm, 16000)));
+
+    model.inlineStreams = 2;
+    const before = model.runs;
+    // Six streams at once, every one with a window pending at a time.
+    const jobs = [0, 1, 0, 1, 0, 1];
+    const together = await Promise.all(jobs.map((j) => probabilities(model, scenes[j]!, 16000)));
+    const during = model.runs;
+    expect(during.batched - before.batched).toBeGreaterThan(0);
+    jobs.forEach((j, i) => {
+      expect(maxDiff(together[i]!, alone[j]!)).toBeLessThan(1e-5);
+    });
+
+    // Once the others have gone quiet (no request for longer than a stream stays live), one stream
+    // is alone: its windows run inline.
+    await new Promise((r) => setTimeout(r, 150));
+    const lone = await probabilities(model, scenes[1]!, 16000);
+    expect(model.runs.batched).toBe(during.batched);
+    expect(model.runs.inline - during.inline).toBe(lone.length);
+    expect(maxDiff(lone, alone[1]!)).toBeLessThan(1e-5);
+  });
+});
