@@ -218,8 +218,12 @@ export class CallSession {
   #onAudio(frame: Int16Array, speaker: Speaker | undefined): void {
     if (this.#ended) return;
     // The lone caller of a phone call skips the lookup: this runs for every 20 ms frame.
-    const listener = speaker ? this.#speakerListener(speaker) : (this.#solo ??= this.#newListener(undefined));
-    listener.push(frame);
+    if (speaker) {
+      this.#speakerListener(speaker).push(frame);
+      return;
+    }
+    this.#solo ??= this.#newListener(undefined);
+    this.#solo.push(frame);
   }
 
   #speakerListener(speaker: Speaker): SpeakerListener {

@@ -3,7 +3,7 @@
 // and records both directions (sndfile's dumps: what it sent, what it heard).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { createServer, type Socket, connect } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
