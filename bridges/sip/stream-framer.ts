@@ -14,6 +14,8 @@ const CONTENT_LENGTH = /^(?:content-length|l)[ \t]*:[ \t]*(\S*)/im;
 export class SipStreamFramer {
   #buf: Buffer = Buffer.alloc(0);
   #dead = false;
+  /** CR/LF bytes seen since the last message, across chunks (a ping may arrive a byte at a time). */
+  #blank = "";
 
   /** Adds bytes from the socket; returns what became complete. */
   push(chunk: Buffer): FrameEvent[] {
@@ -24,10 +26,13 @@ export class SipStreamFramer {
       let skip = 0;
       while (skip < this.#buf.length && (this.#buf[skip] === 0x0d || this.#buf[skip] === 0x0a)) skip++;
       if (skip > 0) {
-        if (this.#buf.subarray(0, skip).includes("\r\n\r\n")) out.push({ type: "ping" });
+        const blank = this.#blank + this.#buf.toString("latin1", 0, skip);
+        if (blank.includes("\r\n\r\n")) out.push({ type: "ping" });
+        this.#blank = blank.includes("\r\n\r\n") ? "" : blank.slice(-3);
         this.#buf = this.#buf.subarray(skip);
       }
       if (this.#buf.length === 0) return out;
+      this.#blank = "";
       const end = headerEnd(this.#buf);
       if (!end) {
         if (this.#buf.length > MAX_MESSAGE_BYTES) return this.#fatal(out, "headers longer than 64 KB");
