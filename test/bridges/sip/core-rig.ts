@@ -1,17 +1,26 @@
 // A UAS core on virtual time with scripted peers: requests are written as text, every message the
 // core sends is parsed back and stamped with the virtual time it left at.
 import { vi } from "vitest";
-import type { Config } from "../../../src/config.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
 import type { SipFlow } from "../../../bridges/sip/flow.ts";
 import { header, type SipMessage, type SipRequest, type SipResponse } from "../../../bridges/sip/message.ts";
 import { parseMessage } from "../../../bridges/sip/parse.ts";
 import { SipCore } from "../../../bridges/sip/server.ts";
 import { DEFAULT_TIMERS } from "../../../bridges/sip/transaction.ts";
+import type { Config } from "../../../src/config.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { VirtualClock } from "../../../src/session/clock.ts";
 import { TestRtpPortPool, testTransportFactory } from "./test-media.ts";
 
-export const OFFER = ["v=0", "o=- 1 1 IN IP4 192.0.2.9", "s=-", "c=IN IP4 192.0.2.9", "t=0 0", "m=audio 4000 RTP/AVP 0 101", "a=rtpmap:101 telephone-event/8000", ""].join("\r\n");
+export const OFFER = [
+  "v=0",
+  "o=- 1 1 IN IP4 192.0.2.9",
+  "s=-",
+  "c=IN IP4 192.0.2.9",
+  "t=0 0",
+  "m=audio 4000 RTP/AVP 0 101",
+  "a=rtpmap:101 telephone-event/8000",
+  "",
+].join("\r\n");
 
 export interface ReqOpts {
   callId?: string;
@@ -58,7 +67,14 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
   const media = testTransportFactory();
   const sent: Sent[] = [];
   const core = new SipCore({
-    config: { port: 5060, host: "192.0.2.1", rtpPorts: "10000-20000", codecs: ["opus", "pcmu", "pcma"], mediaTimeoutS: 30, ...opts.sip },
+    config: {
+      port: 5060,
+      host: "192.0.2.1",
+      rtpPorts: "10000-20000",
+      codecs: ["opus", "pcmu", "pcma"],
+      mediaTimeoutS: 30,
+      ...opts.sip,
+    },
     log: silentLogger,
     clock,
     timers: DEFAULT_TIMERS,
@@ -83,7 +99,9 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
   const responses = (status?: number, method?: string): (Sent & { msg: SipResponse })[] =>
     sent.filter(
       (s): s is Sent & { msg: SipResponse } =>
-        s.msg.kind === "response" && (status === undefined || s.msg.status === status) && (method === undefined || (header(s.msg, "cseq") ?? "").endsWith(method)),
+        s.msg.kind === "response" &&
+        (status === undefined || s.msg.status === status) &&
+        (method === undefined || (header(s.msg, "cseq") ?? "").endsWith(method)),
     );
   const requests = (method: string): (Sent & { msg: SipRequest })[] =>
     sent.filter((s): s is Sent & { msg: SipRequest } => s.msg.kind === "request" && s.msg.method === method);
@@ -91,7 +109,8 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
   const call = async (o: ReqOpts = {}): Promise<{ toTag: string; ok: SipResponse }> => {
     send(request("INVITE", { body: OFFER, ...o }));
     await vi.waitFor(() => {
-      if (!responses(200, "INVITE").some((s) => header(s.msg, "call-id") === (o.callId ?? "call-1"))) throw new Error("no 200 yet");
+      if (!responses(200, "INVITE").some((s) => header(s.msg, "call-id") === (o.callId ?? "call-1")))
+        throw new Error("no 200 yet");
     });
     const ok = responses(200, "INVITE").find((s) => header(s.msg, "call-id") === (o.callId ?? "call-1"))!.msg;
     const toTag = /;tag=([^;]+)/.exec(header(ok, "to") ?? "")![1]!;
@@ -101,7 +120,13 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
 }
 
 /** A response to one of the core's requests, as the peer would send it. */
-export function answer(req: SipRequest, status: number, reason: string, extra: string[] = [], body = ""): Buffer {
+export function answer(
+  req: SipRequest,
+  status: number,
+  reason: string,
+  extra: string[] = [],
+  body = "",
+): Buffer {
   const copy = req.headers.filter((h) => ["via", "from", "to", "call-id", "cseq"].includes(h.name));
   const lines = [
     `SIP/2.0 ${status} ${reason}`,

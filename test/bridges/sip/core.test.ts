@@ -13,8 +13,18 @@ describe("INVITE server transaction and the 2xx", () => {
     expect(ok.body.toString()).toMatch(/m=audio \d+ RTP\/AVP 0 101/);
     expect(header(ok, "contact")).toBe("<sip:voice-bridge@192.0.2.1:5060>");
     const t = r.media.made[0]!;
-    expect(t.info).toEqual({ callId: "call-1", transport: "sip", from: "+15550001", to: "agent", params: { "x-customer-id": "42" } });
-    expect(t.medias[0]).toMatchObject({ codec: { name: "pcmu", payloadType: 0 }, telephoneEventPt: 101, remote: { address: "192.0.2.9", port: 4000 } });
+    expect(t.info).toEqual({
+      callId: "call-1",
+      transport: "sip",
+      from: "+15550001",
+      to: "agent",
+      params: { "x-customer-id": "42" },
+    });
+    expect(t.medias[0]).toMatchObject({
+      codec: { name: "pcmu", payloadType: 0 },
+      telephoneEventPt: 101,
+      remote: { address: "192.0.2.9", port: 4000 },
+    });
     r.clock.advance(12_000);
     expect(gaps(r.responses(200, "INVITE").map((s) => s.at))).toEqual([500, 1000, 2000, 4000, 4000]);
     r.send(request("ACK", { toTag, cseq: 1 }));
@@ -126,7 +136,8 @@ describe("in-dialog requests", () => {
     const r = coreRig();
     const { toTag } = await r.call();
     r.send(request("ACK", { toTag }));
-    const reinvite = (cseq: number, attr: string) => r.send(request("INVITE", { toTag, cseq, body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`) }));
+    const reinvite = (cseq: number, attr: string) =>
+      r.send(request("INVITE", { toTag, cseq, body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`) }));
     reinvite(2, "a=sendonly");
     const held = r.responses(200, "INVITE").at(-1)!.msg;
     expect(held.body.toString()).toContain("a=recvonly");
@@ -138,9 +149,16 @@ describe("in-dialog requests", () => {
     r.send(request("ACK", { toTag, cseq: 4 }));
     reinvite(5, "a=sendrecv");
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=sendrecv");
-    expect(r.media.made[0]!.medias.map((m) => m.direction)).toEqual(["sendrecv", "recvonly", "inactive", "sendrecv"]);
+    expect(r.media.made[0]!.medias.map((m) => m.direction)).toEqual([
+      "sendrecv",
+      "recvonly",
+      "inactive",
+      "sendrecv",
+    ]);
     // The session version goes up with each answer (RFC 3264 §8).
-    const versions = r.responses(200, "INVITE").map((s) => /o=\S+ \d+ (\d+)/.exec(s.msg.body.toString())?.[1]);
+    const versions = r
+      .responses(200, "INVITE")
+      .map((s) => /o=\S+ \d+ (\d+)/.exec(s.msg.body.toString())?.[1]);
     expect(new Set(versions).size).toBeGreaterThan(3);
   });
 
@@ -194,15 +212,29 @@ describe("out-of-dialog requests and bad input", () => {
     r.send(request("FROBNICATE"));
     r.send(request("BYE"));
     r.send(request("INVITE", { body: OFFER, extra: ["Require: 100rel"] }));
-    expect(r.sent.map((s) => (s.msg.kind === "response" ? s.msg.status : s.msg.method))).toEqual([405, 501, 481, 100, 420]);
+    expect(r.sent.map((s) => (s.msg.kind === "response" ? s.msg.status : s.msg.method))).toEqual([
+      405, 501, 481, 100, 420,
+    ]);
     expect(header(r.responses(405)[0]!.msg, "allow")).toContain("BYE");
     expect(header(r.responses(420)[0]!.msg, "unsupported")).toBe("100rel");
   });
 
   it("answers 400 naming the missing header, and drops what cannot be answered (no Via), counting both", () => {
     const r = coreRig();
-    r.send(Buffer.from(request("OPTIONS").toString().replace(/Call-ID:.*\r\n/, "")));
-    r.send(Buffer.from(request("OPTIONS").toString().replace(/Via:.*\r\n/, "")));
+    r.send(
+      Buffer.from(
+        request("OPTIONS")
+          .toString()
+          .replace(/Call-ID:.*\r\n/, ""),
+      ),
+    );
+    r.send(
+      Buffer.from(
+        request("OPTIONS")
+          .toString()
+          .replace(/Via:.*\r\n/, ""),
+      ),
+    );
     r.send(Buffer.from("\u0000\u0001\u0002 junk"));
     expect(r.responses(400)).toHaveLength(1);
     expect(r.responses(400)[0]!.msg.reason).toMatch(/missing Call-ID header/);
@@ -212,7 +244,11 @@ describe("out-of-dialog requests and bad input", () => {
   it("an INVITE without SDP gets 488, with another body type 415; no port is taken", () => {
     const r = coreRig();
     r.send(request("INVITE", { callId: "a" }));
-    r.send(Buffer.from(request("INVITE", { callId: "b", body: "hello" }).toString().replace("application/sdp", "text/plain")));
+    r.send(
+      Buffer.from(
+        request("INVITE", { callId: "b", body: "hello" }).toString().replace("application/sdp", "text/plain"),
+      ),
+    );
     expect(r.responses(488)).toHaveLength(1);
     expect(r.responses(415)).toHaveLength(1);
     expect(r.pool.opened).toBe(0);

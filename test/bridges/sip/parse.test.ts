@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { header, headerValues, parseCSeq, parseNameAddr, parseUri, parseVia } from "../../../bridges/sip/message.ts";
+import {
+  header,
+  headerValues,
+  parseCSeq,
+  parseNameAddr,
+  parseUri,
+  parseVia,
+} from "../../../bridges/sip/message.ts";
 import { parseMessage } from "../../../bridges/sip/parse.ts";
 import { makeResponse, serialize } from "../../../bridges/sip/serialize.ts";
 import { SipStreamFramer } from "../../../bridges/sip/stream-framer.ts";
@@ -55,7 +62,11 @@ describe("parseMessage", () => {
 
   it("parses a status line and takes the whole rest of a datagram as the body without Content-Length", () => {
     const r = parseMessage(Buffer.from("SIP/2.0 486 Busy Here\r\nCall-ID: x\r\n\r\nhello"));
-    expect(r.ok && r.msg.kind === "response" && [r.msg.status, r.msg.reason, r.msg.body.toString()]).toEqual([486, "Busy Here", "hello"]);
+    expect(r.ok && r.msg.kind === "response" && [r.msg.status, r.msg.reason, r.msg.body.toString()]).toEqual([
+      486,
+      "Busy Here",
+      "hello",
+    ]);
   });
 
   it("reports a truncated body with the request parsed so far (so it can be answered 400)", () => {
@@ -72,7 +83,10 @@ describe("parseMessage", () => {
     expect(parseMessage(Buffer.from(INVITE.replace("l: 4", "l: -1"))).ok).toBe(false);
     const junk = parseMessage(Buffer.from(seededBytes(2000, 7)));
     expect(junk).toMatchObject({ ok: false });
-    expect(parseMessage(Buffer.from("Via: SIP/2.0/UDP x\r\n\r\n"))).toMatchObject({ ok: false, error: /no SIP request/ });
+    expect(parseMessage(Buffer.from("Via: SIP/2.0/UDP x\r\n\r\n"))).toMatchObject({
+      ok: false,
+      error: /no SIP request/,
+    });
     const withNul = parseMessage(Buffer.from(INVITE.replace("Subject: a folded", "Subject: a\u0000b")));
     expect(withNul).toMatchObject({ ok: false, error: /control characters in header Subject/ });
     expect(parseMessage(Buffer.alloc(70_000, 0x41))).toMatchObject({ ok: false, error: /too large/ });
@@ -83,7 +97,10 @@ describe("serialize and makeResponse", () => {
   it("copies Via (all, in order), From, To with our tag, Call-ID and CSeq, and writes Content-Length", () => {
     const r = parseMessage(Buffer.from(INVITE));
     if (!r.ok || r.msg.kind !== "request") throw new Error("expected a request");
-    const res = makeResponse(r.msg, 200, { toTag: "ours", body: { type: "application/sdp", content: "v=0\r\n" } });
+    const res = makeResponse(r.msg, 200, {
+      toTag: "ours",
+      body: { type: "application/sdp", content: "v=0\r\n" },
+    });
     const text = serialize(res).toString();
     expect(text.startsWith("SIP/2.0 200 OK\r\n")).toBe(true);
     const back = parseMessage(serialize(res));
@@ -120,7 +137,9 @@ describe("SipStreamFramer", () => {
 
   it("gives up on 64 KB of bytes with no end of headers", () => {
     const framer = new SipStreamFramer();
-    expect(framer.push(Buffer.alloc(70_000, 0x61))).toMatchObject([{ type: "fatal", error: /headers longer/ }]);
+    expect(framer.push(Buffer.alloc(70_000, 0x61))).toMatchObject([
+      { type: "fatal", error: /headers longer/ },
+    ]);
   });
 });
 

@@ -14,7 +14,10 @@ async function connected() {
       Buffer.from(
         request("NOTIFY", { toTag, cseq, extra: ["Event: refer", `Subscription-State: ${state}`] })
           .toString()
-          .replace("Content-Length: 0\r\n\r\n", `Content-Type: message/sipfrag\r\nContent-Length: ${frag.length}\r\n\r\n${frag}`),
+          .replace(
+            "Content-Length: 0\r\n\r\n",
+            `Content-Type: message/sipfrag\r\nContent-Length: ${frag.length}\r\n\r\n${frag}`,
+          ),
       ),
     );
   return { r, toTag, control, notify };
@@ -23,7 +26,9 @@ async function connected() {
 describe("referTarget", () => {
   it("keeps a SIP URI, puts a number on the caller's host, refuses anything else", () => {
     expect(referTarget("sip:sales@pbx.example", "sip:+1555@carrier.example")).toBe("sip:sales@pbx.example");
-    expect(referTarget("+1 (555) 010-2000", "sip:+1555@carrier.example:5080")).toBe("sip:+15550102000@carrier.example");
+    expect(referTarget("+1 (555) 010-2000", "sip:+1555@carrier.example:5080")).toBe(
+      "sip:+15550102000@carrier.example",
+    );
     expect(referTarget("tel:1234", "sip:x@10.1.1.1")).toBe("sip:1234@10.1.1.1");
     expect(() => referTarget("the sales desk", "sip:x@h")).toThrow(/neither a SIP URI nor a phone number/);
   });

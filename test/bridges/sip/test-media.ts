@@ -2,7 +2,6 @@
 // real UDP sockets on ephemeral ports, and a transport that counts the RTP it receives and records
 // what signalling told it. Just enough of media-port.ts for the signalling tests to run end to end.
 import { createSocket, type Socket } from "node:dgram";
-import type { AgentAudio, CallInfo, OutputFormat, TransportListener } from "../../../bridges/transport.ts";
 import type {
   NegotiatedMedia,
   RtpEndpoint,
@@ -11,6 +10,7 @@ import type {
   SipCallTransport,
   SipCallTransportOptions,
 } from "../../../bridges/sip/media-port.ts";
+import type { AgentAudio, CallInfo, OutputFormat, TransportListener } from "../../../bridges/transport.ts";
 
 export class TestRtpEndpoint implements RtpEndpoint {
   readonly socket: Socket;
@@ -115,7 +115,10 @@ export class TestSipTransport implements SipCallTransport {
 }
 
 /** The factory the server gets, keeping every transport it made. */
-export function testTransportFactory(): { create: (o: SipCallTransportOptions) => TestSipTransport; made: TestSipTransport[] } {
+export function testTransportFactory(): {
+  create: (o: SipCallTransportOptions) => TestSipTransport;
+  made: TestSipTransport[];
+} {
   const made: TestSipTransport[] = [];
   return {
     made,
