@@ -50,6 +50,8 @@ export interface SipStats {
   badRequests: number;
   /** Responses matching no transaction of ours. */
   strayResponses: number;
+  /** Messages whose handling threw (a bug: the message is dropped, the server carries on). */
+  internalErrors: number;
   /** Calls answered since start. */
   calls: number;
   /** Dialogs live now. */
@@ -93,6 +95,7 @@ export class SipCore {
       dropped: 0,
       badRequests: 0,
       strayResponses: 0,
+      internalErrors: 0,
       calls: 0,
       get dialogs() {
         return dialogs.size;
@@ -134,13 +137,22 @@ export class SipCore {
     try {
       this.#receive(bytes, flow);
     } catch (err) {
-      this.stats.dropped++;
+      this.stats.internalErrors++;
       this.#o.log.error({ err, from: flow.remote }, "sip: message handling failed");
     }
   }
 
   /** A TCP stream that cannot be framed: 400 if its headers allow, then the connection closes. */
   badFrame(error: string, flow: SipFlow, bytes?: Buffer): void {
+    try {
+      this.#badFrame(error, flow, bytes);
+    } catch (err) {
+      this.stats.internalErrors++;
+      this.#o.log.error({ err, from: flow.remote }, "sip: bad frame handling failed");
+    }
+  }
+
+  #badFrame(error: string, flow: SipFlow, bytes?: Buffer): void {
     const parsed = bytes ? parseMessage(bytes) : undefined;
     const req =
       parsed && (parsed.ok ? (parsed.msg.kind === "request" ? parsed.msg : undefined) : parsed.partial);
@@ -190,7 +202,12 @@ export class SipCore {
     const inDialog = params(header(req, "to") ?? "").has("tag");
     if (req.method === "CANCEL") this.#cancel(tx);
     else if (req.method === "OPTIONS" && !inDialog) this.#options(tx);
-    else if (req.method === "INVITE" && !inDialog) void this.#invite(tx);
+    else if (req.method === "INVITE" && !inDialog)
+      this.#invite(tx).catch((err: unknown) => {
+        this.stats.internalErrors++;
+        this.#o.log.error({ err, callId: header(req, "call-id") }, "sip: call setup failed");
+        tx.respond(makeResponse(req, 500));
+      });
     else this.#inDialog(tx, inDialog);
   }
 
