@@ -24,6 +24,7 @@ import {
   type SipResponse,
 } from "./message.ts";
 import { negotiate, writeAnswer } from "./sdp-answer.ts";
+import { writeOffer } from "./sdp-offer.ts";
 import { makeResponse, newBranch, serialize } from "./serialize.ts";
 import type { ServerTransaction, SipTimers } from "./transaction.ts";
 
@@ -47,8 +48,9 @@ export interface DialogInit {
   readonly address: string;
   readonly sipPort: number;
   readonly endpoint: RtpEndpoint;
-  readonly media: NegotiatedMedia;
-  readonly offer: { index: number; lines: Parameters<typeof writeAnswer>[0]["lines"] };
+  /** Absent for an INVITE without an offer: our 200 carries one and the ACK the answer (late offer). */
+  readonly media?: NegotiatedMedia;
+  readonly offer?: { index: number; lines: Parameters<typeof writeAnswer>[0]["lines"] };
 }
 
 type State = "waiting-ack" | "confirmed" | "ended";
@@ -70,8 +72,11 @@ export class Dialog {
   readonly log: Logger;
   /** The caller's URI (the INVITE's From). */
   readonly remoteUri: string;
-  media: NegotiatedMedia;
+  /** Undefined only while a late offer awaits its answer in the ACK. */
+  media?: NegotiatedMedia;
   transport?: SipCallTransport;
+  /** Late offer: the ACK's answer settled the media (the call setup then starts it). */
+  onMedia?: (media: NegotiatedMedia) => void;
   /** A transfer in progress is told of each NOTIFY (refer.ts). */
   onNotify?: (tx: ServerTransaction) => void;
   /** The dialog ended (refer.ts rejects a pending transfer). */
@@ -84,7 +89,7 @@ export class Dialog {
   readonly #remoteHeader: string;
   readonly #remoteTarget: string;
   readonly #routes: string[];
-  #offer: DialogInit["offer"];
+  #offer?: DialogInit["offer"];
   #state: State = "waiting-ack";
   #localCseq = 1;
   #remoteCseq: number;
@@ -133,14 +138,7 @@ export class Dialog {
   /** Answers the INVITE (initial or re-) in `tx` with our SDP and waits for the ACK. */
   answer(tx: ServerTransaction): void {
     const req = tx.request;
-    const sdp = writeAnswer({
-      address: this.#address,
-      port: this.endpoint.port,
-      sessionId: this.#sessionId,
-      version: this.#version++,
-      media: this.media,
-      ...this.#offer,
-    });
+    const sdp = this.#sdp();
     const headers: SipHeader[] = [{ name: "contact", value: this.contact }, ...this.#deps.capabilities];
     for (const h of req.headers) if (h.name === "record-route") headers.push(h);
     headers.push(...this.#sessionTimerHeaders(req));
@@ -184,10 +182,31 @@ export class Dialog {
     const cseq = parseCSeq(header(req, "cseq"))?.seq;
     if (!this.#unacked || cseq !== this.#unacked.cseq) return;
     this.#clearAck();
+    if (!this.media) this.#takeAnswer(req);
     if (this.#state === "waiting-ack") {
       this.#state = "confirmed";
       this.log.info("sip: call confirmed (ACK)");
     }
+  }
+
+  /** Late offer: the ACK carries the answer to the offer in our 200 (RFC 3261 §13.2.1). */
+  #takeAnswer(ack: SipRequest): void {
+    const result = ack.body.length > 0 ? negotiate(ack.body.toString("utf8"), this.#deps.codecs) : undefined;
+    if (!result?.ok) {
+      const reason = result ? result.reason : "the ACK carries no SDP answer";
+      this.log.warn({ reason }, "sip: late offer got no usable answer, hanging up");
+      void this.hangUp("no usable SDP answer in the ACK", true);
+      return;
+    }
+    this.#setMedia(result.media, { index: result.index, lines: result.lines });
+  }
+
+  #setMedia(media: NegotiatedMedia, offer: NonNullable<DialogInit["offer"]>): void {
+    const first = !this.media;
+    this.media = media;
+    this.#offer = offer;
+    if (this.transport) this.transport.updateMedia(media);
+    else if (first) this.onMedia?.(media);
   }
 
   /** Checks an in-dialog request's CSeq (RFC 3261 §12.2.2); false means it was answered 500. */
@@ -220,13 +239,11 @@ export class Dialog {
         tx.respond(makeResponse(req, 488, { headers: [warning(offer.reason)] }));
         return;
       }
-      this.media = offer.media;
-      this.#offer = { index: offer.index, lines: offer.lines };
+      this.#setMedia(offer.media, { index: offer.index, lines: offer.lines });
       this.log.info(
         { direction: offer.media.direction, codec: offer.media.codec.name },
         "sip: media changed by re-offer",
       );
-      this.transport?.updateMedia(offer.media);
     }
     this.#armSessionTimer(req);
     if (req.method === "INVITE") this.answer(tx);
@@ -239,20 +256,21 @@ export class Dialog {
             ...this.#deps.capabilities,
             ...this.#sessionTimerHeaders(req),
           ],
-          ...(req.body.length > 0 ? { body: { type: "application/sdp", content: this.#currentSdp() } } : {}),
+          ...(req.body.length > 0 ? { body: { type: "application/sdp", content: this.#sdp() } } : {}),
         }),
       );
   }
 
-  #currentSdp(): string {
-    return writeAnswer({
+  /** Our SDP: the answer to their offer, or (late offer, nothing agreed yet) an offer of every codec. */
+  #sdp(): string {
+    const common = {
       address: this.#address,
       port: this.endpoint.port,
       sessionId: this.#sessionId,
       version: this.#version++,
-      media: this.media,
-      ...this.#offer,
-    });
+    };
+    if (!this.media || !this.#offer) return writeOffer({ ...common, codecs: this.#deps.codecs });
+    return writeAnswer({ ...common, media: this.media, ...this.#offer });
   }
 
   /** RFC 4028: echo Session-Expires with the refresher left to the caller, and hang up if no refresh comes. */

@@ -241,15 +241,11 @@ describe("out-of-dialog requests and bad input", () => {
     expect(r.core.stats).toMatchObject({ badRequests: 1, dropped: 2 });
   });
 
-  it("an INVITE without SDP gets 488, with another body type 415; no port is taken", () => {
+  it("an INVITE with a body other than SDP gets 415 and no port is taken", () => {
     const r = coreRig();
-    r.send(request("INVITE", { callId: "a" }));
     r.send(
-      Buffer.from(
-        request("INVITE", { callId: "b", body: "hello" }).toString().replace("application/sdp", "text/plain"),
-      ),
+      Buffer.from(request("INVITE", { body: "hello" }).toString().replace("application/sdp", "text/plain")),
     );
-    expect(r.responses(488)).toHaveLength(1);
     expect(r.responses(415)).toHaveLength(1);
     expect(r.pool.opened).toBe(0);
   });
@@ -279,5 +275,44 @@ describe("drain", () => {
     r.send(request("BYE", { toTag, cseq: 3 }));
     expect(r.responses(200, "BYE")).toHaveLength(1);
     expect(r.pool.opened).toBe(1);
+  });
+});
+
+describe("late offer (INVITE without SDP)", () => {
+  const answerSdp = [
+    "v=0",
+    "o=- 2 2 IN IP4 192.0.2.9",
+    "s=-",
+    "c=IN IP4 192.0.2.9",
+    "t=0 0",
+    "m=audio 4010 RTP/AVP 8 101",
+    "a=rtpmap:8 PCMA/8000",
+    "a=rtpmap:101 telephone-event/8000",
+    "a=sendrecv",
+    "",
+  ].join("\r\n");
+
+  it("offers every configured codec in the 200 and starts media on the answer in the ACK", async () => {
+    const r = coreRig({ sip: { codecs: ["pcmu", "pcma"] } });
+    const { toTag, ok } = await r.call({ body: "" });
+    expect(ok.body.toString()).toMatch(/m=audio \d+ RTP\/AVP 0 8 101\r\n/);
+    expect(r.media.made).toHaveLength(0);
+    r.send(request("ACK", { toTag, body: answerSdp }));
+    expect(r.media.made).toHaveLength(1);
+    expect(r.media.made[0]!.medias[0]).toMatchObject({
+      codec: { name: "pcma", payloadType: 8 },
+      telephoneEventPt: 101,
+      remote: { port: 4010 },
+    });
+  });
+
+  it("hangs up when the ACK brings no answer, and frees the port", async () => {
+    const r = coreRig();
+    const { toTag } = await r.call({ body: "" });
+    r.send(request("ACK", { toTag }));
+    expect(r.requests("BYE")).toHaveLength(1);
+    expect(r.media.made).toHaveLength(0);
+    expect(r.pool.inUse).toBe(0);
+    expect(r.core.stats.dialogs).toBe(0);
   });
 });
