@@ -12,6 +12,7 @@ import { header, parseNameAddr, parseUri, type SipRequest } from "./message.ts";
 import { blindTransfer } from "./refer.ts";
 import { negotiate } from "./sdp-answer.ts";
 import { makeResponse, randomToken } from "./serialize.ts";
+import { refuseTooSmall } from "./session-timer.ts";
 import type { ServerTransaction } from "./transaction.ts";
 
 export interface CallSetupDeps {
@@ -54,6 +55,10 @@ export class CallSetup {
         makeResponse(req, 415, { headers: [warning(reason), { name: "accept", value: "application/sdp" }] }),
       );
       log.info({ reason }, "sip: call refused");
+      return;
+    }
+    if (refuseTooSmall(tx)) {
+      log.info("sip: call refused, Session-Expires below Min-SE");
       return;
     }
     const offer =

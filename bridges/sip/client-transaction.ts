@@ -11,6 +11,8 @@ interface Pending {
   readonly method: string;
   readonly resolve: (res: SipResponse) => void;
   final: boolean;
+  /** A provisional response came: retransmit at T2 from now on (RFC 3261 §17.1.2.2). */
+  provisional: boolean;
   retransmit?: TimerHandle;
   timeout?: TimerHandle;
 }
@@ -36,14 +38,14 @@ export class ClientTransactions {
     const key = `${branch}|${req.method}`;
     const bytes = serialize(req);
     return new Promise<SipResponse>((resolve) => {
-      const p: Pending = { method: req.method, resolve, final: false };
+      const p: Pending = { method: req.method, resolve, final: false, provisional: false };
       this.#live.set(key, p);
       flow.send(bytes);
       const again = (interval: number): void => {
         p.retransmit = this.#clock.setTimeout(() => {
           if (p.final) return;
           flow.send(bytes);
-          again(Math.min(2 * interval, this.#timers.t2));
+          again(p.provisional ? this.#timers.t2 : Math.min(2 * interval, this.#timers.t2));
         }, interval);
       };
       if (!flow.reliable) again(this.#timers.t1);
@@ -62,7 +64,10 @@ export class ClientTransactions {
     const p = this.#live.get(key);
     if (!p) return false;
     if (p.final) return true; // a retransmitted final response, absorbed (Timer K)
-    if (res.status < 200) return true;
+    if (res.status < 200) {
+      p.provisional = true;
+      return true;
+    }
     this.#finish(key, p);
     p.resolve(res);
     return true;

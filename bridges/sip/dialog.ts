@@ -26,6 +26,7 @@ import {
 import { negotiate, writeAnswer } from "./sdp-answer.ts";
 import { writeOffer } from "./sdp-offer.ts";
 import { makeResponse, newBranch, serialize } from "./serialize.ts";
+import { refuseTooSmall, SessionTimer } from "./session-timer.ts";
 import type { ServerTransaction, SipTimers } from "./transaction.ts";
 
 export interface DialogDeps {
@@ -96,8 +97,7 @@ export class Dialog {
   readonly #sessionId = Math.floor(Math.random() * 2 ** 31);
   #version = 1;
   #unacked?: Unacked;
-  #sessionTimer?: TimerHandle;
-  #sessionInterval = 0;
+  readonly #sessionTimer: SessionTimer;
 
   constructor(deps: DialogDeps, init: DialogInit) {
     this.#deps = deps;
@@ -120,6 +120,10 @@ export class Dialog {
     this.#routes = inv.headers.filter((h) => h.name === "record-route").map((h) => h.value);
     this.#remoteCseq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
     this.log = deps.log.child({ callId: this.callId });
+    this.#sessionTimer = new SessionTimer(deps.clock, (interval) => {
+      this.log.warn({ interval }, "sip: session not refreshed, hanging up");
+      void this.hangUp("session expired", true);
+    });
   }
 
   get key(): string {
@@ -141,7 +145,7 @@ export class Dialog {
     const sdp = this.#sdp();
     const headers: SipHeader[] = [{ name: "contact", value: this.contact }, ...this.#deps.capabilities];
     for (const h of req.headers) if (h.name === "record-route") headers.push(h);
-    headers.push(...this.#sessionTimerHeaders(req));
+    headers.push(...this.#sessionTimer.negotiate(req));
     const res = makeResponse(req, 200, {
       toTag: this.localTag,
       headers,
@@ -223,6 +227,7 @@ export class Dialog {
   /** A re-INVITE or UPDATE: new media (or none: a session refresh), answered with the right direction. */
   refresh(tx: ServerTransaction): void {
     const req = tx.request;
+    if (refuseTooSmall(tx)) return;
     if (req.method === "INVITE" && this.#unacked) {
       tx.respond(makeResponse(req, 491, { headers: [{ name: "retry-after", value: "1" }] }));
       return;
@@ -245,7 +250,8 @@ export class Dialog {
         "sip: media changed by re-offer",
       );
     }
-    this.#armSessionTimer(req);
+    this.#sessionTimer.negotiate(req);
+    this.#sessionTimer.restart();
     if (req.method === "INVITE") this.answer(tx);
     else
       tx.respond(
@@ -254,7 +260,7 @@ export class Dialog {
           headers: [
             { name: "contact", value: this.contact },
             ...this.#deps.capabilities,
-            ...this.#sessionTimerHeaders(req),
+            ...this.#sessionTimer.negotiate(req),
           ],
           ...(req.body.length > 0 ? { body: { type: "application/sdp", content: this.#sdp() } } : {}),
         }),
@@ -273,33 +279,8 @@ export class Dialog {
     return writeAnswer({ ...common, media: this.media, ...this.#offer });
   }
 
-  /** RFC 4028: echo Session-Expires with the refresher left to the caller, and hang up if no refresh comes. */
-  #sessionTimerHeaders(req: SipRequest): SipHeader[] {
-    const se = header(req, "session-expires");
-    const interval = se ? Number.parseInt(se, 10) : Number.NaN;
-    if (!Number.isFinite(interval) || interval < 90) return [];
-    this.#sessionInterval = interval;
-    const supported = (header(req, "supported") ?? "").toLowerCase().includes("timer");
-    const out: SipHeader[] = [{ name: "session-expires", value: `${interval};refresher=uac` }];
-    if (supported) out.push({ name: "require", value: "timer" });
-    return out;
-  }
-
-  /** (Re)starts the session timer from the request's Session-Expires, if any. */
-  #armSessionTimer(req: SipRequest): void {
-    this.#sessionTimerHeaders(req);
-    this.startSessionTimer();
-  }
-
   startSessionTimer(): void {
-    const { clock } = this.#deps;
-    clock.clearTimeout(this.#sessionTimer);
-    if (this.#sessionInterval <= 0) return;
-    const ms = (this.#sessionInterval - Math.min(32, this.#sessionInterval / 3)) * 1000;
-    this.#sessionTimer = clock.setTimeout(() => {
-      this.log.warn({ interval: this.#sessionInterval }, "sip: session not refreshed, hanging up");
-      void this.hangUp("session expired", true);
-    }, ms);
+    this.#sessionTimer.restart();
   }
 
   /** The caller's BYE. */
@@ -314,7 +295,7 @@ export class Dialog {
     if (this.#state === "ended") return;
     this.#state = "ended";
     this.#clearAck();
-    this.#deps.clock.clearTimeout(this.#sessionTimer);
+    this.#sessionTimer.stop();
     this.#deps.forget(this);
     this.onEnd?.(reason);
     if (!this.transport) this.endpoint.close();

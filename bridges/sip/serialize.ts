@@ -20,6 +20,7 @@ const REASONS: Readonly<Record<number, string>> = {
   408: "Request Timeout",
   415: "Unsupported Media Type",
   420: "Bad Extension",
+  422: "Session Interval Too Small",
   481: "Call/Transaction Does Not Exist",
   486: "Busy Here",
   487: "Request Terminated",

@@ -190,6 +190,19 @@ describe("in-dialog requests", () => {
   });
 });
 
+describe("session timer floor", () => {
+  it("answers 422 with Min-SE to a Session-Expires below 90 s, on a new call and on a refresh", async () => {
+    const r = coreRig();
+    r.send(request("INVITE", { body: OFFER, callId: "short", extra: ["Session-Expires: 30"] }));
+    expect(header(r.responses(422)[0]!.msg, "min-se")).toBe("90");
+    expect(r.pool.opened).toBe(0);
+    const { toTag } = await r.call();
+    r.send(request("ACK", { toTag }));
+    r.send(request("UPDATE", { toTag, cseq: 2, extra: ["Session-Expires: 60"] }));
+    expect(r.responses(422, "UPDATE")).toHaveLength(1);
+  });
+});
+
 describe("out-of-dialog requests and bad input", () => {
   it("OPTIONS: 200 with Allow and Accept; its retransmission gets the same response; Timer J ends it", () => {
     const r = coreRig();
