@@ -31,8 +31,11 @@ export interface SipServer {
   readonly udpPort: number;
   readonly tcpPort: number;
   readonly stats: SipStats;
-  /** Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on. */
-  drain(): void;
+  /**
+   * Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on.
+   * Resolves when the last call has ended (then close()).
+   */
+  drain(): Promise<void>;
   /** Hangs up every call (BYE), stops listening. */
   close(): Promise<void>;
 }

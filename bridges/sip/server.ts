@@ -49,6 +49,8 @@ export class SipCore {
   readonly #deps: DialogDeps;
   readonly #setup: CallSetup;
   #draining = false;
+  /** Resolved when draining and the last call has ended. */
+  #idle: (() => void)[] = [];
 
   constructor(o: SipCoreOptions) {
     this.#o = o;
@@ -84,6 +86,7 @@ export class SipCore {
       ],
       forget: (d) => {
         if (dialogs.get(d.key) === d) dialogs.delete(d.key);
+        this.#checkIdle();
       },
     };
     this.#setup = new CallSetup({
@@ -101,11 +104,24 @@ export class SipCore {
     return this.#draining;
   }
 
-  /** New calls and OPTIONS probes get 503 from now on; calls in progress carry on. */
-  drain(): void {
-    if (this.#draining) return;
-    this.#draining = true;
-    this.#o.log.info({ calls: this.#dialogs.size }, "sip: draining, refusing new calls");
+  /**
+   * New calls and OPTIONS probes get 503 from now on; calls in progress carry on. Resolves when
+   * the last of them has ended.
+   */
+  drain(): Promise<void> {
+    if (!this.#draining) {
+      this.#draining = true;
+      this.#o.log.info({ calls: this.#dialogs.size }, "sip: draining, refusing new calls");
+    }
+    const idle = new Promise<void>((resolve) => this.#idle.push(resolve));
+    this.#checkIdle();
+    return idle;
+  }
+
+  #checkIdle(): void {
+    if (!this.#draining || this.#dialogs.size > 0 || this.#idle.length === 0) return;
+    this.#o.log.info("sip: drained, no calls left");
+    for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** Everything in one message, from whichever transport. Never throws. */

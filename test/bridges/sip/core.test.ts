@@ -1,6 +1,7 @@
 // The UAS core on virtual time: transactions, 2xx retransmission, methods, draining.
 import { describe, expect, it } from "vitest";
 import { header } from "../../../bridges/sip/message.ts";
+import { flushMicrotasks } from "../../../src/session/clock.ts";
 import { coreRig, OFFER, request } from "./core-rig.ts";
 
 const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);
@@ -276,7 +277,10 @@ describe("drain", () => {
     const r = coreRig();
     const { toTag } = await r.call();
     r.send(request("ACK", { toTag }));
-    r.core.drain();
+    let drained = false;
+    void r.core.drain().then(() => {
+      drained = true;
+    });
     r.send(request("OPTIONS"));
     r.send(request("INVITE", { body: OFFER, callId: "call-2" }));
     const refused = r.responses(503);
@@ -285,8 +289,11 @@ describe("drain", () => {
     r.send(request("INVITE", { toTag, cseq: 2, body: OFFER.replace("a=rtpmap", "a=sendonly\r\na=rtpmap") }));
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=recvonly");
     r.send(request("ACK", { toTag, cseq: 2 }));
+    await flushMicrotasks();
+    expect(drained).toBe(false);
     r.send(request("BYE", { toTag, cseq: 3 }));
     expect(r.responses(200, "BYE")).toHaveLength(1);
+    await expect.poll(() => drained).toBe(true);
     expect(r.pool.opened).toBe(1);
   });
 });
