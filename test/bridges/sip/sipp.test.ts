@@ -1,6 +1,8 @@
 // End to end against SIPp, a real SIP peer: its built-in UAC over UDP and TCP, many calls at
 // once, RTP from a pcap, and our own scenarios for CANCEL, a missing ACK, hold and transfer.
 // SIPp exits 0 only when every call went as its scenario says.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
@@ -157,6 +159,56 @@ describe("SIPp end to end", () => {
       );
       expect(await Promise.all(outcomes)).toEqual(["transferred", "transferred"]);
       await expectNoLeaks(rig);
+    },
+    E2E_TIMEOUT,
+  );
+
+  it(
+    "OPTIONS probes (as a load balancer sends them): 200, then 503 with Retry-After once draining, while a call in progress ends normally",
+    async () => {
+      rig = await startServerRig();
+      const probe = (status: number): string => {
+        const file = join(mkdtempSync(join(tmpdir(), "sipp-options-")), "options.xml");
+        writeFileSync(
+          file,
+          `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<scenario name="options probe">
+  <send retrans="500">
+    <![CDATA[
+      OPTIONS sip:[remote_ip]:[remote_port] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: <sip:probe@[local_ip]:[local_port]>;tag=[pid]probe[call_number]
+      To: <sip:[remote_ip]:[remote_port]>
+      Call-ID: [call_id]
+      CSeq: 1 OPTIONS
+      Max-Forwards: 70
+      Content-Length: 0
+
+    ]]>
+  </send>
+  <recv response="${status}"/>
+</scenario>
+`,
+        );
+        return file;
+      };
+      expectAllCalls(
+        await runSipp({ scenario: { file: probe(200) }, target: rig.target, args: ["-m", "3"] }),
+      );
+      // A call held up for 3 s (-d: the built-in uac pauses that long before its BYE) spans the drain.
+      const call = runSipp({
+        scenario: { builtin: "uac" },
+        target: rig.target,
+        args: ["-m", "1", "-d", "3000"],
+      });
+      await expect.poll(() => rig!.server.stats.dialogs, { timeout: 20_000 }).toBe(1);
+      const drained = rig.server.drain();
+      expectAllCalls(
+        await runSipp({ scenario: { file: probe(503) }, target: rig.target, args: ["-m", "3"] }),
+      );
+      expectAllCalls(await call);
+      await drained;
+      expect(rig.server.stats.dialogs).toBe(0);
     },
     E2E_TIMEOUT,
   );
