@@ -1,0 +1,22 @@
+// What the UAS core is given by startSipServer (bridges/sip/index.ts).
+import type { Config } from "../../src/config.ts";
+import type { Logger } from "../../src/log.ts";
+import type { Clock } from "../../src/session/clock.ts";
+import type { CallTransport } from "../transport.ts";
+import type { SipFlow } from "./flow.ts";
+import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
+import type { SipTimers } from "./transaction.ts";
+
+export interface SipCoreOptions {
+  readonly config: Config["sip"];
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly timers: SipTimers;
+  readonly ports: RtpPortPool;
+  readonly createTransport: SipCallTransportFactory;
+  readonly onCall: (transport: CallTransport) => void;
+  /** Retry-After on 503 while draining, seconds. */
+  readonly retryAfterS: number;
+  /** The port each transport listens on, for Via and Contact. */
+  readonly listenPort: (transport: SipFlow["transport"]) => number;
+}

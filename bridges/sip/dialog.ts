@@ -1,0 +1,356 @@
+// One answered call's dialog (RFC 3261 §12-15): the 2xx retransmitted until its ACK (T1 doubling
+// to T2, BYE after 64·T1 without one), in-dialog requests we send (BYE, REFER), re-INVITE and
+// UPDATE with the direction mirrored, the session timer (RFC 4028), and the end of the call
+// told to the media side once.
+import type { Logger } from "../../src/log.ts";
+import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { ClientTransactions } from "./client-transaction.ts";
+import type { SipFlow } from "./flow.ts";
+import type {
+  NegotiatedMedia,
+  RtpEndpoint,
+  SipCallControl,
+  SipCallTransport,
+  SipCodecName,
+} from "./media-port.ts";
+import {
+  header,
+  params,
+  parseCSeq,
+  parseNameAddr,
+  parseUri,
+  type SipHeader,
+  type SipRequest,
+  type SipResponse,
+} from "./message.ts";
+import { negotiate, writeAnswer } from "./sdp-answer.ts";
+import { writeOffer } from "./sdp-offer.ts";
+import { makeResponse, newBranch, serialize } from "./serialize.ts";
+import { refuseTooSmall, SessionTimer } from "./session-timer.ts";
+import type { ServerTransaction, SipTimers } from "./transaction.ts";
+
+export interface DialogDeps {
+  readonly clock: Clock;
+  readonly timers: SipTimers;
+  readonly client: ClientTransactions;
+  readonly codecs: readonly SipCodecName[];
+  readonly log: Logger;
+  /** Headers every 2xx to INVITE/UPDATE carries (Allow, Supported). */
+  readonly capabilities: readonly SipHeader[];
+  /** The dialog ended: drop it from the table. */
+  forget(d: Dialog): void;
+}
+
+export interface DialogInit {
+  readonly invite: SipRequest;
+  readonly flow: SipFlow;
+  readonly localTag: string;
+  /** Our address for SDP and Contact, and the port the flow's transport listens on. */
+  readonly address: string;
+  readonly sipPort: number;
+  readonly endpoint: RtpEndpoint;
+  /** Absent for an INVITE without an offer: our 200 carries one and the ACK the answer (late offer). */
+  readonly media?: NegotiatedMedia;
+  readonly offer?: { index: number; lines: Parameters<typeof writeAnswer>[0]["lines"] };
+}
+
+type State = "waiting-ack" | "confirmed" | "ended";
+
+/** The 2xx awaiting its ACK, and the CSeq that ACK carries. */
+interface Unacked {
+  readonly bytes: Buffer;
+  readonly cseq: number;
+  retransmit?: TimerHandle;
+  giveUp?: TimerHandle;
+}
+
+export class Dialog {
+  readonly callId: string;
+  readonly localTag: string;
+  readonly remoteTag: string;
+  readonly flow: SipFlow;
+  readonly endpoint: RtpEndpoint;
+  readonly log: Logger;
+  /** The caller's URI (the INVITE's From). */
+  readonly remoteUri: string;
+  /** Undefined only while a late offer awaits its answer in the ACK. */
+  media?: NegotiatedMedia;
+  transport?: SipCallTransport;
+  /** Late offer: the ACK's answer settled the media (the call setup then starts it). */
+  onMedia?: (media: NegotiatedMedia) => void;
+  /** A transfer in progress is told of each NOTIFY (refer.ts). */
+  onNotify?: (tx: ServerTransaction) => void;
+  /** The dialog ended (refer.ts rejects a pending transfer). */
+  onEnd?: (reason: string) => void;
+
+  readonly #deps: DialogDeps;
+  readonly #address: string;
+  readonly #sipPort: number;
+  readonly #localHeader: string;
+  readonly #remoteHeader: string;
+  readonly #remoteTarget: string;
+  readonly #routes: string[];
+  #offer?: DialogInit["offer"];
+  #state: State = "waiting-ack";
+  #localCseq = 1;
+  #remoteCseq: number;
+  readonly #sessionId = Math.floor(Math.random() * 2 ** 31);
+  #version = 1;
+  #unacked?: Unacked;
+  readonly #sessionTimer: SessionTimer;
+
+  constructor(deps: DialogDeps, init: DialogInit) {
+    this.#deps = deps;
+    const inv = init.invite;
+    this.callId = header(inv, "call-id") ?? "";
+    this.localTag = init.localTag;
+    const from = header(inv, "from") ?? "";
+    this.remoteTag = params(from).get("tag") ?? "";
+    this.remoteUri = parseNameAddr(from)?.uri ?? "";
+    this.flow = init.flow;
+    this.endpoint = init.endpoint;
+    this.media = init.media;
+    this.#offer = init.offer;
+    this.#address = init.address;
+    this.#sipPort = init.sipPort;
+    this.#localHeader = `${header(inv, "to")};tag=${init.localTag}`;
+    this.#remoteHeader = from;
+    this.#remoteTarget = parseNameAddr(header(inv, "contact") ?? "")?.uri ?? this.remoteUri;
+    // The route set is the Record-Route of the INVITE as received (RFC 3261 §12.1.1).
+    this.#routes = inv.headers.filter((h) => h.name === "record-route").map((h) => h.value);
+    this.#remoteCseq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
+    this.log = deps.log.child({ callId: this.callId });
+    this.#sessionTimer = new SessionTimer(deps.clock, (interval) => {
+      this.log.warn({ interval }, "sip: session not refreshed, hanging up");
+      void this.hangUp("session expired", true);
+    });
+  }
+
+  get key(): string {
+    return dialogKey(this.callId, this.localTag, this.remoteTag);
+  }
+
+  get ended(): boolean {
+    return this.#state === "ended";
+  }
+
+  get contact(): string {
+    const t = this.flow.transport === "TCP" ? ";transport=tcp" : "";
+    return `<sip:voice-bridge@${this.#address}:${this.#sipPort}${t}>`;
+  }
+
+  /** Answers the INVITE (initial or re-) in `tx` with our SDP and waits for the ACK. */
+  answer(tx: ServerTransaction): void {
+    const req = tx.request;
+    const sdp = this.#sdp();
+    const headers: SipHeader[] = [{ name: "contact", value: this.contact }, ...this.#deps.capabilities];
+    for (const h of req.headers) if (h.name === "record-route") headers.push(h);
+    headers.push(...this.#sessionTimer.negotiate(req));
+    const res = makeResponse(req, 200, {
+      toTag: this.localTag,
+      headers,
+      body: { type: "application/sdp", content: sdp },
+    });
+    tx.respond(res);
+    this.#awaitAck(serialize(res), parseCSeq(header(req, "cseq"))?.seq ?? 0);
+  }
+
+  #awaitAck(bytes: Buffer, cseq: number): void {
+    const { clock, timers } = this.#deps;
+    const pending: Unacked = { bytes, cseq };
+    this.#unacked = pending;
+    const again = (interval: number): void => {
+      pending.retransmit = clock.setTimeout(() => {
+        this.flow.send(bytes);
+        again(Math.min(2 * interval, timers.t2));
+      }, interval);
+    };
+    // On TCP the hop is reliable: no retransmission, but the ACK is still awaited.
+    if (!this.flow.reliable) again(timers.t1);
+    pending.giveUp = clock.setTimeout(() => {
+      this.log.warn({ cseq }, "sip: no ACK for our 2xx within 64*T1, hanging up");
+      this.#clearAck();
+      void this.hangUp("no ACK for the answer", true);
+    }, 64 * timers.t1);
+  }
+
+  #clearAck(): void {
+    if (!this.#unacked) return;
+    this.#deps.clock.clearTimeout(this.#unacked.retransmit);
+    this.#deps.clock.clearTimeout(this.#unacked.giveUp);
+    this.#unacked = undefined;
+  }
+
+  /** An ACK for a 2xx (a request of its own, matched to the dialog). */
+  ack(req: SipRequest): void {
+    const cseq = parseCSeq(header(req, "cseq"))?.seq;
+    if (!this.#unacked || cseq !== this.#unacked.cseq) return;
+    this.#clearAck();
+    if (!this.media) this.#takeAnswer(req);
+    if (this.#state === "waiting-ack") {
+      this.#state = "confirmed";
+      this.log.info("sip: call confirmed (ACK)");
+    }
+  }
+
+  /** Late offer: the ACK carries the answer to the offer in our 200 (RFC 3261 §13.2.1). */
+  #takeAnswer(ack: SipRequest): void {
+    const result = ack.body.length > 0 ? negotiate(ack.body.toString("utf8"), this.#deps.codecs) : undefined;
+    if (!result?.ok) {
+      const reason = result ? result.reason : "the ACK carries no SDP answer";
+      this.log.warn({ reason }, "sip: late offer got no usable answer, hanging up");
+      void this.hangUp("no usable SDP answer in the ACK", true);
+      return;
+    }
+    this.#setMedia(result.media, { index: result.index, lines: result.lines });
+  }
+
+  #setMedia(media: NegotiatedMedia, offer: NonNullable<DialogInit["offer"]>): void {
+    const first = !this.media;
+    this.media = media;
+    this.#offer = offer;
+    if (this.transport) this.transport.updateMedia(media);
+    else if (first) this.onMedia?.(media);
+  }
+
+  /** Checks an in-dialog request's CSeq (RFC 3261 §12.2.2); false means it was answered 500. */
+  inOrder(tx: ServerTransaction): boolean {
+    const seq = parseCSeq(header(tx.request, "cseq"))?.seq ?? 0;
+    if (seq < this.#remoteCseq) {
+      tx.respond(makeResponse(tx.request, 500, { reason: "CSeq Out Of Order" }));
+      return false;
+    }
+    this.#remoteCseq = seq;
+    return true;
+  }
+
+  /** A re-INVITE or UPDATE: new media (or none: a session refresh), answered with the right direction. */
+  refresh(tx: ServerTransaction): void {
+    const req = tx.request;
+    if (refuseTooSmall(tx)) return;
+    if (req.method === "INVITE" && this.#unacked) {
+      tx.respond(makeResponse(req, 491, { headers: [{ name: "retry-after", value: "1" }] }));
+      return;
+    }
+    if (req.body.length > 0) {
+      const type = (header(req, "content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+      if (type !== "application/sdp") {
+        tx.respond(makeResponse(req, 415, { headers: [{ name: "accept", value: "application/sdp" }] }));
+        return;
+      }
+      const offer = negotiate(req.body.toString("utf8"), this.#deps.codecs);
+      if (!offer.ok) {
+        this.log.info({ reason: offer.reason }, "sip: re-offer refused, keeping the current media");
+        tx.respond(makeResponse(req, 488, { headers: [warning(offer.reason)] }));
+        return;
+      }
+      this.#setMedia(offer.media, { index: offer.index, lines: offer.lines });
+      this.log.info(
+        { direction: offer.media.direction, codec: offer.media.codec.name },
+        "sip: media changed by re-offer",
+      );
+    }
+    this.#sessionTimer.negotiate(req);
+    this.#sessionTimer.restart();
+    if (req.method === "INVITE") this.answer(tx);
+    else
+      tx.respond(
+        makeResponse(req, 200, {
+          toTag: this.localTag,
+          headers: [
+            { name: "contact", value: this.contact },
+            ...this.#deps.capabilities,
+            ...this.#sessionTimer.negotiate(req),
+          ],
+          ...(req.body.length > 0 ? { body: { type: "application/sdp", content: this.#sdp() } } : {}),
+        }),
+      );
+  }
+
+  /** Our SDP: the answer to their offer, or (late offer, nothing agreed yet) an offer of every codec. */
+  #sdp(): string {
+    const common = {
+      address: this.#address,
+      port: this.endpoint.port,
+      sessionId: this.#sessionId,
+      version: this.#version++,
+    };
+    if (!this.media || !this.#offer) return writeOffer({ ...common, codecs: this.#deps.codecs });
+    return writeAnswer({ ...common, media: this.media, ...this.#offer });
+  }
+
+  startSessionTimer(): void {
+    this.#sessionTimer.restart();
+  }
+
+  /** The caller's BYE. */
+  byeReceived(tx: ServerTransaction): void {
+    tx.respond(makeResponse(tx.request, 200));
+    this.log.info("sip: caller hung up (BYE)");
+    this.end("caller hung up");
+  }
+
+  /** Ends the dialog locally: timers stopped, media told (unless it asked), forgotten. */
+  end(reason: string, tellMedia = true): void {
+    if (this.#state === "ended") return;
+    this.#state = "ended";
+    this.#clearAck();
+    this.#sessionTimer.stop();
+    this.#deps.forget(this);
+    this.onEnd?.(reason);
+    if (!this.transport) this.endpoint.close();
+    else if (tellMedia) this.transport.end(reason);
+  }
+
+  /** Our BYE; `tellMedia` when signalling decided it (no ACK, session expiry, transfer done). */
+  async hangUp(reason: string, tellMedia = false): Promise<void> {
+    if (this.#state === "ended") return;
+    this.end(reason, tellMedia);
+    const res = await this.request("BYE", [
+      { name: "reason", value: `SIP;cause=200;text="${reason.replace(/"/g, "'")}"` },
+    ]);
+    this.log.info({ status: res.status, reason }, "sip: we hung up (BYE)");
+  }
+
+  /** Sends an in-dialog request through a client transaction; resolves with its final response. */
+  request(
+    method: string,
+    extra: SipHeader[] = [],
+    body?: { type: string; content: string },
+  ): Promise<SipResponse> {
+    const uri = parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri;
+    const headers: SipHeader[] = [
+      {
+        name: "via",
+        value: `SIP/2.0/${this.flow.transport} ${this.#address}:${this.#sipPort};branch=${newBranch()};rport`,
+      },
+      { name: "max-forwards", value: "70" },
+      { name: "from", value: this.#localHeader },
+      { name: "to", value: this.#remoteHeader },
+      { name: "call-id", value: this.callId },
+      { name: "cseq", value: `${this.#localCseq++} ${method}` },
+      // Our requests go back on the INVITE's flow, so the route set is written as it came (loose routing).
+      ...this.#routes.map((value) => ({ name: "route", value })),
+      ...extra,
+    ];
+    let bytes = Buffer.alloc(0);
+    if (body) {
+      headers.push({ name: "content-type", value: body.type });
+      bytes = Buffer.from(body.content);
+    }
+    return this.#deps.client.send({ kind: "request", method, uri, headers, body: bytes }, this.flow);
+  }
+
+  /** The call control the media side gets. */
+  control(transfer: (target: string) => Promise<void>): SipCallControl {
+    return { hangUp: (reason) => this.hangUp(reason), transfer };
+  }
+}
+
+export function dialogKey(callId: string, localTag: string, remoteTag: string): string {
+  return `${callId}|${localTag}|${remoteTag}`;
+}
+
+export function warning(text: string): SipHeader {
+  return { name: "warning", value: `399 voice-bridge "${text.replace(/"/g, "'")}"` };
+}

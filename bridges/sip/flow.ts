@@ -1,0 +1,21 @@
+// A flow is where a message came from and how to answer on the same path: a UDP source
+// address, or the TCP connection it arrived on (RFC 3261 §18.2.2, RFC 3581 symmetric responses).
+
+export interface SipAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface SipFlow {
+  readonly transport: "UDP" | "TCP";
+  /** Where the message came from (the real source, whatever Via says). */
+  readonly remote: SipAddress;
+  /** The address and port it arrived on (0.0.0.0 for a wildcard UDP socket). */
+  readonly local: SipAddress;
+  /** TCP: no retransmissions, the transport is reliable. */
+  readonly reliable: boolean;
+  send(bytes: Buffer): void;
+}
+
+/** What a transport hands to the stack. */
+export type PacketHandler = (bytes: Buffer, flow: SipFlow) => void;

@@ -1,0 +1,98 @@
+// SIP bridge entry: a UAS on UDP and TCP that answers calls from a PBX or SIP trunk and hands
+// each to the session as a CallTransport made by the media side (bridges/sip/rtp).
+import type { Config } from "../../src/config.ts";
+import type { Logger } from "../../src/log.ts";
+import type { Clock } from "../../src/session/clock.ts";
+import type { CallTransport } from "../transport.ts";
+import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
+import { SipCore, type SipStats } from "./server.ts";
+import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
+import { listenTcp, type TcpTransport } from "./transport-tcp.ts";
+import { listenUdp, type UdpTransport } from "./transport-udp.ts";
+
+export type { SipStats } from "./server.ts";
+export type { SipTimers } from "./transaction.ts";
+
+export interface SipServerOptions {
+  /** The `sip` config section; `port: false` must be handled by the caller (SIP off). */
+  readonly config: Config["sip"] & { readonly port: number };
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly ports: RtpPortPool;
+  readonly createTransport: SipCallTransportFactory;
+  readonly onCall: (transport: CallTransport) => void;
+  /** RFC 3261 timers; tests shorten T1 (default 500/4000/5000 ms). */
+  readonly timers?: SipTimers;
+  /** Retry-After while draining, seconds (default 30). */
+  readonly retryAfterS?: number;
+}
+
+export interface SipServer {
+  readonly udpPort: number;
+  readonly tcpPort: number;
+  readonly stats: SipStats;
+  /**
+   * Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on.
+   * Resolves when the last call has ended (then close()).
+   */
+  drain(): Promise<void>;
+  /** Hangs up every call (BYE), stops listening. */
+  close(): Promise<void>;
+}
+
+export async function startSipServer(opts: SipServerOptions): Promise<SipServer> {
+  const log = opts.log.child({ bridge: "sip" });
+  const ports: { udp?: UdpTransport; tcp?: TcpTransport } = {};
+  const core = new SipCore({
+    config: opts.config,
+    log,
+    clock: opts.clock,
+    timers: opts.timers ?? DEFAULT_TIMERS,
+    ports: opts.ports,
+    createTransport: opts.createTransport,
+    onCall: opts.onCall,
+    retryAfterS: opts.retryAfterS ?? 30,
+    listenPort: (t) => (t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0,
+  });
+  const onError = (err: Error): void => log.warn({ err: err.message }, "sip: socket error");
+  const { host, port } = opts.config;
+  ports.udp = await listenUdp(host, port, (bytes, flow) => core.receive(bytes, flow), onError);
+  const handlers = {
+    onPacket: (bytes: Buffer, flow: Parameters<typeof core.receive>[1]) => core.receive(bytes, flow),
+    onBadFrame: (error: string, flow: Parameters<typeof core.receive>[1], bytes?: Buffer) =>
+      core.badFrame(error, flow, bytes),
+    onError,
+  };
+  // TCP on the same port number as UDP; with an ephemeral port that number may be taken over TCP.
+  try {
+    ports.tcp = await listenTcp(host, ports.udp.port, handlers);
+  } catch (err) {
+    if (port !== 0) {
+      await ports.udp.close();
+      throw err;
+    }
+    ports.tcp = await listenTcp(host, 0, handlers);
+  }
+  const { udp, tcp } = ports;
+  log.info(
+    {
+      host,
+      udpPort: udp.port,
+      tcpPort: tcp.port,
+      publicIp: opts.config.publicIp,
+      codecs: opts.config.codecs,
+    },
+    "sip: listening",
+  );
+  return {
+    udpPort: udp.port,
+    tcpPort: tcp.port,
+    stats: core.stats,
+    drain: () => core.drain(),
+    close: async () => {
+      await core.close();
+      await Promise.all([udp.close(), tcp.close()]);
+      log.info("sip: closed");
+    },
+  };
+}
