@@ -74,36 +74,28 @@ export class RtpSender {
     }
   }
 
-  /**
-   * The next packet's payload buffer (write at most its length into it, then call send);
-   * valid until the ring comes round again.
-   */
-  payloadBuffer(): Buffer {
-    return this.#payloads[this.#slot]!;
+  /** Moves the timestamp on by `ticks` with no packet (time the stream lost). */
+  skip(ticks: number): void {
+    this.#timestamp = (this.#timestamp + ticks) >>> 0;
   }
 
   /**
-   * Sends the packet whose payload was written into payloadBuffer() (`length` bytes), covering
-   * `ticks` of the RTP clock; `transmit` false advances the stream without putting it on the
-   * wire (a held call keeps its timeline).
+   * Copies `payload` into the next packet and sends it, covering `ticks` of the RTP clock;
+   * `transmit` false moves the stream on without putting it on the wire (a held call keeps its
+   * timeline: the timestamp advances, the sequence number does not).
    */
-  send(length: number, ticks: number, marker: boolean, transmit: boolean): void {
-    const buf = this.#ring[this.#slot]!;
+  sendPayload(payload: Uint8Array, ticks: number, marker: boolean, transmit: boolean): void {
     if (transmit) {
+      const n = Math.min(payload.length, MAX_PAYLOAD);
+      const buf = this.#ring[this.#slot]!;
+      this.#payloads[this.#slot]!.set(n === payload.length ? payload : payload.subarray(0, n));
       writeRtpHeader(buf, marker, this.#payloadType, this.#sequence, this.#timestamp, this.ssrc);
       const to = this.destination;
-      this.#socket.send(buf, 0, RTP_HEADER_BYTES + length, to.port, to.address, this.#onSent);
+      this.#socket.send(buf, 0, RTP_HEADER_BYTES + n, to.port, to.address, this.#onSent);
       this.#sequence = (this.#sequence + 1) & 0xffff;
       this.#sent++;
       this.#slot = (this.#slot + 1) % RING;
     }
     this.#timestamp = (this.#timestamp + ticks) >>> 0;
-  }
-
-  /** Copies `payload` into the next packet and sends it. */
-  sendPayload(payload: Uint8Array, ticks: number, marker: boolean, transmit: boolean): void {
-    const n = Math.min(payload.length, MAX_PAYLOAD);
-    this.payloadBuffer().set(n === payload.length ? payload : payload.subarray(0, n));
-    this.send(n, ticks, marker, transmit);
   }
 }

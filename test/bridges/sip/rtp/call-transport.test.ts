@@ -79,8 +79,8 @@ describe("RtpCallTransport over real sockets (G.711)", () => {
     // Agent → caller: 1 s of 1 kHz, paced, to the latched address.
     const start = r.clock.now();
     const reply = sine(1000, 8000, 8000, 7000);
-    const audioBefore = r.transport.stats.tx.packets - r.transport.stats.silencePackets;
-    const audio = () => r.transport.stats.tx.packets - r.transport.stats.silencePackets - audioBefore;
+    const audioBefore = r.transport.stats.tx.audioPackets;
+    const audio = () => r.transport.stats.tx.audioPackets - audioBefore;
     r.transport.play(reply);
     expect(r.transport.queuedMs()).toBe(1000);
     advancePaced(r, 1100, start, audio);
@@ -123,9 +123,9 @@ describe("RtpCallTransport over real sockets (G.711)", () => {
     r.transport.clear();
     expect(r.transport.queuedMs()).toBe(r.transport.playedMs());
     expect(r.transport.playedMs()).toBeLessThanOrEqual(340);
-    const audioSent = r.transport.stats.tx.packets - r.transport.stats.silencePackets;
+    const audioSent = r.transport.stats.tx.audioPackets;
     r.clock.advance(200);
-    expect(r.transport.stats.tx.packets - r.transport.stats.silencePackets).toBe(audioSent);
+    expect(r.transport.stats.tx.audioPackets).toBe(audioSent);
     await until(() => caller.received.length === r.transport.stats.tx.packets, "every packet at the caller");
     const tail = caller.received.slice(-9);
     expect(tail.every((p) => isSilence(p, 0xd5))).toBe(true);
@@ -177,8 +177,8 @@ describe("RtpCallTransport over real sockets (Opus)", () => {
       enc.encode(tts.subarray(i * 960, (i + 1) * 960)).slice(),
     );
     const start = r.clock.now();
-    const audioBefore = r.transport.stats.tx.packets - r.transport.stats.silencePackets;
-    const audio = () => r.transport.stats.tx.packets - r.transport.stats.silencePackets - audioBefore;
+    const audioBefore = r.transport.stats.tx.audioPackets;
+    const audio = () => r.transport.stats.tx.audioPackets - audioBefore;
     r.transport.play({ packets });
     expect(r.transport.queuedMs()).toBe(500);
     advancePaced(r, 600, start, audio);
