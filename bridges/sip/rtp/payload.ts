@@ -12,11 +12,6 @@ import {
 import { OpusCodec } from "../../../codecs/opus.ts";
 import type { SipCodecName } from "../media-port.ts";
 
-/** Rate of the PCM frames the session gets for each codec. */
-export function inputRateOf(codec: SipCodecName): 8000 | 16000 {
-  return codec === "opus" ? 16000 : 8000;
-}
-
 /** RTP timestamp units in one 20 ms packet (G.711 at 8 kHz: 160; Opus, always 48 kHz: 960). */
 export function ticksPer20ms(codec: SipCodecName): number {
   return codec === "opus" ? 960 : 160;
