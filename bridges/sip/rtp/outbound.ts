@@ -1,6 +1,6 @@
 // The agent's voice on one call's RTP stream. The shared Pacer gives every 20 ms packet its slot
-// on the monotonic clock, at most two packets ahead of the caller's playout (enough to ride out
-// a late timer, little enough that a barge-in is heard at once). Between replies the same pacer
+// on the monotonic clock, at most three packets ahead of the caller's playout (enough to ride out
+// a timer 40 ms late, little enough that a barge-in is heard at once). Between replies the same pacer
 // sends silence (one packet per slot, pushed only when its slot has come), so the stream never
 // stops: NAT bindings stay open, and the caller's jitter buffer sees one unbroken timeline in
 // which a reply simply starts (marker set) in the next slot. If the clock ever falls behind (an
@@ -19,8 +19,12 @@ import { g711Encoder, g711SilenceByte, opusSilencePacket, ticksPer20ms } from ".
 import type { RtpSender } from "./sender.ts";
 
 const FRAME_MS = 20;
-/** Most audio sent ahead of the caller's playout, ms: two packets. */
-export const RTP_LEAD_MS = 40;
+/**
+ * Most audio sent ahead of the caller's playout, ms: three packets. With two (40 ms), the sip-media
+ * benchmark at 100 calls saw about one underrun per call in 13 s (a timer more than 20 ms late);
+ * with three, none.
+ */
+export const RTP_LEAD_MS = 60;
 
 export interface RtpOutboundOptions {
   clock: Clock;
