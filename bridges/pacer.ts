@@ -93,11 +93,15 @@ export class Pacer {
     this.#pump();
   }
 
-  /** Drops everything not yet sent and forgets the far side's backlog (the caller clears it there). Returns samples dropped. */
-  clear(): number {
+  /**
+   * Drops everything not yet sent and forgets the far side's backlog (the caller clears it there),
+   * unless `farSideKeeps`: RTP cannot call back packets sent, so the caller still plays them and
+   * the next frame goes after them. Returns samples dropped.
+   */
+  clear(farSideKeeps = false): number {
     const dropped = this.#queued;
     this.#drained();
-    this.#playoutEnd = Number.NEGATIVE_INFINITY;
+    if (!farSideKeeps) this.#playoutEnd = Number.NEGATIVE_INFINITY;
     this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     return dropped;

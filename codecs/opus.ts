@@ -302,7 +302,21 @@ export class OpusCodec {
     if (out.byteOffset % 2 === 0) return new Int16Array(out.buffer, out.byteOffset, out.length >> 1);
     return new Int16Array(out.buffer.slice(out.byteOffset, out.byteOffset + out.length));
   }
+
+  /**
+   * libopus's packet loss concealment: `samples` per channel of audio continuing the last packet
+   * decoded, for a packet that never came. Handed an empty packet, the binding asks libopus to
+   * conceal its whole output buffer (5760 samples); the first `samples` stand in for the lost one.
+   */
+  conceal(samples: number): Int16Array {
+    const out = this.opus.decode(EMPTY_PACKET);
+    const bytes = Math.min(out.length, samples * this.channels * 2);
+    if (out.byteOffset % 2 === 0) return new Int16Array(out.buffer, out.byteOffset, bytes >> 1);
+    return new Int16Array(out.buffer.slice(out.byteOffset, out.byteOffset + bytes));
+  }
 }
+
+const EMPTY_PACKET = Buffer.alloc(0);
 
 function concat2(a: Uint8Array, b: Uint8Array): Uint8Array {
   if (a.length === 0) return b;

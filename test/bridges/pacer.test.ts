@@ -247,4 +247,20 @@ describe("Pacer", () => {
     expect(sent.length).toBe(25);
     expect(clock.pendingTimers).toBe(0);
   });
+
+  it("clear(true) drops the unsent queue but keeps the far side's backlog (RTP cannot call it back)", () => {
+    const clock = new VirtualClock();
+    const { pacer, sent } = rig(clock, 60);
+    pacer.push(ramp(20 * 160));
+    expect(sent.length).toBe(3);
+    clock.advance(10);
+    expect(pacer.clear(true)).toBe(17 * 160);
+    expect(pacer.aheadMs).toBe(50);
+    // The next audio waits behind what the far side still holds: one frame tops it up to the lead.
+    pacer.push(ramp(5 * 160));
+    expect(sent.length).toBe(3);
+    clock.advance(10);
+    expect(sent.length).toBe(4);
+    expect(pacer.aheadMs).toBe(60);
+  });
 });

@@ -1,0 +1,336 @@
+// One benchmark call over SIP (a minimal UAC on UDP): INVITE with an SDP offer (retransmitted
+// on Timer A until a response), ACK of the 2xx (again for each retransmitted 2xx), RTP from the
+// caller's audio at 20 ms paced from the monotonic clock with catch-up, every received RTP
+// packet timed against its real-time schedule (rtp-lateness.ts), then BYE (retransmitted on
+// Timer E until answered). A BYE from the far side ends the call early and is answered 200.
+// Everything is bounded in time; the report says how the call went instead of throwing.
+import { randomBytes } from "node:crypto";
+import dgram from "node:dgram";
+import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
+import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
+import { RtpLateness } from "./rtp-lateness.ts";
+import {
+  buildRequest,
+  buildResponse,
+  contactTarget,
+  header,
+  offerSdp,
+  parseSdpAudio,
+  parseSipMessage,
+  type SipMessage,
+  type SipRequest,
+  tagOf,
+} from "./sip-uac-message.ts";
+
+export interface SipCallOptions {
+  /** The bridge's SIP address. */
+  target: { address: string; port: number };
+  /** Address to bind and advertise (default 127.0.0.1). */
+  localAddress?: string;
+  /** Request-URI user (default "agent"). */
+  user?: string;
+  codec?: "pcmu" | "pcma";
+  /** What the caller says: mono 8 kHz, sent from the moment the call is answered. */
+  caller: Int16Array;
+  /** Call length from the answer, s. */
+  seconds: number;
+  /** Gives up on the INVITE after this long without a final response (default 32 s, Timer B). */
+  answerTimeoutMs?: number;
+}
+
+export interface SipCallReport {
+  callId: string;
+  /** Final response status to the INVITE (0: none came). */
+  status: number;
+  /** Who ended the call: "uac" (our BYE), "uas" (their BYE), or undefined if it never started. */
+  endedBy?: "uac" | "uas";
+  /** Status of the response to our BYE (0: none came, or not sent). */
+  byeStatus: number;
+  rtpSent: number;
+  rtpReceived: number;
+  /** Arrival of each received RTP packet, ms since the answer. */
+  arrivalsMs: number[];
+  /** Per received RTP packet, ms (rtp-lateness.ts). */
+  latenessMs: number[];
+  /** RTP streams (SSRCs) seen from the far side. */
+  streams: number;
+  error?: string;
+}
+
+const T1 = 500;
+const T2 = 4000;
+
+const token = () => randomBytes(6).toString("hex");
+
+export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport> {
+  const local = opts.localAddress ?? "127.0.0.1";
+  const codec = opts.codec ?? "pcmu";
+  const pt = codec === "pcmu" ? 0 : 8;
+  const sip = await bound(local);
+  const rtp = await bound(local);
+  const sipPort = sip.address().port;
+  const rtpPort = rtp.address().port;
+  const callId = `${token()}@${local}`;
+  const fromTag = token();
+  const uri = `sip:${opts.user ?? "agent"}@${opts.target.address}:${opts.target.port}`;
+  const from = `<sip:bench@${local}>;tag=${fromTag}`;
+  const report: SipCallReport = {
+    callId,
+    status: 0,
+    byeStatus: 0,
+    rtpSent: 0,
+    rtpReceived: 0,
+    arrivalsMs: [],
+    latenessMs: [],
+    streams: 0,
+  };
+  const lateness = new RtpLateness(8000);
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    timers.add(t);
+    return t;
+  };
+  const cancel = (t: NodeJS.Timeout | undefined) => {
+    if (!t) return;
+    clearTimeout(t);
+    timers.delete(t);
+  };
+  const send = (text: string, to: { address: string; port: number }) => sip.send(text, to.port, to.address);
+
+  let answeredAt = Number.NaN;
+  let toValue = "";
+  let dialogTarget = opts.target;
+  let ack = "";
+  let done: (() => void) | undefined;
+  const finished = new Promise<void>((r) => {
+    done = r;
+  });
+
+  // RTP in: time every packet against its schedule.
+  const h = emptyRtpHeader();
+  rtp.on("message", (msg) => {
+    const now = performance.now();
+    if (parseRtp(msg, h)) return;
+    if (Number.isNaN(answeredAt)) return;
+    report.rtpReceived++;
+    report.arrivalsMs.push(now - answeredAt);
+    lateness.add(now, h.timestamp, h.ssrc);
+  });
+
+  // INVITE, retransmitted on Timer A until a response.
+  const inviteBranch = `z9hG4bK${token()}`;
+  const invite = buildRequest(
+    "INVITE",
+    uri,
+    [
+      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=${inviteBranch};rport`],
+      ["Max-Forwards", "70"],
+      ["From", from],
+      ["To", `<${uri}>`],
+      ["Call-ID", callId],
+      ["CSeq", "1 INVITE"],
+      ["Contact", `<sip:bench@${local}:${sipPort}>`],
+      ["Content-Type", "application/sdp"],
+    ],
+    offerSdp(local, rtpPort, codec),
+  );
+  let inviteTimer: NodeJS.Timeout | undefined;
+  const retransmitInvite = (interval: number) => {
+    inviteTimer = later(interval, () => {
+      send(invite, opts.target);
+      retransmitInvite(interval * 2);
+    });
+  };
+  const giveUp = later(opts.answerTimeoutMs ?? 64 * T1, () => {
+    report.error = "no final response to the INVITE";
+    done?.();
+  });
+
+  let rtpTimer: NodeJS.Timeout | undefined;
+  let byeTimer: NodeJS.Timeout | undefined;
+  let byeText = "";
+  let ended = false;
+
+  const startRtp = (to: { address: string; port: number }) => {
+    const frames = Math.floor(Math.min(opts.caller.length, opts.seconds * 8000) / 160);
+    const encode = codec === "pcmu" ? mulawEncode : alawEncode;
+    const ssrc = randomBytes(4).readUInt32BE(0);
+    const seq0 = randomBytes(2).readUInt16BE(0);
+    const ts0 = randomBytes(4).readUInt32BE(0);
+    const payload = new Uint8Array(160);
+    let i = 0;
+    const pump = () => {
+      rtpTimer = undefined;
+      if (ended) return;
+      // Catch-up: every frame due by now goes, so a late timer costs no audio time.
+      const due = Math.floor((performance.now() - answeredAt) / 20) + 1;
+      while (i < Math.min(due, frames)) {
+        encode(opts.caller.subarray(i * 160, (i + 1) * 160), payload);
+        const packet = buildRtp({
+          payloadType: pt,
+          sequence: (seq0 + i) & 0xffff,
+          timestamp: (ts0 + i * 160) >>> 0,
+          ssrc,
+          payload,
+          marker: i === 0,
+        });
+        rtp.send(packet, to.port, to.address);
+        report.rtpSent++;
+        i++;
+      }
+      if (i < frames) rtpTimer = later(Math.max(0, answeredAt + i * 20 - performance.now()), pump);
+    };
+    pump();
+  };
+
+  const hangUp = () => {
+    if (ended) return;
+    ended = true;
+    report.endedBy = "uac";
+    cancel(rtpTimer);
+    byeText = buildRequest("BYE", contactUri(dialogTarget), [
+      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
+      ["Max-Forwards", "70"],
+      ["From", from],
+      ["To", toValue],
+      ["Call-ID", callId],
+      ["CSeq", "2 BYE"],
+    ]);
+    send(byeText, dialogTarget);
+    let interval = T1;
+    const again = () => {
+      byeTimer = later(interval, () => {
+        send(byeText, dialogTarget);
+        interval = Math.min(interval * 2, T2);
+        again();
+      });
+    };
+    again();
+    later(64 * T1, () => {
+      report.error ??= "no response to the BYE";
+      done?.();
+    });
+  };
+
+  sip.on("message", (buf, rinfo) => {
+    const m = parseSipMessage(buf.toString("utf8"));
+    if (!m || header(m, "call-id") !== callId) return;
+    if (m.kind === "request") {
+      onRequest(m, { address: rinfo.address, port: rinfo.port });
+      return;
+    }
+    const method = header(m, "cseq")?.split(/\s+/)[1];
+    if (method === "INVITE") onInviteResponse(m);
+    else if (method === "BYE" && m.status >= 200) {
+      cancel(byeTimer);
+      report.byeStatus = m.status;
+      done?.();
+    }
+  });
+
+  function onInviteResponse(m: SipMessage & { kind: "response" }): void {
+    cancel(inviteTimer);
+    inviteTimer = undefined;
+    if (m.status < 200) return;
+    if (m.status >= 300) {
+      // A non-2xx final response is acknowledged within the INVITE transaction (same branch).
+      report.status = m.status;
+      send(
+        buildRequest("ACK", uri, [
+          ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=${inviteBranch};rport`],
+          ["Max-Forwards", "70"],
+          ["From", from],
+          ["To", header(m, "to") ?? ""],
+          ["Call-ID", callId],
+          ["CSeq", "1 ACK"],
+        ]),
+        opts.target,
+      );
+      report.error = `INVITE answered ${m.status} ${m.reason}`;
+      cancel(giveUp);
+      done?.();
+      return;
+    }
+    if (ack) {
+      // A retransmitted 2xx: our ACK was lost.
+      send(ack, dialogTarget);
+      return;
+    }
+    report.status = m.status;
+    cancel(giveUp);
+    toValue = header(m, "to") ?? "";
+    dialogTarget = contactTarget(header(m, "contact")) ?? opts.target;
+    ack = buildRequest("ACK", contactUri(dialogTarget), [
+      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
+      ["Max-Forwards", "70"],
+      ["From", from],
+      ["To", toValue],
+      ["Call-ID", callId],
+      ["CSeq", "1 ACK"],
+    ]);
+    send(ack, dialogTarget);
+    const answer = parseSdpAudio(m.body);
+    if (!answer || !tagOf(toValue)) {
+      report.error = answer ? "2xx without a To tag" : "2xx without an audio m-line";
+      hangUp();
+      return;
+    }
+    if (!answer.payloadTypes.includes(pt))
+      report.error = `answer did not accept ${codec} (payload types ${answer.payloadTypes.join(" ")})`;
+    answeredAt = performance.now();
+    startRtp(answer);
+    later(opts.seconds * 1000, hangUp);
+  }
+
+  // Requests are answered where they came from (what rport asks of a UAS, RFC 3581).
+  function onRequest(m: SipRequest, to: { address: string; port: number }): void {
+    if (m.method === "BYE") {
+      send(buildResponse(m, 200, "OK"), to);
+      if (!ended) {
+        ended = true;
+        report.endedBy = "uas";
+        cancel(rtpTimer);
+        done?.();
+      }
+      return;
+    }
+    if (m.method === "ACK") return;
+    send(
+      buildResponse(m, m.method === "OPTIONS" ? 200 : 501, m.method === "OPTIONS" ? "OK" : "Not Implemented"),
+      to,
+    );
+  }
+
+  send(invite, opts.target);
+  retransmitInvite(T1);
+  await finished;
+  for (const t of timers) clearTimeout(t);
+  timers.clear();
+  await Promise.all([close(sip), close(rtp)]);
+  report.latenessMs = lateness.latenessMs;
+  report.streams = lateness.streams;
+  return report;
+}
+
+function contactUri(t: { address: string; port: number }): string {
+  return `sip:${t.address}:${t.port}`;
+}
+
+function bound(address: string): Promise<dgram.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = dgram.createSocket("udp4");
+    s.once("error", reject);
+    s.bind(0, address, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
+  });
+}
+
+function close(s: dgram.Socket): Promise<void> {
+  return new Promise((r) => s.close(() => r()));
+}

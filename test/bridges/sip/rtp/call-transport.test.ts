@@ -1,0 +1,290 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { buildRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
+import { alawDecode, alawEncode, mulawDecode, mulawEncode } from "../../../../codecs/g711.ts";
+import { OpusCodec } from "../../../../codecs/opus.ts";
+import { concatPcm } from "../../../../codecs/pcm.ts";
+import { readPcapUdp } from "./pcap.ts";
+import { media, openCall, Peer, type Received, type Rig, until } from "./rig.ts";
+import { rms, sine, toneHz } from "./tone.ts";
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function peer(): Promise<Peer> {
+  const p = await Peer.open();
+  cleanup.push(() => p.close());
+  return p;
+}
+
+async function call(...args: Parameters<typeof openCall>): Promise<Rig> {
+  const r = await openCall(...args);
+  cleanup.push(() => r.close());
+  return r;
+}
+
+/** Sends `pcm` (8 kHz) from the peer as 20 ms packets of `pt`, encoded with `encode`. */
+async function sendG711(
+  p: Peer,
+  port: number,
+  pcm: Int16Array,
+  pt: number,
+  encode: (x: Int16Array) => Uint8Array,
+) {
+  for (let i = 0; i * 160 < pcm.length; i++) {
+    const payload = encode(pcm.subarray(i * 160, (i + 1) * 160));
+    await p.send(
+      buildRtp({ payloadType: pt, sequence: 1000 + i, timestamp: 50_000 + i * 160, ssrc: 0xcafe, payload }),
+      port,
+    );
+  }
+}
+
+/** Advances the call's clock in 20 ms steps, checking after each that sending never runs ahead of real time. */
+function advancePaced(r: Rig, ms: number, startedAt: number, audioPackets: () => number) {
+  for (let t = 0; t < ms; t += 20) {
+    r.clock.advance(20);
+    const elapsed = r.clock.now() - startedAt;
+    // At most the two-packet lead ahead of the clock.
+    expect(audioPackets()).toBeLessThanOrEqual(Math.floor(elapsed / 20) + 2);
+  }
+}
+
+function isSilence(p: Received, byte: number): boolean {
+  return p.payload.every((b) => b === byte);
+}
+
+describe("RtpCallTransport over real sockets (G.711)", () => {
+  it("sends silence to the SDP address, latches onto where the caller sends from, and carries a tone both ways", async () => {
+    const sdpAddress = await peer();
+    const caller = await peer();
+    const r = await call(media(sdpAddress.port));
+    expect(r.transport.inputRate).toBe(8000);
+    expect(r.transport.output).toEqual({ kind: "pcm", rate: 8000 });
+    // Before the caller has sent anything, silence goes where the SDP says.
+    await until(() => sdpAddress.received.length >= 1, "silence at the SDP address");
+    expect(sdpAddress.received[0]!.marker).toBe(true);
+    expect(isSilence(sdpAddress.received[0]!, 0xff)).toBe(true);
+
+    // Caller → agent: a 440 Hz tone as PCMU.
+    const tone = sine(440, 8000, 8000, 6000);
+    await sendG711(caller, r.transport.localPort, tone, 0, (x) => mulawEncode(x));
+    await until(() => r.events.frames.length >= 50, "50 frames from the caller");
+    const heard = concatPcm(r.events.frames);
+    expect(heard.length).toBe(tone.length);
+    expect(Math.abs(toneHz(heard, 8000) - 440)).toBeLessThan(2);
+    expect(Math.abs(rms(heard) - rms(tone)) / rms(tone)).toBeLessThan(0.05);
+
+    // Agent → caller: 1 s of 1 kHz, paced, to the latched address.
+    const start = r.clock.now();
+    const reply = sine(1000, 8000, 8000, 7000);
+    const audioBefore = r.transport.stats.tx.audioPackets;
+    const audio = () => r.transport.stats.tx.audioPackets - audioBefore;
+    r.transport.play(reply);
+    expect(r.transport.queuedMs()).toBe(1000);
+    advancePaced(r, 1100, start, audio);
+    expect(audio()).toBe(50);
+    await until(() => caller.received.length >= 52, "the reply at the caller");
+    expect(sdpAddress.received.length).toBeLessThan(5);
+
+    const got = caller.received;
+    for (let i = 1; i < got.length; i++) {
+      expect(got[i]!.sequence).toBe((got[i - 1]!.sequence + 1) & 0xffff);
+      expect(got[i]!.timestamp).toBe((got[i - 1]!.timestamp + 160) >>> 0);
+      expect(got[i]!.ssrc).toBe(got[0]!.ssrc);
+    }
+    const firstAudio = got.findIndex((p) => !isSilence(p, 0xff));
+    expect(got[firstAudio]!.marker).toBe(true);
+    expect(got.filter((p) => p.marker)).toHaveLength(1);
+    const sent = mulawDecode(
+      Uint8Array.from(got.slice(firstAudio, firstAudio + 50).flatMap((p) => [...p.payload])),
+    );
+    expect(Math.abs(toneHz(sent, 8000) - 1000)).toBeLessThan(2);
+    expect(Math.abs(rms(sent) - rms(reply)) / rms(reply)).toBeLessThan(0.05);
+    expect(got.slice(firstAudio + 50).every((p) => isSilence(p, 0xff))).toBe(true);
+
+    // All of it has been heard, and the session was told.
+    expect(r.transport.playedMs()).toBe(1000);
+    expect(r.events.played.at(-1)).toBe(1000);
+    const played = r.events.played;
+    expect(played.every((v, i) => i === 0 || v > played[i - 1]!)).toBe(true);
+  });
+
+  it("reports what the send clock says was heard, and clear() drops the unsent rest at once", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port, { name: "pcma", payloadType: 8, clockRate: 8000 }));
+    r.transport.play(sine(500, 8000, 16000, 5000));
+    r.clock.advance(300);
+    const played = r.transport.playedMs();
+    // Heard: what was sent, less the lead still ahead of the caller's playout.
+    expect(played).toBeGreaterThanOrEqual(280);
+    expect(played).toBeLessThanOrEqual(300);
+    r.transport.clear();
+    expect(r.transport.queuedMs()).toBe(r.transport.playedMs());
+    expect(r.transport.playedMs()).toBeLessThanOrEqual(340);
+    const audioSent = r.transport.stats.tx.audioPackets;
+    r.clock.advance(200);
+    expect(r.transport.stats.tx.audioPackets).toBe(audioSent);
+    await until(() => caller.received.length === r.transport.stats.tx.packets, "every packet at the caller");
+    const tail = caller.received.slice(-9);
+    expect(tail.every((p) => isSilence(p, 0xd5))).toBe(true);
+    expect(caller.received.every((p) => p.payloadType === 8)).toBe(true);
+    // The next reply starts where the cleared one stopped on the call's timeline.
+    r.transport.play(new Int16Array(160));
+    expect(r.transport.queuedMs()).toBe(r.transport.playedMs() + 20);
+  });
+
+  it("keeps timing but sends nothing while the caller holds, ignores hold music, and resumes", async () => {
+    const caller = await peer();
+    const m = media(caller.port, { name: "pcma", payloadType: 8, clockRate: 8000 });
+    const r = await call(m);
+    r.transport.play(sine(700, 8000, 16000, 5000));
+    r.clock.advance(200);
+    await until(() => caller.received.length === r.transport.stats.tx.packets, "packets before hold");
+    const before = caller.received.at(-1)!;
+    r.transport.updateMedia({ ...m, direction: "recvonly" });
+    r.clock.advance(400);
+    await sendG711(caller, r.transport.localPort, sine(300, 8000, 1600, 5000), 8, (x) => alawEncode(x));
+    // Nothing more reaches the caller, and the music does not reach the session.
+    await until(() => r.transport.stats.rx.packets === 10, "the hold music at the transport");
+    expect(r.events.frames).toHaveLength(0);
+    expect(caller.received.at(-1)).toBe(before);
+    expect(r.transport.playedMs()).toBeGreaterThan(560);
+    r.transport.updateMedia({ ...m, direction: "sendrecv" });
+    r.clock.advance(40);
+    await until(() => caller.received.length > 0 && caller.received.at(-1) !== before, "audio after resume");
+    const after = caller.received.find((p) => p.sequence === ((before.sequence + 1) & 0xffff))!;
+    // The stream's clock ran on through the hold: timestamps jump by the time held; sequence does not.
+    const heldTicks = (after.timestamp - before.timestamp) >>> 0;
+    expect(heldTicks).toBeGreaterThanOrEqual(400 * 8);
+    expect(heldTicks).toBeLessThanOrEqual(460 * 8);
+    expect(alawDecode(after.payload).some((v) => v !== 0)).toBe(true);
+  });
+});
+
+describe("RtpCallTransport over real sockets (Opus)", () => {
+  it("sends the TTS's Opus packets as they are, one per 20 ms, and decodes the caller's Opus at 16 kHz", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port, { name: "opus", payloadType: 111, clockRate: 48000 }));
+    expect(r.transport.output).toEqual({ kind: "opus" });
+    expect(r.transport.inputRate).toBe(16000);
+    expect(() => r.transport.play(new Int16Array(960))).toThrow(/Opus packets/);
+
+    const enc = new OpusCodec(48000, 1);
+    const tts = sine(800, 48000, 960 * 25, 8000);
+    const packets = Array.from({ length: 25 }, (_, i) =>
+      enc.encode(tts.subarray(i * 960, (i + 1) * 960)).slice(),
+    );
+    const start = r.clock.now();
+    const audioBefore = r.transport.stats.tx.audioPackets;
+    const audio = () => r.transport.stats.tx.audioPackets - audioBefore;
+    r.transport.play({ packets });
+    expect(r.transport.queuedMs()).toBe(500);
+    advancePaced(r, 600, start, audio);
+    expect(audio()).toBe(25);
+    expect(r.transport.playedMs()).toBe(500);
+    await until(() => caller.received.length === r.transport.stats.tx.packets, "every packet at the caller");
+    const got = caller.received;
+    const first = got.findIndex(
+      (p) => p.payload.length === packets[0]!.length && p.payload.every((b, i) => b === packets[0]![i]),
+    );
+    expect(first).toBeGreaterThan(0);
+    expect(got[first]!.marker).toBe(true);
+    for (let i = 0; i < 25; i++) expect(got[first + i]!.payload).toEqual(packets[i]);
+    for (let i = 1; i < got.length; i++) expect(got[i]!.timestamp).toBe((got[i - 1]!.timestamp + 960) >>> 0);
+    expect(got.every((p) => p.payloadType === 111)).toBe(true);
+
+    // Caller → agent: Opus from a stereo-capable peer, decoded to 16 kHz mono frames.
+    const callerEnc = new OpusCodec(48000, 2);
+    const mono = sine(400, 48000, 960 * 30, 8000);
+    const stereo = new Int16Array(mono.length * 2);
+    for (let i = 0; i < mono.length; i++) stereo[2 * i] = stereo[2 * i + 1] = mono[i]!;
+    for (let i = 0; i < 30; i++) {
+      const payload = callerEnc.encode(stereo.subarray(i * 1920, (i + 1) * 1920));
+      await caller.send(
+        buildRtp({ payloadType: 111, sequence: i, timestamp: i * 960, ssrc: 9, payload }),
+        r.transport.localPort,
+      );
+    }
+    await until(() => r.events.frames.length >= 30, "30 frames from the caller");
+    expect(r.events.frames.every((f) => f.length === 320)).toBe(true);
+    const heard = concatPcm(r.events.frames.slice(5));
+    expect(Math.abs(toneHz(heard, 16000) - 400)).toBeLessThan(4);
+    expect(Math.abs(rms(heard) - rms(mono)) / rms(mono)).toBeLessThan(0.2);
+  });
+});
+
+describe("RtpCallTransport call life", () => {
+  it("hangs up after the media timeout, not counting time on hold, then ends and frees the port", async () => {
+    const caller = await peer();
+    const m = media(caller.port);
+    const r = await call(m, 5000);
+    await caller.send(
+      buildRtp({ payloadType: 0, sequence: 1, timestamp: 1, ssrc: 1, payload: new Uint8Array(160) }),
+      r.transport.localPort,
+    );
+    await until(() => r.transport.stats.rx.packets === 1, "the caller's packet");
+    r.clock.advance(4000);
+    await caller.send(
+      buildRtp({ payloadType: 0, sequence: 2, timestamp: 161, ssrc: 1, payload: new Uint8Array(160) }),
+      r.transport.localPort,
+    );
+    await until(() => r.transport.stats.rx.packets === 2, "the second packet");
+    r.clock.advance(4990);
+    expect(r.control.hangUps).toEqual([]);
+    // On hold the caller may send nothing for minutes.
+    r.transport.updateMedia({ ...m, direction: "inactive" });
+    r.clock.advance(60_000);
+    expect(r.control.hangUps).toEqual([]);
+    r.transport.updateMedia({ ...m, direction: "sendrecv" });
+    r.clock.advance(4990);
+    expect(r.control.hangUps).toEqual([]);
+    await r.clock.advanceAsync(20);
+    expect(r.control.hangUps).toEqual(["media timeout"]);
+    expect(r.events.ended).toEqual(["media timeout"]);
+    expect(r.pool.inUse).toBe(0);
+    expect(r.clock.pendingTimers).toBe(0);
+  });
+
+  it("reports DTMF from SIPp's capture and shrugs off garbage datagrams", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port));
+    for (const d of readPcapUdp("/usr/share/sip-tester/dtmf_2833_pound.pcap"))
+      await caller.send(d.payload, r.transport.localPort);
+    for (const junk of [
+      new Uint8Array(3),
+      new Uint8Array(40).fill(0x41),
+      Uint8Array.of(0x80, 200, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+    ])
+      await caller.send(junk, r.transport.localPort);
+    await until(() => {
+      const d = r.transport.stats.rx.dropped;
+      return d.short + d.version + d.rtcp === 3;
+    }, "the garbage counted");
+    await until(() => r.events.digits.length === 1, "the digit");
+    expect(r.events.digits).toEqual(["#"]);
+    expect(r.events.frames).toHaveLength(0);
+  });
+
+  it("ends once when signalling says so, freeing the port; hang-up and transfer go to signalling", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port));
+    await r.transport.transfer("sip:desk@example.com");
+    expect(r.control.transfers).toEqual(["sip:desk@example.com"]);
+    await expect(r.transport.transfer(" ")).rejects.toThrow(/target is empty/);
+    await r.transport.hangUp("caller said bye");
+    expect(r.control.hangUps).toEqual(["caller said bye"]);
+    expect(r.events.ended).toEqual(["hang-up (caller said bye)"]);
+    r.transport.end("BYE");
+    await r.transport.hangUp("again");
+    expect(r.events.ended).toHaveLength(1);
+    expect(r.control.hangUps).toHaveLength(1);
+    expect(r.pool.inUse).toBe(0);
+    await expect(r.transport.transfer("sip:x@y")).rejects.toThrow(/ended/);
+    // Nothing is sent or received any more.
+    const sent = r.transport.stats.tx.packets;
+    r.clock.advance(1000);
+    expect(r.transport.stats.tx.packets).toBe(sent);
+  });
+});

@@ -1,0 +1,145 @@
+// A SIP call's media under test: the real transport on a real UDP socket from the real pool,
+// on virtual time, and a peer socket playing the caller's side of RTP.
+import type dgram from "node:dgram";
+import { vi } from "vitest";
+import type { NegotiatedMedia, SipCallControl } from "../../../../bridges/sip/media-port.ts";
+import { RtpCallTransport } from "../../../../bridges/sip/rtp/call-transport.ts";
+import { UdpRtpPortPool } from "../../../../bridges/sip/rtp/port-pool.ts";
+import { emptyRtpHeader, parseRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
+import type { TransportListener } from "../../../../bridges/transport.ts";
+import { silentLogger } from "../../../../src/log.ts";
+import { VirtualClock } from "../../../../src/session/clock.ts";
+import { bindUdp, freeEvenRange } from "./ports.ts";
+
+export interface Received {
+  marker: boolean;
+  payloadType: number;
+  sequence: number;
+  timestamp: number;
+  ssrc: number;
+  payload: Uint8Array;
+}
+
+/** The caller's RTP socket: records what arrives, sends what the test says. */
+export class Peer {
+  readonly socket: dgram.Socket;
+  readonly received: Received[] = [];
+
+  constructor(socket: dgram.Socket) {
+    this.socket = socket;
+    socket.on("message", (msg) => {
+      const h = emptyRtpHeader();
+      if (parseRtp(msg, h)) return;
+      this.received.push({
+        marker: h.marker,
+        payloadType: h.payloadType,
+        sequence: h.sequence,
+        timestamp: h.timestamp,
+        ssrc: h.ssrc,
+        payload: new Uint8Array(msg.subarray(h.payloadStart, h.payloadEnd)),
+      });
+    });
+  }
+
+  static async open(): Promise<Peer> {
+    return new Peer(await bindUdp(0));
+  }
+
+  get port(): number {
+    return this.socket.address().port;
+  }
+
+  send(bytes: Uint8Array, port: number): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.socket.send(bytes, port, "127.0.0.1", (err) => (err ? reject(err) : resolve())),
+    );
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.socket.close(() => r()));
+  }
+}
+
+export interface CallEvents {
+  frames: Int16Array[];
+  digits: string[];
+  played: number[];
+  ended: string[];
+}
+
+export interface Rig {
+  clock: VirtualClock;
+  pool: UdpRtpPortPool;
+  transport: RtpCallTransport;
+  events: CallEvents;
+  control: { hangUps: string[]; transfers: string[] } & SipCallControl;
+  close(): Promise<void>;
+}
+
+export function media(
+  peerPort: number,
+  codec: NegotiatedMedia["codec"] = { name: "pcmu", payloadType: 0, clockRate: 8000 },
+  extra: Partial<NegotiatedMedia> = {},
+): NegotiatedMedia {
+  return {
+    codec,
+    telephoneEventPt: 101,
+    remote: { address: "127.0.0.1", port: peerPort },
+    direction: "sendrecv",
+    ...extra,
+  };
+}
+
+export async function openCall(m: NegotiatedMedia, mediaTimeoutMs = 30_000): Promise<Rig> {
+  const base = await freeEvenRange(1);
+  const pool = new UdpRtpPortPool({ host: "127.0.0.1", ports: `${base}-${base + 1}` });
+  const endpoint = await pool.open();
+  const clock = new VirtualClock(1000);
+  const hangUps: string[] = [];
+  const transfers: string[] = [];
+  const control = {
+    hangUps,
+    transfers,
+    hangUp: async (reason: string) => {
+      hangUps.push(reason);
+    },
+    transfer: async (target: string) => {
+      transfers.push(target);
+    },
+  };
+  const transport = new RtpCallTransport({
+    info: { callId: "call-1", transport: "sip", params: {} },
+    endpoint,
+    media: m,
+    control,
+    clock,
+    log: silentLogger,
+    mediaTimeoutMs,
+  });
+  const events: CallEvents = { frames: [], digits: [], played: [], ended: [] };
+  const listener: TransportListener = {
+    audio: (f) => events.frames.push(f.slice()),
+    dtmf: (d) => events.digits.push(d),
+    played: (ms) => events.played.push(ms),
+    ended: (r) => events.ended.push(r),
+  };
+  transport.attach(listener);
+  return {
+    clock,
+    pool,
+    transport,
+    events,
+    control,
+    close: async () => transport.end("test over"),
+  };
+}
+
+/** Waits (on real time: sockets deliver asynchronously) until `check` holds. */
+export async function until(check: () => boolean, what: string): Promise<void> {
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error(`still waiting for ${what}`);
+    },
+    { timeout: 10_000, interval: 5 },
+  );
+}
