@@ -124,6 +124,7 @@ async function main(): Promise<void> {
     ...process.env,
     HOST: "127.0.0.1",
     PORT: "0",
+    SIP_PORT: "off",
     SVC_BASE_URL: svcUrl,
     SVC_API_KEY: KEY,
     SVC_LOCAL_DATA_DIR: join(dir, "bridge"),

@@ -4,6 +4,8 @@
 import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
+import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
+import { createRtpCallTransportFactory, UdpRtpPortPool } from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
@@ -29,6 +31,8 @@ export interface Bridge {
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
   readonly activeCalls: number;
+  /** The SIP server (UDP and TCP), unless `sip.port` is off. */
+  readonly sip: SipServer | undefined;
   /** The Asterisk AudioSocket server, when `audiosocket.port` is set. */
   readonly audioSocket: AudioSocketServer | undefined;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
@@ -216,6 +220,18 @@ export async function startBridge(
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
   log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
+  const sipConfig = config.sip;
+  const sip =
+    sipConfig.port === false
+      ? undefined
+      : await startSipServer({
+          config: { ...sipConfig, port: sipConfig.port },
+          log,
+          clock,
+          ports: new UdpRtpPortPool({ host: sipConfig.host, ports: sipConfig.rtpPorts }),
+          createTransport: createRtpCallTransportFactory(),
+          onCall,
+        });
   const audioSocket =
     config.audiosocket.port === false
       ? undefined
@@ -233,17 +249,21 @@ export async function startBridge(
     metrics,
     transcripts,
     localService,
+    sip,
     audioSocket,
     get activeCalls() {
       return live.size;
     },
     async close(drainMs = 30_000) {
       draining = true;
+      // New SIP calls and load-balancer probes get 503 + Retry-After from now on.
+      void sip?.drain();
       const deadline = Date.now() + drainMs;
       if (live.size) log.info({ calls: live.size, drainMs }, "draining: waiting for live calls to end");
       while (live.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       for (const session of live) session.end("bridge shut down");
       twilio.closeAll(1001, "bridge shutting down");
+      await sip?.close();
       await audioSocket?.close();
       await http.close();
       await transcripts.flush();

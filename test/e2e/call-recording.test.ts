@@ -27,6 +27,7 @@ beforeAll(async () => {
     env: {
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       SVC_LOCAL_DATA_DIR: join(dir, "data"),
       SVC_HOTWORDS: "goodbye,bye,thanks,that's all",
       AGENT_RECORDING_DIR: join(dir, "recordings"),

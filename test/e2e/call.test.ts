@@ -31,6 +31,7 @@ async function startHarness(env: Record<string, string> = {}): Promise<Harness> 
     env: {
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       SVC_LOCAL_DATA_DIR: dir,
       SVC_HOTWORDS: HOTWORDS,
       AGENT_TRANSFER_TARGET: "+15550100",
