@@ -35,6 +35,7 @@ export class CallControl {
   #dtmf = "";
   #dtmfTimer: TimerHandle | undefined;
   #closed = false;
+  #acting = false;
 
   constructor(opts: {
     host: ControlHost;
@@ -48,6 +49,14 @@ export class CallControl {
     this.#clock = opts.clock;
     this.#config = opts.config;
     this.#log = opts.log;
+  }
+
+  /**
+   * True while we hang up or transfer: the transport may report the end of the call it was asked
+   * to end before the request returns, and the session should name the end for what it asked.
+   */
+  get acting(): boolean {
+    return this.#acting;
   }
 
   /** Starts the call's time limit. */
@@ -91,7 +100,7 @@ export class CallControl {
     if (this.#closed) return;
     this.#log.info({ reason }, "saying goodbye");
     await this.#host.speakFixed(text).done;
-    await this.#transport.hangUp(reason).catch(() => undefined);
+    await this.#act(() => this.#transport.hangUp(reason)).catch(() => undefined);
     this.#host.end(reason);
   }
 
@@ -99,15 +108,15 @@ export class CallControl {
   async run(action: CallAction): Promise<void> {
     if (action.kind === "end-call") {
       this.#log.info({ reason: action.reason }, "agent hangs up");
-      await this.#transport
-        .hangUp(action.reason)
-        .catch((err: Error) => this.#log.error({ err: err.message }, "hang-up failed"));
+      await this.#act(() => this.#transport.hangUp(action.reason)).catch((err: Error) =>
+        this.#log.error({ err: err.message }, "hang-up failed"),
+      );
       this.#host.end(`agent: ${action.reason}`);
       return;
     }
     this.#log.info({ target: action.target }, "transferring the call");
     try {
-      await this.#transport.transfer(action.target);
+      await this.#act(() => this.#transport.transfer(action.target));
       this.#host.note(`transferred to ${action.target}`);
       this.#host.end(`transferred to ${action.target}`);
     } catch (err) {
@@ -115,6 +124,15 @@ export class CallControl {
       this.#log.error({ err: why, target: action.target }, "transfer failed");
       this.#host.note(`transfer to ${action.target} failed: ${why}`);
       this.#host.transferFailed(action.target, why);
+    }
+  }
+
+  async #act(request: () => Promise<void>): Promise<void> {
+    this.#acting = true;
+    try {
+      await request();
+    } finally {
+      this.#acting = false;
     }
   }
 

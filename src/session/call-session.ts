@@ -87,6 +87,8 @@ export class CallSession {
   readonly #control: CallControl;
   readonly #startedAt: number;
   #ended = false;
+  /** The transport reported the call's end while we were hanging up or transferring. */
+  #farEnd: string | undefined;
 
   // Listening: one listener for a call, one per member on a multi-party transport.
   #solo: SpeakerListener | undefined;
@@ -129,6 +131,10 @@ export class CallSession {
         end: (reason) => this.end(reason),
         note: (text) => this.#note(text),
         transferFailed: (target) => {
+          if (this.#farEnd !== undefined) {
+            this.end(this.#farEnd); // the caller went while the transfer was tried
+            return;
+          }
           this.#history.addUser(`(system: the transfer to ${target} failed; tell the caller and offer help)`);
           this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
         },
@@ -182,7 +188,11 @@ export class CallSession {
         if (!this.#ended) this.#control.digit(digit);
       },
       played: () => this.#agent?.checkDrained(),
-      ended: (reason) => this.end(reason),
+      ended: (reason) => {
+        // While we hang up or transfer, the end is ours and named when the request returns.
+        if (this.#control.acting) this.#farEnd ??= reason;
+        else this.end(reason);
+      },
     });
     this.#control.start();
     this.#tts.warm();

@@ -264,6 +264,22 @@ describe("CallSession", () => {
     expect(h.toolLists[0]!.map((t) => t.function.name)).toContain("end_call");
   });
 
+  it("names the end it asked for, even when the transport reports it before the request returns", async () => {
+    for (const [tool, ended] of [
+      ["end_call", "agent: caller done"],
+      ["transfer_call", "transferred to +15551234"],
+    ] as const) {
+      const h = await started({ transferTarget: "+15551234" });
+      h.transport.endsWhenAsked = true;
+      h.asrAnswers = ["that's all"];
+      h.chatReplies = [[{ text: "Okay!" }, { tool: { name: tool, arguments: '{"reason":"caller done"}' } }]];
+      await h.say(900);
+      await h.untilAgentSilent();
+      await h.run(200);
+      expect(h.ended).toBe(ended);
+    }
+  });
+
   it("transfers when asked, and tells the caller when the transfer fails", async () => {
     const h = await started({ transferTarget: "+15551234" });
     h.asrAnswers = ["a person please"];

@@ -66,6 +66,8 @@ export class VirtualTransport implements CallTransport {
   hangups: string[] = [];
   transfers: string[] = [];
   failTransfer = false;
+  /** Like SIP: the transport reports the end of the call it was asked to end before the request returns. */
+  endsWhenAsked = false;
   readonly #clock: VirtualClock;
   #lastTick: number;
   /** Clock times at which audio was first queued after silence (agent starts speaking). */
@@ -116,10 +118,12 @@ export class VirtualTransport implements CallTransport {
   }
   async hangUp(reason: string): Promise<void> {
     this.hangups.push(reason);
+    if (this.endsWhenAsked) this.listener.ended(`hang-up (${reason})`);
   }
   async transfer(target: string): Promise<void> {
     if (this.failTransfer) throw new Error("no credentials");
     this.transfers.push(target);
+    if (this.endsWhenAsked) this.listener.ended("transferred");
   }
 }
 
