@@ -126,6 +126,35 @@ describe.each(["pcmu", "pcma", "opus"] as const)("a SIP call on %s", (codec) => 
 });
 
 describe("SIP call control through the session", () => {
+  it("stops talking when the caller talks over it, and keeps only what was heard", async () => {
+    const before = callFiles();
+    // The greeting starts as the call is answered; the caller talks over it after a second.
+    const phone = await Baresip.start({
+      codec: "pcma",
+      wav: callerWav("pcma", [
+        1000,
+        "Sorry, I wanted to ask about an order that I placed last week.",
+        12_000,
+      ]),
+    });
+    try {
+      phone.dial(`sip:agent@127.0.0.1:${bridge.sip!.udpPort}`);
+      await phone.waitFor("CALL_ESTABLISHED");
+      const record = await until(
+        () => (answered(latestCall(before)) ? latestCall(before) : undefined),
+        "an answer",
+      );
+      const greeting = record.turns[0];
+      expect(greeting).toMatchObject({ role: "assistant", interrupted: true });
+      expect(greeting?.role === "assistant" && greeting.heard.length).toBeLessThan(
+        "Thanks for calling. How can I help?".length,
+      );
+      expect(record.events.some((e) => e.type === "barge-in" && e.outcome === "interrupted")).toBe(true);
+    } finally {
+      await phone.stop();
+    }
+  });
+
   it("passes keypad digits to the model, which transfers the call by REFER", async () => {
     const sipp = spawn(
       "sipp",
