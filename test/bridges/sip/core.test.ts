@@ -133,6 +133,29 @@ describe("in-dialog requests", () => {
     expect(r.responses(481, "BYE")).toHaveLength(1);
   });
 
+  it("behind a proxy: Record-Route is copied into the 200 and becomes the Route of our BYE, sent to the Contact", async () => {
+    const r = coreRig();
+    const rr = ["Record-Route: <sip:10.0.0.2;lr>", "Record-Route: <sip:10.0.0.1;lr;transport=tcp>"];
+    const { toTag, ok } = await r.call({ extra: rr });
+    expect(ok.headers.filter((h) => h.name === "record-route").map((h) => h.value)).toEqual([
+      "<sip:10.0.0.2;lr>",
+      "<sip:10.0.0.1;lr;transport=tcp>",
+    ]);
+    r.send(request("ACK", { toTag }));
+    void r.media.made[0]!.control.hangUp("goodbye");
+    const bye = r.requests("BYE")[0]!.msg;
+    expect(bye.uri).toBe("sip:caller@192.0.2.9:5070");
+    expect(bye.headers.filter((h) => h.name === "route").map((h) => h.value)).toEqual([
+      "<sip:10.0.0.2;lr>",
+      "<sip:10.0.0.1;lr;transport=tcp>",
+    ]);
+    expect(header(bye, "from")).toBe(`<sip:agent@192.0.2.1>;tag=${toTag}`);
+    expect(header(bye, "to")).toBe('"Caller" <sip:+15550001@carrier.example>;tag=peer');
+    expect(header(bye, "cseq")).toMatch(/^\d+ BYE$/);
+    expect(header(bye, "via")).toMatch(/^SIP\/2\.0\/UDP 192\.0\.2\.1:5060;branch=z9hG4bK\w+;rport$/);
+    expect(r.core.stats.dialogs).toBe(0);
+  });
+
   it("re-INVITE: hold (sendonly) is answered recvonly, inactive inactive, resume sendrecv; 491 while one awaits its ACK", async () => {
     const r = coreRig();
     const { toTag } = await r.call();
