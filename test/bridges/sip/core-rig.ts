@@ -83,12 +83,16 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
     onCall: () => {},
     retryAfterS: 30,
     listenPort: () => 5060,
+    connect: () => {
+      throw new Error("the core rig's flow never closes");
+    },
   });
   const flow: SipFlow = {
     transport: opts.reliable ? "TCP" : "UDP",
     remote: { address: "192.0.2.9", port: 5070 },
     local: { address: "192.0.2.1", port: 5060 },
     reliable: opts.reliable ?? false,
+    usable: true,
     send: (bytes) => {
       const r = parseMessage(bytes);
       if (!r.ok) throw new Error(`core sent an unparsable message: ${r.error}`);
