@@ -35,6 +35,14 @@ describe("INVITE server transaction and the 2xx", () => {
     expect(t.endReasons).toEqual([]);
   });
 
+  it("behind NAT writes SIP_PUBLIC_IP in Contact and in the SDP's c= and o= lines", async () => {
+    const r = coreRig({ sip: { publicIp: "203.0.113.7" } });
+    const { ok } = await r.call();
+    expect(header(ok, "contact")).toBe("<sip:voice-bridge@203.0.113.7:5060>");
+    expect(ok.body.toString()).toMatch(/^o=voice-bridge \d+ \d+ IN IP4 203\.0\.113\.7\r$/m);
+    expect(ok.body.toString()).toMatch(/^c=IN IP4 203\.0\.113\.7\r$/m);
+  });
+
   it("a retransmitted INVITE gets the 200 again, not a second call", async () => {
     const r = coreRig();
     await r.call({ branch: "z9hG4bKsame" });
