@@ -91,7 +91,7 @@ export class Dialog {
   readonly #sipPort: number;
   readonly #localHeader: string;
   readonly #remoteHeader: string;
-  readonly #remoteTarget: string;
+  #remoteTarget: string;
   readonly #routes: string[];
   #offer?: DialogInit["offer"];
   #state: State = "waiting-ack";
@@ -235,6 +235,9 @@ export class Dialog {
       tx.respond(makeResponse(req, 491, { headers: [{ name: "retry-after", value: "1" }] }));
       return;
     }
+    // A target refresh (RFC 3261 §12.2.2): the caller may have moved.
+    const contact = parseNameAddr(header(req, "contact") ?? "")?.uri;
+    if (contact) this.#remoteTarget = contact;
     if (req.body.length > 0) {
       const type = (header(req, "content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/sdp") {

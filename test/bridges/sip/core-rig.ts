@@ -31,6 +31,7 @@ export interface ReqOpts {
   body?: string;
   extra?: string[];
   uri?: string;
+  contact?: string;
 }
 
 let branchN = 0;
@@ -45,7 +46,7 @@ export function request(method: string, o: ReqOpts = {}): Buffer {
     `To: <sip:agent@192.0.2.1>${o.toTag ? `;tag=${o.toTag}` : ""}`,
     `Call-ID: ${o.callId ?? "call-1"}`,
     `CSeq: ${o.cseq ?? 1} ${method}`,
-    "Contact: <sip:caller@192.0.2.9:5070>",
+    `Contact: <${o.contact ?? "sip:caller@192.0.2.9:5070"}>`,
     "Max-Forwards: 70",
     ...(o.extra ?? []),
     ...(body ? ["Content-Type: application/sdp"] : []),

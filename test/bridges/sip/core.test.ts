@@ -168,8 +168,15 @@ describe("in-dialog requests", () => {
     const r = coreRig();
     const { toTag } = await r.call();
     r.send(request("ACK", { toTag }));
-    const reinvite = (cseq: number, attr: string) =>
-      r.send(request("INVITE", { toTag, cseq, body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`) }));
+    const reinvite = (cseq: number, attr: string, contact?: string) =>
+      r.send(
+        request("INVITE", {
+          toTag,
+          cseq,
+          body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`),
+          ...(contact ? { contact } : {}),
+        }),
+      );
     reinvite(2, "a=sendonly");
     const held = r.responses(200, "INVITE").at(-1)!.msg;
     expect(held.body.toString()).toContain("a=recvonly");
@@ -179,7 +186,7 @@ describe("in-dialog requests", () => {
     reinvite(4, "a=inactive");
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=inactive");
     r.send(request("ACK", { toTag, cseq: 4 }));
-    reinvite(5, "a=sendrecv");
+    reinvite(5, "a=sendrecv", "sip:caller@192.0.2.10:5080");
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=sendrecv");
     expect(r.media.made[0]!.medias.map((m) => m.direction)).toEqual([
       "sendrecv",
@@ -187,6 +194,9 @@ describe("in-dialog requests", () => {
       "inactive",
       "sendrecv",
     ]);
+    // The re-INVITEs' Contact is the new remote target our BYE goes to.
+    void r.media.made[0]!.control.hangUp("done");
+    expect(r.requests("BYE")[0]!.msg.uri).toBe("sip:caller@192.0.2.10:5080");
     // The session version goes up with each answer (RFC 3264 §8).
     const versions = r
       .responses(200, "INVITE")
