@@ -19,4 +19,6 @@ export interface SipCoreOptions {
   readonly retryAfterS: number;
   /** The port each transport listens on, for Via and Contact. */
   readonly listenPort: (transport: SipFlow["transport"]) => number;
+  /** A new TCP connection, for in-dialog requests once the caller's connection has closed. */
+  readonly connect: (address: string, port: number) => SipFlow;
 }

@@ -39,6 +39,8 @@ export interface DialogDeps {
   readonly capabilities: readonly SipHeader[];
   /** The dialog ended: drop it from the table. */
   forget(d: Dialog): void;
+  /** A new TCP connection, when the one the call came on has closed. */
+  connect(address: string, port: number): SipFlow;
 }
 
 export interface DialogInit {
@@ -68,7 +70,8 @@ export class Dialog {
   readonly callId: string;
   readonly localTag: string;
   readonly remoteTag: string;
-  readonly flow: SipFlow;
+  /** Where our requests go: the INVITE's flow, or a new TCP connection once that one closed. */
+  flow: SipFlow;
   readonly endpoint: RtpEndpoint;
   readonly log: Logger;
   /** The caller's URI (the INVITE's From). */
@@ -88,7 +91,7 @@ export class Dialog {
   readonly #sipPort: number;
   readonly #localHeader: string;
   readonly #remoteHeader: string;
-  readonly #remoteTarget: string;
+  #remoteTarget: string;
   readonly #routes: string[];
   #offer?: DialogInit["offer"];
   #state: State = "waiting-ack";
@@ -232,6 +235,9 @@ export class Dialog {
       tx.respond(makeResponse(req, 491, { headers: [{ name: "retry-after", value: "1" }] }));
       return;
     }
+    // A target refresh (RFC 3261 §12.2.2): the caller may have moved.
+    const contact = parseNameAddr(header(req, "contact") ?? "")?.uri;
+    if (contact) this.#remoteTarget = contact;
     if (req.body.length > 0) {
       const type = (header(req, "content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/sdp") {
@@ -338,7 +344,25 @@ export class Dialog {
       headers.push({ name: "content-type", value: body.type });
       bytes = Buffer.from(body.content);
     }
-    return this.#deps.client.send({ kind: "request", method, uri, headers, body: bytes }, this.flow);
+    return this.#deps.client.send({ kind: "request", method, uri, headers, body: bytes }, this.#usableFlow());
+  }
+
+  /**
+   * The INVITE's flow while it lasts (it crosses NAT and needs no lookup); once a TCP connection
+   * has closed, a new one to the first Route (loose routing) or else the caller's Contact.
+   */
+  #usableFlow(): SipFlow {
+    if (this.flow.usable) return this.flow;
+    const next = parseNameAddr(this.#routes[0] ?? "")?.uri ?? this.#remoteTarget;
+    const uri = parseUri(next);
+    if (!uri?.host) return this.flow;
+    const host = uri.host.replace(/^\[|\]$/g, "");
+    this.log.info(
+      { host, port: uri.port ?? 5060 },
+      "sip: the call's TCP connection closed, connecting again",
+    );
+    this.flow = this.#deps.connect(host, uri.port ?? 5060);
+    return this.flow;
   }
 
   /** The call control the media side gets. */

@@ -14,6 +14,8 @@ export interface SipFlow {
   readonly local: SipAddress;
   /** TCP: no retransmissions, the transport is reliable. */
   readonly reliable: boolean;
+  /** False once a TCP connection has closed: requests then need a new connection. */
+  readonly usable: boolean;
   send(bytes: Buffer): void;
 }
 

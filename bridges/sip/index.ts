@@ -31,6 +31,8 @@ export interface SipServer {
   readonly udpPort: number;
   readonly tcpPort: number;
   readonly stats: SipStats;
+  /** TCP connections open now (callers', and ours for in-dialog requests). */
+  readonly tcpConnections: number;
   /**
    * Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on.
    * Resolves when the last call has ended (then close()).
@@ -53,6 +55,10 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     onCall: opts.onCall,
     retryAfterS: opts.retryAfterS ?? 30,
     listenPort: (t) => (t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0,
+    connect: (address, port) => {
+      if (!ports.tcp) throw new Error("SIP over TCP is not listening");
+      return ports.tcp.connect(address, port);
+    },
   });
   const onError = (err: Error): void => log.warn({ err: err.message }, "sip: socket error");
   const { host, port } = opts.config;
@@ -88,6 +94,9 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     udpPort: udp.port,
     tcpPort: tcp.port,
     stats: core.stats,
+    get tcpConnections() {
+      return tcp.connections;
+    },
     drain: () => core.drain(),
     close: async () => {
       await core.close();

@@ -88,6 +88,7 @@ export class SipCore {
         if (dialogs.get(d.key) === d) dialogs.delete(d.key);
         this.#checkIdle();
       },
+      connect: o.connect,
     };
     this.#setup = new CallSetup({
       options: o,

@@ -60,7 +60,6 @@ export class ServerTransaction {
     const bytes = serialize(res);
     this.#last = bytes;
     this.flow.send(bytes);
-    this.#layer.stats.sent++;
     if (res.status < 200) return;
     const { clock, timers } = this.#layer;
     const invite = this.request.method === "INVITE";
@@ -85,7 +84,6 @@ export class ServerTransaction {
   retransmitted(): void {
     if (this.#last) {
       this.flow.send(this.#last);
-      this.#layer.stats.sent++;
     }
   }
 
@@ -130,10 +128,6 @@ export type Incoming =
   /** A retransmission or an ACK the transaction layer absorbed. */
   | { readonly type: "absorbed" };
 
-export interface TransactionStats {
-  sent: number;
-}
-
 /** Key for matching (RFC 3261 §17.2.3): branch + sent-by + method, ACK matched to its INVITE. */
 export function transactionKey(req: SipRequest, method = req.method): string | undefined {
   const top = headerValues(req, "via")[0];
@@ -150,7 +144,6 @@ export function transactionKey(req: SipRequest, method = req.method): string | u
 export class ServerTransactions {
   readonly clock: Clock;
   readonly timers: SipTimers;
-  readonly stats: TransactionStats = { sent: 0 };
   /** A non-2xx INVITE response never got its ACK (Timer H). */
   onAckTimeout?: (tx: ServerTransaction) => void;
   readonly #live = new Map<string, ServerTransaction>();

@@ -32,6 +32,7 @@ export async function listenUdp(
     remote: { address, port: rport },
     local,
     reliable: false,
+    usable: true,
     send: (bytes) => socket.send(bytes, rport, address, (err) => err && onError(err)),
   });
   socket.on("message", (bytes, rinfo) => onPacket(bytes, flowTo(rinfo.address, rinfo.port)));

@@ -14,6 +14,7 @@ function rig(reliable = false) {
     remote: { address: "192.0.2.9", port: 5070 },
     local: { address: "192.0.2.1", port: 5060 },
     reliable,
+    usable: true,
     send: () => sentAt.push(clock.now()),
   };
   const layer = new ClientTransactions(clock, DEFAULT_TIMERS);

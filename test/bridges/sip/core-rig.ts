@@ -31,6 +31,7 @@ export interface ReqOpts {
   body?: string;
   extra?: string[];
   uri?: string;
+  contact?: string;
 }
 
 let branchN = 0;
@@ -45,7 +46,7 @@ export function request(method: string, o: ReqOpts = {}): Buffer {
     `To: <sip:agent@192.0.2.1>${o.toTag ? `;tag=${o.toTag}` : ""}`,
     `Call-ID: ${o.callId ?? "call-1"}`,
     `CSeq: ${o.cseq ?? 1} ${method}`,
-    "Contact: <sip:caller@192.0.2.9:5070>",
+    `Contact: <${o.contact ?? "sip:caller@192.0.2.9:5070"}>`,
     "Max-Forwards: 70",
     ...(o.extra ?? []),
     ...(body ? ["Content-Type: application/sdp"] : []),
@@ -83,12 +84,16 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
     onCall: () => {},
     retryAfterS: 30,
     listenPort: () => 5060,
+    connect: () => {
+      throw new Error("the core rig's flow never closes");
+    },
   });
   const flow: SipFlow = {
     transport: opts.reliable ? "TCP" : "UDP",
     remote: { address: "192.0.2.9", port: 5070 },
     local: { address: "192.0.2.1", port: 5060 },
     reliable: opts.reliable ?? false,
+    usable: true,
     send: (bytes) => {
       const r = parseMessage(bytes);
       if (!r.ok) throw new Error(`core sent an unparsable message: ${r.error}`);

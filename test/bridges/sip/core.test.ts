@@ -35,6 +35,14 @@ describe("INVITE server transaction and the 2xx", () => {
     expect(t.endReasons).toEqual([]);
   });
 
+  it("behind NAT writes SIP_PUBLIC_IP in Contact and in the SDP's c= and o= lines", async () => {
+    const r = coreRig({ sip: { publicIp: "203.0.113.7" } });
+    const { ok } = await r.call();
+    expect(header(ok, "contact")).toBe("<sip:voice-bridge@203.0.113.7:5060>");
+    expect(ok.body.toString()).toMatch(/^o=voice-bridge \d+ \d+ IN IP4 203\.0\.113\.7\r$/m);
+    expect(ok.body.toString()).toMatch(/^c=IN IP4 203\.0\.113\.7\r$/m);
+  });
+
   it("a retransmitted INVITE gets the 200 again, not a second call", async () => {
     const r = coreRig();
     await r.call({ branch: "z9hG4bKsame" });
@@ -133,12 +141,42 @@ describe("in-dialog requests", () => {
     expect(r.responses(481, "BYE")).toHaveLength(1);
   });
 
+  it("behind a proxy: Record-Route is copied into the 200 and becomes the Route of our BYE, sent to the Contact", async () => {
+    const r = coreRig();
+    const rr = ["Record-Route: <sip:10.0.0.2;lr>", "Record-Route: <sip:10.0.0.1;lr;transport=tcp>"];
+    const { toTag, ok } = await r.call({ extra: rr });
+    expect(ok.headers.filter((h) => h.name === "record-route").map((h) => h.value)).toEqual([
+      "<sip:10.0.0.2;lr>",
+      "<sip:10.0.0.1;lr;transport=tcp>",
+    ]);
+    r.send(request("ACK", { toTag }));
+    void r.media.made[0]!.control.hangUp("goodbye");
+    const bye = r.requests("BYE")[0]!.msg;
+    expect(bye.uri).toBe("sip:caller@192.0.2.9:5070");
+    expect(bye.headers.filter((h) => h.name === "route").map((h) => h.value)).toEqual([
+      "<sip:10.0.0.2;lr>",
+      "<sip:10.0.0.1;lr;transport=tcp>",
+    ]);
+    expect(header(bye, "from")).toBe(`<sip:agent@192.0.2.1>;tag=${toTag}`);
+    expect(header(bye, "to")).toBe('"Caller" <sip:+15550001@carrier.example>;tag=peer');
+    expect(header(bye, "cseq")).toMatch(/^\d+ BYE$/);
+    expect(header(bye, "via")).toMatch(/^SIP\/2\.0\/UDP 192\.0\.2\.1:5060;branch=z9hG4bK\w+;rport$/);
+    expect(r.core.stats.dialogs).toBe(0);
+  });
+
   it("re-INVITE: hold (sendonly) is answered recvonly, inactive inactive, resume sendrecv; 491 while one awaits its ACK", async () => {
     const r = coreRig();
     const { toTag } = await r.call();
     r.send(request("ACK", { toTag }));
-    const reinvite = (cseq: number, attr: string) =>
-      r.send(request("INVITE", { toTag, cseq, body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`) }));
+    const reinvite = (cseq: number, attr: string, contact?: string) =>
+      r.send(
+        request("INVITE", {
+          toTag,
+          cseq,
+          body: OFFER.replace("a=rtpmap", `${attr}\r\na=rtpmap`),
+          ...(contact ? { contact } : {}),
+        }),
+      );
     reinvite(2, "a=sendonly");
     const held = r.responses(200, "INVITE").at(-1)!.msg;
     expect(held.body.toString()).toContain("a=recvonly");
@@ -148,7 +186,7 @@ describe("in-dialog requests", () => {
     reinvite(4, "a=inactive");
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=inactive");
     r.send(request("ACK", { toTag, cseq: 4 }));
-    reinvite(5, "a=sendrecv");
+    reinvite(5, "a=sendrecv", "sip:caller@192.0.2.10:5080");
     expect(r.responses(200, "INVITE").at(-1)!.msg.body.toString()).toContain("a=sendrecv");
     expect(r.media.made[0]!.medias.map((m) => m.direction)).toEqual([
       "sendrecv",
@@ -156,6 +194,9 @@ describe("in-dialog requests", () => {
       "inactive",
       "sendrecv",
     ]);
+    // The re-INVITEs' Contact is the new remote target our BYE goes to.
+    void r.media.made[0]!.control.hangUp("done");
+    expect(r.requests("BYE")[0]!.msg.uri).toBe("sip:caller@192.0.2.10:5080");
     // The session version goes up with each answer (RFC 3264 §8).
     const versions = r
       .responses(200, "INVITE")
