@@ -6,9 +6,9 @@
 //
 // Usage (by bench/calls.ts): node calls-load.ts SPEC.json OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { analyzeAgentFrames } from "./calls-frames.ts";
+import { measureLoad } from "./load-window.ts";
 
 export interface LoadSpec {
   url: string;
@@ -61,7 +61,6 @@ export interface LoadReport {
 }
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
-const LOOP_SAMPLE_MS = 5;
 
 function replyTurns(transcript: unknown): TurnFigures[] {
   const turns = (transcript as { turns?: unknown[] } | undefined)?.turns;
@@ -137,29 +136,9 @@ async function main(): Promise<void> {
   const raw = readFileSync(spec.timelinePath);
   const caller = new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength >> 1);
 
-  // Own CPU and event-loop delay, over the window only.
-  // Its samples are whole intervals (resolution + delay): the resolution is taken off below.
-  const delay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
-  let cpuStart: NodeJS.CpuUsage | undefined;
-  let cpu: NodeJS.CpuUsage | undefined;
-  const [w0, w1] = spec.windowMs;
-  setTimeout(() => {
-    cpuStart = process.cpuUsage();
-    delay.enable();
-  }, w0 - Date.now()).unref();
-  setTimeout(() => {
-    if (cpuStart) cpu = process.cpuUsage(cpuStart);
-    delay.disable();
-  }, w1 - Date.now()).unref();
-
-  const calls = await Promise.all(spec.startsAtMs.map((at) => runCall(spec, caller, at)));
-  const report: LoadReport = {
-    calls,
-    cpuUs: cpu ? cpu.user + cpu.system : Number.NaN,
-    windowS: (w1 - w0) / 1000,
-    loopDelayMsP99: delay.count ? delay.percentile(99) / 1e6 - LOOP_SAMPLE_MS : Number.NaN,
-    loopDelayMsMax: delay.count ? delay.max / 1e6 - LOOP_SAMPLE_MS : Number.NaN,
-  };
+  const report = await measureLoad(spec.windowMs, () =>
+    Promise.all(spec.startsAtMs.map((at) => runCall(spec, caller, at))),
+  );
   writeFileSync(outPath, JSON.stringify(report));
 }
 

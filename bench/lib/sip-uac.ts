@@ -54,6 +54,11 @@ export interface SipCallReport {
   latenessMs: number[];
   /** RTP streams (SSRCs) seen from the far side. */
   streams: number;
+  /** Timestamps that skipped past the previous packet's end within a stream, and the ms skipped. */
+  holes: number;
+  holeMs: number;
+  /** Epoch ms of the answer (what arrivalsMs count from); NaN if never answered. */
+  answeredAtEpochMs: number;
   error?: string;
 }
 
@@ -83,6 +88,9 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     arrivalsMs: [],
     latenessMs: [],
     streams: 0,
+    holes: 0,
+    holeMs: 0,
+    answeredAtEpochMs: Number.NaN,
   };
   const lateness = new RtpLateness(8000);
   const timers = new Set<NodeJS.Timeout>();
@@ -118,7 +126,8 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     if (Number.isNaN(answeredAt)) return;
     report.rtpReceived++;
     report.arrivalsMs.push(now - answeredAt);
-    lateness.add(now, h.timestamp, h.ssrc);
+    // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
+    lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart);
   });
 
   // INVITE, retransmitted on Timer A until a response.
@@ -313,6 +322,9 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   await Promise.all([close(sip), close(rtp)]);
   report.latenessMs = lateness.latenessMs;
   report.streams = lateness.streams;
+  report.holes = lateness.holes;
+  report.holeMs = lateness.holeMs;
+  report.answeredAtEpochMs = performance.timeOrigin + answeredAt;
   return report;
 }
 

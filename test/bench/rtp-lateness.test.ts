@@ -26,4 +26,17 @@ describe("RtpLateness", () => {
     l.add(30, 960, 9);
     expect(l.latenessMs).toEqual([0, 10]);
   });
+
+  it("counts holes: timestamps that skip past where the previous packet ended", () => {
+    const l = new RtpLateness(8000);
+    for (const [i, ts] of [0, 160, 320, 800, 960, 1120].entries()) l.add(i * 20, ts, 3, 160);
+    l.add(200, 1120 + 160, 4, 160); // a new stream is not a hole
+    l.add(220, 1440, 4, 160);
+    expect(l.holes).toBe(1);
+    expect(l.holeMs).toBe(40);
+    const plain = new RtpLateness(8000);
+    plain.add(0, 0, 1);
+    plain.add(100, 4000, 1);
+    expect(plain.holes).toBe(0);
+  });
 });

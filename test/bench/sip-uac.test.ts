@@ -1,5 +1,11 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { LoadReport } from "../../bench/lib/calls-load.ts";
+import { NODE_FLAGS, ROOT } from "../../bench/lib/calls-procs.ts";
+import type { SipLoadSpec } from "../../bench/lib/sip-load.ts";
 import { placeSipCall } from "../../bench/lib/sip-uac.ts";
 import { bindUdp } from "../bridges/sip/rtp/ports.ts";
 import { rms } from "../bridges/sip/rtp/tone.ts";
@@ -23,8 +29,8 @@ async function freePorts(count: number): Promise<number[]> {
   return out;
 }
 
-/** SIPp's own UAS scenario for one call, echoing RTP back to its sender. */
-function sippUas(sipPort: number, mediaPort: number, controlPort: number) {
+/** SIPp's own UAS scenario for `calls` calls, echoing RTP back to its sender. */
+function sippUas(sipPort: number, mediaPort: number, controlPort: number, calls = 1) {
   const child = spawn(
     "sipp",
     [
@@ -40,7 +46,7 @@ function sippUas(sipPort: number, mediaPort: number, controlPort: number) {
       "-cp",
       String(controlPort),
       "-m",
-      "1",
+      String(calls),
       "-nostdin",
       "-timeout",
       "60s",
@@ -114,4 +120,63 @@ describe("placeSipCall (the SIP calls benchmark's UAC)", () => {
       await new Promise<void>((r) => sink.close(() => r()));
     }
   }, 30_000);
+});
+
+describe("calls-load-sip.ts (a SIP load-generator process)", () => {
+  it("runs its share of calls at their start times and reports them as the calls benchmark reads them", async () => {
+    const [sipPort, mediaPort, controlPort] = await freePorts(3);
+    const uas = sippUas(sipPort!, mediaPort!, controlPort!, 2);
+    const dir = mkdtempSync(join(tmpdir(), "sip-load-"));
+    try {
+      const timeline = new Int16Array(8000 * 3);
+      for (let i = 0; i < timeline.length; i++)
+        timeline[i] = Math.round(3000 * Math.sin((2 * Math.PI * 250 * i) / 8000));
+      writeFileSync(join(dir, "caller.s16"), new Uint8Array(timeline.buffer));
+      const t0 = Date.now() + 500;
+      const spec: SipLoadSpec = {
+        target: { address: "127.0.0.1", port: sipPort! },
+        timelinePath: join(dir, "caller.s16"),
+        seconds: 2,
+        startsAtMs: [t0, t0 + 300],
+        windowMs: [t0 + 1000, t0 + 1800],
+      };
+      writeFileSync(join(dir, "spec.json"), JSON.stringify(spec));
+      const child = spawn(
+        process.execPath,
+        [...NODE_FLAGS, "bench/lib/calls-load-sip.ts", join(dir, "spec.json"), join(dir, "out.json")],
+        {
+          cwd: ROOT,
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
+      let stderr = "";
+      child.stderr.on("data", (d) => {
+        stderr += d;
+      });
+      const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const report = JSON.parse(readFileSync(join(dir, "out.json"), "utf8")) as LoadReport;
+      expect(report.calls).toHaveLength(2);
+      for (const c of report.calls) {
+        expect(c.error).toBeUndefined();
+        expect(c.endedBy).toBe("uac");
+        expect(c.mediaSent).toBe(100);
+        expect(c.mediaReceived).toBeGreaterThan(95);
+        expect(c.latenessMs).toHaveLength(c.mediaReceived);
+        // Inside the window only, and fewer than all.
+        expect(c.windowLatenessMs.length).toBeGreaterThan(0);
+        expect(c.windowLatenessMs.length).toBeLessThan(c.latenessMs.length);
+        expect(c.gapFrames).toBe(0);
+      }
+      expect(new Set(report.calls.map((c) => c.callSid)).size).toBe(2);
+      expect(report.windowS).toBeCloseTo(0.8);
+      expect(Number.isFinite(report.cpuUs)).toBe(true);
+      const sipp = await uas.exit;
+      expect(sipp.code).toBe(0);
+    } finally {
+      if (uas.child.exitCode === null) uas.child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

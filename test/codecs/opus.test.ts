@@ -178,6 +178,20 @@ describe("OpusCodec", () => {
     expectFrequency(mono, 16000, 500);
   });
 
+  it("conceals a lost packet by continuing the tone, then fades", () => {
+    const enc = new OpusCodec(48000, 1);
+    const dec = new OpusCodec(16000, 1);
+    const packets = encodeFrames(enc, tone(440, 48000, 48000 / 2));
+    const heard = packets.map((p) => dec.decode(p));
+    const concealed = dec.conceal(320);
+    expect(concealed.length).toBe(320);
+    const rms = (x: Int16Array) => Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length);
+    expect(rms(concealed)).toBeGreaterThan(rms(heard.at(-1)!) * 0.3);
+    expectFrequency(Int16Array.from([...heard.at(-1)!, ...concealed]), 16000, 440);
+    // Decoding goes on normally after it.
+    expect(dec.decode(packets[0]!).length).toBe(320);
+  });
+
   it("rejects frames of a size Opus cannot code", () => {
     const codec = new OpusCodec(16000, 1);
     expect(() => codec.encode(new Int16Array(300))).toThrow(RangeError);

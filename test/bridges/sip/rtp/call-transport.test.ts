@@ -287,4 +287,34 @@ describe("RtpCallTransport call life", () => {
     r.clock.advance(1000);
     expect(r.transport.stats.tx.packets).toBe(sent);
   });
+
+  it("holds what comes before the session attaches (the last second of audio, every digit) and delivers it on attach", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port), 30_000, { attach: false });
+    await sendG711(caller, r.transport.localPort, sine(440, 8000, 8000 * 2, 4000), 0, (x) => mulawEncode(x));
+    for (const d of readPcapUdp("/usr/share/sip-tester/dtmf_2833_5.pcap"))
+      await caller.send(d.payload, r.transport.localPort);
+    await until(
+      () => r.transport.stats.rx.frames === 100 && r.transport.stats.rx.dtmfPackets > 0,
+      "audio and a digit",
+    );
+    expect(r.events.frames).toHaveLength(0);
+    r.attach();
+    expect(r.events.frames).toHaveLength(50);
+    expect(r.events.digits).toEqual(["5"]);
+    expect(() => r.transport.attach({ audio() {}, dtmf() {}, played() {}, ended() {} })).toThrow(/twice/);
+  });
+
+  it("keeps its codec when a re-INVITE tries to change it, and follows a new address", async () => {
+    const first = await peer();
+    const second = await peer();
+    const m = media(first.port);
+    const r = await call(m);
+    r.transport.updateMedia({ ...m, codec: { name: "opus", payloadType: 111, clockRate: 48000 } });
+    expect(r.transport.output).toEqual({ kind: "pcm", rate: 8000 });
+    r.transport.updateMedia({ ...m, remote: { address: "127.0.0.1", port: second.port } });
+    r.clock.advance(100);
+    await until(() => second.received.length >= 5, "packets at the new address");
+    expect(second.received.every((p) => p.payloadType === 0)).toBe(true);
+  });
 });

@@ -73,6 +73,8 @@ export interface Rig {
   transport: RtpCallTransport;
   events: CallEvents;
   control: { hangUps: string[]; transfers: string[] } & SipCallControl;
+  /** Attaches the recording listener (when openCall was told not to). */
+  attach(): void;
   close(): Promise<void>;
 }
 
@@ -90,7 +92,11 @@ export function media(
   };
 }
 
-export async function openCall(m: NegotiatedMedia, mediaTimeoutMs = 30_000): Promise<Rig> {
+export async function openCall(
+  m: NegotiatedMedia,
+  mediaTimeoutMs = 30_000,
+  opts: { attach?: boolean } = {},
+): Promise<Rig> {
   const base = await freeEvenRange(1);
   const pool = new UdpRtpPortPool({ host: "127.0.0.1", ports: `${base}-${base + 1}` });
   const endpoint = await pool.open();
@@ -123,13 +129,14 @@ export async function openCall(m: NegotiatedMedia, mediaTimeoutMs = 30_000): Pro
     played: (ms) => events.played.push(ms),
     ended: (r) => events.ended.push(r),
   };
-  transport.attach(listener);
+  if (opts.attach ?? true) transport.attach(listener);
   return {
     clock,
     pool,
     transport,
     events,
     control,
+    attach: () => transport.attach(listener),
     close: async () => transport.end("test over"),
   };
 }

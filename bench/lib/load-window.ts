@@ -1,0 +1,33 @@
+// A load generator's own CPU time and event-loop delay over the benchmark's measuring window,
+// around the calls it runs: a saturated load generator is then seen, not mistaken for the bridge.
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { CallReport, LoadReport } from "./calls-load.ts";
+
+const LOOP_SAMPLE_MS = 5;
+
+export async function measureLoad(
+  windowMs: [number, number],
+  run: () => Promise<CallReport[]>,
+): Promise<LoadReport> {
+  // Its samples are whole intervals (resolution + delay): the resolution is taken off below.
+  const delay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
+  let cpuStart: NodeJS.CpuUsage | undefined;
+  let cpu: NodeJS.CpuUsage | undefined;
+  const [w0, w1] = windowMs;
+  setTimeout(() => {
+    cpuStart = process.cpuUsage();
+    delay.enable();
+  }, w0 - Date.now()).unref();
+  setTimeout(() => {
+    if (cpuStart) cpu = process.cpuUsage(cpuStart);
+    delay.disable();
+  }, w1 - Date.now()).unref();
+  const calls = await run();
+  return {
+    calls,
+    cpuUs: cpu ? cpu.user + cpu.system : Number.NaN,
+    windowS: (w1 - w0) / 1000,
+    loopDelayMsP99: delay.count ? delay.percentile(99) / 1e6 - LOOP_SAMPLE_MS : Number.NaN,
+    loopDelayMsMax: delay.count ? delay.max / 1e6 - LOOP_SAMPLE_MS : Number.NaN,
+  };
+}
