@@ -46,7 +46,14 @@ export async function startBenchBridge(
 ): Promise<BenchBridge> {
   const dir = mkdtempSync(join(tmpdir(), "bench-turns-"));
   const config = loadConfig({
-    env: { HOST: "127.0.0.1", PORT: "0", SIP_PORT: "off", SVC_LOCAL_DATA_DIR: dir, LOG_LEVEL: "silent", ...env },
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: dir,
+      LOG_LEVEL: "silent",
+      ...env,
+    },
     overrides,
   });
   const bridge = await startBridge(config, silentLogger);

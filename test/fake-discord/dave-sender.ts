@@ -6,9 +6,9 @@ import {
   decodeMlsMessage,
   encodeExternalSender,
   encodeMlsMessage,
+  type GroupInfo,
   getCiphersuiteFromName,
   getCiphersuiteImpl,
-  type GroupInfo,
   type Proposal,
   proposeExternal,
 } from "ts-mls";
@@ -89,9 +89,15 @@ export class DaveExternalSender {
 }
 
 /** Op 28's payload split into the commit (an MLSMessage) and the welcome that follows it, if any. */
-export function splitCommitWelcome(payload: Uint8Array): { commit: Uint8Array; welcome: Uint8Array | undefined } {
+export function splitCommitWelcome(payload: Uint8Array): {
+  commit: Uint8Array;
+  welcome: Uint8Array | undefined;
+} {
   const decoded = decodeMlsMessage(payload, 0);
   if (!decoded) throw new Error("fake Discord: op 28 does not start with an MLS message");
   const end = decoded[1];
-  return { commit: payload.subarray(0, end), welcome: end < payload.length ? payload.subarray(end) : undefined };
+  return {
+    commit: payload.subarray(0, end),
+    welcome: end < payload.length ? payload.subarray(end) : undefined,
+  };
 }
