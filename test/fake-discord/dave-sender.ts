@@ -52,14 +52,14 @@ export class DaveExternalSender {
     return new DaveExternalSender(cs, await cs.signature.keygen());
   }
 
-  /** Op 27's payload (operation `append`) adding the member whose key package this is. */
+  /** A proposal message (for op 27) adding the member whose key package this is. */
   async proposeAdd(channelId: string, epoch: bigint, keyPackage: Uint8Array): Promise<Uint8Array> {
     const decoded = decodeKeyPackage(keyPackage, 0);
     if (!decoded) throw new Error("fake Discord: not a key package");
     return this.#proposals(channelId, epoch, { proposalType: "add", add: { keyPackage: decoded[0] } });
   }
 
-  /** Op 27's payload removing the member at `leafIndex`. */
+  /** A proposal message (for op 27) removing the member at `leafIndex`. */
   async proposeRemove(channelId: string, epoch: bigint, leafIndex: number): Promise<Uint8Array> {
     return this.#proposals(channelId, epoch, { proposalType: "remove", remove: { removed: leafIndex } });
   }
@@ -76,16 +76,16 @@ export class DaveExternalSender {
         extensions: [{ extensionType: "external_senders", extensionData: this.packageBytes }],
       },
     } as unknown as GroupInfo;
-    const message = encodeMlsMessage(
+    return encodeMlsMessage(
       await proposeExternal(groupInfo, proposal, this.#publicKey, this.#signKey, this.#cs),
     );
-    const out = new Uint8Array(1 + 4 + message.length);
-    const prefix = mlsVarint(message.length);
-    out[0] = 0; // append
-    out.set(prefix, 1);
-    out.set(message, 1 + prefix.length);
-    return out.subarray(0, 1 + prefix.length + message.length);
   }
+}
+
+/** Op 27's payload: operation `append`, then the proposal messages as one MLS vector. */
+export function proposalsPayload(messages: readonly Uint8Array[]): Uint8Array {
+  const body = Buffer.concat(messages);
+  return Buffer.concat([Buffer.of(0), mlsVarint(body.length), body]);
 }
 
 /** Op 28's payload split into the commit (an MLSMessage) and the welcome that follows it, if any. */
