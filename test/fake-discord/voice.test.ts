@@ -97,7 +97,6 @@ describe("the fake voice server with @discordjs/voice", () => {
         destroy() {},
       }),
     });
-    });
     try {
       await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
       const conn = server.connectionFor(GUILD)!;
