@@ -311,6 +311,8 @@ export class FakeVoiceServer {
   readonly wss: WebSocketServer;
   readonly connections: VoiceConnection[] = [];
   readonly #grants = new Map<string, VoiceGrant>();
+  /** Members sitting in each guild's voice channel, whether or not the bot is there. */
+  readonly #present = new Map<string, SimMember[]>();
   #sender: Promise<DaveExternalSender> | undefined;
   port = 0;
   udpPort = 0;
@@ -340,6 +342,20 @@ export class FakeVoiceServer {
     this.#grants.set(g.token, g);
   }
 
+  /** A member in a guild's voice channel before the bot connects: it meets the bot when it does. */
+  waiting(guildId: string, member: SimMember): void {
+    const list = this.#present.get(guildId) ?? [];
+    list.push(member);
+    this.#present.set(guildId, list);
+  }
+
+  /** A member left a guild's voice channel. */
+  left(guildId: string, member: SimMember): void {
+    const list = this.#present.get(guildId)?.filter((m) => m !== member) ?? [];
+    this.#present.set(guildId, list);
+    this.connectionFor(guildId)?.removeMember(member);
+  }
+
   connectionFor(guildId: string): VoiceConnection | undefined {
     return this.connections.findLast((c) => c.grant.guildId === guildId && c.ws?.readyState === 1);
   }
@@ -362,7 +378,7 @@ export class FakeVoiceServer {
           } else {
             conn = new VoiceConnection(this, grant);
             this.connections.push(conn);
-            if (previous) for (const m of previous.members.values()) conn.addMember(m);
+            for (const m of this.#present.get(grant.guildId) ?? []) conn.addMember(m);
           }
           conn.ws = ws;
         }
