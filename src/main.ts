@@ -3,6 +3,7 @@
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
@@ -27,6 +28,8 @@ export interface Bridge {
   readonly transcripts: TranscriptStore;
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
+  /** The Discord bot, when DISCORD_TOKEN is set. */
+  readonly discord: DiscordBot | undefined;
   readonly activeCalls: number;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
   close(drainMs?: number): Promise<void>;
@@ -186,6 +189,10 @@ export async function startBridge(
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
   log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
+  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has a token.
+  const discord: DiscordBot | undefined = config.discord.token
+    ? startDiscordBot({ config, log, clock, onConversation: onCall })
+    : undefined;
 
   return {
     url,
@@ -193,6 +200,7 @@ export async function startBridge(
     metrics,
     transcripts,
     localService,
+    discord,
     get activeCalls() {
       return live.size;
     },
@@ -202,6 +210,7 @@ export async function startBridge(
       if (live.size) log.info({ calls: live.size, drainMs }, "draining: waiting for live calls to end");
       while (live.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       for (const session of live) session.end("bridge shut down");
+      await discord?.close();
       twilio.closeAll(1001, "bridge shutting down");
       await http.close();
       await transcripts.flush();
