@@ -32,7 +32,9 @@ class PacketStream extends Readable {
   }
   override read(size?: number): Buffer | null {
     const packet = super.read(size) as Buffer | null;
-    if (packet) this.#onRead();
+    // The player destroys a resource's stream it leaves and then reads it once, to end it:
+    // that packet is not played.
+    if (packet && !this.destroyed) this.#onRead();
     return packet;
   }
 }
