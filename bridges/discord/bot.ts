@@ -115,7 +115,8 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
   }
 
   client.on(Events.Error, (err) => log.warn({ err }, "Discord client error"));
-  client.on(Events.ShardError, (err, shardId) => log.warn({ err, shardId }, "Discord gateway error"));
+  // The gateway's own errors come with a close code, reported once by ShardDisconnect below.
+  client.on(Events.ShardError, (err, shardId) => log.debug({ err, shardId }, "Discord gateway error"));
   client.on(Events.ShardDisconnect, (event, shardId) => {
     const line = closeCodeProblem(event.code, intentNames);
     if (line) report(line);
@@ -143,6 +144,18 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
     }).catch((err: Error) => log.warn({ err, command: i.commandName }, "could not answer a slash command"));
   });
   client.on(Events.VoiceStateUpdate, (before, after) => {
+    // A human coming into an auto-join channel brings the agent back (it leaves emptied channels).
+    if (
+      after.channel &&
+      after.channelId !== before.channelId &&
+      settings.autoJoin.includes(after.channel.id) &&
+      !after.member?.user.bot &&
+      !byGuild.has(after.guild.id) &&
+      !closed
+    ) {
+      const channel = after.channel;
+      void joinChannel(channel).then((outcome) => log.info({ channel: channel.name, outcome }, "auto-join"));
+    }
     const c = byGuild.get(before.guild.id);
     if (!c || c.ended || before.channelId !== c.channel.id || after.channelId === c.channel.id) return;
     if (after.id === client.user?.id) return; // our own connection handles being moved or kicked

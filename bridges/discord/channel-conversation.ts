@@ -222,8 +222,22 @@ export class ChannelConversation {
 
   #speaker(userId: string): Speaker {
     const member = this.channel.guild.members.cache.get(userId);
-    const name =
-      member?.displayName ?? this.#opts.client.users.cache.get(userId)?.displayName ?? `member ${userId}`;
-    return { id: userId, name };
+    if (member) return { id: userId, name: member.displayName };
+    // Not cached (the gateway sent no member with their voice state): ask for it, meanwhile a placeholder.
+    this.channel.guild.members.fetch(userId).then(
+      (m) => {
+        const r = this.#receivers.get(userId);
+        if (r) r.speaker = { id: userId, name: m.displayName };
+        if (m.user.bot) this.#ignore(userId);
+      },
+      (err: Error) => this.#log.debug({ userId, err: err.message }, "could not fetch a member's name"),
+    );
+    return { id: userId, name: this.#opts.client.users.cache.get(userId)?.displayName ?? `member ${userId}` };
+  }
+
+  /** A member turned out to be a bot: stop listening to it. */
+  #ignore(userId: string): void {
+    this.#receivers.get(userId)?.stop();
+    this.#receivers.delete(userId);
   }
 }
