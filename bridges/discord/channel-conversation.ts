@@ -120,7 +120,12 @@ export class ChannelConversation {
 
   /** Human members in the channel now (bots, the bridge included, do not count). */
   humans(): string[] {
-    return [...this.channel.members.values()].filter((m) => !m.user.bot).map((m) => m.id);
+    // From the voice states, not channel.members, which lists only members the cache holds.
+    const out: string[] = [];
+    for (const state of this.channel.guild.voiceStates.cache.values()) {
+      if (state.channelId === this.channel.id && !this.#isBot(state.id)) out.push(state.id);
+    }
+    return out;
   }
 
   /** A member left the channel (or moved away): their speech is dropped, the others go on. */
