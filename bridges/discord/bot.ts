@@ -122,7 +122,7 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
     if (line) report(line);
     else log.warn({ code: event.code, shardId }, "Discord gateway disconnected for good");
   });
-  client.on(Events.GuildCreate, (guild) => {
+  const register = (guild: Guild) => {
     guild.commands.set(COMMANDS).then(
       () => log.info({ guild: guild.name, guildId: guild.id }, "slash commands /join and /leave registered"),
       (err: Error) =>
@@ -131,7 +131,10 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
           `Discord: could not register /join and /leave in "${guild.name}": invite the bot with the applications.commands scope`,
         ),
     );
-  });
+  };
+  // Servers the bot is in at login arrive before ready (discord.js emits nothing for them); a server
+  // that adds the bot later arrives as GuildCreate.
+  client.on(Events.GuildCreate, register);
   client.on(Events.InteractionCreate, (i) => {
     if (!i.isChatInputCommand()) return;
     log.info({ command: i.commandName, user: i.user.username, guild: i.guild?.name }, "slash command");
@@ -169,6 +172,7 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
         "Discord bot online",
       );
       resolve(true);
+      for (const guild of c.guilds.cache.values()) register(guild);
       for (const id of settings.autoJoin) void autoJoin(id);
     });
     client.on(Events.ShardDisconnect, () => {

@@ -1,6 +1,6 @@
 // The slash commands: /join (the voice channel the invoking member is in) and /leave. They are
-// registered per guild as each guild becomes available (GUILD_CREATE): a guild's commands are usable
-// at once, where global commands may take up to an hour to appear.
+// registered per guild (those the bot is in at login, and each that adds it later): a guild's commands
+// are usable at once, where global commands may take up to an hour to appear.
 import {
   type ChatInputCommandInteraction,
   type Guild,
