@@ -22,6 +22,8 @@ export interface Reply {
 
 export interface TextGateway {
   apiBase: string;
+  /** Channels the bot asked to be in (op 4), null for leaving. */
+  voiceUpdates: Array<string | null>;
   /** Commands registered, by guild id. */
   commands: Map<string, Array<{ name: string }>>;
   replies: Reply[];
@@ -30,8 +32,15 @@ export interface TextGateway {
   close(): Promise<void>;
 }
 
-/** `botDenied`: permissions the voice channel's overwrite denies the bot's role. */
-export async function startTextGateway(opts: { botDenied: bigint }): Promise<TextGateway> {
+/**
+ * `botDenied`: permissions the voice channel's overwrite denies the bot's role. `voiceEndpoint`: the
+ * voice server a Voice State Update (op 4) from the bot is sent to (VOICE_SERVER_UPDATE).
+ */
+export async function startTextGateway(opts: {
+  botDenied: bigint;
+  voiceEndpoint?: string;
+}): Promise<TextGateway> {
+  const voiceUpdates: Array<string | null> = [];
   const commands = new Map<string, Array<{ name: string }>>();
   const replies: Reply[] = [];
   const waiters: Array<() => void> = [];
@@ -90,6 +99,28 @@ export async function startTextGateway(opts: { botDenied: bigint }): Promise<Tex
     ws.on("message", (data) => {
       const msg = JSON.parse(String(data)) as { op: number };
       if (msg.op === 1) ws.send(JSON.stringify({ op: 11, d: null, s: null, t: null }));
+      if (msg.op === 4) {
+        const d = (msg as unknown as { d: { channel_id: string | null } }).d;
+        voiceUpdates.push(d.channel_id);
+        dispatch("VOICE_STATE_UPDATE", {
+          ...voiceState(d.channel_id),
+          user_id: BOT_ID,
+          member: {
+            user: { id: BOT_ID, username: "agent", discriminator: "0", avatar: null, bot: true },
+            roles: [BOT_ROLE_ID],
+            joined_at: "2026-01-01T00:00:00.000Z",
+            deaf: false,
+            mute: false,
+          },
+          session_id: "bot-voice-session",
+        });
+        if (d.channel_id && opts.voiceEndpoint)
+          dispatch("VOICE_SERVER_UPDATE", {
+            token: "voice-token",
+            guild_id: GUILD_ID,
+            endpoint: opts.voiceEndpoint,
+          });
+      }
       if (msg.op !== 2) return;
       dispatch("READY", {
         v: 10,
@@ -116,6 +147,7 @@ export async function startTextGateway(opts: { botDenied: bigint }): Promise<Tex
     apiBase: `http://127.0.0.1:${port}/api`,
     commands,
     replies,
+    voiceUpdates,
     async command(name, memberInVoice) {
       const before = replies.length;
       const n = ++interactionN;
