@@ -59,9 +59,13 @@ export async function runShards(config: Config, log: Logger): Promise<ShardRun |
     shardArgs: ["start"],
     execArgv: ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", ...process.execArgv],
   });
+  let stopping = false;
   manager.on("shardCreate", (shard) => {
     log.info({ shard: shard.id, of: total }, "shard process started");
-    shard.on("death", () => log.warn({ shard: shard.id }, "shard process exited; the manager respawns it"));
+    shard.on("death", () => {
+      if (stopping) log.info({ shard: shard.id }, "shard process stopped");
+      else log.warn({ shard: shard.id }, "shard process exited; the manager respawns it");
+    });
   });
   try {
     await manager.spawn({ amount: total, timeout: 120_000 });
@@ -72,6 +76,7 @@ export async function runShards(config: Config, log: Logger): Promise<ShardRun |
   return {
     manager,
     async close() {
+      stopping = true;
       for (const shard of manager.shards.values()) shard.kill();
       await closeService?.();
     },

@@ -22,6 +22,8 @@ export interface Reply {
 
 export interface TextGateway {
   apiBase: string;
+  /** The shard each Identify (op 2) named, [id, count]. */
+  identifies: Array<[number, number] | undefined>;
   /** Channels the bot asked to be in (op 4), null for leaving. */
   voiceUpdates: Array<string | null>;
   /** Commands registered, by guild id. */
@@ -41,6 +43,7 @@ export async function startTextGateway(opts: {
   voiceEndpoint?: string;
 }): Promise<TextGateway> {
   const voiceUpdates: Array<string | null> = [];
+  const identifies: Array<[number, number] | undefined> = [];
   const commands = new Map<string, Array<{ name: string }>>();
   const replies: Reply[] = [];
   const waiters: Array<() => void> = [];
@@ -94,7 +97,6 @@ export async function startTextGateway(opts: {
 
   const wss = new WebSocketServer({ server: http });
   wss.on("connection", (ws) => {
-    socket = ws;
     ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: 41250 }, s: null, t: null }));
     ws.on("message", (data) => {
       const msg = JSON.parse(String(data)) as { op: number };
@@ -122,7 +124,13 @@ export async function startTextGateway(opts: {
           });
       }
       if (msg.op !== 2) return;
-      dispatch("READY", {
+      const shard = (msg as unknown as { d: { shard?: [number, number] } }).d.shard;
+      identifies.push(shard);
+      // The guild belongs to shard (guild_id >> 22) % shard_count: only that one hears of it.
+      const ours = !shard || Number((BigInt(GUILD_ID) >> 22n) % BigInt(shard[1])) === shard[0];
+      const send = (t: string, d: unknown) => ws.send(JSON.stringify({ op: 0, t, s: ++seq, d }));
+      if (ours) socket = ws;
+      send("READY", {
         v: 10,
         user: {
           id: BOT_ID,
@@ -132,12 +140,12 @@ export async function startTextGateway(opts: {
           avatar: null,
           bot: true,
         },
-        guilds: [{ id: GUILD_ID, unavailable: true }],
+        guilds: ours ? [{ id: GUILD_ID, unavailable: true }] : [],
         session_id: "session-1",
         resume_gateway_url: `ws://127.0.0.1:${port}`,
         application: { id: APP_ID, flags: 0 },
       });
-      dispatch("GUILD_CREATE", guild(opts.botDenied));
+      if (ours) send("GUILD_CREATE", guild(opts.botDenied));
     });
   });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
@@ -148,6 +156,7 @@ export async function startTextGateway(opts: {
     commands,
     replies,
     voiceUpdates,
+    identifies,
     async command(name, memberInVoice) {
       const before = replies.length;
       const n = ++interactionN;
