@@ -43,9 +43,31 @@ program
   )
   .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
   .option("--port <port>", "port to listen on (env PORT, default 8080)")
-  .action(async (opts: { host?: string; port?: string }) => {
-    const config = load(program.opts(), { server: { host: opts.host, port: opts.port } });
+  .option(
+    "--shards <n|auto>",
+    "run the Discord bot as N shard processes, or Discord's count (env DISCORD_SHARDS)",
+  )
+  .action(async (opts: { host?: string; port?: string; shards?: string }) => {
+    const { runShards, shardOfThisProcess, shardPort } = await import("../bridges/discord/sharding.ts");
+    let config = load(program.opts(), {
+      server: { host: opts.host, port: opts.port },
+      discord: { shards: opts.shards },
+    });
     const log = createLogger(config.log);
+    const shard = shardOfThisProcess();
+    if (shard === undefined && config.discord.shards !== undefined) {
+      // The manager: it forks one full bridge per shard (`start` again) and takes no calls itself.
+      const run = await runShards(config, log);
+      const stopShards = async () => {
+        await run?.close();
+        process.exit(0);
+      };
+      process.once("SIGTERM", () => void stopShards());
+      process.once("SIGINT", () => void stopShards());
+      return;
+    }
+    if (shard !== undefined)
+      config = { ...config, server: { ...config.server, port: shardPort(config.server.port, shard) } };
     // Loaded here: the bridge pulls in the call path (VAD model, transports) other commands never need.
     const { startBridge } = await import("./main.ts");
     const bridge = await startBridge(config, log);

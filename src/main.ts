@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import { createRtpCallTransportFactory, UdpRtpPortPool } from "../bridges/sip/rtp/index.ts";
+import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
@@ -30,6 +31,8 @@ export interface Bridge {
   readonly transcripts: TranscriptStore;
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
+  /** The Discord bot, when DISCORD_TOKEN is set. */
+  readonly discord: DiscordBot | undefined;
   readonly activeCalls: number;
   /** The SIP server (UDP and TCP), unless `sip.port` is off. */
   readonly sip: SipServer | undefined;
@@ -91,7 +94,7 @@ export function conversationConfig(base: SessionConfig, config: Config, info: Ca
     maxCallMs: GROUP_MAX_MS,
     multiParty: {
       respondTo: config.discord.respondTo,
-      agentName: config.discord.agentName ?? info.params.botName ?? "agent",
+      agentName: config.discord.agentName ?? info.params.agentName ?? "agent",
     },
   };
 }
@@ -242,6 +245,10 @@ export async function startBridge(
           clock,
           onCall,
         });
+  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has a token.
+  const discord: DiscordBot | undefined = config.discord.token
+    ? startDiscordBot({ config, log, clock, onConversation: onCall })
+    : undefined;
 
   return {
     url,
@@ -251,6 +258,7 @@ export async function startBridge(
     localService,
     sip,
     audioSocket,
+    discord,
     get activeCalls() {
       return live.size;
     },
@@ -262,6 +270,7 @@ export async function startBridge(
       if (live.size) log.info({ calls: live.size, drainMs }, "draining: waiting for live calls to end");
       while (live.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       for (const session of live) session.end("bridge shut down");
+      await discord?.close();
       twilio.closeAll(1001, "bridge shutting down");
       await sip?.close();
       await audioSocket?.close();

@@ -1,0 +1,248 @@
+// One voice channel's conversation: the voice connection, one receiver per member who speaks, the
+// agent's player, and the transport the session talks to. It ends once (left by command or by the
+// agent, emptied of humans, connection lost) and leaves the channel behind it.
+import {
+  EndBehaviorType,
+  entersState,
+  joinVoiceChannel,
+  type VoiceConnection,
+  VoiceConnectionStatus,
+} from "@discordjs/voice";
+import type { Client, VoiceBasedChannel } from "discord.js";
+import type { Logger } from "../../src/log.ts";
+import type { Clock } from "../../src/session/clock.ts";
+import type { CallTransport, Speaker } from "../transport.ts";
+import { MemberReceiver } from "./member-receiver.ts";
+import { DiscordChannelTransport } from "./transport.ts";
+
+/** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
+const READY_TIMEOUT_MS = 20_000;
+/** How long a disconnected connection may take to start reconnecting before it is given up. */
+const RECONNECT_GRACE_MS = 5_000;
+/** Consecutive DAVE decryption failures tolerated per member before the library drops their stream. */
+const DECRYPTION_FAILURE_TOLERANCE = 200;
+
+export interface ConversationSettings {
+  respondTo: "all" | "mention";
+  agentName: string;
+}
+
+export interface ChannelConversationOptions {
+  client: Client<true>;
+  channel: VoiceBasedChannel;
+  /** Which conversation this is in the channel since start (1, 2, …): part of the call id. */
+  n: number;
+  log: Logger;
+  clock: Clock;
+  settings: ConversationSettings;
+  onConversation(transport: CallTransport): void;
+  /** The conversation ended (after the session was told and the channel left). */
+  onEnded(conversation: ChannelConversation): void;
+}
+
+export class ChannelConversation {
+  readonly channel: VoiceBasedChannel;
+  readonly callId: string;
+  readonly #opts: ChannelConversationOptions;
+  readonly #log: Logger;
+  readonly #receivers = new Map<string, MemberReceiver>();
+  #connection: VoiceConnection | undefined;
+  #transport: DiscordChannelTransport | undefined;
+  #ended = false;
+
+  constructor(opts: ChannelConversationOptions) {
+    this.#opts = opts;
+    this.channel = opts.channel;
+    this.callId = `discord-${opts.channel.guild.id}-${opts.channel.id}-${opts.n}`;
+    this.#log = opts.log.child({ callId: this.callId });
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Joins the channel; resolves once the voice connection is ready and the session has the transport. */
+  async start(): Promise<void> {
+    const { channel } = this;
+    this.#log.info({ guild: channel.guild.name, channel: channel.name }, "joining voice channel");
+    const connection = joinVoiceChannel({
+      channelId: channel.id,
+      guildId: channel.guild.id,
+      adapterCreator: channel.guild.voiceAdapterCreator,
+      selfDeaf: false,
+      selfMute: false,
+      decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
+    });
+    this.#connection = connection;
+    connection.on("error", (err) => this.#log.warn({ err }, "voice connection error"));
+    connection.on("stateChange", (from, to) => {
+      if (from.status !== to.status)
+        this.#log.debug({ from: from.status, to: to.status }, "voice connection");
+    });
+    try {
+      await entersState(connection, VoiceConnectionStatus.Ready, READY_TIMEOUT_MS);
+    } catch (err) {
+      this.#ended = true;
+      if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
+      this.#opts.onEnded(this);
+      throw new Error(
+        `the voice connection to "${channel.name}" did not become ready within ${READY_TIMEOUT_MS / 1000} s (${(err as Error).message})`,
+      );
+    }
+    connection.on(VoiceConnectionStatus.Disconnected, () => void this.#onDisconnected(connection));
+    connection.on(VoiceConnectionStatus.Destroyed, () => this.#end("voice connection closed"));
+
+    const transport = new DiscordChannelTransport({
+      info: {
+        callId: this.callId,
+        transport: "discord",
+        params: {
+          guildId: channel.guild.id,
+          guildName: channel.guild.name,
+          channelId: channel.id,
+          channelName: channel.name,
+          respondTo: this.#opts.settings.respondTo,
+          agentName: this.#opts.settings.agentName,
+        },
+      },
+      log: this.#log,
+      leave: async (reason) => this.leave(`agent hung up (${reason})`),
+    });
+    this.#transport = transport;
+    connection.subscribe(transport.player.player);
+    connection.receiver.speaking.on("start", (userId) => this.#listenTo(userId));
+    this.#log.info(
+      { humans: this.humans().length, dave: connection.state.status === VoiceConnectionStatus.Ready },
+      "voice connection ready: conversation starts",
+    );
+    this.#opts.onConversation(transport);
+  }
+
+  /** Human members in the channel now (bots, the bridge included, do not count). */
+  humans(): string[] {
+    // From the voice states, not channel.members, which lists only members the cache holds.
+    const out: string[] = [];
+    for (const state of this.channel.guild.voiceStates.cache.values()) {
+      if (state.channelId === this.channel.id && !this.#isBot(state.id)) out.push(state.id);
+    }
+    return out;
+  }
+
+  /** A member left the channel (or moved away): their speech is dropped, the others go on. */
+  memberLeft(userId: string): void {
+    if (this.#ended) return;
+    const receiver = this.#receivers.get(userId);
+    if (receiver) {
+      receiver.stop();
+      this.#receivers.delete(userId);
+      this.#log.info(
+        { member: receiver.speaker.name, frames: receiver.frames, badPackets: receiver.badPackets },
+        "member left",
+      );
+    }
+    this.#transport?.speakerLeft(userId);
+    if (this.humans().length === 0) void this.leave("everyone left the channel");
+  }
+
+  /** Ends the conversation and leaves the channel. */
+  async leave(reason: string): Promise<void> {
+    this.#end(reason);
+  }
+
+  #end(reason: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const r of this.#receivers.values()) r.stop();
+    this.#receivers.clear();
+    this.#transport?.end(reason);
+    const c = this.#connection;
+    if (c && c.state.status !== VoiceConnectionStatus.Destroyed) c.destroy();
+    this.#opts.onEnded(this);
+  }
+
+  /** The documented reconnect: a new voice server (Signalling) or a resumed socket (Connecting) within 5 s, else give up. */
+  async #onDisconnected(connection: VoiceConnection): Promise<void> {
+    const state = connection.state;
+    const closeCode =
+      state.status === VoiceConnectionStatus.Disconnected && "closeCode" in state
+        ? state.closeCode
+        : undefined;
+    this.#log.warn({ closeCode }, "voice connection disconnected: waiting for it to reconnect");
+    try {
+      await Promise.race([
+        entersState(connection, VoiceConnectionStatus.Signalling, RECONNECT_GRACE_MS),
+        entersState(connection, VoiceConnectionStatus.Connecting, RECONNECT_GRACE_MS),
+      ]);
+      await entersState(connection, VoiceConnectionStatus.Ready, READY_TIMEOUT_MS);
+      this.#log.info("voice connection back");
+    } catch {
+      if (this.#ended) return;
+      this.#log.warn({ closeCode }, "voice connection did not come back: ending the conversation");
+      this.#end(`voice connection lost${closeCode ? ` (close ${closeCode})` : ""}`);
+    }
+  }
+
+  #listenTo(userId: string): void {
+    const connection = this.#connection;
+    if (this.#ended || !connection || this.#isBot(userId)) return;
+    let receiver = this.#receivers.get(userId);
+    if (receiver?.listening) return;
+    if (!receiver) {
+      const speaker = this.#speaker(userId);
+      const r = new MemberReceiver({
+        speaker,
+        onFrame: (frame, who) => this.#transport?.frame(frame, who),
+        onStreamEnd: (why) => this.#streamEnded(r, why),
+        onBadPacket: (err) => {
+          if (r.badPackets === 1 || r.badPackets % 500 === 0)
+            this.#log.warn(
+              { err, member: r.speaker.name, badPackets: r.badPackets },
+              "undecodable Opus from member",
+            );
+        },
+      });
+      receiver = r;
+      this.#receivers.set(userId, r);
+      this.#log.info({ member: speaker.name, userId }, "listening to member");
+    }
+    receiver.listen(connection.receiver.subscribe(userId, { end: { behavior: EndBehaviorType.Manual } }));
+  }
+
+  /** A member's stream closed under us (DAVE decryption failures drop it): subscribe again. */
+  #streamEnded(receiver: MemberReceiver, why: string): void {
+    if (this.#ended || this.#receivers.get(receiver.speaker.id) !== receiver) return;
+    const connection = this.#connection;
+    if (!connection || connection.state.status === VoiceConnectionStatus.Destroyed) return;
+    this.#log.info({ member: receiver.speaker.name, why }, "member's audio stream ended: subscribing again");
+    // On the next turn of the loop: the library removes the closed subscription after its close event.
+    this.#opts.clock.setTimeout(() => this.#listenTo(receiver.speaker.id), 0);
+  }
+
+  #isBot(userId: string): boolean {
+    if (userId === this.#opts.client.user.id) return true;
+    const user =
+      this.channel.guild.members.cache.get(userId)?.user ?? this.#opts.client.users.cache.get(userId);
+    return user?.bot ?? false;
+  }
+
+  #speaker(userId: string): Speaker {
+    const member = this.channel.guild.members.cache.get(userId);
+    if (member) return { id: userId, name: member.displayName };
+    // Not cached (the gateway sent no member with their voice state): ask for it, meanwhile a placeholder.
+    this.channel.guild.members.fetch(userId).then(
+      (m) => {
+        const r = this.#receivers.get(userId);
+        if (r) r.speaker = { id: userId, name: m.displayName };
+        if (m.user.bot) this.#ignore(userId);
+      },
+      (err: Error) => this.#log.debug({ userId, err: err.message }, "could not fetch a member's name"),
+    );
+    return { id: userId, name: this.#opts.client.users.cache.get(userId)?.displayName ?? `member ${userId}` };
+  }
+
+  /** A member turned out to be a bot: stop listening to it. */
+  #ignore(userId: string): void {
+    this.#receivers.get(userId)?.stop();
+    this.#receivers.delete(userId);
+  }
+}

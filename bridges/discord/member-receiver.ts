@@ -1,0 +1,92 @@
+// One member's voice, on its own: the Opus packets Discord relays for them (48 kHz stereo) decoded
+// straight to 16 kHz mono by libopus (it resamples and downmixes itself), cut into the 20 ms frames
+// the session listens to, tagged with who spoke. One decoder per member, kept for the conversation.
+import type { Readable } from "node:stream";
+import { OpusCodec } from "../../codecs/opus.ts";
+import type { Speaker } from "../transport.ts";
+
+export const DISCORD_INPUT_RATE = 16000;
+const FRAME_SAMPLES = DISCORD_INPUT_RATE / 50;
+
+export interface MemberReceiverOptions {
+  speaker: Speaker;
+  /** A 20 ms mono frame at 16 kHz; the buffer is reused, so use it before returning. */
+  onFrame(frame: Int16Array, speaker: Speaker): void;
+  /** The stream closed or failed (the caller decides whether to subscribe again). */
+  onStreamEnd(why: string): void;
+  /** A packet libopus could not decode (counted, logged by the caller now and then). */
+  onBadPacket?(err: Error): void;
+}
+
+export class MemberReceiver {
+  speaker: Speaker;
+  readonly #codec = new OpusCodec(DISCORD_INPUT_RATE, 1);
+  readonly #frame = new Int16Array(FRAME_SAMPLES);
+  #fill = 0;
+  readonly #opts: MemberReceiverOptions;
+  #stream: Readable | undefined;
+  frames = 0;
+  badPackets = 0;
+
+  constructor(opts: MemberReceiverOptions) {
+    this.speaker = opts.speaker;
+    this.#opts = opts;
+  }
+
+  get listening(): boolean {
+    return this.#stream !== undefined;
+  }
+
+  /** Reads from a receive stream (AudioReceiveStream) until it ends; one stream at a time. */
+  listen(stream: Readable): void {
+    this.stop();
+    this.#stream = stream;
+    const end = (why: string) => {
+      if (this.#stream !== stream) return;
+      this.#stream = undefined;
+      this.#opts.onStreamEnd(why);
+    };
+    stream.on("data", (packet: Uint8Array) => this.push(packet));
+    stream.once("error", (err: Error) => end(`error: ${err.message}`));
+    stream.once("close", () => end("closed"));
+    stream.once("end", () => end("ended"));
+  }
+
+  /** Decodes one Opus packet and delivers each whole 20 ms frame it completes. */
+  push(packet: Uint8Array): void {
+    if (packet.length === 0) return;
+    let pcm: Int16Array;
+    try {
+      pcm = this.#codec.decode(packet);
+    } catch (err) {
+      this.badPackets++;
+      this.#opts.onBadPacket?.(err as Error);
+      return;
+    }
+    if (pcm.length === FRAME_SAMPLES && this.#fill === 0) {
+      this.frames++;
+      this.#opts.onFrame(pcm, this.speaker);
+      return;
+    }
+    let pos = 0;
+    while (pos < pcm.length) {
+      const take = Math.min(FRAME_SAMPLES - this.#fill, pcm.length - pos);
+      this.#frame.set(pcm.subarray(pos, pos + take), this.#fill);
+      this.#fill += take;
+      pos += take;
+      if (this.#fill === FRAME_SAMPLES) {
+        this.#fill = 0;
+        this.frames++;
+        this.#opts.onFrame(this.#frame, this.speaker);
+      }
+    }
+  }
+
+  /** Stops reading (the member left, or the conversation ended). */
+  stop(): void {
+    const stream = this.#stream;
+    this.#stream = undefined;
+    this.#fill = 0;
+    if (stream && !stream.destroyed) stream.destroy();
+  }
+}

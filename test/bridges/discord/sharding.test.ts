@@ -1,0 +1,80 @@
+// `voice-bridge start --shards 2`: the manager forks two bridge processes, each identifies as its
+// own shard of two, and the shard that owns the server registers its commands and answers /join's
+// refusal there. The manager runs the one embedded local service the shards share.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTextGateway, type TextGateway } from "./text-gateway.ts";
+
+const ROOT = join(import.meta.dirname, "../../..");
+let dir: string;
+let gateway: TextGateway;
+let manager: ChildProcess;
+const log: Array<{ pid: number; msg: string; shard?: number }> = [];
+
+async function until(what: string, cond: () => boolean, timeoutMs = 90_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vb-discord-shards-"));
+  gateway = await startTextGateway({ botDenied: 0n });
+  manager = spawn(join(ROOT, "bin/voice-bridge"), ["start", "--shards", "2"], {
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_FORMAT: "json",
+      SVC_LOCAL_DATA_DIR: join(dir, "data"),
+      DISCORD_TOKEN: "MTIz.test.token",
+      DISCORD_API_BASE: gateway.apiBase,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const s of [manager.stdout!, manager.stderr!])
+    s.on("data", (b: Buffer) => {
+      for (const l of b.toString().split("\n")) {
+        if (!l.startsWith("{")) continue;
+        log.push(JSON.parse(l) as (typeof log)[number]);
+      }
+      if (process.env.E2E_LOG) process.stderr.write(b);
+    });
+  await until("both shards online", () => log.some((l) => l.msg === "all shards online"), 150_000);
+}, 180_000);
+
+afterAll(async () => {
+  if (manager && manager.exitCode === null) {
+    const exited = new Promise((r) => manager.once("exit", r));
+    manager.kill("SIGTERM");
+    await exited;
+  }
+  await gateway?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("sharding", () => {
+  it("runs one bridge process per shard, each identifying as its shard", () => {
+    expect(gateway.identifies.map((s) => s?.join("/")).sort()).toEqual(["0/2", "1/2"]);
+    const online = log.filter((l) => l.msg === "Discord bot online");
+    expect(online).toHaveLength(2);
+    expect(new Set(online.map((l) => l.pid)).size).toBe(2);
+    expect(online.every((l) => l.pid !== manager.pid)).toBe(true);
+  });
+
+  it("shares the manager's one embedded local service", () => {
+    expect(log.filter((l) => l.msg.startsWith("sharding: one embedded local service"))).toHaveLength(1);
+    expect(log.filter((l) => l.msg.startsWith("service: embedded local service"))).toHaveLength(0);
+  });
+
+  it("the shard owning the server registers its commands and answers them", { timeout: 60_000 }, async () => {
+    await until("commands registered", () => gateway.commands.size === 1);
+    const [reply] = await gateway.command("leave", false);
+    expect(reply!.body.data!.content).toMatch(/not in a voice channel/);
+  });
+});
