@@ -12,7 +12,8 @@ import type { Client, VoiceBasedChannel } from "discord.js";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport, Speaker } from "../transport.ts";
-import { MemberReceiver } from "./member-receiver.ts";
+import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
+import { MemberSilence } from "./member-silence.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
@@ -46,6 +47,7 @@ export class ChannelConversation {
   readonly #opts: ChannelConversationOptions;
   readonly #log: Logger;
   readonly #receivers = new Map<string, MemberReceiver>();
+  readonly #silence: MemberSilence;
   #connection: VoiceConnection | undefined;
   #transport: DiscordChannelTransport | undefined;
   #ended = false;
@@ -55,6 +57,11 @@ export class ChannelConversation {
     this.channel = opts.channel;
     this.callId = `discord-${opts.channel.guild.id}-${opts.channel.id}-${opts.n}`;
     this.#log = opts.log.child({ callId: this.callId });
+    this.#silence = new MemberSilence({
+      clock: opts.clock,
+      frameSamples: DISCORD_INPUT_RATE / 50,
+      onFrame: (frame, who) => this.#transport?.frame(frame, who),
+    });
   }
 
   get ended(): boolean {
@@ -140,6 +147,7 @@ export class ChannelConversation {
         "member left",
       );
     }
+    this.#silence.forget(userId);
     this.#transport?.speakerLeft(userId);
     if (this.humans().length === 0) void this.leave("everyone left the channel");
   }
@@ -154,6 +162,7 @@ export class ChannelConversation {
     this.#ended = true;
     for (const r of this.#receivers.values()) r.stop();
     this.#receivers.clear();
+    this.#silence.close();
     this.#transport?.end(reason);
     const c = this.#connection;
     if (c && c.state.status !== VoiceConnectionStatus.Destroyed) c.destroy();
@@ -191,7 +200,10 @@ export class ChannelConversation {
       const speaker = this.#speaker(userId);
       const r = new MemberReceiver({
         speaker,
-        onFrame: (frame, who) => this.#transport?.frame(frame, who),
+        onFrame: (frame, who) => {
+          this.#transport?.frame(frame, who);
+          this.#silence.heard(who);
+        },
         onStreamEnd: (why) => this.#streamEnded(r, why),
         onBadPacket: (err) => {
           if (r.badPackets === 1 || r.badPackets % 500 === 0)

@@ -247,8 +247,12 @@ export class FakeGateway {
     const method = req.method ?? "GET";
     this.restCalls.push({ method, path, body });
     const send = (status: number, json?: unknown) => {
+      if (json === undefined) {
+        res.writeHead(status).end(); // 204: no body, so no content type either
+        return;
+      }
       res.writeHead(status, { "content-type": "application/json" });
-      res.end(json === undefined ? undefined : JSON.stringify(json));
+      res.end(JSON.stringify(json));
     };
     const interactionCallback = /^\/interactions\/\d+\/[^/]+\/callback$/.test(path);
     const webhook = path.startsWith(`/webhooks/${this.application.id}/`);
@@ -275,7 +279,22 @@ export class FakeGateway {
       }));
       send(200, commands);
     } else if (method === "POST" && interactionCallback) {
-      send(url.searchParams.get("with_response") === "true" ? 200 : 204, undefined);
+      if (url.searchParams.get("with_response") !== "true") send(204);
+      else {
+        const id = path.split("/")[2]!;
+        const type = (body as { type?: number } | undefined)?.type ?? 4;
+        send(200, {
+          interaction: {
+            id,
+            type: 2,
+            activity_instance_id: null,
+            response_message_id: snowflake(),
+            response_message_loading: type === 5,
+            response_message_ephemeral: true,
+          },
+          resource: { type },
+        });
+      }
     } else if (webhook) {
       send(200, { id: snowflake(), channel_id: "0", content: (body as { content?: string })?.content ?? "" });
     } else if (method === "POST" && /^\/channels\/\d+\/messages$/.test(path)) {
