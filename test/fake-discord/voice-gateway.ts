@@ -184,16 +184,20 @@ export class FakeVoiceServer {
     this.records.push({ dir: "in", op: packet.op, d: packet.d });
     switch (packet.op) {
       case 0:
-        return this.#identify(ws, packet.d);
+        this.#identify(ws, packet.d);
+        return;
       case 1:
-        return this.#selectProtocol(ws, packet.d);
+        this.#selectProtocol(ws, packet.d);
+        return;
       case 3:
-        return this.#sendTo(ws, { op: 6, d: { t: packet.d.t } });
+        this.#sendTo(ws, { op: 6, d: { t: packet.d.t } });
+        return;
       case 5:
         this.botSpeaking.push(packet.d);
         return;
       case 7:
-        return this.#resume(ws, packet.d);
+        this.#resume(ws, packet.d);
+        return;
       case 23:
         this.#pendingReady.get(Number(packet.d.transition_id))?.();
         return;

@@ -1,0 +1,232 @@
+// The fake Discord checked against the real client libraries, no bot: @discordjs/voice (with a custom
+// adapter standing in for the gateway) for voice, DAVE, playback and receive; discord.js for REST + gateway.
+
+import { once } from "node:events";
+import { PassThrough } from "node:stream";
+import {
+  createAudioPlayer,
+  createAudioResource,
+  EndBehaviorType,
+  entersState,
+  joinVoiceChannel,
+  StreamType,
+  type VoiceConnection,
+  VoiceConnectionStatus,
+} from "@discordjs/voice";
+import { Client, Events, GatewayIntentBits, type Interaction } from "discord.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { OpusCodec } from "../../codecs/opus.ts";
+import { type FakeDiscord, startFakeDiscord } from "./index.ts";
+
+const TOKEN = "fake-bot-token";
+const ALICE = "200000000000000001";
+const BOB = "200000000000000002";
+
+let fake: FakeDiscord | undefined;
+let connection: VoiceConnection | undefined;
+let client: Client | undefined;
+
+afterEach(async () => {
+  connection?.destroy();
+  connection = undefined;
+  await client?.destroy();
+  client = undefined;
+  await fake?.close();
+  fake = undefined;
+});
+
+function join(f: FakeDiscord): VoiceConnection {
+  const sessionId = "voice-session-1";
+  return joinVoiceChannel({
+    guildId: f.guildId,
+    channelId: f.voiceChannelId,
+    selfDeaf: false,
+    adapterCreator: (methods) => ({
+      sendPayload(payload) {
+        const d = payload.d as { channel_id: string | null };
+        queueMicrotask(() => {
+          const grant = f.botVoiceStateUpdate(d.channel_id, sessionId);
+          if (!grant) return;
+          methods.onVoiceStateUpdate({
+            session_id: sessionId,
+            user_id: f.botUserId,
+            channel_id: d.channel_id,
+            guild_id: f.guildId,
+            deaf: false,
+            mute: false,
+            self_deaf: false,
+            self_mute: false,
+            self_video: false,
+            suppress: false,
+            request_to_speak_timestamp: null,
+          });
+          methods.onVoiceServerUpdate({ token: grant.token, guild_id: f.guildId, endpoint: grant.endpoint });
+        });
+        return true;
+      },
+      destroy() {},
+    }),
+  });
+}
+
+/** `count` 20 ms Opus packets of a 440 Hz tone, 48 kHz stereo. */
+function tonePackets(count: number): Buffer[] {
+  const codec = new OpusCodec(48000, 2);
+  const frame = new Int16Array(1920);
+  for (let i = 0; i < 960; i++) {
+    const v = Math.round(8000 * Math.sin((i * 2 * Math.PI * 440) / 48000));
+    frame[2 * i] = v;
+    frame[2 * i + 1] = v;
+  }
+  return Array.from({ length: count }, () => Buffer.from(codec.encode(frame)));
+}
+
+async function play(conn: VoiceConnection, packets: Buffer[]): Promise<void> {
+  const player = createAudioPlayer();
+  conn.subscribe(player);
+  const stream = new PassThrough({ objectMode: true });
+  for (const p of packets) stream.write(p);
+  stream.end();
+  player.play(createAudioResource(stream, { inputType: StreamType.Opus }));
+  await once(player, "idle");
+  player.stop(true);
+}
+
+function botPrivacyCode(conn: VoiceConnection): string | null | undefined {
+  const state = conn.state;
+  if (state.status !== VoiceConnectionStatus.Ready) return undefined;
+  const networking = state.networking.state;
+  return "dave" in networking ? networking.dave?.voicePrivacyCode : undefined;
+}
+
+/** Opus packets the bot receives from `userId` until `AfterSilence`. */
+async function received(conn: VoiceConnection, userId: string, speak: () => Promise<void>): Promise<number> {
+  const stream = conn.receiver.subscribe(userId, {
+    end: { behavior: EndBehaviorType.AfterSilence, duration: 300 },
+  });
+  let packets = 0;
+  stream.on("data", () => packets++);
+  const ended = once(stream, "end");
+  await speak();
+  await ended;
+  return packets;
+}
+
+const speech = {
+  pcm: Int16Array.from({ length: 16000 }, (_, i) => Math.round(6000 * Math.sin(i * 0.12))),
+  rate: 16000,
+};
+
+describe("fake Discord voice with @discordjs/voice", () => {
+  it("runs DAVE with a member: same privacy code, audio both ways, a second member joins and one leaves", async () => {
+    fake = await startFakeDiscord({
+      token: TOKEN,
+      members: [
+        { userId: ALICE, name: "alice" },
+        { userId: BOB, name: "bob" },
+      ],
+    });
+    fake.trustInThisProcess();
+    fake.memberJoinsVoice(ALICE);
+    connection = join(fake);
+    await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    const alice = fake.member(ALICE);
+    await fake.voice.waitFor(() => alice.privacyCode !== "");
+    await fake.voice.daveSettled();
+    expect(fake.voice.daveProtocolVersion).toBe(1);
+    expect(alice.privacyCode).toMatch(/^\d{30}$/);
+    expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+
+    await play(connection, tonePackets(50));
+    expect(alice.hearingStats.daveFailures).toBe(0);
+    expect(alice.hearingStats.daveDecrypted).toBe(50);
+    expect(alice.agentSpeechSpans()).toHaveLength(1);
+
+    expect(await received(connection, ALICE, () => alice.say(speech))).toBeGreaterThanOrEqual(50);
+
+    // A second member: a new epoch, everyone's code changes together, audio still decrypts.
+    const before = alice.privacyCode;
+    fake.memberJoinsVoice(BOB);
+    const bob = fake.member(BOB);
+    await fake.voice.waitFor(() => bob.privacyCode !== "");
+    await fake.voice.daveSettled();
+    expect(bob.privacyCode).toBe(alice.privacyCode);
+    expect(alice.privacyCode).not.toBe(before);
+    expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+    alice.clearHeard();
+    await play(connection, tonePackets(25));
+    expect(bob.hearingStats.daveDecrypted).toBe(25);
+    expect(alice.heardFrames().filter((f) => !f.silent).length).toBe(25);
+    expect(await received(connection, BOB, () => bob.say(speech))).toBeGreaterThanOrEqual(50);
+
+    // Bob leaves: removed from the group, Alice and the bot move on to a new epoch together.
+    const withBob = alice.privacyCode;
+    fake.memberLeavesVoice(BOB);
+    await fake.voice.daveSettled();
+    expect(alice.privacyCode).not.toBe(withBob);
+    expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+    expect(await received(connection, ALICE, () => alice.say(speech))).toBeGreaterThanOrEqual(50);
+    expect(fake.voice.transportFailures).toBe(0);
+  });
+
+  it("closes with the server's close codes: 4015 resumes, 4014 disconnects", async () => {
+    fake = await startFakeDiscord({ token: TOKEN, members: [{ userId: ALICE, name: "alice" }] });
+    fake.trustInThisProcess();
+    connection = join(fake);
+    await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    const resumesBefore = fake.voice.records.filter((r) => r.dir === "in" && r.op === 7).length;
+    fake.voice.closeWith(4015);
+    await fake.voice.waitFor(() => fake!.voice.records.some((r) => r.dir === "out" && r.op === 9));
+    expect(fake.voice.records.filter((r) => r.dir === "in" && r.op === 7).length).toBe(resumesBefore + 1);
+    const disconnected = entersState(connection, VoiceConnectionStatus.Disconnected, 20_000);
+    fake.voice.closeWith(4014);
+    await disconnected;
+  });
+});
+
+describe("fake Discord REST and gateway with discord.js", () => {
+  it("logs in, gets READY and GUILD_CREATE, registers commands and answers an interaction", async () => {
+    fake = await startFakeDiscord({ token: TOKEN, members: [{ userId: ALICE, name: "alice" }] });
+    client = new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
+      rest: { api: fake.restApi },
+    });
+    const ready = once(client, Events.ClientReady);
+    await client.login(TOKEN);
+    await ready;
+    const f = fake;
+    const guild = await client.guilds.fetch(f.guildId);
+    expect(guild.channels.cache.get(f.voiceChannelId)?.isVoiceBased()).toBe(true);
+    await client.application?.commands.set(
+      [{ name: "join", description: "join my voice channel" }],
+      f.guildId,
+    );
+    expect(f.rest.some((r) => r.method === "PUT" && r.path.endsWith(`/guilds/${f.guildId}/commands`))).toBe(
+      true,
+    );
+
+    f.memberJoinsVoice(ALICE);
+    client.on(Events.InteractionCreate, (interaction: Interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      const channel = interaction.guild?.voiceStates.cache.get(interaction.user.id)?.channelId;
+      void interaction.reply(`joining ${channel}`);
+    });
+    const { id } = f.interaction("join", { userId: ALICE });
+    const reply = await f.waitForRest((r) => r.path.startsWith(`/interactions/${id}/`));
+    expect(reply.body).toMatchObject({ type: 4, data: { content: `joining ${f.voiceChannelId}` } });
+    expect(f.gateway.identifies[0]?.intents).toBe(
+      GatewayIntentBits.Guilds | GatewayIntentBits.GuildVoiceStates,
+    );
+  });
+
+  it("rejects a bad token (REST 401) and disallowed intents (close 4014)", async () => {
+    fake = await startFakeDiscord({ token: TOKEN });
+    const res = await fetch(`${fake.restApi}/v10/users/@me`, { headers: { authorization: "Bot wrong" } });
+    expect(res.status).toBe(401);
+    client = new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.MessageContent],
+      rest: { api: fake.restApi },
+    });
+    await expect(client.login(TOKEN)).rejects.toThrow(/disallowed intents|4014/i);
+  });
+});

@@ -1,0 +1,397 @@
+// Discord's gateway v10 as discord.js 14 speaks it (JSON encoding, no compression): Hello (10), Identify (2)
+// → READY then GUILD_CREATE with a voice and a text channel, the members and their voice states; heartbeats
+// (1 → 11); op 4 voice state updates answered with VOICE_STATE_UPDATE + VOICE_SERVER_UPDATE; a bad token
+// closes 4004, privileged intents the application lacks close 4014. Tests drive it: interactions (slash
+// commands as a member would send them) and members entering or leaving voice channels.
+
+import { randomBytes } from "node:crypto";
+import { type WebSocket, WebSocketServer } from "ws";
+
+/** Privileged intents: GuildMembers, GuildPresences, MessageContent. */
+const PRIVILEGED = (1 << 1) | (1 << 8) | (1 << 15);
+export const GUILD_VOICE_STATES = 1 << 7;
+const HEARTBEAT_INTERVAL = 41_250;
+
+export interface World {
+  token: string;
+  guildId: string;
+  voiceChannelId: string;
+  textChannelId: string;
+  user: { id: string; username: string };
+  applicationId: string;
+  /** Privileged intents the application may use (bitfield); others close with 4014. */
+  allowedPrivilegedIntents: number;
+  members: { userId: string; name: string }[];
+  /** Where each user's voice is (user id → channel id). */
+  voiceChannels: Map<string, string>;
+}
+
+export interface GatewayHooks {
+  /** The bot asked to join (channel id) or leave (null) voice: returns the endpoint and token to grant. */
+  botVoice(channelId: string | null, sessionId: string): { endpoint: string; token: string } | undefined;
+}
+
+export interface GatewayRecord {
+  dir: "in" | "out";
+  op: number;
+  t?: string;
+  d: unknown;
+}
+
+export class FakeGateway {
+  readonly wss = new WebSocketServer({ noServer: true });
+  readonly #world: World;
+  readonly #hooks: GatewayHooks;
+  #ws: WebSocket | undefined;
+  #seq = 0;
+  sessionId = "";
+  readonly records: GatewayRecord[] = [];
+  /** Identify payloads received, for asserting intents and properties. */
+  readonly identifies: Record<string, unknown>[] = [];
+  #ready = false;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(world: World, hooks: GatewayHooks) {
+    this.#world = world;
+    this.#hooks = hooks;
+    this.wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
+  }
+
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Resolves once `test()` holds, re-checked on every gateway event. */
+  waitFor(test: () => boolean): Promise<void> {
+    if (test()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!test()) return;
+        this.#waiters.delete(check);
+        resolve();
+      };
+      this.#waiters.add(check);
+    });
+  }
+
+  #changed(): void {
+    for (const check of [...this.#waiters]) check();
+  }
+
+  #connection(ws: WebSocket, url: string): void {
+    const params = new URL(url, "ws://127.0.0.1").searchParams;
+    if (params.get("v") !== "10" || (params.get("encoding") ?? "json") !== "json" || params.has("compress")) {
+      ws.close(4012, "Invalid API version");
+      return;
+    }
+    this.#ws?.close(4009, "Session timed out");
+    this.#ws = ws;
+    this.#ready = false;
+    ws.on("message", (data) => {
+      const packet = JSON.parse(String(data)) as { op: number; d: Record<string, unknown> | null };
+      this.records.push({ dir: "in", op: packet.op, d: packet.d });
+      this.#packet(ws, packet);
+      this.#changed();
+    });
+    ws.on("close", () => {
+      if (this.#ws === ws) {
+        this.#ws = undefined;
+        this.#ready = false;
+        this.#changed();
+      }
+    });
+    this.#sendTo(ws, { op: 10, d: { heartbeat_interval: HEARTBEAT_INTERVAL } });
+  }
+
+  #packet(ws: WebSocket, packet: { op: number; d: Record<string, unknown> | null }): void {
+    const d = packet.d ?? {};
+    if (packet.op === 1) {
+      this.#sendTo(ws, { op: 11, d: null });
+    } else if (packet.op === 2) {
+      this.identifies.push(d);
+      if (d.token !== this.#world.token) {
+        ws.close(4004, "Authentication failed");
+        return;
+      }
+      const intents = Number(d.intents);
+      if (!Number.isInteger(intents)) {
+        ws.close(4013, "Invalid intent(s)");
+        return;
+      }
+      if ((intents & PRIVILEGED & ~this.#world.allowedPrivilegedIntents) !== 0) {
+        ws.close(4014, "Disallowed intent(s)");
+        return;
+      }
+      this.sessionId = randomBytes(16).toString("hex");
+      this.#dispatch("READY", {
+        v: 10,
+        user: this.#user(this.#world.user.id, this.#world.user.username, true),
+        guilds: [{ id: this.#world.guildId, unavailable: true }],
+        session_id: this.sessionId,
+        resume_gateway_url: "ws://127.0.0.1",
+        shard: [0, 1],
+        application: { id: this.#world.applicationId, flags: 0 },
+        private_channels: [],
+        relationships: [],
+        user_settings: {},
+        presences: [],
+        guild_join_requests: [],
+        geo_ordered_rtc_regions: [],
+      });
+      this.#dispatch("GUILD_CREATE", this.#guild());
+      this.#ready = true;
+    } else if (packet.op === 4) {
+      this.#voiceStateUpdate(d);
+    }
+  }
+
+  #voiceStateUpdate(d: Record<string, unknown>): void {
+    const world = this.#world;
+    if (d.guild_id !== world.guildId) return;
+    const channelId = typeof d.channel_id === "string" ? d.channel_id : null;
+    if (channelId !== null && channelId !== world.voiceChannelId) return;
+    if (channelId) world.voiceChannels.set(world.user.id, channelId);
+    else world.voiceChannels.delete(world.user.id);
+    const grant = this.#hooks.botVoice(channelId, this.sessionId);
+    this.#dispatch("VOICE_STATE_UPDATE", {
+      ...this.#voiceState(world.user.id, channelId, this.sessionId),
+      guild_id: world.guildId,
+      member: this.#member(world.user.id, world.user.username, true),
+      self_mute: Boolean(d.self_mute),
+      self_deaf: Boolean(d.self_deaf),
+    });
+    if (grant)
+      this.#dispatch("VOICE_SERVER_UPDATE", {
+        token: grant.token,
+        guild_id: world.guildId,
+        endpoint: grant.endpoint,
+      });
+  }
+
+  /** A member's voice state changed (joined a channel, or left with null). */
+  memberVoice(userId: string, channelId: string | null): void {
+    const member = this.#world.members.find((m) => m.userId === userId);
+    if (!member) throw new Error(`no member ${userId} in the fake guild`);
+    this.#dispatch("VOICE_STATE_UPDATE", {
+      ...this.#voiceState(userId, channelId, `member-${userId}`),
+      guild_id: this.#world.guildId,
+      member: this.#member(userId, member.name, false),
+    });
+  }
+
+  /** Sends INTERACTION_CREATE for a chat-input command; returns the interaction's id and token. */
+  interaction(
+    name: string,
+    from: { userId: string; channelId: string; options?: { name: string; type: number; value: unknown }[] },
+  ): { id: string; token: string } {
+    const member = this.#world.members.find((m) => m.userId === from.userId);
+    if (!member) throw new Error(`no member ${from.userId} in the fake guild`);
+    const id = nextSnowflake();
+    const token = `interaction-${randomBytes(12).toString("hex")}`;
+    const channel = this.#channels().find((c) => c.id === from.channelId);
+    this.#dispatch("INTERACTION_CREATE", {
+      id,
+      application_id: this.#world.applicationId,
+      type: 2,
+      data: {
+        id: nextSnowflake(),
+        name,
+        type: 1,
+        options: from.options ?? [],
+        guild_id: this.#world.guildId,
+      },
+      guild_id: this.#world.guildId,
+      channel_id: from.channelId,
+      channel,
+      member: { ...this.#member(from.userId, member.name, false), permissions: "2251799813685247" },
+      token,
+      version: 1,
+      app_permissions: "2251799813685247",
+      locale: "en-US",
+      guild_locale: "en-US",
+      entitlements: [],
+      authorizing_integration_owners: { "0": this.#world.guildId },
+      context: 0,
+      attachment_size_limit: 10_485_760,
+    });
+    return { id, token };
+  }
+
+  /** Closes the bot's gateway connection with a close code (e.g. 4000 to make it resume). */
+  closeWith(code: number): void {
+    this.#ws?.close(code);
+  }
+
+  #guild(): Record<string, unknown> {
+    const world = this.#world;
+    const people = [
+      { userId: world.user.id, name: world.user.username, bot: true },
+      ...world.members.map((m) => ({ ...m, bot: false })),
+    ];
+    return {
+      id: world.guildId,
+      name: "Fake Guild",
+      icon: null,
+      splash: null,
+      discovery_splash: null,
+      owner_id: world.members[0]?.userId ?? world.user.id,
+      afk_channel_id: null,
+      afk_timeout: 300,
+      verification_level: 0,
+      default_message_notifications: 0,
+      explicit_content_filter: 0,
+      roles: [
+        {
+          id: world.guildId,
+          name: "@everyone",
+          color: 0,
+          hoist: false,
+          position: 0,
+          // Administrator: the fake does not model permission overwrites.
+          permissions: "8",
+          managed: false,
+          mentionable: false,
+          flags: 0,
+        },
+      ],
+      emojis: [],
+      stickers: [],
+      features: [],
+      mfa_level: 0,
+      application_id: null,
+      system_channel_id: world.textChannelId,
+      system_channel_flags: 0,
+      rules_channel_id: null,
+      vanity_url_code: null,
+      description: null,
+      banner: null,
+      premium_tier: 0,
+      premium_subscription_count: 0,
+      preferred_locale: "en-US",
+      public_updates_channel_id: null,
+      nsfw_level: 0,
+      premium_progress_bar_enabled: false,
+      joined_at: new Date(0).toISOString(),
+      large: false,
+      unavailable: false,
+      member_count: people.length,
+      voice_states: people
+        .filter((p) => world.voiceChannels.has(p.userId))
+        .map((p) =>
+          this.#voiceState(p.userId, world.voiceChannels.get(p.userId) ?? null, `member-${p.userId}`),
+        ),
+      members: people.map((p) => this.#member(p.userId, p.name, p.bot)),
+      channels: this.#channels(),
+      threads: [],
+      presences: [],
+      stage_instances: [],
+      guild_scheduled_events: [],
+      soundboard_sounds: [],
+    };
+  }
+
+  #channels(): Record<string, unknown>[] {
+    const world = this.#world;
+    return [
+      {
+        id: world.textChannelId,
+        type: 0,
+        guild_id: world.guildId,
+        name: "general",
+        position: 0,
+        permission_overwrites: [],
+        parent_id: null,
+        nsfw: false,
+        topic: null,
+        last_message_id: null,
+        rate_limit_per_user: 0,
+      },
+      {
+        id: world.voiceChannelId,
+        type: 2,
+        guild_id: world.guildId,
+        name: "Voice",
+        position: 1,
+        permission_overwrites: [],
+        parent_id: null,
+        nsfw: false,
+        bitrate: 64000,
+        user_limit: 0,
+        rtc_region: null,
+        video_quality_mode: 1,
+        rate_limit_per_user: 0,
+        last_message_id: null,
+      },
+    ];
+  }
+
+  #user(id: string, username: string, bot: boolean): Record<string, unknown> {
+    return {
+      id,
+      username,
+      discriminator: "0",
+      global_name: username,
+      avatar: null,
+      bot,
+      system: false,
+      flags: 0,
+      public_flags: 0,
+      ...(bot ? { verified: true, mfa_enabled: false } : {}),
+    };
+  }
+
+  #member(id: string, username: string, bot: boolean): Record<string, unknown> {
+    return {
+      user: this.#user(id, username, bot),
+      nick: null,
+      avatar: null,
+      roles: [],
+      joined_at: new Date(0).toISOString(),
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      flags: 0,
+      pending: false,
+    };
+  }
+
+  #voiceState(userId: string, channelId: string | null, sessionId: string): Record<string, unknown> {
+    return {
+      channel_id: channelId,
+      user_id: userId,
+      session_id: sessionId,
+      deaf: false,
+      mute: false,
+      self_deaf: false,
+      self_mute: false,
+      self_stream: false,
+      self_video: false,
+      suppress: false,
+      request_to_speak_timestamp: null,
+    };
+  }
+
+  #dispatch(t: string, d: unknown): void {
+    const ws = this.#ws;
+    if (!ws) return;
+    this.#sendTo(ws, { op: 0, t, s: ++this.#seq, d });
+  }
+
+  #sendTo(ws: WebSocket, packet: { op: number; d: unknown; t?: string; s?: number }): void {
+    if (ws.readyState !== ws.OPEN) return;
+    this.records.push({ dir: "out", op: packet.op, ...(packet.t ? { t: packet.t } : {}), d: packet.d });
+    ws.send(JSON.stringify({ t: null, s: null, ...packet }));
+  }
+
+  close(): void {
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+  }
+}
+
+let snowflake = 1_300_000_000_000_000_000n;
+/** Unique, increasing snowflake-shaped ids for objects the fake makes. */
+export function nextSnowflake(): string {
+  snowflake += 1n;
+  return snowflake.toString();
+}
