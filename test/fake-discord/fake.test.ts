@@ -2,6 +2,9 @@
 // adapter standing in for the gateway) for voice, DAVE, playback and receive; discord.js for REST + gateway.
 
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import {
   createAudioPlayer,
@@ -16,6 +19,7 @@ import {
 import { Client, Events, GatewayIntentBits, type Interaction } from "discord.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpusCodec } from "../../codecs/opus.ts";
+import { encodeWav } from "../../codecs/wav.ts";
 import { type FakeDiscord, startFakeDiscord } from "./index.ts";
 
 const TOKEN = "fake-bot-token";
@@ -35,7 +39,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function join(f: FakeDiscord): VoiceConnection {
+function joinWithAdapter(f: FakeDiscord): VoiceConnection {
   const sessionId = "voice-session-1";
   return joinVoiceChannel({
     guildId: f.guildId,
@@ -128,7 +132,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
     });
     fake.trustInThisProcess();
     fake.memberJoinsVoice(ALICE);
-    connection = join(fake);
+    connection = joinWithAdapter(fake);
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     const alice = fake.member(ALICE);
     await fake.voice.waitFor(() => alice.privacyCode !== "");
@@ -172,7 +176,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
   it("closes with the server's close codes: 4015 resumes, 4014 disconnects", async () => {
     fake = await startFakeDiscord({ token: TOKEN, members: [{ userId: ALICE, name: "alice" }] });
     fake.trustInThisProcess();
-    connection = join(fake);
+    connection = joinWithAdapter(fake);
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     const resumesBefore = fake.voice.records.filter((r) => r.dir === "in" && r.op === 7).length;
     fake.voice.closeWith(4015);
@@ -187,6 +191,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
 describe("fake Discord REST and gateway with discord.js", () => {
   it("logs in, gets READY and GUILD_CREATE, registers commands and answers an interaction", async () => {
     fake = await startFakeDiscord({ token: TOKEN, members: [{ userId: ALICE, name: "alice" }] });
+    fake.trustInThisProcess();
     client = new Client({
       intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
       rest: { api: fake.restApi },
@@ -217,6 +222,34 @@ describe("fake Discord REST and gateway with discord.js", () => {
     expect(f.gateway.identifies[0]?.intents).toBe(
       GatewayIntentBits.Guilds | GatewayIntentBits.GuildVoiceStates,
     );
+    expect(f.gateway.identifiedWithoutVoiceStates).toBe(false);
+
+    // Voice through discord.js's own adapter: op 4 → VOICE_STATE_UPDATE + VOICE_SERVER_UPDATE.
+    connection = joinVoiceChannel({
+      guildId: f.guildId,
+      channelId: f.voiceChannelId,
+      selfDeaf: false,
+      adapterCreator: guild.voiceAdapterCreator,
+    });
+    await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    const alice = f.member(ALICE);
+    await f.voice.waitFor(() => alice.privacyCode !== "");
+    await f.voice.daveSettled();
+    expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+    expect(guild.voiceStates.cache.get(f.botUserId)?.channelId).toBe(f.voiceChannelId);
+    const dir = mkdtempSync(join(tmpdir(), "fake-discord-wav-"));
+    try {
+      const wav = join(dir, "speech.wav");
+      writeFileSync(wav, encodeWav(speech.pcm, speech.rate));
+      expect(await received(connection, ALICE, () => alice.say(wav))).toBeGreaterThanOrEqual(50);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // A dropped gateway connection resumes the session.
+    f.gateway.closeWith(4000);
+    await f.gateway.waitFor(() => f.gateway.records.some((r) => r.dir === "out" && r.t === "RESUMED"));
+    expect(f.gateway.identifies).toHaveLength(1);
   });
 
   it("rejects a bad token (REST 401) and disallowed intents (close 4014)", async () => {

@@ -19,6 +19,7 @@ export interface World {
   textChannelId: string;
   user: { id: string; username: string };
   applicationId: string;
+  gatewayUrl(): string;
   /** Privileged intents the application may use (bitfield); others close with 4014. */
   allowedPrivilegedIntents: number;
   members: { userId: string; name: string }[];
@@ -55,6 +56,12 @@ export class FakeGateway {
     this.#world = world;
     this.#hooks = hooks;
     this.wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
+  }
+
+  /** Whether the last Identify left out GUILD_VOICE_STATES (Discord accepts it; voice then never works). */
+  get identifiedWithoutVoiceStates(): boolean {
+    const last = this.identifies.at(-1);
+    return last !== undefined && (Number(last.intents) & GUILD_VOICE_STATES) === 0;
   }
 
   get ready(): boolean {
@@ -128,7 +135,7 @@ export class FakeGateway {
         user: this.#user(this.#world.user.id, this.#world.user.username, true),
         guilds: [{ id: this.#world.guildId, unavailable: true }],
         session_id: this.sessionId,
-        resume_gateway_url: "ws://127.0.0.1",
+        resume_gateway_url: this.#world.gatewayUrl(),
         shard: [0, 1],
         application: { id: this.#world.applicationId, flags: 0 },
         private_channels: [],
@@ -139,6 +146,18 @@ export class FakeGateway {
         geo_ordered_rtc_regions: [],
       });
       this.#dispatch("GUILD_CREATE", this.#guild());
+      this.#ready = true;
+    } else if (packet.op === 6) {
+      // Resume: nothing was missed on loopback, so nothing is replayed.
+      if (d.token !== this.#world.token) {
+        ws.close(4004, "Authentication failed");
+        return;
+      }
+      if (d.session_id !== this.sessionId) {
+        this.#sendTo(ws, { op: 9, d: false });
+        return;
+      }
+      this.#dispatch("RESUMED", {});
       this.#ready = true;
     } else if (packet.op === 4) {
       this.#voiceStateUpdate(d);

@@ -124,6 +124,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       textChannelId,
       user: { id: botUserId, username: user.username },
       applicationId,
+      gatewayUrl: () => `ws://127.0.0.1:${port}`,
       allowedPrivilegedIntents: options.allowedPrivilegedIntents ?? 0,
       members: memberInfos,
       voiceChannels,

@@ -375,6 +375,7 @@ export class FakeVoiceServer {
     await ready;
     this.#pendingReady.delete(transitionId);
     this.#send({ op: 22, d: { transition_id: transitionId } });
+    this.#changed();
   }
 
   #rtp(ssrc: number, packet: Buffer, at: number): void {
