@@ -20,7 +20,7 @@ import { Client, Events, GatewayIntentBits, type Interaction } from "discord.js"
 import { afterEach, describe, expect, it } from "vitest";
 import { OpusCodec } from "../../codecs/opus.ts";
 import { encodeWav } from "../../codecs/wav.ts";
-import { type FakeDiscord, startFakeDiscord } from "./index.ts";
+import { type FakeDiscord, startFakeDiscord, XCHACHA_MODE } from "./index.ts";
 
 const TOKEN = "fake-bot-token";
 const ALICE = "200000000000000001";
@@ -169,6 +169,30 @@ describe("fake Discord voice with @discordjs/voice", () => {
     await fake.voice.daveSettled();
     expect(alice.privacyCode).not.toBe(withBob);
     expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+    expect(await received(connection, ALICE, () => alice.say(speech))).toBeGreaterThanOrEqual(50);
+    expect(fake.voice.transportFailures).toBe(0);
+  });
+
+  it("without DAVE, over XChaCha20-Poly1305: audio both ways in the clear end to end", async () => {
+    fake = await startFakeDiscord({
+      token: TOKEN,
+      members: [{ userId: ALICE, name: "alice" }],
+      dave: false,
+      modes: [XCHACHA_MODE],
+    });
+    fake.trustInThisProcess();
+    fake.memberJoinsVoice(ALICE);
+    connection = joinWithAdapter(fake);
+    await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    const alice = fake.member(ALICE);
+    expect(fake.voice.daveProtocolVersion).toBe(0);
+    expect(fake.voice.records.find((r) => r.dir === "in" && r.op === 1)?.d).toMatchObject({
+      data: { mode: XCHACHA_MODE },
+    });
+    await fake.voice.waitFor(() => alice.connected);
+    await play(connection, tonePackets(20));
+    expect(alice.heardFrames().filter((f) => !f.silent)).toHaveLength(20);
+    expect(alice.hearingStats.daveDecrypted).toBe(0);
     expect(await received(connection, ALICE, () => alice.say(speech))).toBeGreaterThanOrEqual(50);
     expect(fake.voice.transportFailures).toBe(0);
   });

@@ -23,11 +23,13 @@ import { FakeGateway, nextSnowflake } from "./gateway.ts";
 import { SimulatedMember } from "./member.ts";
 import { handleRest, type RestRecord } from "./rest.ts";
 import { makeSelfSignedCert, removeCert, trustInThisProcess } from "./tls-cert.ts";
+import type { TransportMode } from "./transport-crypto.ts";
 import { FakeVoiceServer } from "./voice-gateway.ts";
 
 export type { HeardFrame } from "./member.ts";
 export { SimulatedMember } from "./member.ts";
 export type { RestRecord } from "./rest.ts";
+export { AES_GCM_MODE, type TransportMode, XCHACHA_MODE } from "./transport-crypto.ts";
 
 export interface FakeDiscordOptions {
   /** The bot token the fake accepts (REST `Bot <token>`, gateway Identify). */
@@ -38,6 +40,8 @@ export interface FakeDiscordOptions {
   allowedPrivilegedIntents?: number;
   /** Offer DAVE (dave_protocol_version 1 when the client supports it). Default true. */
   dave?: boolean;
+  /** Transport encryption modes offered, in order. Default AES-256-GCM then XChaCha20-Poly1305 (rtpsize). */
+  modes?: readonly TransportMode[];
 }
 
 export interface FakeDiscord {
@@ -78,7 +82,10 @@ export interface FakeDiscord {
 
 export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
   const cert = makeSelfSignedCert();
-  const voice = await FakeVoiceServer.start(cert, { dave: options.dave ?? true });
+  const voice = await FakeVoiceServer.start(cert, {
+    dave: options.dave ?? true,
+    ...(options.modes ? { modes: options.modes } : {}),
+  });
   const guildId = nextSnowflake();
   const voiceChannelId = nextSnowflake();
   const textChannelId = nextSnowflake();

@@ -12,7 +12,7 @@ import { OpusCodec } from "../../codecs/opus.ts";
 import { levelDbfs, stereoToMono } from "../../codecs/pcm.ts";
 import { resample } from "../../codecs/resample.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { type RtpFields, sealRtp } from "./transport-crypto.ts";
+import { type RtpFields, sealRtp, type TransportMode } from "./transport-crypto.ts";
 
 /** The 3-byte Opus silence frame Discord clients send (five of them) when they stop talking. */
 export const SILENCE_FRAME = Buffer.from([0xf8, 0xff, 0xfe]);
@@ -33,6 +33,7 @@ export interface MemberLink {
   /** Sends opcode 5 Speaking for this member to the bot. */
   speaking(on: boolean): void;
   secretKey: Uint8Array;
+  mode: TransportMode;
   channelId: string;
 }
 
@@ -152,7 +153,7 @@ export class SimulatedMember {
     const isSilence = opus.length === 3 && Buffer.from(opus).equals(SILENCE_FRAME);
     const payload = this.#dave?.ready && !isSilence ? this.#dave.encryptOpus(Buffer.from(opus)) : opus;
     this.#nonce = (this.#nonce + 1) >>> 0;
-    link.sendUdp(sealRtp(link.secretKey, this.#rtp, this.#nonce, payload));
+    link.sendUdp(sealRtp(link.mode, link.secretKey, this.#rtp, this.#nonce, payload));
     this.#rtp.sequence = (this.#rtp.sequence + 1) & 0xffff;
     this.#rtp.timestamp = (this.#rtp.timestamp + FRAME_48K) >>> 0;
   }

@@ -12,7 +12,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { DaveExternalSender, splitCommitWelcome } from "./dave-external-sender.ts";
 import type { SimulatedMember } from "./member.ts";
 import type { SelfSignedCert } from "./tls-cert.ts";
-import { openRtp, TRANSPORT_MODE } from "./transport-crypto.ts";
+import { openRtp, TRANSPORT_MODES, type TransportMode } from "./transport-crypto.ts";
 import { VoiceUdpServer } from "./voice-udp.ts";
 
 const HEARTBEAT_INTERVAL = 13_750;
@@ -35,10 +35,18 @@ export interface VoiceRecord {
   bytes?: number;
 }
 
+export interface VoiceServerOptions {
+  /** Offer DAVE (protocol version 1) to clients that support it. */
+  dave: boolean;
+  /** Encryption modes offered in Ready, in order (the client takes the first it supports). Default both. */
+  modes?: readonly TransportMode[];
+}
+
 interface Call {
   grant: VoiceGrant;
   ws: WebSocket;
   secretKey: Uint8Array;
+  mode: TransportMode;
   daveVersion: number;
   selected: boolean;
 }
@@ -49,6 +57,7 @@ export class FakeVoiceServer {
   readonly udp: VoiceUdpServer;
   readonly #external: DaveExternalSender;
   readonly #dave: boolean;
+  readonly #modes: readonly TransportMode[];
   #grant: VoiceGrant | undefined;
   #call: Call | undefined;
   #seq = 0;
@@ -67,22 +76,29 @@ export class FakeVoiceServer {
   transportFailures = 0;
   readonly #waiters = new Set<() => void>();
 
-  private constructor(https: Server, udp: VoiceUdpServer, external: DaveExternalSender, dave: boolean) {
+  private constructor(
+    https: Server,
+    udp: VoiceUdpServer,
+    external: DaveExternalSender,
+    options: VoiceServerOptions,
+  ) {
     this.#https = https;
     this.udp = udp;
     this.#external = external;
-    this.#dave = dave;
+    this.#dave = options.dave;
+    this.#modes = options.modes ?? TRANSPORT_MODES;
+    if (this.#modes.length === 0) throw new Error("the voice server must offer at least one encryption mode");
     this.#wss = new WebSocketServer({ server: https });
     this.#wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
     udp.onRtp((ssrc, packet, at) => this.#rtp(ssrc, packet, at));
   }
 
-  static async start(cert: SelfSignedCert, options: { dave: boolean }): Promise<FakeVoiceServer> {
+  static async start(cert: SelfSignedCert, options: VoiceServerOptions): Promise<FakeVoiceServer> {
     const https = createServer({ cert: cert.cert, key: cert.key });
     https.listen(0, "127.0.0.1");
     await once(https, "listening");
     const udp = await VoiceUdpServer.start();
-    return new FakeVoiceServer(https, udp, await DaveExternalSender.create(), options.dave);
+    return new FakeVoiceServer(https, udp, await DaveExternalSender.create(), options);
   }
 
   /** "127.0.0.1:PORT", the endpoint VOICE_SERVER_UPDATE names. */
@@ -229,6 +245,7 @@ export class FakeVoiceServer {
       grant,
       ws,
       secretKey: randomBytes(32),
+      mode: this.#modes[0]!,
       daveVersion: this.#dave ? Math.min(1, maxDave) : 0,
       selected: false,
     };
@@ -238,7 +255,7 @@ export class FakeVoiceServer {
         ssrc: BOT_SSRC,
         ip: "127.0.0.1",
         port: this.udp.port,
-        modes: [TRANSPORT_MODE],
+        modes: [...this.#modes],
         heartbeat_interval: 1,
       },
     });
@@ -251,14 +268,16 @@ export class FakeVoiceServer {
       return;
     }
     const data = d.data as { mode?: unknown } | undefined;
-    if (d.protocol !== "udp" || data?.mode !== TRANSPORT_MODE) {
+    const mode = this.#modes.find((m) => m === data?.mode);
+    if (d.protocol !== "udp" || !mode) {
       ws.close(4016, "Unknown encryption mode");
       return;
     }
+    call.mode = mode;
     this.#sendTo(ws, {
       op: 4,
       d: {
-        mode: TRANSPORT_MODE,
+        mode,
         secret_key: [...call.secretKey],
         dave_protocol_version: call.daveVersion,
         audio_codec: "opus",
@@ -287,6 +306,7 @@ export class FakeVoiceServer {
     this.#send({ op: 5, d: { user_id: member.userId, ssrc: member.ssrc, speaking: 0 } });
     member.attach({
       secretKey: call.secretKey,
+      mode: call.mode,
       channelId: call.grant.channelId,
       sendUdp: (sealed) => {
         const peer = this.udp.peer(BOT_SSRC);
@@ -383,7 +403,7 @@ export class FakeVoiceServer {
     if (!call || ssrc !== BOT_SSRC) return;
     let payload: Buffer;
     try {
-      payload = openRtp(call.secretKey, packet).payload;
+      payload = openRtp(call.mode, call.secretKey, packet).payload;
     } catch {
       this.transportFailures++;
       return;
