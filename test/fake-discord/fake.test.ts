@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
+import { Readable } from "node:stream";
 import {
   createAudioPlayer,
   createAudioResource,
@@ -88,10 +88,7 @@ function tonePackets(count: number): Buffer[] {
 async function play(conn: VoiceConnection, packets: Buffer[]): Promise<void> {
   const player = createAudioPlayer();
   conn.subscribe(player);
-  const stream = new PassThrough({ objectMode: true });
-  for (const p of packets) stream.write(p);
-  stream.end();
-  player.play(createAudioResource(stream, { inputType: StreamType.Opus }));
+  player.play(createAudioResource(Readable.from(packets), { inputType: StreamType.Opus }));
   await once(player, "idle");
   player.stop(true);
 }
@@ -171,6 +168,38 @@ describe("fake Discord voice with @discordjs/voice", () => {
     expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
     expect(await received(connection, ALICE, () => alice.say(speech))).toBeGreaterThanOrEqual(50);
     expect(fake.voice.transportFailures).toBe(0);
+  });
+
+  it("a member joining while the bot speaks: the transition does not break the audio the others hear", async () => {
+    fake = await startFakeDiscord({
+      token: TOKEN,
+      members: [
+        { userId: ALICE, name: "alice" },
+        { userId: BOB, name: "bob" },
+      ],
+    });
+    fake.trustInThisProcess();
+    fake.memberJoinsVoice(ALICE);
+    connection = joinWithAdapter(fake);
+    await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    const alice = fake.member(ALICE);
+    const bob = fake.member(BOB);
+    await fake.voice.waitFor(() => alice.privacyCode !== "");
+    await fake.voice.daveSettled();
+    const playing = play(connection, tonePackets(150));
+    await fake.voice.waitFor(() => alice.hearingStats.daveDecrypted >= 10);
+    fake.memberJoinsVoice(BOB);
+    await fake.voice.daveSettled();
+    await playing;
+    expect(alice.hearingStats.daveFailures).toBe(0);
+    expect(alice.heardFrames().filter((f) => !f.silent)).toHaveLength(150);
+    expect(bob.privacyCode).toBe(alice.privacyCode);
+    expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
+    // Bob hears the bot from the moment the bot encrypts for the new epoch.
+    bob.clearHeard();
+    await play(connection, tonePackets(10));
+    expect(bob.heardFrames().filter((f) => !f.silent)).toHaveLength(10);
+    expect(alice.hearingStats.daveFailures).toBe(0);
   });
 
   it("without DAVE, over XChaCha20-Poly1305: audio both ways in the clear end to end", async () => {
