@@ -2,14 +2,14 @@
 // one bot connection at a time. Hello (8) → Identify (0, checked against the session and token the main
 // gateway handed out) → Ready (2) → UDP discovery → Select Protocol (1) → Session Description (4) with the
 // DAVE version; heartbeats (3 → 6), Resume (7 → 9) after a resumable close, Speaking (5) and client
-// connect/disconnect (11/13) for simulated members, and DAVE: the fake is the MLS external sender, each
-// member joins the bot's group through an external Add, the bot commits, and the transition is executed.
+// connect/disconnect (11/13) for simulated members, and DAVE opcodes routed to the call's DaveGroup.
 
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server } from "node:https";
 import { WebSocket, WebSocketServer } from "ws";
-import { DaveExternalSender, splitCommitWelcome } from "./dave-external-sender.ts";
+import { DaveExternalSender } from "./dave-external-sender.ts";
+import { DaveGroup } from "./dave-group.ts";
 import type { SimulatedMember } from "./member.ts";
 import type { SelfSignedCert } from "./tls-cert.ts";
 import { openRtp, TRANSPORT_MODES, type TransportMode } from "./transport-crypto.ts";
@@ -48,6 +48,8 @@ interface Call {
   secretKey: Uint8Array;
   mode: TransportMode;
   daveVersion: number;
+  /** The call's DAVE group, when it runs DAVE. */
+  dave: DaveGroup | undefined;
   selected: boolean;
 }
 
@@ -61,12 +63,6 @@ export class FakeVoiceServer {
   #grant: VoiceGrant | undefined;
   #call: Call | undefined;
   #seq = 0;
-  #epoch = 0n;
-  #transition = 0;
-  #daveQueue: Promise<void> = Promise.resolve();
-  #daveStarted = false;
-  #pendingCommit: ((payload: Buffer) => void) | undefined;
-  #pendingReady = new Map<number, () => void>();
   /** Members of the channel the bot is in (joined to the call as soon as the bot is connected). */
   readonly #members = new Set<SimulatedMember>();
   readonly records: VoiceRecord[] = [];
@@ -148,13 +144,13 @@ export class FakeVoiceServer {
     member.attach(undefined);
     if (!call?.selected) return;
     this.#send({ op: 13, d: { user_id: member.userId } });
-    if (call.daveVersion > 0 && member.dave?.ready) this.#queueDave(() => this.#remove(member));
+    if (call.dave) call.dave.memberLeft(member);
     else member.stopDave();
   }
 
   /** Resolves when every DAVE change queued so far (adds, removes) has been committed and executed. */
   daveSettled(): Promise<void> {
-    return this.#daveQueue;
+    return this.#call?.dave?.settled() ?? Promise.resolve();
   }
 
   /** Resolves when `test()` holds, re-checked on every voice gateway event. */
@@ -215,7 +211,7 @@ export class FakeVoiceServer {
         this.#resume(ws, packet.d);
         return;
       case 23:
-        this.#pendingReady.get(Number(packet.d.transition_id))?.();
+        if (this.#call?.ws === ws) this.#call.dave?.transitionReady(Number(packet.d.transition_id));
         return;
       case 31:
         return; // recorded above: the bot could not use a commit or welcome
@@ -241,14 +237,35 @@ export class FakeVoiceServer {
     }
     const maxDave = typeof d.max_dave_protocol_version === "number" ? d.max_dave_protocol_version : 0;
     this.#endCall();
-    this.#call = {
+    const daveVersion = this.#dave ? Math.min(1, maxDave) : 0;
+    const call: Call = {
       grant,
       ws,
       secretKey: randomBytes(32),
       mode: this.#modes[0]!,
-      daveVersion: this.#dave ? Math.min(1, maxDave) : 0,
+      daveVersion,
+      dave: undefined,
       selected: false,
     };
+    if (daveVersion > 0) {
+      call.dave = new DaveGroup(
+        this.#external,
+        {
+          channelId: grant.channelId,
+          sendBinary: (op, payload) => {
+            if (this.#call === call) this.#sendBinary(op, payload);
+          },
+          sendJson: (packet) => {
+            if (this.#call === call) this.#send(packet);
+          },
+          changed: () => this.#changed(),
+          failed: (error) =>
+            this.records.push({ dir: "out", op: -1, d: `DAVE step failed: ${String(error)}` }),
+        },
+        () => [...this.#members].filter((m) => m.connected),
+      );
+    }
+    this.#call = call;
     this.#sendTo(ws, {
       op: 2,
       d: {
@@ -317,7 +334,7 @@ export class FakeVoiceServer {
           this.#send({ op: 5, d: { user_id: member.userId, ssrc: member.ssrc, speaking: on ? 1 : 0 } });
       },
     });
-    if (call.daveVersion > 0 && this.#daveStarted) this.#queueDave(() => this.#add(member));
+    call.dave?.memberJoined(member);
   }
 
   #binary(ws: WebSocket, frame: Buffer): void {
@@ -325,77 +342,9 @@ export class FakeVoiceServer {
     const payload = frame.subarray(1);
     this.records.push({ dir: "in", op, bytes: payload.length });
     const call = this.#call;
-    if (!call || call.ws !== ws || call.daveVersion === 0) return;
-    if (op === 26) {
-      // A (new) key package: the bot starts a fresh group; every member joins it again.
-      this.#daveStarted = true;
-      this.#epoch = 0n;
-      this.#sendBinary(25, this.#external.externalSenderPackage);
-      for (const member of this.#members) {
-        member.stopDave();
-        if (call.selected) this.#queueDave(() => this.#add(member));
-      }
-    } else if (op === 28) {
-      const resolve = this.#pendingCommit;
-      this.#pendingCommit = undefined;
-      resolve?.(Buffer.from(payload));
-    }
-  }
-
-  #queueDave(step: () => Promise<void>): void {
-    this.#daveQueue = this.#daveQueue.then(step).catch((error: unknown) => {
-      this.records.push({ dir: "out", op: -1, d: `DAVE step failed: ${String(error)}` });
-    });
-  }
-
-  async #add(member: SimulatedMember): Promise<void> {
-    const call = this.#call;
-    if (!call || !this.#members.has(member)) return;
-    const keyPackage = member.startDave(call.grant.channelId, this.#external.externalSenderPackage);
-    const proposals = await this.#external.addProposal(call.grant.channelId, this.#epoch, keyPackage);
-    await this.#commitRound(proposals, member, (commit, welcome) => {
-      if (!welcome) throw new Error(`the bot's commit adding ${member.userId} came without a welcome`);
-      member.daveWelcome(welcome);
-      return commit;
-    });
-  }
-
-  async #remove(member: SimulatedMember): Promise<void> {
-    const leaf = member.dave?.ownLeafIndex;
-    member.stopDave();
-    const call = this.#call;
-    if (!call || leaf === null || leaf === undefined) return;
-    const proposals = await this.#external.removeProposal(call.grant.channelId, this.#epoch, leaf);
-    await this.#commitRound(proposals, undefined, (commit) => commit);
-  }
-
-  /** Opcode 27 → the bot's 28 → 29 to the bot and the commit to every other member → 23 → 22. */
-  async #commitRound(
-    proposals: Uint8Array,
-    joining: SimulatedMember | undefined,
-    onCommit: (commit: Uint8Array, welcome: Uint8Array | undefined) => Uint8Array,
-  ): Promise<void> {
-    const others = [...this.#members].filter((m) => m !== joining && m.dave?.ready);
-    const userIds = [...this.#members].map((m) => m.userId);
-    for (const m of others) m.daveProposals(proposals, userIds);
-    const committed = new Promise<Buffer>((resolve) => {
-      this.#pendingCommit = resolve;
-    });
-    this.#sendBinary(27, proposals);
-    const { commit, welcome } = splitCommitWelcome(await committed);
-    onCommit(commit, welcome);
-    for (const m of others) m.daveCommit(commit);
-    this.#epoch++;
-    const transitionId = ++this.#transition;
-    const ready = new Promise<void>((resolve) => this.#pendingReady.set(transitionId, resolve));
-    const announce = new Uint8Array(2 + commit.length);
-    new DataView(announce.buffer).setUint16(0, transitionId);
-    announce.set(commit, 2);
-    this.#sendBinary(29, announce);
-    await ready;
-    this.#pendingReady.delete(transitionId);
-    this.#send({ op: 22, d: { transition_id: transitionId } });
-    this.#changed();
+    if (!call || call.ws !== ws || !call.dave) return;
+    if (op === 26) call.dave.keyPackage();
+    else if (op === 28) call.dave.commitWelcome(Buffer.from(payload));
   }
 
   #rtp(ssrc: number, packet: Buffer, at: number): void {
@@ -435,8 +384,6 @@ export class FakeVoiceServer {
   #endCall(): void {
     if (!this.#call) return;
     this.#call = undefined;
-    this.#daveStarted = false;
-    this.#pendingCommit = undefined;
     for (const member of this.#members) {
       member.attach(undefined);
       member.stopDave();
