@@ -6,26 +6,14 @@
 
 import { randomBytes } from "node:crypto";
 import { type WebSocket, WebSocketServer } from "ws";
+import { channels, guildCreate, member, user, voiceState, type World } from "./guild.ts";
+
+export type { World } from "./guild.ts";
 
 /** Privileged intents: GuildMembers, GuildPresences, MessageContent. */
 const PRIVILEGED = (1 << 1) | (1 << 8) | (1 << 15);
 export const GUILD_VOICE_STATES = 1 << 7;
 const HEARTBEAT_INTERVAL = 41_250;
-
-export interface World {
-  token: string;
-  guildId: string;
-  voiceChannelId: string;
-  textChannelId: string;
-  user: { id: string; username: string };
-  applicationId: string;
-  gatewayUrl(): string;
-  /** Privileged intents the application may use (bitfield); others close with 4014. */
-  allowedPrivilegedIntents: number;
-  members: { userId: string; name: string }[];
-  /** Where each user's voice is (user id → channel id). */
-  voiceChannels: Map<string, string>;
-}
 
 export interface GatewayHooks {
   /** The bot asked to join (channel id) or leave (null) voice: returns the endpoint and token to grant. */
@@ -132,7 +120,7 @@ export class FakeGateway {
       this.sessionId = randomBytes(16).toString("hex");
       this.#dispatch("READY", {
         v: 10,
-        user: this.#user(this.#world.user.id, this.#world.user.username, true),
+        user: user(this.#world.user.id, this.#world.user.username, true),
         guilds: [{ id: this.#world.guildId, unavailable: true }],
         session_id: this.sessionId,
         resume_gateway_url: this.#world.gatewayUrl(),
@@ -145,7 +133,7 @@ export class FakeGateway {
         guild_join_requests: [],
         geo_ordered_rtc_regions: [],
       });
-      this.#dispatch("GUILD_CREATE", this.#guild());
+      this.#dispatch("GUILD_CREATE", guildCreate(this.#world));
       this.#ready = true;
     } else if (packet.op === 6) {
       // Resume: nothing was missed on loopback, so nothing is replayed.
@@ -173,9 +161,9 @@ export class FakeGateway {
     else world.voiceChannels.delete(world.user.id);
     const grant = this.#hooks.botVoice(channelId, this.sessionId);
     this.#dispatch("VOICE_STATE_UPDATE", {
-      ...this.#voiceState(world.user.id, channelId, this.sessionId),
+      ...voiceState(world.user.id, channelId, this.sessionId),
       guild_id: world.guildId,
-      member: this.#member(world.user.id, world.user.username, true),
+      member: member(world.user.id, world.user.username, true),
       self_mute: Boolean(d.self_mute),
       self_deaf: Boolean(d.self_deaf),
     });
@@ -189,12 +177,12 @@ export class FakeGateway {
 
   /** A member's voice state changed (joined a channel, or left with null). */
   memberVoice(userId: string, channelId: string | null): void {
-    const member = this.#world.members.find((m) => m.userId === userId);
-    if (!member) throw new Error(`no member ${userId} in the fake guild`);
+    const who = this.#world.members.find((m) => m.userId === userId);
+    if (!who) throw new Error(`no member ${userId} in the fake guild`);
     this.#dispatch("VOICE_STATE_UPDATE", {
-      ...this.#voiceState(userId, channelId, `member-${userId}`),
+      ...voiceState(userId, channelId, `member-${userId}`),
       guild_id: this.#world.guildId,
-      member: this.#member(userId, member.name, false),
+      member: member(userId, who.name, false),
     });
   }
 
@@ -203,11 +191,11 @@ export class FakeGateway {
     name: string,
     from: { userId: string; channelId: string; options?: { name: string; type: number; value: unknown }[] },
   ): { id: string; token: string } {
-    const member = this.#world.members.find((m) => m.userId === from.userId);
-    if (!member) throw new Error(`no member ${from.userId} in the fake guild`);
+    const who = this.#world.members.find((m) => m.userId === from.userId);
+    if (!who) throw new Error(`no member ${from.userId} in the fake guild`);
     const id = nextSnowflake();
     const token = `interaction-${randomBytes(12).toString("hex")}`;
-    const channel = this.#channels().find((c) => c.id === from.channelId);
+    const channel = channels(this.#world).find((c) => c.id === from.channelId);
     this.#dispatch("INTERACTION_CREATE", {
       id,
       application_id: this.#world.applicationId,
@@ -222,7 +210,7 @@ export class FakeGateway {
       guild_id: this.#world.guildId,
       channel_id: from.channelId,
       channel,
-      member: { ...this.#member(from.userId, member.name, false), permissions: "2251799813685247" },
+      member: { ...member(from.userId, who.name, false), permissions: "2251799813685247" },
       token,
       version: 1,
       app_permissions: "2251799813685247",
@@ -239,155 +227,6 @@ export class FakeGateway {
   /** Closes the bot's gateway connection with a close code (e.g. 4000 to make it resume). */
   closeWith(code: number): void {
     this.#ws?.close(code);
-  }
-
-  #guild(): Record<string, unknown> {
-    const world = this.#world;
-    const people = [
-      { userId: world.user.id, name: world.user.username, bot: true },
-      ...world.members.map((m) => ({ ...m, bot: false })),
-    ];
-    return {
-      id: world.guildId,
-      name: "Fake Guild",
-      icon: null,
-      splash: null,
-      discovery_splash: null,
-      owner_id: world.members[0]?.userId ?? world.user.id,
-      afk_channel_id: null,
-      afk_timeout: 300,
-      verification_level: 0,
-      default_message_notifications: 0,
-      explicit_content_filter: 0,
-      roles: [
-        {
-          id: world.guildId,
-          name: "@everyone",
-          color: 0,
-          hoist: false,
-          position: 0,
-          // Administrator: the fake does not model permission overwrites.
-          permissions: "8",
-          managed: false,
-          mentionable: false,
-          flags: 0,
-        },
-      ],
-      emojis: [],
-      stickers: [],
-      features: [],
-      mfa_level: 0,
-      application_id: null,
-      system_channel_id: world.textChannelId,
-      system_channel_flags: 0,
-      rules_channel_id: null,
-      vanity_url_code: null,
-      description: null,
-      banner: null,
-      premium_tier: 0,
-      premium_subscription_count: 0,
-      preferred_locale: "en-US",
-      public_updates_channel_id: null,
-      nsfw_level: 0,
-      premium_progress_bar_enabled: false,
-      joined_at: new Date(0).toISOString(),
-      large: false,
-      unavailable: false,
-      member_count: people.length,
-      voice_states: people
-        .filter((p) => world.voiceChannels.has(p.userId))
-        .map((p) =>
-          this.#voiceState(p.userId, world.voiceChannels.get(p.userId) ?? null, `member-${p.userId}`),
-        ),
-      members: people.map((p) => this.#member(p.userId, p.name, p.bot)),
-      channels: this.#channels(),
-      threads: [],
-      presences: [],
-      stage_instances: [],
-      guild_scheduled_events: [],
-      soundboard_sounds: [],
-    };
-  }
-
-  #channels(): Record<string, unknown>[] {
-    const world = this.#world;
-    return [
-      {
-        id: world.textChannelId,
-        type: 0,
-        guild_id: world.guildId,
-        name: "general",
-        position: 0,
-        permission_overwrites: [],
-        parent_id: null,
-        nsfw: false,
-        topic: null,
-        last_message_id: null,
-        rate_limit_per_user: 0,
-      },
-      {
-        id: world.voiceChannelId,
-        type: 2,
-        guild_id: world.guildId,
-        name: "Voice",
-        position: 1,
-        permission_overwrites: [],
-        parent_id: null,
-        nsfw: false,
-        bitrate: 64000,
-        user_limit: 0,
-        rtc_region: null,
-        video_quality_mode: 1,
-        rate_limit_per_user: 0,
-        last_message_id: null,
-      },
-    ];
-  }
-
-  #user(id: string, username: string, bot: boolean): Record<string, unknown> {
-    return {
-      id,
-      username,
-      discriminator: "0",
-      global_name: username,
-      avatar: null,
-      bot,
-      system: false,
-      flags: 0,
-      public_flags: 0,
-      ...(bot ? { verified: true, mfa_enabled: false } : {}),
-    };
-  }
-
-  #member(id: string, username: string, bot: boolean): Record<string, unknown> {
-    return {
-      user: this.#user(id, username, bot),
-      nick: null,
-      avatar: null,
-      roles: [],
-      joined_at: new Date(0).toISOString(),
-      premium_since: null,
-      deaf: false,
-      mute: false,
-      flags: 0,
-      pending: false,
-    };
-  }
-
-  #voiceState(userId: string, channelId: string | null, sessionId: string): Record<string, unknown> {
-    return {
-      channel_id: channelId,
-      user_id: userId,
-      session_id: sessionId,
-      deaf: false,
-      mute: false,
-      self_deaf: false,
-      self_mute: false,
-      self_stream: false,
-      self_video: false,
-      suppress: false,
-      request_to_speak_timestamp: null,
-    };
   }
 
   #dispatch(t: string, d: unknown): void {
