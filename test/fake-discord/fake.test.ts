@@ -18,6 +18,7 @@ import {
 } from "@discordjs/voice";
 import { Client, Events, GatewayIntentBits, type Interaction } from "discord.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { OpusCodec } from "../../codecs/opus.ts";
 import { encodeWav } from "../../codecs/wav.ts";
 import { type FakeDiscord, startFakeDiscord, XCHACHA_MODE } from "./index.ts";
@@ -314,5 +315,51 @@ describe("fake Discord REST and gateway with discord.js", () => {
       rest: { api: fake.restApi },
     });
     await expect(client.login(TOKEN)).rejects.toThrow(/disallowed intents|4014/i);
+  });
+});
+
+describe("fake Discord protocol edges with a raw WebSocket", () => {
+  async function closeCode(url: string, messages: unknown[]): Promise<number> {
+    const ws = new WebSocket(url);
+    const [hello] = (await once(ws, "message")) as [Buffer];
+    expect(JSON.parse(String(hello)).op).toBeGreaterThanOrEqual(8); // 10 on the gateway, 8 on voice
+    for (const m of messages) ws.send(JSON.stringify(m));
+    const [code] = (await once(ws, "close")) as [number];
+    return code;
+  }
+
+  it("gateway: a bad token closes 4004; no GuildVoiceStates intent is accepted but recorded", async () => {
+    fake = await startFakeDiscord({ token: TOKEN });
+    const url = `${fake.gatewayUrl}/?v=10&encoding=json`;
+    const identify = {
+      op: 2,
+      d: { token: "wrong", intents: 1, properties: { os: "linux", browser: "t", device: "t" } },
+    };
+    expect(await closeCode(url, [identify])).toBe(4004);
+    client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { api: fake.restApi } });
+    const ready = once(client, Events.ClientReady);
+    await client.login(TOKEN);
+    await ready;
+    expect(fake.gateway.identifiedWithoutVoiceStates).toBe(true);
+  });
+
+  it("voice gateway: Identify without a granted session closes 4006, with a wrong token 4004", async () => {
+    fake = await startFakeDiscord({ token: TOKEN });
+    fake.trustInThisProcess();
+    const url = `wss://${fake.voice.endpoint}/?v=8`;
+    const identify = (token: string) => ({
+      op: 0,
+      d: {
+        server_id: fake!.guildId,
+        user_id: fake!.botUserId,
+        session_id: "s1",
+        token,
+        max_dave_protocol_version: 1,
+      },
+    });
+    expect(await closeCode(url, [identify("anything")])).toBe(4006);
+    const grant = fake.botVoiceStateUpdate(fake.voiceChannelId, "s1");
+    expect(grant).toBeDefined();
+    expect(await closeCode(url, [identify(`${grant?.token}-wrong`)])).toBe(4004);
   });
 });
