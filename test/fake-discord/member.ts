@@ -207,6 +207,28 @@ export class SimulatedMember {
   }
 
   /**
+   * The audio heard so far on a 48 kHz mono timeline that keeps the gaps: each frame goes in the 20 ms slot
+   * of its arrival after the first frame's (or right after the previous frame if jitter brought it early).
+   * `startAt` is the first frame's arrival (performance.now(), ms).
+   */
+  heardTimeline(): { startAt: number; pcm: Int16Array } {
+    const first = this.#heard[0];
+    if (!first) return { startAt: 0, pcm: new Int16Array(0) };
+    const slots: number[] = [];
+    let previous = -1;
+    for (const f of this.#heard) {
+      const slot = Math.max(previous + 1, Math.round((f.at - first.at) / FRAME_MS));
+      slots.push(slot);
+      previous = slot;
+    }
+    const pcm = new Int16Array((previous + 1) * FRAME_48K);
+    this.#heard.forEach((f, i) => {
+      pcm.set(f.pcm, slots[i]! * FRAME_48K);
+    });
+    return { startAt: first.at, pcm };
+  }
+
+  /**
    * When the bot's voice was audible: runs of non-silent frames whose arrivals are less than `gapMs` apart,
    * as [start of first frame, end of last frame] in performance.now() milliseconds.
    */
