@@ -179,10 +179,10 @@ export class FakeVoiceServer {
     ws.on("message", (data, isBinary) => {
       try {
         if (isBinary) this.#binary(ws, Buffer.from(data as Buffer));
-        else this.#json(ws, JSON.parse(String(data)) as { op: number; d: Record<string, unknown> });
+        else this.#json(ws, parsePacket(String(data)));
       } catch (error) {
         this.records.push({ dir: "in", op: -1, d: String(error) });
-        ws.close(4001, "Unknown opcode");
+        ws.close(4002, "Failed to decode payload");
       }
       this.#changed();
     });
@@ -273,7 +273,6 @@ export class FakeVoiceServer {
         ip: "127.0.0.1",
         port: this.udp.port,
         modes: [...this.#modes],
-        heartbeat_interval: 1,
       },
     });
   }
@@ -397,4 +396,12 @@ export class FakeVoiceServer {
     await new Promise<void>((resolve) => this.#https.close(() => resolve()));
     await this.udp.close();
   }
+}
+
+function parsePacket(text: string): { op: number; d: Record<string, unknown> } {
+  const packet = JSON.parse(text) as { op?: unknown; d?: unknown };
+  if (typeof packet.op !== "number")
+    throw new Error(`voice gateway packet without a numeric op: ${text.slice(0, 80)}`);
+  const d = packet.d && typeof packet.d === "object" ? (packet.d as Record<string, unknown>) : {};
+  return { op: packet.op, d };
 }
