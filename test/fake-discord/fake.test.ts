@@ -256,6 +256,8 @@ describe("fake Discord REST and gateway with discord.js", () => {
     const f = fake;
     const guild = await client.guilds.fetch(f.guildId);
     expect(guild.channels.cache.get(f.voiceChannelId)?.isVoiceBased()).toBe(true);
+    expect((await guild.members.fetch({ user: ALICE, force: true })).user.username).toBe("alice");
+    expect((await client.channels.fetch(f.textChannelId, { force: true }))?.isTextBased()).toBe(true);
     await client.application?.commands.set(
       [{ name: "join", description: "join my voice channel" }],
       f.guildId,

@@ -20,6 +20,7 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { FakeGateway, nextSnowflake } from "./gateway.ts";
+import type { World } from "./guild.ts";
 import { SimulatedMember } from "./member.ts";
 import { handleRest, type RestRecord } from "./rest.ts";
 import { makeSelfSignedCert, removeCert, trustInThisProcess } from "./tls-cert.ts";
@@ -123,27 +124,24 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     return { endpoint: voice.endpoint, token };
   };
 
-  const gateway = new FakeGateway(
-    {
-      token: options.token,
-      guildId,
-      voiceChannelId,
-      textChannelId,
-      user: { id: botUserId, username: user.username },
-      applicationId,
-      gatewayUrl: () => `ws://127.0.0.1:${port}`,
-      allowedPrivilegedIntents: options.allowedPrivilegedIntents ?? 0,
-      members: memberInfos,
-      voiceChannels,
-    },
-    { botVoice },
-  );
+  const world: World = {
+    token: options.token,
+    guildId,
+    voiceChannelId,
+    textChannelId,
+    user: { id: botUserId, username: user.username },
+    applicationId,
+    gatewayUrl: () => `ws://127.0.0.1:${port}`,
+    allowedPrivilegedIntents: options.allowedPrivilegedIntents ?? 0,
+    members: memberInfos,
+    voiceChannels,
+  };
+  const gateway = new FakeGateway(world, { botVoice });
 
   const server = createServer((req, res) => {
     handleRest(
       {
-        token: options.token,
-        gatewayUrl: () => `ws://127.0.0.1:${port}`,
+        world,
         user,
         application: {
           id: applicationId,

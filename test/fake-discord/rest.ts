@@ -1,9 +1,10 @@
 // Discord's REST API as discord.js 14 uses it with `rest: { api: "<base>/api" }` (requests go to
 // `<base>/api/v10/...` with `Authorization: Bot <token>`): the gateway URL, the bot's user and application,
-// command registration, interaction callbacks and channel messages. Writes are recorded for tests; a wrong
+// the guild as GUILD_CREATE described it, command registration, interaction callbacks and channel messages. Writes are recorded for tests; a wrong
 // token gets Discord's 401, an unknown route its 404.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { channels, guildCreate, type World } from "./guild.ts";
 
 export interface RestRecord {
   method: string;
@@ -12,8 +13,7 @@ export interface RestRecord {
 }
 
 export interface RestContext {
-  token: string;
-  gatewayUrl(): string;
+  world: World;
   user: Record<string, unknown>;
   application: Record<string, unknown>;
   /** Called for every recorded write (commands, callbacks, messages). */
@@ -33,21 +33,23 @@ export async function handleRest(ctx: RestContext, req: IncomingMessage, res: Se
   const interactionCallback = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path);
   // Interaction callbacks and webhooks authenticate by their token, not the bot's.
   const webhook = /^\/webhooks\/(\d+)\/([^/]+)(\/.*)?$/.exec(path);
-  if (!interactionCallback && !webhook && req.headers.authorization !== `Bot ${ctx.token}`) {
+  if (!interactionCallback && !webhook && req.headers.authorization !== `Bot ${ctx.world.token}`) {
     return reply(res, 401, { message: "401: Unauthorized", code: 0 });
   }
   const record = (): void => ctx.onRecord({ method, path, body });
 
   if (method === "GET" && path === "/gateway/bot") {
     return reply(res, 200, {
-      url: ctx.gatewayUrl(),
+      url: ctx.world.gatewayUrl(),
       shards: 1,
       session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
     });
   }
-  if (method === "GET" && path === "/gateway") return reply(res, 200, { url: ctx.gatewayUrl() });
+  if (method === "GET" && path === "/gateway") return reply(res, 200, { url: ctx.world.gatewayUrl() });
   if (method === "GET" && path === "/users/@me") return reply(res, 200, ctx.user);
   if (method === "GET" && path === "/applications/@me") return reply(res, 200, ctx.application);
+  const read = method === "GET" ? readGuild(ctx.world, path) : undefined;
+  if (read) return reply(res, 200, read);
   const commands = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path);
   if (commands && method === "PUT" && Array.isArray(body)) {
     record();
@@ -90,6 +92,18 @@ export async function handleRest(ctx: RestContext, req: IncomingMessage, res: Se
   }
   ctx.onRecord({ method, path: `UNHANDLED ${path}`, body });
   return reply(res, 404, { message: "404: Not Found", code: 0 });
+}
+
+/** GETs of what GUILD_CREATE already told the bot: the guild, its channels, a channel, a member. */
+function readGuild(world: World, path: string): unknown {
+  const guild = guildCreate(world);
+  if (path === `/guilds/${world.guildId}`) return guild;
+  if (path === `/guilds/${world.guildId}/channels`) return channels(world);
+  const channel = /^\/channels\/(\d+)$/.exec(path);
+  if (channel) return channels(world).find((c) => c.id === channel[1]);
+  const one = new RegExp(`^/guilds/${world.guildId}/members/(\\d+)$`).exec(path);
+  if (one) return (guild.members as { user: { id: string } }[]).find((m) => m.user.id === one[1]);
+  return undefined;
 }
 
 function message(ctx: RestContext, channelId: string, body: unknown): Record<string, unknown> {
