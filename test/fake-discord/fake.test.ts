@@ -308,6 +308,51 @@ describe("fake Discord REST and gateway with discord.js", () => {
     expect(f.gateway.identifies).toHaveLength(1);
   });
 
+  it("with two shards, only the shard that owns the guild gets it and its interactions", async () => {
+    fake = await startFakeDiscord({ token: TOKEN, shards: 2, members: [{ userId: ALICE, name: "alice" }] });
+    const f = fake;
+    const owner = Number((BigInt(f.guildId) >> 22n) % 2n);
+    const shardClients = [0, 1].map(
+      (shard) =>
+        new Client({
+          intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
+          rest: { api: f.restApi },
+          shards: shard,
+          shardCount: 2,
+        }),
+    );
+    try {
+      const interactions = [0, 0];
+      shardClients.forEach((c, shard) => {
+        c.on(Events.InteractionCreate, (interaction) => {
+          interactions[shard]!++;
+          if (interaction.isChatInputCommand()) void interaction.reply("ok");
+        });
+      });
+      await Promise.all(
+        shardClients.map(async (c) => {
+          const ready = once(c, Events.ClientReady);
+          await c.login(TOKEN);
+          await ready;
+        }),
+      );
+      expect(f.gateway.identifies.map((i) => i.shard)).toEqual(
+        expect.arrayContaining([
+          [0, 2],
+          [1, 2],
+        ]),
+      );
+      expect(shardClients[owner]!.guilds.cache.has(f.guildId)).toBe(true);
+      expect(shardClients[1 - owner]!.guilds.cache.has(f.guildId)).toBe(false);
+      const { id } = f.interaction("join", { userId: ALICE });
+      await f.waitForRest((r) => r.path.startsWith(`/interactions/${id}/`));
+      expect(interactions[owner]).toBe(1);
+      expect(interactions[1 - owner]).toBe(0);
+    } finally {
+      await Promise.all(shardClients.map((c) => c.destroy()));
+    }
+  });
+
   it("rejects a bad token (REST 401) and disallowed intents (close 4014)", async () => {
     fake = await startFakeDiscord({ token: TOKEN });
     const res = await fetch(`${fake.restApi}/v10/users/@me`, { headers: { authorization: "Bot wrong" } });

@@ -27,17 +27,23 @@ export interface GatewayRecord {
   d: unknown;
 }
 
+/** One gateway session: a shard's connection, kept after a drop so it can be resumed. */
+interface Session {
+  id: string;
+  shard: [number, number];
+  ws: WebSocket | undefined;
+  seq: number;
+  ready: boolean;
+}
+
 export class FakeGateway {
   readonly wss = new WebSocketServer({ noServer: true });
   readonly #world: World;
   readonly #hooks: GatewayHooks;
-  #ws: WebSocket | undefined;
-  #seq = 0;
-  sessionId = "";
+  readonly #sessions = new Map<string, Session>();
   readonly records: GatewayRecord[] = [];
-  /** Identify payloads received, for asserting intents and properties. */
+  /** Identify payloads received, for asserting intents, shards and properties. */
   readonly identifies: Record<string, unknown>[] = [];
-  #ready = false;
   readonly #waiters = new Set<() => void>();
 
   constructor(world: World, hooks: GatewayHooks) {
@@ -52,8 +58,22 @@ export class FakeGateway {
     return last !== undefined && (Number(last.intents) & GUILD_VOICE_STATES) === 0;
   }
 
+  /** The live session whose shard owns the guild ((guild_id >> 22) % shard count), once READY. */
+  get #owner(): Session | undefined {
+    for (const session of this.#sessions.values()) {
+      if (session.ws && session.ready && ownsGuild(session.shard, this.#world.guildId)) return session;
+    }
+    return undefined;
+  }
+
+  /** Whether a session that owns the guild is connected and past READY. */
   get ready(): boolean {
-    return this.#ready;
+    return this.#owner !== undefined;
+  }
+
+  /** The id of that session ("" if none). */
+  get sessionId(): string {
+    return this.#owner?.id ?? "";
   }
 
   /** Resolves once `test()` holds, re-checked on every gateway event. */
@@ -79,96 +99,126 @@ export class FakeGateway {
       ws.close(4012, "Invalid API version");
       return;
     }
-    this.#ws?.close(4009, "Session timed out");
-    this.#ws = ws;
-    this.#ready = false;
+    let session: Session | undefined;
     ws.on("message", (data) => {
-      const packet = JSON.parse(String(data)) as { op: number; d: Record<string, unknown> | null };
+      let packet: { op: number; d: Record<string, unknown> | null };
+      try {
+        packet = JSON.parse(String(data)) as typeof packet;
+      } catch {
+        ws.close(4002, "Decode error");
+        return;
+      }
       this.records.push({ dir: "in", op: packet.op, d: packet.d });
-      this.#packet(ws, packet);
+      session = this.#packet(ws, session, packet) ?? session;
       this.#changed();
     });
     ws.on("close", () => {
-      if (this.#ws === ws) {
-        this.#ws = undefined;
-        this.#ready = false;
+      if (session && session.ws === ws) {
+        session.ws = undefined;
+        session.ready = false;
         this.#changed();
       }
     });
     this.#sendTo(ws, { op: 10, d: { heartbeat_interval: HEARTBEAT_INTERVAL } });
   }
 
-  #packet(ws: WebSocket, packet: { op: number; d: Record<string, unknown> | null }): void {
+  /** Handles one packet; returns the session the connection now belongs to, if it changed. */
+  #packet(
+    ws: WebSocket,
+    session: Session | undefined,
+    packet: { op: number; d: Record<string, unknown> | null },
+  ): Session | undefined {
     const d = packet.d ?? {};
     if (packet.op === 1) {
       this.#sendTo(ws, { op: 11, d: null });
     } else if (packet.op === 2) {
-      this.identifies.push(d);
-      if (d.token !== this.#world.token) {
-        ws.close(4004, "Authentication failed");
-        return;
-      }
-      const intents = Number(d.intents);
-      if (!Number.isInteger(intents)) {
-        ws.close(4013, "Invalid intent(s)");
-        return;
-      }
-      if ((intents & PRIVILEGED & ~this.#world.allowedPrivilegedIntents) !== 0) {
-        ws.close(4014, "Disallowed intent(s)");
-        return;
-      }
-      this.sessionId = randomBytes(16).toString("hex");
-      this.#dispatch("READY", {
-        v: 10,
-        user: user(this.#world.user.id, this.#world.user.username, true),
-        guilds: [{ id: this.#world.guildId, unavailable: true }],
-        session_id: this.sessionId,
-        resume_gateway_url: this.#world.gatewayUrl(),
-        shard: [0, 1],
-        application: { id: this.#world.applicationId, flags: 0 },
-        private_channels: [],
-        relationships: [],
-        user_settings: {},
-        presences: [],
-        guild_join_requests: [],
-        geo_ordered_rtc_regions: [],
-      });
-      this.#dispatch("GUILD_CREATE", guildCreate(this.#world));
-      this.#ready = true;
+      return this.#identify(ws, d);
     } else if (packet.op === 6) {
-      // Resume: nothing was missed on loopback, so nothing is replayed.
-      if (d.token !== this.#world.token) {
-        ws.close(4004, "Authentication failed");
-        return;
-      }
-      if (d.session_id !== this.sessionId) {
-        this.#sendTo(ws, { op: 9, d: false });
-        return;
-      }
-      this.#dispatch("RESUMED", {});
-      this.#ready = true;
-    } else if (packet.op === 4) {
-      this.#voiceStateUpdate(d);
+      return this.#resume(ws, d);
+    } else if (packet.op === 4 && session?.ready) {
+      this.#voiceStateUpdate(session, d);
     }
+    return undefined;
   }
 
-  #voiceStateUpdate(d: Record<string, unknown>): void {
+  #identify(ws: WebSocket, d: Record<string, unknown>): Session | undefined {
+    this.identifies.push(d);
+    if (d.token !== this.#world.token) {
+      ws.close(4004, "Authentication failed");
+      return undefined;
+    }
+    const intents = Number(d.intents);
+    if (!Number.isInteger(intents)) {
+      ws.close(4013, "Invalid intent(s)");
+      return undefined;
+    }
+    if ((intents & PRIVILEGED & ~this.#world.allowedPrivilegedIntents) !== 0) {
+      ws.close(4014, "Disallowed intent(s)");
+      return undefined;
+    }
+    const shard = parseShard(d.shard);
+    if (!shard) {
+      ws.close(4010, "Invalid shard");
+      return undefined;
+    }
+    const session: Session = { id: randomBytes(16).toString("hex"), shard, ws, seq: 0, ready: false };
+    this.#sessions.set(session.id, session);
+    const owns = ownsGuild(shard, this.#world.guildId);
+    this.#dispatch(session, "READY", {
+      v: 10,
+      user: user(this.#world.user.id, this.#world.user.username, true),
+      guilds: owns ? [{ id: this.#world.guildId, unavailable: true }] : [],
+      session_id: session.id,
+      resume_gateway_url: this.#world.gatewayUrl(),
+      shard,
+      application: { id: this.#world.applicationId, flags: 0 },
+      private_channels: [],
+      relationships: [],
+      user_settings: {},
+      presences: [],
+      guild_join_requests: [],
+      geo_ordered_rtc_regions: [],
+    });
+    if (owns) this.#dispatch(session, "GUILD_CREATE", guildCreate(this.#world));
+    session.ready = true;
+    return session;
+  }
+
+  /** Resume: nothing was missed on loopback, so nothing is replayed. */
+  #resume(ws: WebSocket, d: Record<string, unknown>): Session | undefined {
+    if (d.token !== this.#world.token) {
+      ws.close(4004, "Authentication failed");
+      return undefined;
+    }
+    const session = typeof d.session_id === "string" ? this.#sessions.get(d.session_id) : undefined;
+    if (!session) {
+      this.#sendTo(ws, { op: 9, d: false });
+      return undefined;
+    }
+    session.ws?.close(4009, "Session timed out");
+    session.ws = ws;
+    this.#dispatch(session, "RESUMED", {});
+    session.ready = true;
+    return session;
+  }
+
+  #voiceStateUpdate(session: Session, d: Record<string, unknown>): void {
     const world = this.#world;
     if (d.guild_id !== world.guildId) return;
     const channelId = typeof d.channel_id === "string" ? d.channel_id : null;
     if (channelId !== null && channelId !== world.voiceChannelId) return;
     if (channelId) world.voiceChannels.set(world.user.id, channelId);
     else world.voiceChannels.delete(world.user.id);
-    const grant = this.#hooks.botVoice(channelId, this.sessionId);
-    this.#dispatch("VOICE_STATE_UPDATE", {
-      ...voiceState(world.user.id, channelId, this.sessionId),
+    const grant = this.#hooks.botVoice(channelId, session.id);
+    this.#dispatch(session, "VOICE_STATE_UPDATE", {
+      ...voiceState(world.user.id, channelId, session.id),
       guild_id: world.guildId,
       member: member(world.user.id, world.user.username, true),
       self_mute: Boolean(d.self_mute),
       self_deaf: Boolean(d.self_deaf),
     });
     if (grant)
-      this.#dispatch("VOICE_SERVER_UPDATE", {
+      this.#dispatch(session, "VOICE_SERVER_UPDATE", {
         token: grant.token,
         guild_id: world.guildId,
         endpoint: grant.endpoint,
@@ -179,7 +229,7 @@ export class FakeGateway {
   memberVoice(userId: string, channelId: string | null): void {
     const who = this.#world.members.find((m) => m.userId === userId);
     if (!who) throw new Error(`no member ${userId} in the fake guild`);
-    this.#dispatch("VOICE_STATE_UPDATE", {
+    this.#dispatchToOwner("VOICE_STATE_UPDATE", {
       ...voiceState(userId, channelId, `member-${userId}`),
       guild_id: this.#world.guildId,
       member: member(userId, who.name, false),
@@ -196,7 +246,7 @@ export class FakeGateway {
     const id = nextSnowflake();
     const token = `interaction-${randomBytes(12).toString("hex")}`;
     const channel = channels(this.#world).find((c) => c.id === from.channelId);
-    this.#dispatch("INTERACTION_CREATE", {
+    this.#dispatchToOwner("INTERACTION_CREATE", {
       id,
       application_id: this.#world.applicationId,
       type: 2,
@@ -224,15 +274,19 @@ export class FakeGateway {
     return { id, token };
   }
 
-  /** Closes the bot's gateway connection with a close code (e.g. 4000 to make it resume). */
+  /** Closes the guild owner's gateway connection with a close code (e.g. 4000 to make it resume). */
   closeWith(code: number): void {
-    this.#ws?.close(code);
+    this.#owner?.ws?.close(code);
   }
 
-  #dispatch(t: string, d: unknown): void {
-    const ws = this.#ws;
-    if (!ws) return;
-    this.#sendTo(ws, { op: 0, t, s: ++this.#seq, d });
+  /** Guild events go to the shard that owns the guild (dropped while no such shard is connected). */
+  #dispatchToOwner(t: string, d: unknown): void {
+    const owner = this.#owner;
+    if (owner) this.#dispatch(owner, t, d);
+  }
+
+  #dispatch(session: Session, t: string, d: unknown): void {
+    if (session.ws) this.#sendTo(session.ws, { op: 0, t, s: ++session.seq, d });
   }
 
   #sendTo(ws: WebSocket, packet: { op: number; d: unknown; t?: string; s?: number }): void {
@@ -245,6 +299,20 @@ export class FakeGateway {
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
   }
+}
+
+/** Identify's `shard` ([id, count], default [0, 1]); undefined when it is not a valid pair. */
+function parseShard(value: unknown): [number, number] | undefined {
+  if (value === undefined) return [0, 1];
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [id, count] = value as unknown[];
+  if (!Number.isInteger(id) || !Number.isInteger(count)) return undefined;
+  if ((count as number) < 1 || (id as number) < 0 || (id as number) >= (count as number)) return undefined;
+  return [id as number, count as number];
+}
+
+function ownsGuild([id, count]: [number, number], guildId: string): boolean {
+  return Number((BigInt(guildId) >> 22n) % BigInt(count)) === id;
 }
 
 let snowflake = 1_300_000_000_000_000_000n;

@@ -10,6 +10,8 @@ export interface World {
   user: { id: string; username: string };
   applicationId: string;
   gatewayUrl(): string;
+  /** Shard count /gateway/bot recommends. */
+  shards: number;
   /** Privileged intents the application may use (bitfield); others close with 4014. */
   allowedPrivilegedIntents: number;
   members: { userId: string; name: string }[];

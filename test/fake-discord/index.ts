@@ -39,6 +39,8 @@ export interface FakeDiscordOptions {
   members?: { userId: string; name: string }[];
   /** Privileged intents the application is allowed (bitfield). Default none. */
   allowedPrivilegedIntents?: number;
+  /** Shards /gateway/bot recommends (the guild goes to shard (guild_id >> 22) % count). Default 1. */
+  shards?: number;
   /** Offer DAVE (dave_protocol_version 1 when the client supports it). Default true. */
   dave?: boolean;
   /** Transport encryption modes offered, in order. Default AES-256-GCM then XChaCha20-Poly1305 (rtpsize). */
@@ -132,6 +134,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     user: { id: botUserId, username: user.username },
     applicationId,
     gatewayUrl: () => `ws://127.0.0.1:${port}`,
+    shards: options.shards ?? 1,
     allowedPrivilegedIntents: options.allowedPrivilegedIntents ?? 0,
     members: memberInfos,
     voiceChannels,

@@ -41,7 +41,7 @@ export async function handleRest(ctx: RestContext, req: IncomingMessage, res: Se
   if (method === "GET" && path === "/gateway/bot") {
     return reply(res, 200, {
       url: ctx.world.gatewayUrl(),
-      shards: 1,
+      shards: ctx.world.shards,
       session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
     });
   }
