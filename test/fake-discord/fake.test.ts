@@ -1,6 +1,7 @@
 // The fake Discord checked against the real client libraries, no bot: @discordjs/voice (with a custom
 // adapter standing in for the gateway) for voice, DAVE, playback and receive; discord.js for REST + gateway.
 
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -244,10 +245,14 @@ describe("fake Discord voice with @discordjs/voice", () => {
 
 describe("fake Discord REST and gateway with discord.js", () => {
   it("logs in, gets READY and GUILD_CREATE, registers commands and answers an interaction", async () => {
-    fake = await startFakeDiscord({ token: TOKEN, members: [{ userId: ALICE, name: "alice" }] });
+    fake = await startFakeDiscord({
+      token: TOKEN,
+      members: [{ userId: ALICE, name: "alice" }],
+      allowedPrivilegedIntents: GatewayIntentBits.GuildMembers,
+    });
     fake.trustInThisProcess();
     client = new Client({
-      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates, GatewayIntentBits.GuildMembers],
       rest: { api: fake.restApi },
     });
     const ready = once(client, Events.ClientReady);
@@ -257,6 +262,9 @@ describe("fake Discord REST and gateway with discord.js", () => {
     const guild = await client.guilds.fetch(f.guildId);
     expect(guild.channels.cache.get(f.voiceChannelId)?.isVoiceBased()).toBe(true);
     expect((await guild.members.fetch({ user: ALICE, force: true })).user.username).toBe("alice");
+    const joined = once(client, Events.GuildMemberAdd);
+    f.addMember({ userId: BOB, name: "bob" });
+    expect((await joined)[0].user.username).toBe("bob");
     expect((await client.channels.fetch(f.textChannelId, { force: true }))?.isTextBased()).toBe(true);
     await client.application?.commands.set(
       [{ name: "join", description: "join my voice channel" }],
@@ -276,7 +284,7 @@ describe("fake Discord REST and gateway with discord.js", () => {
     const reply = await f.waitForRest((r) => r.path.startsWith(`/interactions/${id}/`));
     expect(reply.body).toMatchObject({ type: 4, data: { content: `joining ${f.voiceChannelId}` } });
     expect(f.gateway.identifies[0]?.intents).toBe(
-      GatewayIntentBits.Guilds | GatewayIntentBits.GuildVoiceStates,
+      GatewayIntentBits.Guilds | GatewayIntentBits.GuildVoiceStates | GatewayIntentBits.GuildMembers,
     );
     expect(f.gateway.identifiedWithoutVoiceStates).toBe(false);
 
@@ -388,6 +396,38 @@ describe("fake Discord protocol edges with a raw WebSocket", () => {
     await client.login(TOKEN);
     await ready;
     expect(fake.gateway.identifiedWithoutVoiceStates).toBe(true);
+    // Discord then sends the bot no voice states, its own included, so the voice connection never starts.
+    const f = fake;
+    const guild = await client.guilds.fetch(f.guildId);
+    connection = joinVoiceChannel({
+      guildId: f.guildId,
+      channelId: f.voiceChannelId,
+      adapterCreator: guild.voiceAdapterCreator,
+    });
+    await f.gateway.waitFor(() => f.gateway.records.some((r) => r.t === "VOICE_SERVER_UPDATE"));
+    expect(f.gateway.records.filter((r) => r.t === "VOICE_STATE_UPDATE")).toEqual([]);
+    expect(connection.state.status).not.toBe(VoiceConnectionStatus.Ready);
+  });
+
+  it("a child process trusts the voice gateway's certificate through NODE_EXTRA_CA_CERTS", async () => {
+    fake = await startFakeDiscord({ token: TOKEN });
+    const script = `const ws = new (require("ws"))(process.argv[1]);
+      ws.on("message", (m) => { console.log(JSON.parse(m).op); ws.close(); });
+      ws.on("error", (e) => { console.error(e.message); process.exit(1); });`;
+    const child = spawn(process.execPath, ["-e", script, `wss://${fake.voice.endpoint}/?v=8`], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: fake.caCertPath },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d;
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d;
+    });
+    const [code] = (await once(child, "exit")) as [number];
+    expect({ code, out: out.trim(), err }).toEqual({ code: 0, out: "8", err: "" });
   });
 
   it("voice gateway: Identify without a granted session closes 4006, with a wrong token 4004", async () => {

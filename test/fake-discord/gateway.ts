@@ -13,6 +13,7 @@ export type { World } from "./guild.ts";
 /** Privileged intents: GuildMembers, GuildPresences, MessageContent. */
 const PRIVILEGED = (1 << 1) | (1 << 8) | (1 << 15);
 export const GUILD_VOICE_STATES = 1 << 7;
+const GUILD_MEMBERS = 1 << 1;
 const HEARTBEAT_INTERVAL = 41_250;
 
 export interface GatewayHooks {
@@ -34,6 +35,7 @@ interface Session {
   ws: WebSocket | undefined;
   seq: number;
   ready: boolean;
+  intents: number;
 }
 
 export class FakeGateway {
@@ -161,7 +163,14 @@ export class FakeGateway {
       ws.close(4010, "Invalid shard");
       return undefined;
     }
-    const session: Session = { id: randomBytes(16).toString("hex"), shard, ws, seq: 0, ready: false };
+    const session: Session = {
+      id: randomBytes(16).toString("hex"),
+      shard,
+      ws,
+      seq: 0,
+      ready: false,
+      intents,
+    };
     this.#sessions.set(session.id, session);
     const owns = ownsGuild(shard, this.#world.guildId);
     this.#dispatch(session, "READY", {
@@ -210,13 +219,15 @@ export class FakeGateway {
     if (channelId) world.voiceChannels.set(world.user.id, channelId);
     else world.voiceChannels.delete(world.user.id);
     const grant = this.#hooks.botVoice(channelId, session.id);
-    this.#dispatch(session, "VOICE_STATE_UPDATE", {
-      ...voiceState(world.user.id, channelId, session.id),
-      guild_id: world.guildId,
-      member: member(world.user.id, world.user.username, true),
-      self_mute: Boolean(d.self_mute),
-      self_deaf: Boolean(d.self_deaf),
-    });
+    // Without GUILD_VOICE_STATES Discord sends no voice states, the bot's own included: it never connects.
+    if (session.intents & GUILD_VOICE_STATES)
+      this.#dispatch(session, "VOICE_STATE_UPDATE", {
+        ...voiceState(world.user.id, channelId, session.id),
+        guild_id: world.guildId,
+        member: member(world.user.id, world.user.username, true),
+        self_mute: Boolean(d.self_mute),
+        self_deaf: Boolean(d.self_deaf),
+      });
     if (grant)
       this.#dispatch(session, "VOICE_SERVER_UPDATE", {
         token: grant.token,
@@ -225,15 +236,29 @@ export class FakeGateway {
       });
   }
 
+  /** A member joined the guild. */
+  memberAdded(userId: string): void {
+    const who = this.#world.members.find((m) => m.userId === userId);
+    if (!who) throw new Error(`no member ${userId} in the fake guild`);
+    this.#dispatchToOwner("GUILD_MEMBER_ADD", {
+      ...member(userId, who.name, false),
+      guild_id: this.#world.guildId,
+    });
+  }
+
   /** A member's voice state changed (joined a channel, or left with null). */
   memberVoice(userId: string, channelId: string | null): void {
     const who = this.#world.members.find((m) => m.userId === userId);
     if (!who) throw new Error(`no member ${userId} in the fake guild`);
-    this.#dispatchToOwner("VOICE_STATE_UPDATE", {
-      ...voiceState(userId, channelId, `member-${userId}`),
-      guild_id: this.#world.guildId,
-      member: member(userId, who.name, false),
-    });
+    this.#dispatchToOwner(
+      "VOICE_STATE_UPDATE",
+      {
+        ...voiceState(userId, channelId, `member-${userId}`),
+        guild_id: this.#world.guildId,
+        member: member(userId, who.name, false),
+      },
+      GUILD_VOICE_STATES,
+    );
   }
 
   /** Sends INTERACTION_CREATE for a chat-input command; returns the interaction's id and token. */
@@ -279,10 +304,13 @@ export class FakeGateway {
     this.#owner?.ws?.close(code);
   }
 
-  /** Guild events go to the shard that owns the guild (dropped while no such shard is connected). */
-  #dispatchToOwner(t: string, d: unknown): void {
+  /**
+   * Guild events go to the shard that owns the guild, if it asked for the event's intent (dropped while no
+   * such shard is connected).
+   */
+  #dispatchToOwner(t: string, d: unknown, intent?: number): void {
     const owner = this.#owner;
-    if (owner) this.#dispatch(owner, t, d);
+    if (owner && (intent === undefined || (owner.intents & intent) !== 0)) this.#dispatch(owner, t, d);
   }
 
   #dispatch(session: Session, t: string, d: unknown): void {

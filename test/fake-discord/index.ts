@@ -62,6 +62,8 @@ export interface FakeDiscord {
   /** REST writes: command registrations, interaction callbacks, webhook edits, channel messages. */
   readonly rest: RestRecord[];
   member(userId: string): SimulatedMember;
+  /** A new member joins the guild (GUILD_MEMBER_ADD); returns its simulated member. */
+  addMember(info: { userId: string; name: string }): SimulatedMember;
   memberJoinsVoice(userId: string): void;
   memberLeavesVoice(userId: string): void;
   /** A slash command from a member (in the voice channel by default). */
@@ -94,7 +96,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   const textChannelId = nextSnowflake();
   const botUserId = nextSnowflake();
   const applicationId = botUserId;
-  const memberInfos = options.members ?? [];
+  const memberInfos = [...(options.members ?? [])];
   const members = new Map(memberInfos.map((m, i) => [m.userId, new SimulatedMember(m, 2001 + i)]));
   const voiceChannels = new Map<string, string>();
   const rest: RestRecord[] = [];
@@ -194,6 +196,14 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     voice,
     rest,
     member,
+    addMember(info) {
+      if (members.has(info.userId)) throw new Error(`member ${info.userId} is already in the fake guild`);
+      const m = new SimulatedMember(info, 2001 + members.size);
+      members.set(info.userId, m);
+      memberInfos.push(info);
+      gateway.memberAdded(info.userId);
+      return m;
+    },
     memberJoinsVoice(userId) {
       const m = member(userId);
       voiceChannels.set(userId, voiceChannelId);
