@@ -9,13 +9,14 @@
 //   await fake.voice.waitFor(() => fake.voice.connected); await fake.voice.daveSettled();
 //   await fake.member(userId).say("hello.wav");    // Opus, DAVE + transport encrypted, 20 ms pacing
 //   fake.member(userId).agentSpeechSpans();         // what the bot said, with arrival times
+//   fake.member(userId).heardTimeline();            // ... as 48 kHz PCM with the gaps kept
 //   fake.voice.closeWith(4015);                     // voice server crash (the library resumes)
 //   await fake.close();
 //
 // The voice gateway is wss:// with a self-signed certificate for 127.0.0.1 made at start: a child process
 // trusts it with NODE_EXTRA_CA_CERTS=fake.caCertPath (read at process start); the test process itself with
-// fake.trustInThisProcess() (tls.setDefaultCACertificates). One guild, one voice and one text channel, one
-// bot voice connection at a time.
+// fake.trustInThisProcess() (tls.setDefaultCACertificates). One guild with one voice and one text channel
+// (any number of shards; the owning one gets it), one bot voice connection at a time.
 
 import { once } from "node:events";
 import { createServer } from "node:http";
