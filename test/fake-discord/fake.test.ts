@@ -134,8 +134,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
     connection = joinWithAdapter(fake);
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     const alice = fake.member(ALICE);
-    await fake.voice.waitFor(() => alice.privacyCode !== "");
-    await fake.voice.daveSettled();
+    await fake.daveJoined(ALICE);
     expect(fake.voice.daveProtocolVersion).toBe(1);
     expect(alice.privacyCode).toMatch(/^\d{30}$/);
     expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
@@ -151,8 +150,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
     const before = alice.privacyCode;
     fake.memberJoinsVoice(BOB);
     const bob = fake.member(BOB);
-    await fake.voice.waitFor(() => bob.privacyCode !== "");
-    await fake.voice.daveSettled();
+    await fake.daveJoined(BOB);
     expect(bob.privacyCode).toBe(alice.privacyCode);
     expect(alice.privacyCode).not.toBe(before);
     expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
@@ -186,8 +184,7 @@ describe("fake Discord voice with @discordjs/voice", () => {
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     const alice = fake.member(ALICE);
     const bob = fake.member(BOB);
-    await fake.voice.waitFor(() => alice.privacyCode !== "");
-    await fake.voice.daveSettled();
+    await fake.daveJoined(ALICE);
     const playing = play(connection, tonePackets(150));
     await fake.voice.waitFor(() => alice.hearingStats.daveDecrypted >= 10);
     fake.memberJoinsVoice(BOB);
@@ -297,8 +294,7 @@ describe("fake Discord REST and gateway with discord.js", () => {
     });
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     const alice = f.member(ALICE);
-    await f.voice.waitFor(() => alice.privacyCode !== "");
-    await f.voice.daveSettled();
+    await f.daveJoined(ALICE);
     expect(botPrivacyCode(connection)).toBe(alice.privacyCode);
     expect(guild.voiceStates.cache.get(f.botUserId)?.channelId).toBe(f.voiceChannelId);
     const dir = mkdtempSync(join(tmpdir(), "fake-discord-wav-"));

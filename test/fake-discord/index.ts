@@ -6,7 +6,7 @@
 //   // or a child process: DISCORD_API_BASE=fake.restApi, NODE_EXTRA_CA_CERTS=fake.caCertPath
 //   fake.memberJoinsVoice(userId);                  // VOICE_STATE_UPDATE into fake.voiceChannelId
 //   const { id } = fake.interaction("join", { userId }); // INTERACTION_CREATE; reply in fake.rest
-//   await fake.voice.waitFor(() => fake.voice.connected); await fake.voice.daveSettled();
+//   await fake.daveJoined(userId);                  // bot connected, member in its DAVE group
 //   await fake.member(userId).say("hello.wav");    // Opus, DAVE + transport encrypted, 20 ms pacing
 //   fake.member(userId).agentSpeechSpans();         // what the bot said, with arrival times
 //   fake.member(userId).heardTimeline();            // ... as 48 kHz PCM with the gaps kept
@@ -72,6 +72,11 @@ export interface FakeDiscord {
     name: string,
     from: { userId: string; channelId?: string; options?: { name: string; type: number; value: unknown }[] },
   ): { id: string; token: string };
+  /**
+   * Resolves once the member is in the bot's DAVE group and the transition that added it has executed
+   * (same privacy code on both sides, audio decrypts both ways).
+   */
+  daveJoined(userId: string): Promise<void>;
   /** Resolves with the first REST write matching `test`, waiting for it if need be. */
   waitForRest(test: (r: RestRecord) => boolean): Promise<RestRecord>;
   /**
@@ -197,6 +202,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
     voice,
     rest,
     member,
+    async daveJoined(userId) {
+      const m = member(userId);
+      await voice.waitFor(() => m.privacyCode !== "");
+      await voice.daveSettled();
+    },
     addMember(info) {
       if (members.has(info.userId)) throw new Error(`member ${info.userId} is already in the fake guild`);
       const m = new SimulatedMember(info, 2001 + members.size);

@@ -153,7 +153,7 @@ export class FakeVoiceServer {
     return this.#call?.dave?.settled() ?? Promise.resolve();
   }
 
-  /** Resolves when `test()` holds, re-checked on every voice gateway event. */
+  /** Resolves when `test()` holds, re-checked on every voice gateway message and every bot RTP packet. */
   waitFor(test: () => boolean): Promise<void> {
     if (test()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -357,6 +357,7 @@ export class FakeVoiceServer {
       return;
     }
     for (const member of this.#members) if (member.connected) member.hear(call.grant.userId, payload, at);
+    if (this.#waiters.size > 0) this.#changed();
   }
 
   #send(packet: { op: number; d: unknown }): void {
