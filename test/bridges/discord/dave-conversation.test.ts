@@ -1,7 +1,8 @@
 // The real `voice-bridge start` process against the fake Discord (test/fake-discord) with DAVE on:
 // /join, the greeting heard through each member's own DAVE session, a member's espeak-ng utterance
 // answered, a second member joining mid-conversation (a new DAVE epoch) and being answered too
-// while the first keeps hearing the agent, a 4015 voice server crash resumed, /leave.
+// while the first keeps hearing the agent, a 4015 voice server crash resumed, /leave; joined again,
+// a 4014 (disconnected from the channel) that never reconnects ends the conversation cleanly.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -148,5 +149,25 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
     );
     expect(replyText(reply)).toMatch(/Left/);
     await until("the end in the log", () => log.some((l) => l.includes("conversation ended")));
+  });
+
+  it("a 4014 that does not reconnect within 5 s ends the conversation cleanly", {
+    timeout: 90_000,
+  }, async () => {
+    const ended = () => log.filter((l) => l.includes("conversation ended")).length;
+    const endedBefore = ended();
+    const before = fake.rest.length;
+    fake.interaction("join", { userId: ALICE });
+    const edit = await fake.waitForRest((r) => fake.rest.indexOf(r) >= before && r.method === "PATCH");
+    expect(replyText(edit)).toMatch(/Joined/);
+    await fake.daveJoined(ALICE);
+    fake.voice.closeWith(4014);
+    await until("the conversation to end", () => ended() > endedBefore, 60_000);
+    expect(log.some((l) => l.includes("voice connection lost (close 4014)"))).toBe(true);
+    // The bridge goes on: the member can have the agent back.
+    const again = fake.rest.length;
+    fake.interaction("join", { userId: ALICE });
+    const edit2 = await fake.waitForRest((r) => fake.rest.indexOf(r) >= again && r.method === "PATCH");
+    expect(replyText(edit2)).toMatch(/Joined/);
   });
 });
