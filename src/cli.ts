@@ -39,7 +39,7 @@ Run 'voice-bridge config' to see the resolved configuration.`,
 program
   .command("start")
   .description(
-    "run the bridge (the main job): Twilio endpoints, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
+    "run the bridge (the main job): Twilio endpoints, the Discord bot when DISCORD_TOKEN is set, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
   )
   .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
   .option("--port <port>", "port to listen on (env PORT, default 8080)")

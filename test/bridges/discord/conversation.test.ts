@@ -2,7 +2,8 @@
 // service) against a v10 gateway and a v8 voice server on loopback (no DAVE: the fake voice server
 // offers protocol version 0). /join → the bot joins and greets (Opus the test decodes); a member
 // speaks an espeak-ng utterance and gets a reply; the voice socket drops with 4015 and the bot
-// resumes; /leave → the bot leaves the channel.
+// resumes; /leave → the bot leaves the channel; joined again, it leaves by itself when the last
+// human does.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -95,7 +96,7 @@ beforeAll(async () => {
       HOST: "127.0.0.1",
       PORT: "0",
       LOG_FORMAT: "json",
-      LOG_LEVEL: "info",
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "info",
       SVC_LOCAL_DATA_DIR: join(dir, "data"),
       DISCORD_TOKEN: "MTIz.test.token",
       DISCORD_API_BASE: gateway.apiBase,
@@ -159,5 +160,18 @@ describe("a conversation in a Discord voice channel", () => {
     expect(reply!.body.data!.content).toMatch(/Left Lounge/);
     await until("the bot to leave", () => gateway.voiceUpdates.at(-1) === null);
     await until("the end in the log", () => log.some((l) => l.includes("conversation ended")));
+  });
+
+  it("leaves by itself when the last human leaves the channel", { timeout: 60_000 }, async () => {
+    const [, edit] = await gateway.command("join", true);
+    expect(edit!.body.content).toMatch(/Joined Lounge/);
+    expect(gateway.voiceUpdates.at(-1)).toBe(CHANNEL_ID);
+    // The member leaves once the greeting has begun (see the report: leaving before the session's
+    // first TTS session is open left the local service unable to close).
+    const heard = voice.received.length;
+    await until("the second greeting", () => voice.received.length > heard);
+    gateway.memberVoice(false);
+    await until("the bot to leave", () => gateway.voiceUpdates.at(-1) === null);
+    await until("the reason in the log", () => log.some((l) => l.includes("everyone left the channel")));
   });
 });

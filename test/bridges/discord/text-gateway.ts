@@ -31,6 +31,8 @@ export interface TextGateway {
   replies: Reply[];
   /** Sends INTERACTION_CREATE for a slash command by the member; resolves when the bot has answered (callback, then the edit for a deferred reply). */
   command(name: "join" | "leave", memberInVoice: boolean): Promise<Reply[]>;
+  /** The member moves into the voice channel, or out of it (VOICE_STATE_UPDATE). */
+  memberVoice(inChannel: boolean): void;
   close(): Promise<void>;
 }
 
@@ -167,6 +169,9 @@ export async function startTextGateway(opts: {
       const want = name === "join" && memberInVoice ? 2 : 1;
       while (replies.length - before < want) await new Promise<void>((r) => waiters.push(r));
       return replies.slice(before);
+    },
+    memberVoice(inChannel) {
+      dispatch("VOICE_STATE_UPDATE", voiceState(inChannel ? CHANNEL_ID : null));
     },
     async close() {
       for (const c of wss.clients) c.terminate();

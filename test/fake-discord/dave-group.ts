@@ -1,0 +1,129 @@
+// One call's DAVE group as the voice server runs it (https://daveprotocol.com): after the bot's key package
+// (26) the server names itself external sender (25); each member then joins through an external Add (27),
+// the bot commits (28: commit‖welcome), the server announces the commit with a transition id (29), hands
+// the welcome to the newcomer and the commit to the other members, and on the bot's transition ready (23)
+// executes the transition (22). A member leaving is an external Remove the same way. Changes run one at a
+// time, each in a new epoch.
+
+import { type DaveExternalSender, splitCommitWelcome } from "./dave-external-sender.ts";
+import type { SimulatedMember } from "./member.ts";
+
+/** How the group reaches the bot's voice WebSocket. */
+export interface DaveBotLink {
+  channelId: string;
+  sendBinary(op: number, payload: Uint8Array): void;
+  sendJson(packet: { op: number; d: unknown }): void;
+  /** Something changed that tests may be waiting on. */
+  changed(): void;
+  /** A step failed (recorded; the queue moves on). */
+  failed(error: unknown): void;
+}
+
+export class DaveGroup {
+  readonly #external: DaveExternalSender;
+  readonly #bot: DaveBotLink;
+  readonly #members: () => readonly SimulatedMember[];
+  #started = false;
+  #epoch = 0n;
+  #transition = 0;
+  #queue: Promise<void> = Promise.resolve();
+  #pendingCommit: ((payload: Buffer) => void) | undefined;
+  readonly #pendingReady = new Map<number, () => void>();
+
+  constructor(external: DaveExternalSender, bot: DaveBotLink, members: () => readonly SimulatedMember[]) {
+    this.#external = external;
+    this.#bot = bot;
+    this.#members = members;
+  }
+
+  /** Resolves when every change queued so far has been committed and executed. */
+  settled(): Promise<void> {
+    return this.#queue;
+  }
+
+  /** Opcode 26: a (new) key package, so the bot starts a fresh group that every member joins again. */
+  keyPackage(): void {
+    this.#started = true;
+    this.#epoch = 0n;
+    this.#bot.sendBinary(25, this.#external.externalSenderPackage);
+    for (const member of this.#members()) {
+      member.stopDave();
+      this.#enqueue(() => this.#add(member));
+    }
+  }
+
+  /** Opcode 28 from the bot. */
+  commitWelcome(payload: Buffer): void {
+    const resolve = this.#pendingCommit;
+    this.#pendingCommit = undefined;
+    resolve?.(payload);
+  }
+
+  /** Opcode 23 from the bot. */
+  transitionReady(transitionId: number): void {
+    this.#pendingReady.get(transitionId)?.();
+  }
+
+  memberJoined(member: SimulatedMember): void {
+    if (this.#started) this.#enqueue(() => this.#add(member));
+  }
+
+  /** Call after the member is gone from `members()`. */
+  memberLeft(member: SimulatedMember): void {
+    if (member.dave?.ready) this.#enqueue(() => this.#remove(member));
+    else member.stopDave();
+  }
+
+  #enqueue(step: () => Promise<void>): void {
+    this.#queue = this.#queue.then(step).catch((error: unknown) => this.#bot.failed(error));
+  }
+
+  async #add(member: SimulatedMember): Promise<void> {
+    if (!this.#members().includes(member)) return;
+    const keyPackage = member.startDave(this.#bot.channelId, this.#external.externalSenderPackage);
+    const proposals = await this.#external.addProposal(this.#bot.channelId, this.#epoch, keyPackage);
+    await this.#commitRound(proposals, member, (welcome) => {
+      if (!welcome) throw new Error(`the bot's commit adding ${member.userId} came without a welcome`);
+      member.daveWelcome(welcome);
+    });
+  }
+
+  async #remove(member: SimulatedMember): Promise<void> {
+    const leaf = member.dave?.ownLeafIndex;
+    member.stopDave();
+    if (leaf === null || leaf === undefined) return;
+    const proposals = await this.#external.removeProposal(this.#bot.channelId, this.#epoch, leaf);
+    await this.#commitRound(proposals, undefined, () => {});
+  }
+
+  /** 27 → the bot's 28 → the welcome to the newcomer, the commit to the others and (29) the bot → 23 → 22. */
+  async #commitRound(
+    proposals: Uint8Array,
+    joining: SimulatedMember | undefined,
+    welcome: (welcome: Uint8Array | undefined) => void,
+  ): Promise<void> {
+    const members = this.#members();
+    const others = members.filter((m) => m !== joining && m.dave?.ready);
+    const userIds = members.map((m) => m.userId);
+    // Commits refer to the proposals they apply, so the members must have seen them too.
+    for (const m of others) m.daveProposals(proposals, userIds);
+    const committed = new Promise<Buffer>((resolve) => {
+      this.#pendingCommit = resolve;
+    });
+    this.#bot.sendBinary(27, proposals);
+    const parts = splitCommitWelcome(await committed);
+    welcome(parts.welcome);
+    for (const m of others) m.daveCommit(parts.commit);
+    this.#epoch++;
+    const transitionId = ++this.#transition;
+    const ready = new Promise<void>((resolve) => this.#pendingReady.set(transitionId, resolve));
+    const announce = new Uint8Array(2 + parts.commit.length);
+    new DataView(announce.buffer).setUint16(0, transitionId);
+    announce.set(parts.commit, 2);
+    this.#bot.sendBinary(29, announce);
+    await ready;
+    this.#pendingReady.delete(transitionId);
+    this.#bot.sendJson({ op: 22, d: { transition_id: transitionId } });
+    this.#bot.changed();
+  }
+}

@@ -1,0 +1,255 @@
+// A fake Discord for tests, following the published protocol so the real, unmodified bot (discord.js 14,
+// @discordjs/voice 0.19, davey) runs against it. Usage:
+//
+//   const fake = await startFakeDiscord({ token: "bot-token", members: [{ userId, name }] });
+//   new Client({ intents, rest: { api: fake.restApi } }).login("bot-token"); // gateway URL from /gateway/bot
+//   // or a child process: DISCORD_API_BASE=fake.restApi, NODE_EXTRA_CA_CERTS=fake.caCertPath
+//   fake.memberJoinsVoice(userId);                  // VOICE_STATE_UPDATE into fake.voiceChannelId
+//   const { id } = fake.interaction("join", { userId }); // INTERACTION_CREATE; reply in fake.rest
+//   await fake.daveJoined(userId);                  // bot connected, member in its DAVE group
+//   await fake.member(userId).say("hello.wav");    // Opus, DAVE + transport encrypted, 20 ms pacing
+//   fake.member(userId).agentSpeechSpans();         // what the bot said, with arrival times
+//   fake.member(userId).heardTimeline();            // ... as 48 kHz PCM with the gaps kept
+//   fake.voice.closeWith(4015);                     // voice server crash (the library resumes)
+//   await fake.close();
+//
+// The voice gateway is wss:// with a self-signed certificate for 127.0.0.1 made at start: a child process
+// trusts it with NODE_EXTRA_CA_CERTS=fake.caCertPath (read at process start); the test process itself with
+// fake.trustInThisProcess() (tls.setDefaultCACertificates). One guild with one voice and one text channel
+// (any number of shards; the owning one gets it), one bot voice connection at a time.
+
+import { once } from "node:events";
+import { createServer } from "node:http";
+import { FakeGateway, nextSnowflake } from "./gateway.ts";
+import type { World } from "./guild.ts";
+import { SimulatedMember } from "./member.ts";
+import { handleRest, type RestRecord } from "./rest.ts";
+import { makeSelfSignedCert, removeCert, trustInThisProcess } from "./tls-cert.ts";
+import type { TransportMode } from "./transport-crypto.ts";
+import { FakeVoiceServer } from "./voice-gateway.ts";
+
+export type { HeardFrame } from "./member.ts";
+export { SimulatedMember } from "./member.ts";
+export type { RestRecord } from "./rest.ts";
+export { AES_GCM_MODE, type TransportMode, XCHACHA_MODE } from "./transport-crypto.ts";
+
+export interface FakeDiscordOptions {
+  /** The bot token the fake accepts (REST `Bot <token>`, gateway Identify). */
+  token: string;
+  /** Members of the guild (not yet in voice). */
+  members?: { userId: string; name: string }[];
+  /** Privileged intents the application is allowed (bitfield). Default none. */
+  allowedPrivilegedIntents?: number;
+  /** Shards /gateway/bot recommends (the guild goes to shard (guild_id >> 22) % count). Default 1. */
+  shards?: number;
+  /** Offer DAVE (dave_protocol_version 1 when the client supports it). Default true. */
+  dave?: boolean;
+  /** Transport encryption modes offered, in order. Default AES-256-GCM then XChaCha20-Poly1305 (rtpsize). */
+  modes?: readonly TransportMode[];
+}
+
+export interface FakeDiscord {
+  /** For discord.js `rest: { api }` or DISCORD_API_BASE: `http://127.0.0.1:PORT/api`. */
+  readonly restApi: string;
+  readonly gatewayUrl: string;
+  readonly caCertPath: string;
+  readonly guildId: string;
+  readonly voiceChannelId: string;
+  readonly textChannelId: string;
+  readonly botUserId: string;
+  readonly applicationId: string;
+  readonly gateway: FakeGateway;
+  readonly voice: FakeVoiceServer;
+  /** REST writes: command registrations, interaction callbacks, webhook edits, channel messages. */
+  readonly rest: RestRecord[];
+  member(userId: string): SimulatedMember;
+  /** A new member joins the guild (GUILD_MEMBER_ADD); returns its simulated member. */
+  addMember(info: { userId: string; name: string }): SimulatedMember;
+  memberJoinsVoice(userId: string): void;
+  memberLeavesVoice(userId: string): void;
+  /** A slash command from a member (in the voice channel by default). */
+  interaction(
+    name: string,
+    from: { userId: string; channelId?: string; options?: { name: string; type: number; value: unknown }[] },
+  ): { id: string; token: string };
+  /**
+   * Resolves once the member is in the bot's DAVE group and the transition that added it has executed
+   * (same privacy code on both sides, audio decrypts both ways).
+   */
+  daveJoined(userId: string): Promise<void>;
+  /** Resolves with the first REST write matching `test`, waiting for it if need be. */
+  waitForRest(test: (r: RestRecord) => boolean): Promise<RestRecord>;
+  /**
+   * What the gateway does for the bot's op 4 (for @discordjs/voice used without discord.js): records the
+   * bot in `channelId` (null: leaves) and returns VOICE_SERVER_UPDATE's endpoint and token.
+   */
+  botVoiceStateUpdate(
+    channelId: string | null,
+    sessionId: string,
+  ): { endpoint: string; token: string } | undefined;
+  trustInThisProcess(): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeDiscord(options: FakeDiscordOptions): Promise<FakeDiscord> {
+  const cert = makeSelfSignedCert();
+  const voice = await FakeVoiceServer.start(cert, {
+    dave: options.dave ?? true,
+    ...(options.modes ? { modes: options.modes } : {}),
+  });
+  const guildId = nextSnowflake();
+  const voiceChannelId = nextSnowflake();
+  const textChannelId = nextSnowflake();
+  const botUserId = nextSnowflake();
+  const applicationId = botUserId;
+  const memberInfos = [...(options.members ?? [])];
+  const members = new Map(memberInfos.map((m, i) => [m.userId, new SimulatedMember(m, 2001 + i)]));
+  const voiceChannels = new Map<string, string>();
+  const rest: RestRecord[] = [];
+  const restWaiters = new Set<() => void>();
+  let port = 0;
+  const user = {
+    id: botUserId,
+    username: "voice-bridge",
+    discriminator: "0",
+    global_name: null,
+    avatar: null,
+    bot: true,
+    flags: 0,
+  };
+
+  const botVoice = (
+    channelId: string | null,
+    sessionId: string,
+  ): { endpoint: string; token: string } | undefined => {
+    if (channelId === null) {
+      voiceChannels.delete(botUserId);
+      voice.revoke();
+      return undefined;
+    }
+    voiceChannels.set(botUserId, channelId);
+    const token = nextSnowflake();
+    voice.grant({ guildId, channelId, userId: botUserId, sessionId, token });
+    for (const [id, m] of members) if (voiceChannels.get(id) === channelId) voice.memberJoined(m);
+    return { endpoint: voice.endpoint, token };
+  };
+
+  const world: World = {
+    token: options.token,
+    guildId,
+    voiceChannelId,
+    textChannelId,
+    user: { id: botUserId, username: user.username },
+    applicationId,
+    gatewayUrl: () => `ws://127.0.0.1:${port}`,
+    shards: options.shards ?? 1,
+    allowedPrivilegedIntents: options.allowedPrivilegedIntents ?? 0,
+    members: memberInfos,
+    voiceChannels,
+  };
+  const gateway = new FakeGateway(world, { botVoice });
+
+  const server = createServer((req, res) => {
+    handleRest(
+      {
+        world,
+        user,
+        application: {
+          id: applicationId,
+          name: "voice-bridge",
+          flags: 0,
+          bot_public: true,
+          bot: user,
+          description: "",
+        },
+        onRecord: (r) => {
+          rest.push(r);
+          for (const w of [...restWaiters]) w();
+        },
+        nextId: nextSnowflake,
+      },
+      req,
+      res,
+    ).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    });
+  });
+  server.on("upgrade", (req, socket, head) => {
+    gateway.wss.handleUpgrade(req, socket, head, (ws) => gateway.wss.emit("connection", ws, req));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("fake Discord did not bind");
+  port = address.port;
+
+  const member = (userId: string): SimulatedMember => {
+    const m = members.get(userId);
+    if (!m) throw new Error(`no simulated member ${userId}; members: ${[...members.keys()].join(", ")}`);
+    return m;
+  };
+
+  return {
+    restApi: `http://127.0.0.1:${port}/api`,
+    gatewayUrl: `ws://127.0.0.1:${port}`,
+    caCertPath: cert.certPath,
+    guildId,
+    voiceChannelId,
+    textChannelId,
+    botUserId,
+    applicationId,
+    gateway,
+    voice,
+    rest,
+    member,
+    async daveJoined(userId) {
+      const m = member(userId);
+      await voice.waitFor(() => m.privacyCode !== "");
+      await voice.daveSettled();
+    },
+    addMember(info) {
+      if (members.has(info.userId)) throw new Error(`member ${info.userId} is already in the fake guild`);
+      const m = new SimulatedMember(info, 2001 + members.size);
+      members.set(info.userId, m);
+      memberInfos.push(info);
+      gateway.memberAdded(info.userId);
+      return m;
+    },
+    memberJoinsVoice(userId) {
+      const m = member(userId);
+      voiceChannels.set(userId, voiceChannelId);
+      gateway.memberVoice(userId, voiceChannelId);
+      if (voiceChannels.get(botUserId) === voiceChannelId) voice.memberJoined(m);
+    },
+    memberLeavesVoice(userId) {
+      const m = member(userId);
+      voiceChannels.delete(userId);
+      gateway.memberVoice(userId, null);
+      voice.memberLeft(m);
+    },
+    interaction(name, from) {
+      return gateway.interaction(name, { ...from, channelId: from.channelId ?? voiceChannelId });
+    },
+    waitForRest(test) {
+      return new Promise((resolve) => {
+        const check = () => {
+          const found = rest.find(test);
+          if (!found) return;
+          restWaiters.delete(check);
+          resolve(found);
+        };
+        restWaiters.add(check);
+        check();
+      });
+    },
+    botVoiceStateUpdate: botVoice,
+    trustInThisProcess: () => trustInThisProcess(cert.cert),
+    async close() {
+      gateway.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await voice.close();
+      removeCert(cert);
+    },
+  };
+}
