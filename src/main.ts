@@ -4,9 +4,9 @@
 import { join } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
+import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import { createRtpCallTransportFactory, UdpRtpPortPool } from "../bridges/sip/rtp/index.ts";
-import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
