@@ -20,6 +20,7 @@
 //   where asrMs + llmTtftMs + ttsFirstAudioMs exceed minEndOfTurnMs − VAD_LAG_BOUND_MS (engines
 //   on the critical path) are left out and counted as engine_bound_turns.
 
+import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadReport, TurnFigures } from "./calls-load.ts";
 import { percentile, round } from "./measure.ts";
 
@@ -40,6 +41,7 @@ export interface BridgeCallEnd {
 }
 
 export interface RunFacts {
+  transport: BenchTransport;
   calls: number;
   seconds: number;
   windowS: number;
@@ -115,6 +117,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
   );
   return {
     bench: "calls",
+    transport: f.transport,
     calls: f.calls,
     seconds: f.seconds,
     ...figures,
