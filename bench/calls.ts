@@ -37,7 +37,7 @@ import {
   waitForLine,
 } from "./lib/calls-procs.ts";
 import { summarize } from "./lib/calls-summary.ts";
-import { benchBridge } from "./lib/calls-transports.ts";
+import { benchBridge, TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
 function arg(name: string, fallback: number): number {
@@ -139,6 +139,7 @@ async function main(): Promise<void> {
     SVC_BASE_URL: svcUrl,
     SVC_API_KEY: KEY,
     SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
+    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
     LOG_LEVEL: "info",
     LOG_FORMAT: "json",
     VOICE_BRIDGE_CONFIG: configPath,

@@ -19,7 +19,7 @@ export interface CommonLoad {
 }
 
 export interface BenchBridge {
-  /** Environment of the bridge process beyond the common part. */
+  /** Environment of the bridge process beyond the common part (which includes TWILIO_AUTH_TOKEN). */
   env: NodeJS.ProcessEnv;
   /** Once the bridge logged that it listens: whatever its callers need to reach it. */
   ready(bridgeUrl: string, bridgeLog: string, bridge: ChildProcess): Promise<BenchTarget>;
@@ -33,6 +33,7 @@ export interface BenchTarget {
   loadSpec(common: CommonLoad): LoadSpec | SipLoadSpec;
 }
 
+/** Twilio requests are signed with it; set on the bridge whatever the transport, as deployed. */
 export const TWILIO_TOKEN = "bench-twilio-token";
 
 export function benchBridge(transport: BenchTransport, rtpPorts: string): BenchBridge {
@@ -41,7 +42,7 @@ export function benchBridge(transport: BenchTransport, rtpPorts: string): BenchB
 
 function twilioBridge(): BenchBridge {
   return {
-    env: { SIP_PORT: "off", TWILIO_AUTH_TOKEN: TWILIO_TOKEN },
+    env: { SIP_PORT: "off" },
     ready: async (url) => ({
       warmUp: async (caller) => {
         await Promise.all(
