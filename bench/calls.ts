@@ -1,13 +1,17 @@
-// `npm run bench -- calls [--calls N] [--seconds S] [--lg-procs K] [--ramp-s R] [--cpu-prof DIR]
-//   [--lg-cpu-prof DIR] [--renice] [--keep]` (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs;
-//   --renice: see NICE;
+// `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K]
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
+//   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
 //
-// N simulated Twilio calls of S seconds against a separate bridge process, all on 127.0.0.1:
+// N simulated calls of S seconds against a separate bridge process, all on 127.0.0.1:
 //   local service (`voice-bridge service --engines synthetic`, benchmark-only engines)
-//     ← bridge (`voice-bridge start`, SVC_BASE_URL/SVC_API_KEY pointing at it, signed Twilio)
-//       ← K load-generator processes (bench/lib/calls-load.ts), each running its share of the
-//         calls with simulateCall: real-time 20 ms µ-law media, marks echoed, clear honoured.
+//     ← bridge (`voice-bridge start`, SVC_BASE_URL/SVC_API_KEY pointing at it)
+//       ← K load-generator processes, each running its share of the calls:
+//         twilio (default): bench/lib/calls-load.ts, simulateCall against signed Twilio
+//           endpoints: real-time 20 ms µ-law media, marks echoed, clear honoured;
+//         sip: bench/lib/calls-load-sip.ts, a minimal SIP UAC per call (INVITE/ACK/BYE over
+//           UDP) sending 20 ms PCMU RTP and timing the agent's RTP against its timestamps.
 // Every caller says "What are your opening hours?" (espeak-ng) at 5 s and every 8 s after, so
 // the bridge runs full turns: VAD, end of turn, ASR request, chat stream, TTS session, paced
 // playout of a ~4 s reply. Calls start evenly over R seconds (default min(5, S/4)); the
@@ -19,8 +23,8 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simulateCall } from "../bridges/twilio/sim/simulate.ts";
-import type { LoadReport, LoadSpec } from "./lib/calls-load.ts";
+import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
+import type { LoadReport } from "./lib/calls-load.ts";
 import {
   bridgeLoopLagMs,
   exited,
@@ -32,7 +36,8 @@ import {
   stopProcess,
   waitForLine,
 } from "./lib/calls-procs.ts";
-import { type BridgeCallEnd, summarize } from "./lib/calls-summary.ts";
+import { summarize } from "./lib/calls-summary.ts";
+import { benchBridge, TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
 function arg(name: string, fallback: number): number {
@@ -47,6 +52,13 @@ const strArg = (name: string) => {
   return i < 0 ? undefined : process.argv[i + 1];
 };
 
+const TRANSPORT: BenchTransport = (() => {
+  const t = strArg("transport") ?? "twilio";
+  if (t !== "twilio" && t !== "sip")
+    throw new Error(`--transport: expected twilio or sip, got ${JSON.stringify(t)}`);
+  return t;
+})();
+const RTP_PORTS = strArg("rtp-ports") ?? "20000-20999";
 const N = Math.round(arg("calls", 50));
 const S = arg("seconds", 30);
 const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
@@ -54,7 +66,6 @@ const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const KEY = "bench-key";
-const TOKEN = "bench-twilio-token";
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -120,18 +131,19 @@ async function main(): Promise<void> {
   const bridgeLog = join(dir, "bridge.log");
   const configPath = join(dir, "bridge.yaml");
   writeFileSync(configPath, `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n`);
+  const transport = benchBridge(TRANSPORT, RTP_PORTS);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST: "127.0.0.1",
     PORT: "0",
-    SIP_PORT: "off",
     SVC_BASE_URL: svcUrl,
     SVC_API_KEY: KEY,
     SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-    TWILIO_AUTH_TOKEN: TOKEN,
+    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
     LOG_LEVEL: "info",
     LOG_FORMAT: "json",
     VOICE_BRIDGE_CONFIG: configPath,
+    ...transport.env,
   };
   delete env.TWILIO_ACCOUNT_SID;
   delete env.PUBLIC_URL;
@@ -145,18 +157,10 @@ async function main(): Promise<void> {
   )[1]!;
   const bridgePid = bridge.pid!;
 
+  const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
+
   // Warm-up (code paths compiled, pools filled), then the idle footprint.
-  await Promise.all(
-    [0, 1].map(() =>
-      simulateCall({
-        url: bridgeUrl,
-        authToken: TOKEN,
-        caller: { samples: timeline.subarray(0, 12 * 8000), rate: 8000 },
-        maxSeconds: 9,
-        fetchTranscript: false,
-      }),
-    ),
-  );
+  await target.warmUp(timeline.subarray(0, 12 * 8000));
   await new Promise((r) => setTimeout(r, 1500));
   const idleRssMb = processRssMb(bridgePid);
 
@@ -166,21 +170,19 @@ async function main(): Promise<void> {
   const window: [number, number] = [t0 + (RAMP_S + 1) * 1000, t0 + S * 1000 - 500];
   if (window[1] - window[0] < 3000) throw new Error("--seconds too short for a measuring window: raise it");
   const loads = Array.from({ length: K }, (_, k) => {
-    const spec: LoadSpec = {
-      url: bridgeUrl,
-      authToken: TOKEN,
+    const spec = target.loadSpec({
       timelinePath,
       seconds: S,
       startsAtMs: starts.filter((_, i) => i % K === k),
       windowMs: window,
-    };
+    });
     const specPath = join(dir, `load-${k}.json`);
     writeFileSync(specPath, JSON.stringify(spec));
     const out = join(dir, `load-${k}.out.json`);
     const child = spawnNode(
       [
         ...(LG_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${LG_CPU_PROF}`] : []),
-        "bench/lib/calls-load.ts",
+        target.loadScript,
         specPath,
         out,
       ],
@@ -235,6 +237,7 @@ async function main(): Promise<void> {
 
   const sorted = [...rss].sort((a, b) => a - b);
   const result = summarize({
+    transport: TRANSPORT,
     calls: N,
     seconds: S,
     windowS,
@@ -249,7 +252,7 @@ async function main(): Promise<void> {
     minEndOfTurnMs: MIN_EOU_MS,
     reniced: NICE !== undefined,
     loads: reports,
-    bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8")),
+    bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
   console.log(JSON.stringify(result));
 }
@@ -261,23 +264,6 @@ async function readyCalls(url: string): Promise<number> {
   } catch {
     return -1;
   }
-}
-
-/** The Twilio transport's "call ended" lines: frames delivered to the session, timestamp gaps. */
-function bridgeCallEnds(log: string): Map<string, BridgeCallEnd> {
-  const ends = new Map<string, BridgeCallEnd>();
-  for (const line of log.split("\n")) {
-    if (!line.includes('"inFrames"')) continue;
-    try {
-      const e = JSON.parse(line) as { callSid?: string; inFrames?: number; inGaps?: number };
-      if (e.callSid && typeof e.inFrames === "number") {
-        ends.set(e.callSid, { inFrames: e.inFrames, inGaps: e.inGaps ?? 0 });
-      }
-    } catch {
-      // not a JSON log line
-    }
-  }
-  return ends;
 }
 
 try {

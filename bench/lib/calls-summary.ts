@@ -9,6 +9,13 @@
 // dropped_frames: inbound frames the bridge did not process (per call, media frames the caller
 //   sent minus the frames the bridge's Twilio transport delivered, from its "call ended" log
 //   line) + outbound gap frames (20 ms slots of silence inside agent utterances, calls-frames.ts).
+// With --transport sip the same figures come from RTP: lateness of each agent packet against its
+//   RTP timestamp, relative to the stream's best packet (rtp-lateness.ts; the bridge sends one
+//   unbroken stream, silence between replies); inbound drops from the SIP transport's "RTP media
+//   ended" line (rx.frames), inbound_timestamp_gaps its jitter buffer's lost packets; outbound
+//   gap frames are the 20 ms slots the agent's timestamps skipped (an underrun of its pacer),
+//   silence included, so stricter than Twilio's holes inside utterances. Turn metrics (for
+//   bridge_overhead_ms) are read from GET /calls/{Call-ID} as for Twilio. There are no clears, and no caller-side voice-to-voice (caller_v2v_ms_p50 is null).
 // rss_mb_per_call: (median bridge RSS over the window − RSS when idle after a warm-up) / calls.
 // bridge_overhead_ms_p50: per agent reply, voiceToVoiceMs − minEndOfTurnMs. The session runs
 //   ASR → chat → TTS preemptively during the end-of-turn wait and lets the audio out when the
@@ -20,6 +27,7 @@
 //   where asrMs + llmTtftMs + ttsFirstAudioMs exceed minEndOfTurnMs − VAD_LAG_BOUND_MS (engines
 //   on the critical path) are left out and counted as engine_bound_turns.
 
+import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadReport, TurnFigures } from "./calls-load.ts";
 import { percentile, round } from "./measure.ts";
 
@@ -40,6 +48,7 @@ export interface BridgeCallEnd {
 }
 
 export interface RunFacts {
+  transport: BenchTransport;
   calls: number;
   seconds: number;
   windowS: number;
@@ -115,6 +124,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
   );
   return {
     bench: "calls",
+    transport: f.transport,
     calls: f.calls,
     seconds: f.seconds,
     ...figures,

@@ -23,6 +23,14 @@ export interface SipLoadSpec {
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
+/**
+ * The caller's RTP stops this long before its BYE. The BYE travels on another socket, so sent
+ * together with the last packets it may be read first (after a stall of the bridge's loop, both
+ * wait in their sockets): those packets would count as dropped when the caller simply hung up
+ * over them. Twilio's stop message cannot overtake media on its WebSocket, so it needs no tail.
+ */
+const RTP_TAIL_S = 1;
+
 export async function runSipCalls(spec: SipLoadSpec, caller: Int16Array): Promise<CallReport[]> {
   return Promise.all(spec.startsAtMs.map((at) => runSipCall(spec, caller, at)));
 }
@@ -32,7 +40,7 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const r = await placeSipCall({
     target: spec.target,
-    caller,
+    caller: caller.subarray(0, Math.max(0, Math.round((spec.seconds - RTP_TAIL_S) * 8000))),
     seconds: spec.seconds,
     codec: spec.codec ?? "pcmu",
   });

@@ -136,7 +136,8 @@ describe("calls-load-sip.ts (a SIP load-generator process)", () => {
       const spec: SipLoadSpec = {
         target: { address: "127.0.0.1", port: sipPort! },
         timelinePath: join(dir, "caller.s16"),
-        seconds: 2,
+        // RTP for 2 s: it stops 1 s before the BYE.
+        seconds: 3,
         startsAtMs: [t0, t0 + 300],
         windowMs: [t0 + 1000, t0 + 1800],
       };

@@ -1,0 +1,84 @@
+// The transport-specific parts of `npm run bench -- calls --transport twilio|sip`: how the bridge
+// is told to listen, where its callers reach it, the warm-up calls, and which load generator runs
+// the calls with what spec. Everything else (service, bridge process, window, CPU/RSS sampling,
+// the summary) is the same for both and stays in bench/calls.ts.
+import type { ChildProcess } from "node:child_process";
+import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import type { BenchTransport } from "./calls-bridge-ends.ts";
+import type { LoadSpec } from "./calls-load.ts";
+import { waitForLine } from "./calls-procs.ts";
+import type { SipLoadSpec } from "./sip-load.ts";
+import { placeSipCall } from "./sip-uac.ts";
+
+/** What every load generator gets, whatever the transport. */
+export interface CommonLoad {
+  timelinePath: string;
+  seconds: number;
+  startsAtMs: number[];
+  windowMs: [number, number];
+}
+
+export interface BenchBridge {
+  /** Environment of the bridge process beyond the common part (which includes TWILIO_AUTH_TOKEN). */
+  env: NodeJS.ProcessEnv;
+  /** Once the bridge logged that it listens: whatever its callers need to reach it. */
+  ready(bridgeUrl: string, bridgeLog: string, bridge: ChildProcess): Promise<BenchTarget>;
+}
+
+export interface BenchTarget {
+  /** Two short calls so that code paths are compiled and pools filled before the idle footprint. */
+  warmUp(caller: Int16Array): Promise<void>;
+  /** The load generator script (relative to the repository root) and its spec. */
+  loadScript: string;
+  loadSpec(common: CommonLoad): LoadSpec | SipLoadSpec;
+}
+
+/** Twilio requests are signed with it; set on the bridge whatever the transport, as deployed. */
+export const TWILIO_TOKEN = "bench-twilio-token";
+
+export function benchBridge(transport: BenchTransport, rtpPorts: string): BenchBridge {
+  return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts);
+}
+
+function twilioBridge(): BenchBridge {
+  return {
+    env: { SIP_PORT: "off" },
+    ready: async (url) => ({
+      warmUp: async (caller) => {
+        await Promise.all(
+          [0, 1].map(() =>
+            simulateCall({
+              url,
+              authToken: TWILIO_TOKEN,
+              caller: { samples: caller, rate: 8000 },
+              maxSeconds: 9,
+              fetchTranscript: false,
+            }),
+          ),
+        );
+      },
+      loadScript: "bench/lib/calls-load.ts",
+      loadSpec: (common): LoadSpec => ({ url, authToken: TWILIO_TOKEN, ...common }),
+    }),
+  };
+}
+
+function sipBridge(rtpPorts: string): BenchBridge {
+  return {
+    // Port 0: the bridge picks a free one and logs it; RTP from a range the calls fit in.
+    env: { SIP_HOST: "127.0.0.1", SIP_PORT: "0", RTP_PORTS: rtpPorts },
+    ready: async (url, bridgeLog, bridge) => {
+      const line = await waitForLine(bridgeLog, /"udpPort":(\d+)[^\n]*"sip: listening"/, 30_000, bridge);
+      const target = { address: "127.0.0.1", port: Number(line[1]) };
+      return {
+        warmUp: async (caller) => {
+          const calls = await Promise.all([0, 1].map(() => placeSipCall({ target, caller, seconds: 9 })));
+          const failed = calls.find((c) => c.error);
+          if (failed) throw new Error(`SIP warm-up call failed: ${failed.error}`);
+        },
+        loadScript: "bench/lib/calls-load-sip.ts",
+        loadSpec: (common): SipLoadSpec => ({ target, url, ...common }),
+      };
+    },
+  };
+}
