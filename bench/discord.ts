@@ -1,0 +1,248 @@
+// `npm run bench -- discord [--members M] [--channels C] [--seconds S] [--keep]`
+// (C channels are C fake Discords, each with one guild and its own bridge process: the fake serves
+//  one guild; the figures are per channel and per member either way.)
+//
+// The Discord bot under load, everything on 127.0.0.1 and stopping by itself:
+//   local service (`voice-bridge service --engines synthetic`)
+//     ← bridge (`voice-bridge start`, DISCORD_API_BASE at the fake, NODE_EXTRA_CA_CERTS for its TLS)
+//       ← the fake Discord in this process (test/fake-discord: REST, gateway, voice gateway, UDP,
+//         a real DAVE session), with M simulated members in the guild's voice channel.
+// Phase 1, the agent speaking: /join in every guild; while the long greeting plays and nobody
+// speaks, the bridge's CPU per channel-second of agent audio is `agent_out_cpu_us_per_s` (TTS Opus
+// packets demuxed and handed to the player, transport- and DAVE-encrypted by the library).
+// Phase 2, members speaking: every member speaks without pause for S seconds; the agent answers
+// only when called by a name nobody says (`discord.respondTo: mention`), so the bridge's CPU per
+// member-second is the receive path (`cpu_us_per_speaking_user_s`: transport and DAVE decryption,
+// Opus decode, VAD, the recognizer's upload).
+// Phase 3, a second bridge answering everyone, one member asks a question a few times:
+// `voice_to_voice_ms_p50`, from the end of the member's speech to the agent's first packet heard.
+// Prints one JSON line.
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../test/fake-discord/index.ts";
+import { processCpuUs, spawnNode, stopProcess, waitForLine } from "./lib/calls-procs.ts";
+import { espeakSpeech, percentile, round } from "./lib/measure.ts";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: expected a positive number`);
+  return v;
+}
+
+const MEMBERS = Math.round(arg("members", 4));
+const CHANNELS = Math.round(arg("channels", 2));
+const SECONDS = arg("seconds", 20);
+const KEY = "bench-key";
+const TOKEN = "MTAxMjM0.bench.bot-token";
+const TARGETS = { cpu_us_per_speaking_user_s: 3000, agent_out_cpu_us_per_s: 300 };
+const GREETING =
+  "Hello everyone, and welcome to the voice channel. I am the assistant of this server. " +
+  "I can answer questions about opening hours, where to find us, and the status of your orders. " +
+  "Just ask me whenever you like, and I will do my best to help all of you.";
+
+const dir = mkdtempSync(join(tmpdir(), "bench-discord-"));
+const children: ChildProcess[] = [];
+const deadline = setTimeout(
+  () => {
+    process.stderr.write("bench discord: overall time limit reached, stopping\n");
+    for (const c of children) c.kill("SIGKILL");
+    process.exit(3);
+  },
+  (SECONDS + 240) * 1000,
+);
+deadline.unref();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`bench discord: timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+const lastHeard = (m: SimulatedMember) => m.heardFrames().findLast((f) => !f.silent)?.at ?? 0;
+const quiet = (m: SimulatedMember, ms = 600) => lastHeard(m) < performance.now() - ms;
+const voiced = (m: SimulatedMember) => m.heardFrames().filter((f) => !f.silent).length;
+let nextId = 300_000_000_000_000_000n;
+const memberInfos = (n: number, prefix: string) =>
+  Array.from({ length: n }, (_, i) => ({ userId: String(++nextId), name: `${prefix}${i + 1}` }));
+
+/** A fake Discord whose members sit in its voice channel, and the bot joined by the first of them. */
+async function channel(fake: FakeDiscord, members: SimulatedMember[]): Promise<void> {
+  for (const m of members) fake.memberJoinsVoice(m.userId);
+  fake.interaction("join", { userId: members[0]!.userId });
+  await Promise.all(members.map((m) => fake.daveJoined(m.userId)));
+}
+
+async function startBridge(
+  name: string,
+  svcUrl: string,
+  apiBase: string,
+  certPath: string,
+  env: Record<string, string>,
+): Promise<ChildProcess> {
+  const log = join(dir, `${name}.log`);
+  const flags = (process.env.BENCH_DISCORD_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean);
+  const bridge = spawnNode(
+    [...flags, "src/cli.ts", "start"],
+    {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_BASE_URL: svcUrl,
+      SVC_API_KEY: KEY,
+      SVC_LOCAL_DATA_DIR: join(dir, name),
+      DISCORD_TOKEN: TOKEN,
+      DISCORD_API_BASE: apiBase,
+      NODE_EXTRA_CA_CERTS: certPath,
+      LOG_LEVEL: "info",
+      LOG_FORMAT: "json",
+      ...env,
+    },
+    log,
+  );
+  children.push(bridge);
+  await waitForLine(log, /slash commands \/join and \/leave registered/, 60_000, bridge);
+  return bridge;
+}
+
+async function main(): Promise<void> {
+  const svcLog = join(dir, "service.log");
+  const svc = spawnNode(
+    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
+    { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
+    svcLog,
+  );
+  children.push(svc);
+  const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
+  const phrase = espeakSpeech("What are your opening hours?", 48000);
+  // Where the words end (espeak-ng leaves some silence after them): the end of speech for v2v.
+  let last = phrase.length - 1;
+  while (last > 0 && Math.abs(phrase[last]!) < 300) last--;
+  const voicedMs = (last / 48000) * 1000;
+
+  // ---- phases 1 and 2: C channels of M members, the agent answering nobody ----
+  const fakes: FakeDiscord[] = [];
+  const bridges: ChildProcess[] = [];
+  const members: SimulatedMember[][] = [];
+  for (let c = 0; c < CHANNELS; c++) {
+    const infos = memberInfos(MEMBERS, `c${c + 1}m`);
+    const fake = await startFakeDiscord({ token: TOKEN, members: infos });
+    fakes.push(fake);
+    bridges.push(
+      await startBridge(`bridge-${c + 1}`, svcUrl, fake.restApi, fake.caCertPath, {
+        AGENT_GREETING: GREETING,
+        DISCORD_RESPOND_TO: "mention",
+        DISCORD_AGENT_NAME: "zebedee",
+      }),
+    );
+    members.push(infos.map((m) => fake.member(m.userId)));
+  }
+  const bridgesCpu = () => bridges.reduce((n, b) => n + processCpuUs(b.pid!), 0);
+  // The bridges idle (logged in, no channel joined): the floor under both figures below.
+  await sleep(1000);
+  const idle0 = bridgesCpu();
+  const idleT0 = performance.now();
+  await sleep(3000);
+  const idleCpuUsPerS = (bridgesCpu() - idle0) / CHANNELS / ((performance.now() - idleT0) / 1000);
+  await Promise.all(fakes.map((f, c) => channel(f, members[c]!)));
+  const listeners = members.map((ms) => ms[0]!);
+  await until("the greeting in every channel", () => listeners.every((m) => voiced(m) >= 25));
+  // A window inside the greeting: the agent speaking in every channel, nobody else.
+  await sleep(1000);
+  let t0 = performance.now();
+  let cpu0 = bridgesCpu();
+  await sleep(4000);
+  const outWindowS = (performance.now() - t0) / 1000;
+  const outCpu = bridgesCpu() - cpu0;
+  const stillSpeaking = listeners.every((m) => !quiet(m, 300));
+  await until("the greeting to end", () => listeners.every((m) => quiet(m)), 60_000);
+
+  // Everyone speaks without pause.
+  let speaking = true;
+  const talk = async (m: SimulatedMember) => {
+    while (speaking) await m.say({ pcm: phrase, rate: 48000 });
+  };
+  const talkers = members.flat().map(talk);
+  await sleep(2000);
+  t0 = performance.now();
+  cpu0 = bridgesCpu();
+  await sleep(SECONDS * 1000);
+  const inWindowS = (performance.now() - t0) / 1000;
+  const inCpu = bridgesCpu() - cpu0;
+  speaking = false;
+  await Promise.all(talkers);
+  const stats = members.flat().map((m) => m.hearingStats);
+  const undecryptable = stats.reduce((n, s) => n + s.daveFailures + s.opusFailures, 0);
+  // DAVE carried the audio: every member decrypted the bot's voice with its group keys (a packet or two
+  // sent across an epoch change may not decrypt: counted in undecryptable_packets).
+  const dave = stats.every((s) => s.daveDecrypted > 0);
+  // Everyone leaves: the bot leaves the emptied channels, so the bridges stop at once.
+  for (const [c, f] of fakes.entries()) for (const m of members[c]!) f.memberLeavesVoice(m.userId);
+  await sleep(500);
+  for (const b of bridges) await stopProcess(b, 20_000);
+  for (const f of fakes) await f.close();
+
+  // ---- phase 3: voice-to-voice with an agent that answers everyone ----
+  const [askerInfo] = memberInfos(1, "asker");
+  const fake2 = await startFakeDiscord({ token: TOKEN, members: [askerInfo!] });
+  const bridge2 = await startBridge("bridge-v2v", svcUrl, fake2.restApi, fake2.caCertPath, {
+    AGENT_GREETING: "Hello.",
+  });
+  const asker = fake2.member(askerInfo!.userId);
+  await channel(fake2, [asker]);
+  await until("the greeting", () => voiced(asker) > 0 && quiet(asker));
+  const v2v: number[] = [];
+  for (let turn = 0; turn < 5; turn++) {
+    const before = voiced(asker);
+    const speechEnd = performance.now() + voicedMs;
+    await asker.say({ pcm: phrase, rate: 48000 });
+    await until("an answer", () => voiced(asker) > before, 20_000);
+    v2v.push(asker.heardFrames().filter((f) => !f.silent)[before]!.at - speechEnd);
+    await until("the answer to end", () => quiet(asker, 800), 30_000);
+  }
+  fake2.memberLeavesVoice(asker.userId);
+  await sleep(500);
+  await stopProcess(bridge2, 20_000);
+  await fake2.close();
+  await stopProcess(svc, 10_000);
+
+  const result = {
+    cpu_us_per_speaking_user_s: Math.round(inCpu / (CHANNELS * MEMBERS * inWindowS)),
+    agent_out_cpu_us_per_s: Math.round(outCpu / (CHANNELS * outWindowS)),
+    voice_to_voice_ms_p50: round(percentile(v2v, 50)),
+    dave,
+    channels: CHANNELS,
+    users: CHANNELS * MEMBERS,
+    targets_missed: [] as string[],
+    receive_window_s: round(inWindowS),
+    out_window_s: round(outWindowS),
+    agent_spoke_through_out_window: stillSpeaking,
+    voice_to_voice_ms: v2v.map((v) => Math.round(v)),
+    bridge_idle_cpu_us_per_s: Math.round(idleCpuUsPerS),
+    undecryptable_packets: undecryptable,
+  };
+  if (result.cpu_us_per_speaking_user_s > TARGETS.cpu_us_per_speaking_user_s)
+    result.targets_missed.push("cpu_us_per_speaking_user_s");
+  if (result.agent_out_cpu_us_per_s > TARGETS.agent_out_cpu_us_per_s)
+    result.targets_missed.push("agent_out_cpu_us_per_s");
+  if (!dave) result.targets_missed.push("dave");
+  console.log(JSON.stringify(result));
+}
+
+main()
+  .catch((err: Error) => {
+    process.stderr.write(`bench discord: ${err.stack ?? err.message}\n(logs in ${dir})\n`);
+    for (const c of children) c.kill("SIGKILL");
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    if (!process.argv.includes("--keep") && process.exitCode !== 1)
+      rmSync(dir, { recursive: true, force: true });
+    setTimeout(() => process.exit(), 200).unref();
+  });
