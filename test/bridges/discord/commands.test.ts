@@ -39,6 +39,7 @@ beforeAll(async () => {
     env: {
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       SVC_LOCAL_DATA_DIR: dir,
       DISCORD_TOKEN: "MTIz.test.token",
       DISCORD_API_BASE: gateway.apiBase,

@@ -95,6 +95,7 @@ beforeAll(async () => {
       NODE_EXTRA_CA_CERTS: cert,
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       LOG_FORMAT: "json",
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "info",
       SVC_LOCAL_DATA_DIR: join(dir, "data"),

@@ -60,6 +60,7 @@ beforeAll(async () => {
       NODE_EXTRA_CA_CERTS: fake.caCertPath,
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       LOG_FORMAT: "json",
       LOG_LEVEL: "info",
       SVC_LOCAL_DATA_DIR: join(dir, "data"),

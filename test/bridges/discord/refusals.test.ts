@@ -39,6 +39,7 @@ async function bridgeAgainst(
     env: {
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       SVC_LOCAL_DATA_DIR: dir,
       DISCORD_TOKEN: token,
       DISCORD_API_BASE: discord.apiBase,

@@ -30,6 +30,7 @@ beforeAll(async () => {
       ...process.env,
       HOST: "127.0.0.1",
       PORT: "0",
+      SIP_PORT: "off",
       LOG_FORMAT: "json",
       SVC_LOCAL_DATA_DIR: join(dir, "data"),
       DISCORD_TOKEN: "MTIz.test.token",
