@@ -1,0 +1,134 @@
+// Several people in one Discord voice channel, end to end under DAVE: the real bridge (embedded
+// local service) against the fake Discord. Each member is heard on their own and named in the
+// history; one member's backchannel does not stop the agent answering another, a real
+// interruption does (and the record keeps what was heard); a member leaving does not disturb the
+// others. Words are not checked: the embedded recognizer gets most wrong, and the scripted agent
+// answers whatever it hears.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { type Bridge, startBridge } from "../../src/main.ts";
+import type { CallRecord } from "../../src/session/transcript.ts";
+import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../fake-discord/index.ts";
+import { speak } from "../helpers/speech.ts";
+
+const TOKEN = "MTAxMjM0.group.bot-token";
+const ALICE = { userId: "400000000000000001", name: "Alice" };
+const BOB = { userId: "400000000000000002", name: "Bob" };
+let dir: string;
+let fake: FakeDiscord;
+let bridge: Bridge;
+let alice: SimulatedMember;
+let bob: SimulatedMember;
+
+async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const say = (m: SimulatedMember, text: string) => m.say({ pcm: speak(text, { rate: 48000 }), rate: 48000 });
+const record = (): CallRecord | undefined =>
+  bridge.transcripts.get(`discord-${fake.guildId}-${fake.voiceChannelId}-1`);
+const voicedAt = (m: SimulatedMember) => m.heardFrames().findLast((f) => !f.silent)?.at ?? 0;
+/** The agent is quiet for this member: nothing voiced heard for 600 ms. */
+const quiet = (m: SimulatedMember) => voicedAt(m) < performance.now() - 600;
+const assistantTurns = () => record()?.turns.filter((t) => t.role === "assistant") ?? [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vb-e2e-discord-group-"));
+  fake = await startFakeDiscord({ token: TOKEN, members: [ALICE, BOB] });
+  fake.trustInThisProcess();
+  const config = loadConfig({
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: join(dir, "data"),
+      AGENT_GREETING: "Hello everyone.",
+      DISCORD_TOKEN: TOKEN,
+      DISCORD_API_BASE: fake.restApi,
+    },
+  });
+  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }));
+  fake.memberJoinsVoice(ALICE.userId);
+  fake.memberJoinsVoice(BOB.userId);
+  await fake.waitForRest((r) => r.method === "PUT" && r.path.endsWith("/commands"));
+  fake.interaction("join", { userId: ALICE.userId });
+  await Promise.all([fake.daveJoined(ALICE.userId), fake.daveJoined(BOB.userId)]);
+  alice = fake.member(ALICE.userId);
+  bob = fake.member(BOB.userId);
+  await until("the greeting", () => voicedAt(alice) > 0 && quiet(alice));
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.close(0);
+  await fake?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a group conversation in a Discord voice channel", () => {
+  it("answers each member and names them in the history", async () => {
+    await say(alice, "What time do you open on Saturday?");
+    await until(
+      "an answer to Alice",
+      () => record()?.turns.at(-1)?.role === "assistant" && assistantTurns().length >= 2,
+    );
+    await until("the answer to end", () => quiet(alice));
+    await say(bob, "And where is the shop?");
+    await until("an answer to Bob", () => assistantTurns().length >= 3 && quiet(bob));
+    const users = record()!.turns.filter((t) => t.role === "user");
+    expect(users.map((t) => t.role === "user" && t.speaker)).toEqual(["Alice", "Bob"]);
+  }, 60_000);
+
+  it("goes on through one member's backchannel, and stops for another's real interruption", async () => {
+    const before = assistantTurns().length;
+    await say(alice, "Can you tell me about your bikes and your prices please?");
+    await until("the agent answering", () => !quiet(bob), 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    await say(bob, "Mm hmm.");
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(record()!.events.some((e) => e.type === "barge-in" && e.outcome === "resumed")).toBe(true);
+    expect(quiet(alice)).toBe(false); // the agent is still talking to Alice
+    // Now Bob talks over it for real: the agent falls silent while he is still speaking.
+    let stillTalking = true;
+    const talking = say(
+      bob,
+      "Sorry, actually I wanted to ask something completely different about repairs.",
+    ).then(() => {
+      stillTalking = false;
+    });
+    await until("the agent to stop", () => quiet(alice), 15_000);
+    expect(stillTalking).toBe(true);
+    await talking;
+    const cut = await until("the interrupted turn on record", () =>
+      assistantTurns()
+        .slice(before)
+        .find((t) => t.role === "assistant" && t.interrupted),
+    );
+    expect(cut.role === "assistant" && cut.heard.length).toBeLessThan(
+      cut.role === "assistant" ? cut.generated.length : 0,
+    );
+    await until(
+      "an answer to Bob's interruption",
+      () => record()!.turns.at(-1)?.role === "assistant" && quiet(alice),
+      20_000,
+    );
+  }, 60_000);
+
+  it("keeps talking with those who stay when a member leaves", async () => {
+    fake.memberLeavesVoice(BOB.userId);
+    const turns = assistantTurns().length;
+    await say(alice, "Are you still there?");
+    await until("an answer after Bob left", () => assistantTurns().length > turns && quiet(alice), 30_000);
+    expect(record()?.endReason).toBeUndefined();
+    expect(alice.hearingStats.daveFailures).toBe(0);
+  }, 60_000);
+});
