@@ -6,6 +6,7 @@
 // has been sent counts as heard: playedMs is the audio sent, at most one lead ahead of the ear.
 import type { Logger } from "../../src/log.ts";
 import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import { HeldEvents } from "../held-events.ts";
 import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import { audioKind, HANGUP_FRAME, HEADER_BYTES, writeHeader } from "./framing.ts";
@@ -37,8 +38,6 @@ export interface AudioSocketCallOptions {
   closeGraceMs?: number;
 }
 
-/** Events held for a session that has not attached yet (1 s of audio). */
-const EARLY_LIMIT = 50;
 const FRAME_MS = 20;
 
 export class AudioSocketCallTransport implements CallTransport {
@@ -55,9 +54,7 @@ export class AudioSocketCallTransport implements CallTransport {
   readonly #frameBytes: number;
   readonly #maxBackloggedBytes: number;
   readonly #closeGraceMs: number;
-  #listener: TransportListener | undefined;
-  #early: Array<{ audio: boolean; deliver: (l: TransportListener) => void }> = [];
-  #earlyAudio = 0;
+  readonly #events = new HeldEvents("AudioSocketCallTransport");
   #ended = false;
   #closing = "";
   #closeTimer: TimerHandle | undefined;
@@ -103,12 +100,7 @@ export class AudioSocketCallTransport implements CallTransport {
   }
 
   attach(listener: TransportListener): void {
-    if (this.#listener) throw new Error("AudioSocketCallTransport: attach() called twice");
-    this.#listener = listener;
-    const early = this.#early;
-    this.#early = [];
-    this.#earlyAudio = 0;
-    for (const e of early) e.deliver(listener);
+    this.#events.attach(listener);
   }
 
   play(audio: AgentAudio): void {
@@ -234,26 +226,11 @@ export class AudioSocketCallTransport implements CallTransport {
   #frameDone(): void {
     this.#inFill = 0;
     this.#inFrames++;
-    const l = this.#listener;
-    if (l) {
-      l.audio(this.#inFrame);
-      return;
-    }
-    if (this.#earlyAudio >= EARLY_LIMIT) {
-      this.#early.splice(
-        this.#early.findIndex((e) => e.audio),
-        1,
-      );
-      this.#earlyAudio--;
-    }
-    const copy = this.#inFrame.slice();
-    this.#early.push({ audio: true, deliver: (x) => x.audio(copy) });
-    this.#earlyAudio++;
+    this.#events.audio(this.#inFrame);
   }
 
   #deliver(event: (l: TransportListener) => void): void {
-    if (this.#listener) event(this.#listener);
-    else this.#early.push({ audio: false, deliver: event });
+    this.#events.deliver(event);
   }
 
   #newOut(): Uint8Array {

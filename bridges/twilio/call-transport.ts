@@ -7,6 +7,7 @@ import { base64DecodedLength, decodeBase64Into } from "../../codecs/base64.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
+import { HeldEvents } from "../held-events.ts";
 import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
@@ -19,8 +20,6 @@ import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
 export const TWILIO_RATE = 8000;
 const FRAME_SAMPLES = 160;
 const SAMPLES_PER_MS = TWILIO_RATE / 1000;
-/** Events held for a session that has not attached yet (1 s of audio). */
-const EARLY_LIMIT = 50;
 
 /** The part of a WebSocket the transport writes to. */
 export interface MediaSocket {
@@ -64,10 +63,8 @@ export class TwilioCallTransport implements CallTransport {
   readonly #pacer: Pacer;
   readonly #marks = new MarkLedger();
   readonly #markEveryFrames: number;
-  #listener: TransportListener | undefined;
+  readonly #events = new HeldEvents("TwilioCallTransport");
   /** Events that came before the session attached, delivered on attach (audio bounded). */
-  #early: Array<{ audio: boolean; deliver: (l: TransportListener) => void }> = [];
-  #earlyAudio = 0;
   #ended = false;
   #closing = "";
 
@@ -120,12 +117,7 @@ export class TwilioCallTransport implements CallTransport {
   }
 
   attach(listener: TransportListener): void {
-    if (this.#listener) throw new Error("TwilioCallTransport: attach() called twice");
-    this.#listener = listener;
-    const early = this.#early;
-    this.#early = [];
-    this.#earlyAudio = 0;
-    for (const e of early) e.deliver(listener);
+    this.#events.attach(listener);
   }
 
   play(audio: AgentAudio): void {
@@ -305,26 +297,11 @@ export class TwilioCallTransport implements CallTransport {
 
   #deliverFrame(): void {
     this.#inFrames++;
-    const l = this.#listener;
-    if (l) {
-      l.audio(this.#inFrame);
-      return;
-    }
-    if (this.#earlyAudio >= EARLY_LIMIT) {
-      this.#early.splice(
-        this.#early.findIndex((e) => e.audio),
-        1,
-      );
-      this.#earlyAudio--;
-    }
-    const copy = this.#inFrame.slice();
-    this.#early.push({ audio: true, deliver: (x) => x.audio(copy) });
-    this.#earlyAudio++;
+    this.#events.audio(this.#inFrame);
   }
 
   #deliver(event: (l: TransportListener) => void): void {
-    if (this.#listener) event(this.#listener);
-    else this.#early.push({ audio: false, deliver: event });
+    this.#events.deliver(event);
   }
 
   #sendFrame(frame: Int16Array, samples: number, drained: boolean): void {

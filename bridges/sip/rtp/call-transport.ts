@@ -4,6 +4,7 @@
 // symmetric RTP, hold and resume from re-INVITEs, the media timeout, and ending exactly once.
 import type { Logger } from "../../../src/log.ts";
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import { HeldEvents } from "../../held-events.ts";
 import type { AgentAudio, CallInfo, OutputFormat, TransportListener } from "../../transport.ts";
 import type {
   MediaDirection,
@@ -17,9 +18,6 @@ import { RtpOutbound } from "./outbound.ts";
 import { UdpRtpEndpoint } from "./port-pool.ts";
 import { RtpReceiver } from "./receiver.ts";
 import { RtpSender } from "./sender.ts";
-
-/** Events held for a session that has not attached yet (1 s of audio). */
-const EARLY_LIMIT = 50;
 
 export interface RtpCallTuning {
   /** Reorder window of the jitter buffer, ms (default 60). */
@@ -47,9 +45,7 @@ export class RtpCallTransport implements SipCallTransport {
   readonly #sender: RtpSender;
   readonly #out: RtpOutbound;
   #media: NegotiatedMedia;
-  #listener: TransportListener | undefined;
-  #early: Array<{ audio: boolean; deliver: (l: TransportListener) => void }> = [];
-  #earlyAudio = 0;
+  readonly #events = new HeldEvents("RtpCallTransport");
   #ended = false;
 
   // Media timeout.
@@ -112,12 +108,7 @@ export class RtpCallTransport implements SipCallTransport {
   }
 
   attach(listener: TransportListener): void {
-    if (this.#listener) throw new Error("RtpCallTransport: attach() called twice");
-    this.#listener = listener;
-    const early = this.#early;
-    this.#early = [];
-    this.#earlyAudio = 0;
-    for (const e of early) e.deliver(listener);
+    this.#events.attach(listener);
   }
 
   play(audio: AgentAudio): void {
@@ -235,21 +226,7 @@ export class RtpCallTransport implements SipCallTransport {
   #frame(pcm: Int16Array): void {
     // On hold (or muted by their SDP) the caller is not talking to the agent: hold music is not speech.
     if (!receives(this.#media.direction)) return;
-    const l = this.#listener;
-    if (l) {
-      l.audio(pcm);
-      return;
-    }
-    if (this.#earlyAudio >= EARLY_LIMIT) {
-      this.#early.splice(
-        this.#early.findIndex((e) => e.audio),
-        1,
-      );
-      this.#earlyAudio--;
-    }
-    const copy = pcm.slice();
-    this.#early.push({ audio: true, deliver: (x) => x.audio(copy) });
-    this.#earlyAudio++;
+    this.#events.audio(pcm);
   }
 
   #dtmf(digit: string): void {
@@ -258,8 +235,7 @@ export class RtpCallTransport implements SipCallTransport {
   }
 
   #deliver(event: (l: TransportListener) => void): void {
-    if (this.#listener) event(this.#listener);
-    else this.#early.push({ audio: false, deliver: event });
+    this.#events.deliver(event);
   }
 
   // ---- ending ----
