@@ -23,6 +23,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { numberArg, stringArg } from "./lib/args.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
 import type { LoadReport } from "./lib/calls-load.ts";
 import {
@@ -40,17 +41,8 @@ import { summarize } from "./lib/calls-summary.ts";
 import { benchBridge, TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: expected a positive number`);
-  return v;
-}
-const strArg = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-};
+const arg = numberArg;
+const strArg = stringArg;
 
 const TRANSPORT: BenchTransport = (() => {
   const t = strArg("transport") ?? "twilio";

@@ -22,16 +22,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../test/fake-discord/index.ts";
+import { numberArg } from "./lib/args.ts";
 import { processCpuUs, spawnNode, stopProcess, waitForLine } from "./lib/calls-procs.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: expected a positive number`);
-  return v;
-}
+const arg = numberArg;
 
 const MEMBERS = Math.round(arg("members", 4));
 const CHANNELS = Math.round(arg("channels", 2));

@@ -16,16 +16,11 @@ import { UdpRtpPortPool } from "../bridges/sip/rtp/port-pool.ts";
 import { mulawEncode } from "../codecs/g711.ts";
 import { silentLogger } from "../src/log.ts";
 import { systemClock } from "../src/session/clock.ts";
+import { numberArg } from "./lib/args.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
 import type { CallerReport, CallersData } from "./lib/sip-media-callers.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: expected a positive number`);
-  return v;
-}
+const arg = numberArg;
 
 const N = Math.round(arg("calls", 100));
 const S = arg("seconds", 20);

@@ -14,12 +14,10 @@ import { startSipServer } from "../bridges/sip/index.ts";
 import type { RtpEndpoint, RtpPortPool, SipCallTransport } from "../bridges/sip/media-port.ts";
 import { silentLogger } from "../src/log.ts";
 import { systemClock } from "../src/session/clock.ts";
+import { numberArg } from "./lib/args.ts";
 import { percentile, round } from "./lib/measure.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : Number(process.argv[i + 1]);
-}
+const arg = numberArg;
 const CALLS = arg("calls", 2000);
 const RATE = arg("rate", 200);
 const LIMIT = arg("limit", 500);

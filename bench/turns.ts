@@ -15,16 +15,14 @@
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { seededRandom } from "../test/helpers/noise.ts";
+import { stringArg } from "./lib/args.ts";
 import { round } from "./lib/measure.ts";
 import { buildCases, type Category } from "./lib/turns-cases.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { summarize } from "./lib/turns-summary.ts";
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+const arg = stringArg;
 const concurrency = Number(arg("concurrency") ?? 5);
 const only = arg("only") as Category | undefined;
 const verbose = process.argv.includes("--verbose");
