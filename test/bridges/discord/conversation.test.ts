@@ -4,12 +4,13 @@
 // speaks an espeak-ng utterance and gets a reply; the voice socket drops with 4015 and the bot
 // resumes; /leave → the bot leaves the channel; joined again, it leaves by itself when the last
 // human does.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpusCodec } from "../../../codecs/opus.ts";
+import { makeSelfSignedCert, removeCert, type SelfSignedCert } from "../../fake-discord/tls-cert.ts";
 import { speak } from "../../helpers/speech.ts";
 import { CHANNEL_ID, MEMBER_ID, startTextGateway, type TextGateway } from "./text-gateway.ts";
 import { startVoiceServer, type VoiceServer } from "./voice-server.ts";
@@ -19,6 +20,7 @@ let dir: string;
 let gateway: TextGateway;
 let voice: VoiceServer;
 let bridge: ChildProcess;
+let tls: SelfSignedCert;
 const log: string[] = [];
 
 async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
@@ -62,37 +64,13 @@ function memberPackets(text: string): Uint8Array[] {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-discord-conv-"));
-  const key = join(dir, "key.pem");
-  const cert = join(dir, "cert.pem");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-    ],
-    { stdio: "ignore" },
-  );
-  voice = await startVoiceServer({ key: readFileSync(key, "utf8"), cert: readFileSync(cert, "utf8") });
+  tls = makeSelfSignedCert();
+  voice = await startVoiceServer({ key: tls.key, cert: tls.cert });
   gateway = await startTextGateway({ botDenied: 0n, voiceEndpoint: voice.endpoint });
   bridge = spawn(join(ROOT, "bin/voice-bridge"), ["start"], {
     env: {
       ...process.env,
-      NODE_EXTRA_CA_CERTS: cert,
+      NODE_EXTRA_CA_CERTS: tls.certPath,
       HOST: "127.0.0.1",
       PORT: "0",
       SIP_PORT: "off",
@@ -121,6 +99,7 @@ afterAll(async () => {
   await gateway?.close();
   await voice?.close();
   rmSync(dir, { recursive: true, force: true });
+  if (tls) removeCert(tls);
 });
 
 describe("a conversation in a Discord voice channel", () => {
