@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { type WebSocket, WebSocketServer } from "ws";
 import { channels, guildCreate, member, user, voiceState, type World } from "./guild.ts";
+import { Waiters } from "./waiters.ts";
 
 export type { World } from "./guild.ts";
 
@@ -46,7 +47,7 @@ export class FakeGateway {
   readonly records: GatewayRecord[] = [];
   /** Identify payloads received, for asserting intents, shards and properties. */
   readonly identifies: Record<string, unknown>[] = [];
-  readonly #waiters = new Set<() => void>();
+  readonly #waiters = new Waiters();
 
   constructor(world: World, hooks: GatewayHooks) {
     this.#world = world;
@@ -80,19 +81,11 @@ export class FakeGateway {
 
   /** Resolves once `test()` holds, re-checked on every gateway event. */
   waitFor(test: () => boolean): Promise<void> {
-    if (test()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!test()) return;
-        this.#waiters.delete(check);
-        resolve();
-      };
-      this.#waiters.add(check);
-    });
+    return this.#waiters.waitFor(test);
   }
 
   #changed(): void {
-    for (const check of [...this.#waiters]) check();
+    this.#waiters.changed();
   }
 
   #connection(ws: WebSocket, url: string): void {

@@ -14,6 +14,7 @@ import type { SimulatedMember } from "./member.ts";
 import type { SelfSignedCert } from "./tls-cert.ts";
 import { openRtp, TRANSPORT_MODES, type TransportMode } from "./transport-crypto.ts";
 import { VoiceUdpServer } from "./voice-udp.ts";
+import { Waiters } from "./waiters.ts";
 
 const HEARTBEAT_INTERVAL = 13_750;
 const BOT_SSRC = 1001;
@@ -70,7 +71,7 @@ export class FakeVoiceServer {
   readonly botSpeaking: unknown[] = [];
   /** Bot RTP packets that failed transport decryption. */
   transportFailures = 0;
-  readonly #waiters = new Set<() => void>();
+  readonly #waiters = new Waiters();
 
   private constructor(
     https: Server,
@@ -155,19 +156,11 @@ export class FakeVoiceServer {
 
   /** Resolves when `test()` holds, re-checked on every voice gateway message and every bot RTP packet. */
   waitFor(test: () => boolean): Promise<void> {
-    if (test()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!test()) return;
-        this.#waiters.delete(check);
-        resolve();
-      };
-      this.#waiters.add(check);
-    });
+    return this.#waiters.waitFor(test);
   }
 
   #changed(): void {
-    for (const check of [...this.#waiters]) check();
+    this.#waiters.changed();
   }
 
   #connection(ws: WebSocket, url: string): void {
@@ -357,7 +350,7 @@ export class FakeVoiceServer {
       return;
     }
     for (const member of this.#members) if (member.connected) member.hear(call.grant.userId, payload, at);
-    if (this.#waiters.size > 0) this.#changed();
+    if (this.#waiters.pending) this.#changed();
   }
 
   #send(packet: { op: number; d: unknown }): void {
