@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { LOOP_LAG_SAMPLE_MS } from "../../src/metrics.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The flags bin/voice-bridge runs the sources with. */
@@ -128,10 +129,10 @@ export async function bridgeLoopLagMs(url: string): Promise<{ p99: number; max: 
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     const get = (name: string) => Number(text.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) * 1000;
-    // prom-client samples the loop with a 10 ms timer and records whole intervals: take the 10 off.
+    // prom-client samples the loop with a timer and records whole intervals: take the period off.
     return {
-      p99: get("nodejs_eventloop_lag_p99_seconds") - 10,
-      max: get("nodejs_eventloop_lag_max_seconds") - 10,
+      p99: get("nodejs_eventloop_lag_p99_seconds") - LOOP_LAG_SAMPLE_MS,
+      max: get("nodejs_eventloop_lag_max_seconds") - LOOP_LAG_SAMPLE_MS,
     };
   } catch {
     return { p99: Number.NaN, max: Number.NaN };
