@@ -103,7 +103,7 @@ describe("RtpOutbound", () => {
     r.out.start();
     r.out.play(sine(300, 8000, 8000, 5000)); // 1 s
     r.clock.inner.advance(200);
-    r.clock.stallNextMs = 75;
+    r.clock.stallNextMs = RTP_LEAD_MS + 15; // longer than the lead: the caller ran dry
     r.clock.inner.advance(800);
     const late = await r.lateness();
     expect(r.out.stats.underruns).toBe(1);
