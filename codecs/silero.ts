@@ -125,7 +125,13 @@ export class SileroModel {
    */
   private choosesInline(stream: SileroStream): boolean {
     const now = performance.now();
-    if (stream.askedAt < now - LIVE_MS) this.live.push(stream);
+    // Listed once: a stream that went stale and asks again before the sweep has dropped it is
+    // still in the list (a member pausing between phrases), and counting it twice would send
+    // a handful of speakers to the worker.
+    if (!stream.listed) {
+      stream.listed = true;
+      this.live.push(stream);
+    }
     stream.askedAt = now;
     if (now >= this.sweepAt) {
       this.sweepAt = now + SWEEP_MS;
@@ -134,6 +140,7 @@ export class SileroModel {
       for (let i = 0; i < live.length; i++) {
         const s = live[i]!;
         if (s.askedAt >= now - LIVE_MS) live[kept++] = s;
+        else s.listed = false;
       }
       live.length = kept;
     }
@@ -303,6 +310,8 @@ export class SileroStream {
   inline: InlineTensors | undefined;
   /** When this stream last asked for inference (performance.now(); SileroModel's live count). */
   askedAt = Number.NEGATIVE_INFINITY;
+  /** In SileroModel's live list (until a sweep finds it stale). */
+  listed = false;
   /** The probability read from the batch, until the callbacks run. */
   result = 0;
 

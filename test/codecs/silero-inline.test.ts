@@ -69,4 +69,22 @@ describe("Silero inline inference for few streams", () => {
     expect(model.runs.inline - during.inline).toBe(lone.length);
     expect(maxDiff(lone, alone[1]!)).toBeLessThan(1e-5);
   });
+
+  it("counts a speaker who pauses and goes on as one stream, however many pauses", async () => {
+    const model = await loadSileroModel();
+    model.inlineStreams = 1;
+    // The model is the process's: streams of the tests before go stale first.
+    await new Promise((r) => setTimeout(r, 100));
+    const s = model.createStream(16000);
+    const windows = windowsOf(scenes[0]!, s.windowSamples).slice(0, 6);
+    const before = model.runs;
+    for (let phrase = 0; phrase < 3; phrase++) {
+      for (const w of windows) await s.probability(w);
+      // Longer than a stream stays live: it goes stale, then asks again as the same stream.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(model.runs.batched).toBe(before.batched);
+    expect(model.runs.inline - before.inline).toBe(3 * windows.length);
+    model.inlineStreams = INLINE_STREAMS;
+  });
 });
