@@ -16,8 +16,10 @@
 // Opus decode, VAD, the recognizer's upload).
 // Phase 3, a second bridge answering everyone, one member asks a question a few times:
 // `voice_to_voice_ms_p50`, from the end of the member's speech to the agent's first packet heard.
+// Also: `timer_20ms_floor_cpu_us_per_s`, the CPU of a bare Node process with one 20 ms interval timer
+// (what any paced stream costs on this machine before it does any work).
 // Prints one JSON line.
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,6 +52,19 @@ const deadline = setTimeout(
   (SECONDS + 240) * 1000,
 );
 deadline.unref();
+
+/**
+ * The floor under any per-packet path on this machine: CPU of a bare Node process whose only work
+ * is a 20 ms interval timer (one voice stream's pace), µs per second. Both paths wake the loop at
+ * least that often per channel or member, whatever they do when awake.
+ */
+function timerFloorUsPerS(): number {
+  const script =
+    "const t=setInterval(()=>{},20);const u0=process.cpuUsage();const t0=performance.now();" +
+    "setTimeout(()=>{const u=process.cpuUsage(u0);clearInterval(t);" +
+    "console.log((u.user+u.system)/((performance.now()-t0)/1000))},4000)";
+  return Math.round(Number(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })));
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
@@ -206,6 +221,7 @@ async function main(): Promise<void> {
   await stopProcess(bridge2, 20_000);
   await fake2.close();
   await stopProcess(svc, 10_000);
+  const timerFloor = timerFloorUsPerS();
 
   const result = {
     cpu_us_per_speaking_user_s: Math.round(inCpu / (CHANNELS * MEMBERS * inWindowS)),
@@ -220,6 +236,7 @@ async function main(): Promise<void> {
     agent_spoke_through_out_window: stillSpeaking,
     voice_to_voice_ms: v2v.map((v) => Math.round(v)),
     bridge_idle_cpu_us_per_s: Math.round(idleCpuUsPerS),
+    timer_20ms_floor_cpu_us_per_s: timerFloor,
     undecryptable_packets: undecryptable,
   };
   if (result.cpu_us_per_speaking_user_s > TARGETS.cpu_us_per_speaking_user_s)
