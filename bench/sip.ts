@@ -71,6 +71,7 @@ const server = await startSipServer({
     hangUp: (reason) => o.control.hangUp(reason),
     transfer: (target) => o.control.transfer(target),
     updateMedia() {},
+    digitFromInfo() {},
     end: () => o.endpoint.close(),
   }),
   onCall: () => {},

@@ -67,6 +67,8 @@ export interface SipCallTransportOptions {
 export interface SipCallTransport extends CallTransport {
   /** A re-INVITE changed the media (hold/resume, a new address). */
   updateMedia(media: NegotiatedMedia): void;
+  /** A keypad digit the caller sent by SIP INFO (the same press also sent by RTP is passed on once). */
+  digitFromInfo(digit: string): void;
   /** The dialog ended on the signalling side (BYE, CANCEL, timeout): stop media, free the port, tell the session. */
   end(reason: string): void;
 }

@@ -5,8 +5,9 @@ import type { Clock } from "../../src/session/clock.ts";
 import { CallSetup } from "./call-setup.ts";
 import { ClientTransactions } from "./client-transaction.ts";
 import type { SipCoreOptions } from "./core-options.ts";
-import { type Dialog, type DialogDeps, dialogKey } from "./dialog.ts";
+import { type Dialog, type DialogDeps, dialogKey, warning } from "./dialog.ts";
 import type { SipFlow } from "./flow.ts";
+import { parseInfoDtmf } from "./info-dtmf.ts";
 import type { SipCodecName } from "./media-port.ts";
 import { header, headerValues, params, type SipRequest } from "./message.ts";
 import { parseMessage } from "./parse.ts";
@@ -228,8 +229,10 @@ export class SipCore {
         if (dialog.onNotify) dialog.onNotify(tx);
         else tx.respond(makeResponse(req, 481, { reason: "Subscription Does Not Exist" }));
         return;
-      case "OPTIONS":
       case "INFO":
+        this.#info(tx, dialog);
+        return;
+      case "OPTIONS":
         tx.respond(makeResponse(req, 200, { headers: [{ name: "allow", value: ALLOW }] }));
         return;
       default:
@@ -239,6 +242,19 @@ export class SipCore {
           }),
         );
     }
+  }
+
+  /** Keypad digits by INFO reach the session like RTP's; other INFO bodies are acknowledged and ignored. */
+  #info(tx: ServerTransaction, dialog: Dialog): void {
+    const req = tx.request;
+    const dtmf = parseInfoDtmf(header(req, "content-type"), req.body.toString("utf8"));
+    if ("error" in dtmf) {
+      dialog.log.warn({ reason: dtmf.error }, "sip: INFO with a keypad body we cannot read");
+      tx.respond(makeResponse(req, 400, { headers: [warning(dtmf.error)] }));
+      return;
+    }
+    tx.respond(makeResponse(req, 200, { headers: [{ name: "allow", value: ALLOW }] }));
+    if ("digit" in dtmf) dialog.transport?.digitFromInfo(dtmf.digit);
   }
 
   #options(tx: ServerTransaction): void {

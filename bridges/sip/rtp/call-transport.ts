@@ -32,6 +32,9 @@ function receives(d: MediaDirection): boolean {
   return d === "sendrecv";
 }
 
+/** The same digit from RTP and from INFO this close together is one press, ms. */
+const DUPLICATE_DIGIT_MS = 500;
+
 export class RtpCallTransport implements SipCallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
@@ -47,6 +50,7 @@ export class RtpCallTransport implements SipCallTransport {
   #media: NegotiatedMedia;
   readonly #events = new HeldEvents("RtpCallTransport");
   #ended = false;
+  #lastDigit: { digit: string; source: "rtp" | "info"; at: number } | undefined;
 
   // Media timeout.
   #lastRx: number;
@@ -229,8 +233,21 @@ export class RtpCallTransport implements SipCallTransport {
     this.#events.audio(pcm);
   }
 
-  #dtmf(digit: string): void {
-    this.#log.info({ digit }, "dtmf");
+  digitFromInfo(digit: string): void {
+    this.#dtmf(digit, "info");
+  }
+
+  /**
+   * A PBX set to send both RFC 4733 events and INFO sends each press twice: the same digit from the
+   * other source within DUPLICATE_DIGIT_MS is that press again, not a second one.
+   */
+  #dtmf(digit: string, source: "rtp" | "info" = "rtp"): void {
+    if (this.#ended) return;
+    const now = this.#clock.now();
+    const last = this.#lastDigit;
+    if (last && last.source !== source && last.digit === digit && now - last.at < DUPLICATE_DIGIT_MS) return;
+    this.#lastDigit = { digit, source, at: now };
+    this.#log.info({ digit, source }, "dtmf");
     this.#deliver((l) => l.dtmf(digit));
   }
 

@@ -29,6 +29,8 @@ export interface ReqOpts {
   cseq?: number;
   branch?: string;
   body?: string;
+  /** Of the body (default application/sdp). */
+  contentType?: string;
   extra?: string[];
   uri?: string;
   contact?: string;
@@ -49,7 +51,7 @@ export function request(method: string, o: ReqOpts = {}): Buffer {
     `Contact: <${o.contact ?? "sip:caller@192.0.2.9:5070"}>`,
     "Max-Forwards: 70",
     ...(o.extra ?? []),
-    ...(body ? ["Content-Type: application/sdp"] : []),
+    ...(body ? [`Content-Type: ${o.contentType ?? "application/sdp"}`] : []),
     `Content-Length: ${Buffer.byteLength(body)}`,
     "",
     body,

@@ -141,6 +141,25 @@ describe("in-dialog requests", () => {
     expect(r.responses(481, "BYE")).toHaveLength(1);
   });
 
+  it("INFO: keypad digits (dtmf-relay, dtmf, * and # as 10 and 11) reach the media side; other INFO is acknowledged; a bad keypad body gets 400", async () => {
+    const r = coreRig();
+    const { toTag } = await r.call();
+    r.send(request("ACK", { toTag }));
+    const info = (cseq: number, contentType: string, body: string) =>
+      r.send(request("INFO", { toTag, cseq, contentType, body }));
+    info(2, "application/dtmf-relay", "Signal=5\r\nDuration=160\r\n");
+    info(3, "application/dtmf-relay", "Signal= 10\r\nDuration=100\r\n");
+    info(4, "application/dtmf", "11");
+    info(5, "application/media_control+xml", "<media_control/>");
+    info(6, "application/dtmf-relay", "Duration=160\r\n");
+    info(7, "application/dtmf", "x");
+    expect(r.responses(200, "INFO")).toHaveLength(4);
+    const bad = r.responses(400, "INFO");
+    expect(bad).toHaveLength(2);
+    expect(header(bad[0]!.msg, "warning")).toMatch(/Signal/);
+    expect(r.media.made[0]!.infoDigits).toEqual(["5", "*", "#"]);
+  });
+
   it("behind a proxy: Record-Route is copied into the 200 and becomes the Route of our BYE, sent to the Contact", async () => {
     const r = coreRig();
     const rr = ["Record-Route: <sip:10.0.0.2;lr>", "Record-Route: <sip:10.0.0.1;lr;transport=tcp>"];

@@ -70,6 +70,8 @@ export class TestSipTransport implements SipCallTransport {
   readonly endpoint: TestRtpEndpoint;
   readonly medias: NegotiatedMedia[] = [];
   endReasons: string[] = [];
+  /** Digits signalling passed on from SIP INFO. */
+  readonly infoDigits: string[] = [];
   readonly #ended: Promise<string>;
   #resolveEnded!: (reason: string) => void;
 
@@ -106,6 +108,9 @@ export class TestSipTransport implements SipCallTransport {
   }
   updateMedia(media: NegotiatedMedia): void {
     this.medias.push(media);
+  }
+  digitFromInfo(digit: string): void {
+    this.infoDigits.push(digit);
   }
   end(reason: string): void {
     this.endReasons.push(reason);

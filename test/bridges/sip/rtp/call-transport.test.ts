@@ -269,6 +269,21 @@ describe("RtpCallTransport call life", () => {
     expect(r.events.frames).toHaveLength(0);
   });
 
+  it("passes on digits sent by SIP INFO, and one press sent both ways (RFC 4733 and INFO) once", async () => {
+    const caller = await peer();
+    const r = await call(media(caller.port));
+    for (const d of readPcapUdp("/usr/share/sip-tester/dtmf_2833_pound.pcap"))
+      await caller.send(d.payload, r.transport.localPort);
+    await until(() => r.events.digits.length === 1, "the digit by RTP");
+    // The PBX's INFO for the same press: dropped. Then a new press, by INFO only.
+    r.transport.digitFromInfo("#");
+    r.transport.digitFromInfo("7");
+    r.clock.advance(600);
+    // The same key again, later: a second press.
+    r.transport.digitFromInfo("#");
+    expect(r.events.digits).toEqual(["#", "7", "#"]);
+  });
+
   it("ends once when signalling says so, freeing the port; hang-up and transfer go to signalling", async () => {
     const caller = await peer();
     const r = await call(media(caller.port));
