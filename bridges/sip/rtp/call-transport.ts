@@ -1,136 +1,117 @@
-// One SIP call's media as the session sees it (the transport port), over RTP on the call's own
-// UDP socket: RtpReceiver turns datagrams into 20 ms frames and digits, RtpOutbound paces the
-// agent's voice out (silence between replies). This class holds the call's life around them:
-// symmetric RTP, hold and resume from re-INVITEs, the media timeout, and ending exactly once.
+// One SIP call's media as the session sees it (the transport port). The packets themselves are
+// handled by the call's media link (call-media.ts): on this thread, or in the RTP worker when the
+// port came from it. This class holds the call's life around them: what is heard before the
+// session attaches, hold and resume from re-INVITEs, keypad digits from RTP and INFO, the media
+// timeout's hang-up, and ending exactly once.
 import type { Logger } from "../../../src/log.ts";
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
 import { HeldEvents } from "../../held-events.ts";
 import type { AgentAudio, CallInfo, OutputFormat, TransportListener } from "../../transport.ts";
 import type {
-  MediaDirection,
   NegotiatedMedia,
   SipCallControl,
   SipCallTransport,
   SipCallTransportFactory,
   SipCallTransportOptions,
 } from "../media-port.ts";
-import { RtpOutbound } from "./outbound.ts";
-import { UdpRtpEndpoint } from "./port-pool.ts";
-import { RtpReceiver } from "./receiver.ts";
-import { RtpSender } from "./sender.ts";
+import { type RtpMediaEndpoint, type RtpMediaLink, type RtpMediaStats, sends } from "./call-media.ts";
 
 export interface RtpCallTuning {
   /** Reorder window of the jitter buffer, ms (default 60). */
   reorderWindowMs?: number;
 }
 
-/** Whether we put audio on the wire, and whether the caller's silence counts toward the media timeout. */
-function sends(d: MediaDirection): boolean {
-  return d === "sendrecv" || d === "sendonly";
-}
-function receives(d: MediaDirection): boolean {
-  return d === "sendrecv";
-}
-
 /** The same digit from RTP and from INFO this close together is one press, ms. */
 const DUPLICATE_DIGIT_MS = 500;
+
+function isMediaEndpoint(e: SipCallTransportOptions["endpoint"]): e is RtpMediaEndpoint {
+  return typeof (e as Partial<RtpMediaEndpoint>).startMedia === "function";
+}
 
 export class RtpCallTransport implements SipCallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
   readonly output: OutputFormat;
-  readonly #endpoint: UdpRtpEndpoint;
   readonly #control: SipCallControl;
-  readonly #clock: Clock;
+  readonly #clock: SipCallTransportOptions["clock"];
   readonly #log: Logger;
-  readonly #mediaTimeoutMs: number;
-  readonly #receiver: RtpReceiver;
-  readonly #sender: RtpSender;
-  readonly #out: RtpOutbound;
+  readonly #link: RtpMediaLink;
   #media: NegotiatedMedia;
   readonly #events = new HeldEvents("RtpCallTransport");
   #ended = false;
   #lastDigit: { digit: string; source: "rtp" | "info"; at: number } | undefined;
-
-  // Media timeout.
-  #lastRx: number;
-  #timeoutTimer: TimerHandle | undefined;
-  readonly #onTimeoutCheck = () => this.#checkTimeout();
+  #finalStats: RtpMediaStats | undefined;
 
   constructor(opts: SipCallTransportOptions, tuning: RtpCallTuning = {}) {
-    if (!(opts.endpoint instanceof UdpRtpEndpoint))
+    const endpoint = opts.endpoint;
+    if (!isMediaEndpoint(endpoint))
       throw new TypeError(
-        "RtpCallTransport: the endpoint must come from UdpRtpPortPool (it owns the UDP socket)",
+        "RtpCallTransport: the endpoint must come from an RTP port pool (UdpRtpPortPool or the RTP worker's)",
       );
-    if (!(opts.mediaTimeoutMs > 0))
-      throw new RangeError(`RtpCallTransport: mediaTimeoutMs must be positive, got ${opts.mediaTimeoutMs}`);
     const codec = opts.media.codec;
     this.info = opts.info;
-    this.#endpoint = opts.endpoint;
     this.#control = opts.control;
     this.#clock = opts.clock;
     this.#log = opts.log;
-    this.#mediaTimeoutMs = opts.mediaTimeoutMs;
     this.#media = opts.media;
     this.output = codec.name === "opus" ? { kind: "opus" } : { kind: "pcm", rate: 8000 };
-    this.#receiver = new RtpReceiver({
-      clock: opts.clock,
-      codec: codec.name,
-      payloadType: codec.payloadType,
-      clockRate: codec.clockRate,
-      telephoneEventPt: opts.media.telephoneEventPt,
-      windowMs: tuning.reorderWindowMs,
-      frame: (pcm) => this.#frame(pcm),
-      dtmf: (digit) => this.#dtmf(digit),
-    });
-    this.inputRate = this.#receiver.inputRate;
-    this.#sender = new RtpSender(opts.endpoint.socket, codec.payloadType, opts.media.remote);
-    this.#out = new RtpOutbound({
-      clock: opts.clock,
-      codec: codec.name,
-      sender: this.#sender,
-      transmitting: () => sends(this.#media.direction),
-      played: (ms) => this.#deliver((l) => l.played(ms)),
-    });
-    const socket = opts.endpoint.socket;
-    socket.on("message", (msg, rinfo) => this.#datagram(msg, rinfo.address, rinfo.port));
-    socket.on("error", (err) => this.#log.warn({ err }, "RTP socket error"));
-    this.#lastRx = opts.clock.now();
-    this.#scheduleTimeout(this.#mediaTimeoutMs);
-    this.#out.start();
+    this.#link = endpoint.startMedia(
+      {
+        media: opts.media,
+        mediaTimeoutMs: opts.mediaTimeoutMs,
+        clock: opts.clock,
+        ...(tuning.reorderWindowMs !== undefined ? { reorderWindowMs: tuning.reorderWindowMs } : {}),
+      },
+      {
+        frame: (pcm) => this.#events.audio(pcm),
+        dtmf: (digit) => this.#dtmf(digit),
+        played: (ms) => this.#deliver((l) => l.played(ms)),
+        latched: (address, port) =>
+          this.#log.info(
+            { from: `${address}:${port}` },
+            "symmetric RTP: sending where the caller's packets come from",
+          ),
+        timedOut: (silentForMs) => this.#timedOut(silentForMs),
+        socketError: (message) => this.#log.warn({ err: message }, "RTP socket error"),
+      },
+    );
+    this.inputRate = this.#link.inputRate;
     this.#log.info(
       {
         codec: codec.name,
         payloadType: codec.payloadType,
         telephoneEventPt: opts.media.telephoneEventPt,
-        localPort: opts.endpoint.port,
+        localPort: endpoint.port,
         remote: `${opts.media.remote.address}:${opts.media.remote.port}`,
         direction: opts.media.direction,
       },
       "RTP media started",
     );
+    this.localPort = endpoint.port;
   }
+
+  /** The local port (for logs and tests). */
+  readonly localPort: number;
 
   attach(listener: TransportListener): void {
     this.#events.attach(listener);
   }
 
   play(audio: AgentAudio): void {
-    if (!this.#ended) this.#out.play(audio);
+    if (!this.#ended) this.#link.play(audio);
   }
 
   clear(): void {
     if (this.#ended) return;
-    const droppedMs = this.#out.clear();
+    const droppedMs = this.#link.clear();
     this.#log.info({ droppedMs: Math.round(droppedMs) }, "clear: dropped unsent audio");
   }
 
   queuedMs(): number {
-    return this.#out.queuedMs();
+    return this.#link.queuedMs();
   }
 
   playedMs(): number {
-    return this.#out.playedMs();
+    return this.#link.playedMs();
   }
 
   async hangUp(reason: string): Promise<void> {
@@ -158,18 +139,12 @@ export class RtpCallTransport implements SipCallTransport {
       return;
     }
     this.#media = media;
-    this.#receiver.setPayloadTypes(media.codec.payloadType, media.telephoneEventPt);
-    this.#sender.update(media.codec.payloadType, media.remote);
-    if (media.direction !== before.direction) {
+    this.#link.update(media);
+    if (media.direction !== before.direction)
       this.#log.info(
         { from: before.direction, to: media.direction },
         sends(media.direction) ? "media resumed" : "media held",
       );
-      if (receives(media.direction) && !receives(before.direction)) {
-        this.#lastRx = this.#clock.now();
-        this.#scheduleTimeout(this.#mediaTimeoutMs);
-      }
-    }
     if (media.remote.address !== before.remote.address || media.remote.port !== before.remote.port)
       this.#log.info(
         { remote: `${media.remote.address}:${media.remote.port}` },
@@ -180,23 +155,24 @@ export class RtpCallTransport implements SipCallTransport {
   end(reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#out.close();
-    this.#clock.clearTimeout(this.#timeoutTimer);
-    this.#timeoutTimer = undefined;
-    this.#receiver.close();
-    this.#endpoint.close();
-    const rx = this.#receiver.stats;
-    this.#log.info(
-      {
-        reason,
-        rx: { packets: rx.packets, frames: rx.frames, concealed: rx.concealedPackets, dtmf: rx.dtmfPackets },
-        rxDropped: rx.dropped,
-        jitter: rx.jitter,
-        tx: { ...this.#sender.stats, ...this.#out.stats },
-        queuedMs: Math.round(this.#out.queuedMs()),
-        playedMs: Math.round(this.#out.playedMs()),
+    void this.#link.close().then(
+      (stats) => {
+        this.#finalStats = stats;
+        const { rx, tx } = stats;
+        this.#log.info(
+          {
+            reason,
+            rx: { packets: rx.packets, frames: rx.frames, concealed: rx.concealedPackets, dtmf: rx.dtmfPackets },
+            rxDropped: rx.dropped,
+            jitter: rx.jitter,
+            tx,
+            queuedMs: stats.queuedMs,
+            playedMs: stats.playedMs,
+          },
+          "RTP media ended",
+        );
       },
-      "RTP media ended",
+      (err: unknown) => this.#log.error({ err, reason }, "RTP media ended, its counts were lost"),
     );
     this.#deliver((l) => l.ended(reason));
   }
@@ -205,32 +181,14 @@ export class RtpCallTransport implements SipCallTransport {
     return this.#ended;
   }
 
-  /** The local port (for logs and tests). */
-  get localPort(): number {
-    return this.#endpoint.port;
-  }
-
-  get stats(): { rx: RtpReceiver["stats"]; tx: RtpSender["stats"] & RtpOutbound["stats"] } {
-    return { rx: this.#receiver.stats, tx: { ...this.#sender.stats, ...this.#out.stats } };
-  }
-
-  // ---- inbound ----
-
-  #datagram(msg: Buffer, address: string, port: number): void {
-    if (this.#ended) return;
-    if (!this.#receiver.handle(msg)) return;
-    this.#lastRx = this.#clock.now();
-    if (this.#sender.latch(address, port))
-      this.#log.info(
-        { from: `${address}:${port}` },
-        "symmetric RTP: sending where the caller's packets come from",
-      );
-  }
-
-  #frame(pcm: Int16Array): void {
-    // On hold (or muted by their SDP) the caller is not talking to the agent: hold music is not speech.
-    if (!receives(this.#media.direction)) return;
-    this.#events.audio(pcm);
+  /**
+   * The media's packet counts: live where the packets are handled on this thread; from the RTP
+   * worker, as they were when the media closed.
+   */
+  get stats(): RtpMediaStats {
+    const stats = this.#link.stats ?? this.#finalStats;
+    if (!stats) throw new Error("RtpCallTransport.stats: the RTP worker reports counts when the call's media closes");
+    return stats;
   }
 
   digitFromInfo(digit: string): void {
@@ -255,23 +213,10 @@ export class RtpCallTransport implements SipCallTransport {
     this.#events.deliver(event);
   }
 
-  // ---- ending ----
-
-  #scheduleTimeout(delayMs: number): void {
-    this.#clock.clearTimeout(this.#timeoutTimer);
-    this.#timeoutTimer = this.#clock.setTimeout(this.#onTimeoutCheck, delayMs);
-  }
-
-  #checkTimeout(): void {
-    this.#timeoutTimer = undefined;
-    if (this.#ended || !receives(this.#media.direction)) return;
-    const silentFor = this.#clock.now() - this.#lastRx;
-    if (silentFor < this.#mediaTimeoutMs) {
-      this.#scheduleTimeout(this.#mediaTimeoutMs - silentFor);
-      return;
-    }
+  #timedOut(silentForMs: number): void {
+    if (this.#ended) return;
     this.#log.warn(
-      { silentForMs: Math.round(silentFor) },
+      { silentForMs: Math.round(silentForMs) },
       "media timeout: no RTP from the caller; hanging up",
     );
     void this.#hangUpThenEnd("media timeout", "media timeout");

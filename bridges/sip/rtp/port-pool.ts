@@ -6,7 +6,14 @@
 import dgram from "node:dgram";
 import { lookup as dnsLookup } from "node:dns";
 import { isIP } from "node:net";
-import type { RtpEndpoint, RtpPortPool } from "../media-port.ts";
+import type { RtpPortPool } from "../media-port.ts";
+import {
+  RtpCallMedia,
+  type RtpMediaEndpoint,
+  type RtpMediaEvents,
+  type RtpMediaLink,
+  type RtpMediaOptions,
+} from "./call-media.ts";
 
 export interface PortRange {
   low: number;
@@ -30,7 +37,7 @@ export function parsePortRange(spec: string): PortRange {
 }
 
 /** The call's RTP socket; what the transport sends and receives on. */
-export class UdpRtpEndpoint implements RtpEndpoint {
+export class UdpRtpEndpoint implements RtpMediaEndpoint {
   readonly port: number;
   readonly socket: dgram.Socket;
   readonly #release: () => void;
@@ -44,6 +51,11 @@ export class UdpRtpEndpoint implements RtpEndpoint {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The call's media on this socket, on this thread. */
+  startMedia(opts: RtpMediaOptions, events: RtpMediaEvents): RtpMediaLink {
+    return new RtpCallMedia(this, opts, events);
   }
 
   close(): void {
@@ -96,7 +108,7 @@ export class UdpRtpPortPool implements RtpPortPool {
     return this.#taken.size;
   }
 
-  async open(): Promise<RtpEndpoint> {
+  async open(): Promise<RtpMediaEndpoint> {
     return this.openUdp();
   }
 

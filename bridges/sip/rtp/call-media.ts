@@ -1,0 +1,197 @@
+// One SIP call's RTP on its own UDP socket: RtpReceiver turns datagrams into 20 ms frames and
+// digits, RtpOutbound paces the agent's voice out (silence between replies), RtpSender latches
+// onto where the caller's packets come from (symmetric RTP). It also keeps the media timeout,
+// which needs the time of the last packet. It runs wherever the socket lives: on the bridge's
+// thread (tests, `RTP_THREAD=main`), or in the RTP worker, whose loop does nothing else so that
+// the pacing is not late when the sessions are busy. What it tells the call goes through
+// RtpMediaEvents; the call (call-transport.ts) holds everything above the packets.
+import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import type { AgentAudio } from "../../transport.ts";
+import type { MediaDirection, NegotiatedMedia, RtpEndpoint } from "../media-port.ts";
+import { RtpOutbound, type RtpOutboundStats } from "./outbound.ts";
+import type { UdpRtpEndpoint } from "./port-pool.ts";
+import { RtpReceiver, type ReceiverStats } from "./receiver.ts";
+import { RtpSender } from "./sender.ts";
+
+/** What a call's media tells the call. `frame` lends a buffer reused for the next frame. */
+export interface RtpMediaEvents {
+  frame(pcm: Int16Array): void;
+  dtmf(digit: string): void;
+  /** The playout position moved (ms of agent audio heard). */
+  played(ms: number): void;
+  /** The first packet came from here: packets now go there. */
+  latched(address: string, port: number): void;
+  /** No RTP from the caller for the media timeout (time on hold not counted). */
+  timedOut(silentForMs: number): void;
+  socketError(message: string): void;
+}
+
+export interface RtpMediaStats {
+  rx: ReceiverStats;
+  tx: { packets: number; sendErrors: number } & RtpOutboundStats;
+  queuedMs: number;
+  playedMs: number;
+}
+
+/** The call's side of its media, whether the packets are handled on this thread or another. */
+export interface RtpMediaLink {
+  readonly inputRate: number;
+  play(audio: AgentAudio): void;
+  /** Drops unsent audio; returns how much, ms. */
+  clear(): number;
+  queuedMs(): number;
+  playedMs(): number;
+  update(media: NegotiatedMedia): void;
+  /** Packet counts now, where they can be read synchronously (undefined across threads). */
+  readonly stats: RtpMediaStats | undefined;
+  /** Stops the media and frees the port; resolves with the call's packet counts. */
+  close(): Promise<RtpMediaStats>;
+}
+
+/** An RTP port that can carry a call's media: on this thread (UdpRtpEndpoint) or in the RTP worker. */
+export interface RtpMediaEndpoint extends RtpEndpoint {
+  startMedia(opts: RtpMediaOptions, events: RtpMediaEvents): RtpMediaLink;
+}
+
+export interface RtpMediaOptions {
+  media: NegotiatedMedia;
+  mediaTimeoutMs: number;
+  clock: Clock;
+  /** Reorder window of the jitter buffer, ms (default 60). */
+  reorderWindowMs?: number;
+}
+
+/** Whether we put audio on the wire, and whether the caller's silence counts toward the media timeout. */
+export function sends(d: MediaDirection): boolean {
+  return d === "sendrecv" || d === "sendonly";
+}
+export function receives(d: MediaDirection): boolean {
+  return d === "sendrecv";
+}
+
+export class RtpCallMedia implements RtpMediaLink {
+  readonly inputRate: number;
+  readonly #endpoint: UdpRtpEndpoint;
+  readonly #events: RtpMediaEvents;
+  readonly #clock: Clock;
+  readonly #mediaTimeoutMs: number;
+  readonly #receiver: RtpReceiver;
+  readonly #sender: RtpSender;
+  readonly #out: RtpOutbound;
+  #media: NegotiatedMedia;
+  #closed = false;
+  #lastRx: number;
+  #timeoutTimer: TimerHandle | undefined;
+  readonly #onTimeoutCheck = () => this.#checkTimeout();
+
+  constructor(endpoint: UdpRtpEndpoint, opts: RtpMediaOptions, events: RtpMediaEvents) {
+    if (!(opts.mediaTimeoutMs > 0))
+      throw new RangeError(`RTP media: mediaTimeoutMs must be positive, got ${opts.mediaTimeoutMs}`);
+    const codec = opts.media.codec;
+    this.#endpoint = endpoint;
+    this.#events = events;
+    this.#clock = opts.clock;
+    this.#mediaTimeoutMs = opts.mediaTimeoutMs;
+    this.#media = opts.media;
+    this.#receiver = new RtpReceiver({
+      clock: opts.clock,
+      codec: codec.name,
+      payloadType: codec.payloadType,
+      clockRate: codec.clockRate,
+      telephoneEventPt: opts.media.telephoneEventPt,
+      windowMs: opts.reorderWindowMs,
+      // On hold (or muted by their SDP) the caller is not talking to the agent: hold music is not speech.
+      frame: (pcm) => {
+        if (receives(this.#media.direction)) events.frame(pcm);
+      },
+      dtmf: (digit) => events.dtmf(digit),
+    });
+    this.inputRate = this.#receiver.inputRate;
+    this.#sender = new RtpSender(endpoint.socket, codec.payloadType, opts.media.remote);
+    this.#out = new RtpOutbound({
+      clock: opts.clock,
+      codec: codec.name,
+      sender: this.#sender,
+      transmitting: () => sends(this.#media.direction),
+      played: (ms) => events.played(ms),
+    });
+    endpoint.socket.on("message", (msg, rinfo) => this.#datagram(msg, rinfo.address, rinfo.port));
+    endpoint.socket.on("error", (err) => events.socketError(err.message));
+    this.#lastRx = opts.clock.now();
+    this.#scheduleTimeout(this.#mediaTimeoutMs);
+    this.#out.start();
+  }
+
+  play(audio: AgentAudio): void {
+    if (!this.#closed) this.#out.play(audio);
+  }
+
+  clear(): number {
+    return this.#closed ? 0 : this.#out.clear();
+  }
+
+  queuedMs(): number {
+    return this.#out.queuedMs();
+  }
+
+  playedMs(): number {
+    return this.#out.playedMs();
+  }
+
+  /** The same codec (the call checks): new payload types, address or direction. */
+  update(media: NegotiatedMedia): void {
+    if (this.#closed) return;
+    const before = this.#media;
+    this.#media = media;
+    this.#receiver.setPayloadTypes(media.codec.payloadType, media.telephoneEventPt);
+    this.#sender.update(media.codec.payloadType, media.remote);
+    if (receives(media.direction) && !receives(before.direction)) {
+      this.#lastRx = this.#clock.now();
+      this.#scheduleTimeout(this.#mediaTimeoutMs);
+    }
+  }
+
+  get stats(): RtpMediaStats {
+    return {
+      rx: this.#receiver.stats,
+      tx: { ...this.#sender.stats, ...this.#out.stats },
+      queuedMs: Math.round(this.#out.queuedMs()),
+      playedMs: Math.round(this.#out.playedMs()),
+    };
+  }
+
+  close(): Promise<RtpMediaStats> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#out.close();
+      this.#clock.clearTimeout(this.#timeoutTimer);
+      this.#timeoutTimer = undefined;
+      this.#receiver.close();
+      this.#endpoint.close();
+    }
+    return Promise.resolve(this.stats);
+  }
+
+  #datagram(msg: Buffer, address: string, port: number): void {
+    if (this.#closed) return;
+    if (!this.#receiver.handle(msg)) return;
+    this.#lastRx = this.#clock.now();
+    if (this.#sender.latch(address, port)) this.#events.latched(address, port);
+  }
+
+  #scheduleTimeout(delayMs: number): void {
+    this.#clock.clearTimeout(this.#timeoutTimer);
+    this.#timeoutTimer = this.#clock.setTimeout(this.#onTimeoutCheck, delayMs);
+  }
+
+  #checkTimeout(): void {
+    this.#timeoutTimer = undefined;
+    if (this.#closed || !receives(this.#media.direction)) return;
+    const silentFor = this.#clock.now() - this.#lastRx;
+    if (silentFor < this.#mediaTimeoutMs) {
+      this.#scheduleTimeout(this.#mediaTimeoutMs - silentFor);
+      return;
+    }
+    this.#events.timedOut(silentFor);
+  }
+}
