@@ -10,7 +10,7 @@ import type { AgentAudio } from "../../transport.ts";
 import type { MediaDirection, NegotiatedMedia, RtpEndpoint } from "../media-port.ts";
 import { RtpOutbound, type RtpOutboundStats } from "./outbound.ts";
 import type { UdpRtpEndpoint } from "./port-pool.ts";
-import { RtpReceiver, type ReceiverStats } from "./receiver.ts";
+import { type ReceiverStats, RtpReceiver } from "./receiver.ts";
 import { RtpSender } from "./sender.ts";
 
 /** What a call's media tells the call. `frame` lends a buffer reused for the next frame. */

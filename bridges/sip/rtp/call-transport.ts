@@ -162,7 +162,12 @@ export class RtpCallTransport implements SipCallTransport {
         this.#log.info(
           {
             reason,
-            rx: { packets: rx.packets, frames: rx.frames, concealed: rx.concealedPackets, dtmf: rx.dtmfPackets },
+            rx: {
+              packets: rx.packets,
+              frames: rx.frames,
+              concealed: rx.concealedPackets,
+              dtmf: rx.dtmfPackets,
+            },
             rxDropped: rx.dropped,
             jitter: rx.jitter,
             tx,
@@ -187,7 +192,8 @@ export class RtpCallTransport implements SipCallTransport {
    */
   get stats(): RtpMediaStats {
     const stats = this.#link.stats ?? this.#finalStats;
-    if (!stats) throw new Error("RtpCallTransport.stats: the RTP worker reports counts when the call's media closes");
+    if (!stats)
+      throw new Error("RtpCallTransport.stats: the RTP worker reports counts when the call's media closes");
     return stats;
   }
 
