@@ -165,6 +165,11 @@ export const configSchema = z.object({
         .default(["opus", "pcmu", "pcma"]),
       /** Hang up when no RTP arrives for this long, seconds. */
       mediaTimeoutS: z.coerce.number().int().min(1).max(3600).default(30),
+      /**
+       * Where the calls' RTP is handled: `worker`, a thread of its own whose loop paces nothing
+       * but packets (on time while the sessions are busy), or `main`, the bridge's own thread.
+       */
+      rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker"),
     })
     .prefault({}),
   audiosocket: z
@@ -247,6 +252,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   RTP_PORTS: ["sip", "rtpPorts"],
   SIP_CODECS: ["sip", "codecs"],
   SIP_MEDIA_TIMEOUT_S: ["sip", "mediaTimeoutS"],
+  SIP_RTP_THREAD: ["sip", "rtpThread"],
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],

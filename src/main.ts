@@ -6,7 +6,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
-import { createRtpCallTransportFactory, UdpRtpPortPool } from "../bridges/sip/rtp/index.ts";
+import {
+  createRtpCallTransportFactory,
+  type RtpWorker,
+  startRtpWorker,
+  UdpRtpPortPool,
+} from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Config, usesLocalService } from "./config.ts";
@@ -224,6 +229,10 @@ export async function startBridge(
   log.info({ url }, `bridge listening on ${address}`);
   log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
   const sipConfig = config.sip;
+  const rtpWorker: RtpWorker | undefined =
+    sipConfig.port !== false && sipConfig.rtpThread === "worker"
+      ? startRtpWorker({ host: sipConfig.host, ports: sipConfig.rtpPorts, log })
+      : undefined;
   const sip =
     sipConfig.port === false
       ? undefined
@@ -231,7 +240,7 @@ export async function startBridge(
           config: { ...sipConfig, port: sipConfig.port },
           log,
           clock,
-          ports: new UdpRtpPortPool({ host: sipConfig.host, ports: sipConfig.rtpPorts }),
+          ports: rtpWorker ?? new UdpRtpPortPool({ host: sipConfig.host, ports: sipConfig.rtpPorts }),
           createTransport: createRtpCallTransportFactory(),
           onCall,
         });
@@ -273,6 +282,7 @@ export async function startBridge(
       await discord?.close();
       twilio.closeAll(1001, "bridge shutting down");
       await sip?.close();
+      await rtpWorker?.close();
       await audioSocket?.close();
       await http.close();
       await transcripts.flush();

@@ -7,8 +7,11 @@ import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import type { SipTimers } from "./transaction.ts";
 
+/** The `sip` config section less what only the media side reads (which thread RTP runs on). */
+export type SignallingConfig = Omit<Config["sip"], "rtpThread">;
+
 export interface SipCoreOptions {
-  readonly config: Config["sip"];
+  readonly config: SignallingConfig;
   readonly log: Logger;
   readonly clock: Clock;
   readonly timers: SipTimers;

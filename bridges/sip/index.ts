@@ -1,9 +1,9 @@
 // SIP bridge entry: a UAS on UDP and TCP that answers calls from a PBX or SIP trunk and hands
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
-import type { Config } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
+import type { SignallingConfig } from "./core-options.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import { SipCore, type SipStats } from "./server.ts";
 import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
@@ -15,7 +15,7 @@ export type { SipTimers } from "./transaction.ts";
 
 export interface SipServerOptions {
   /** The `sip` config section; `port: false` must be handled by the caller (SIP off). */
-  readonly config: Config["sip"] & { readonly port: number };
+  readonly config: SignallingConfig & { readonly port: number };
   readonly log: Logger;
   readonly clock: Clock;
   readonly ports: RtpPortPool;

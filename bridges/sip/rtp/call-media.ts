@@ -24,6 +24,8 @@ export interface RtpMediaEvents {
   /** No RTP from the caller for the media timeout (time on hold not counted). */
   timedOut(silentForMs: number): void;
   socketError(message: string): void;
+  /** The media is gone for good (the RTP worker stopped): the call cannot go on. */
+  lost(reason: string): void;
 }
 
 export interface RtpMediaStats {

@@ -72,6 +72,11 @@ export class RtpCallTransport implements SipCallTransport {
           ),
         timedOut: (silentForMs) => this.#timedOut(silentForMs),
         socketError: (message) => this.#log.warn({ err: message }, "RTP socket error"),
+        lost: (reason) => {
+          if (this.#ended) return;
+          this.#log.error({ reason }, "RTP media lost; hanging up");
+          void this.#hangUpThenEnd(reason, "media lost");
+        },
       },
     );
     this.inputRate = this.#link.inputRate;

@@ -2,3 +2,4 @@
 // and the factory that turns an answered call's negotiated media into the session's transport.
 export { createRtpCallTransportFactory, RtpCallTransport, type RtpCallTuning } from "./call-transport.ts";
 export { parsePortRange, UdpRtpEndpoint, UdpRtpPortPool, type UdpRtpPortPoolOptions } from "./port-pool.ts";
+export { type RtpWorker, startRtpWorker } from "./worker-pool.ts";

@@ -81,9 +81,11 @@ export class G711Decoder implements PayloadDecoder {
 const FADE_PACKETS = 3;
 
 /** Opus decoded to 16 kHz mono (whatever it was encoded at), concealed by libopus itself. */
+const OPUS_DECODED_RATE = 16000;
+
 export class OpusDecoder implements PayloadDecoder {
-  readonly inputRate = 16000;
-  #codec = new OpusCodec(16000, 1);
+  readonly inputRate = OPUS_DECODED_RATE;
+  #codec = new OpusCodec(OPUS_DECODED_RATE, 1);
   #lastLength = 0;
   #lossRun = 0;
   #silence = new Int16Array(320);
@@ -112,10 +114,15 @@ export class OpusDecoder implements PayloadDecoder {
 
   reset(): void {
     // A fresh decoder: libopus state belongs to the stream that ended.
-    this.#codec = new OpusCodec(16000, 1);
+    this.#codec = new OpusCodec(OPUS_DECODED_RATE, 1);
     this.#lastLength = 0;
     this.#lossRun = 0;
   }
+}
+
+/** The rate a codec's payloads decode to: what the call's `inputRate` is. */
+export function decodedRate(codec: SipCodecName): number {
+  return codec === "opus" ? OPUS_DECODED_RATE : 8000;
 }
 
 export function createDecoder(codec: SipCodecName): PayloadDecoder {
