@@ -78,6 +78,7 @@ describe("loadConfig", () => {
       rtpPorts: "10000-20000",
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
+      rtpThread: "worker",
     });
     expect(d.audiosocket.port).toBe(false);
     expect(d.discord).toMatchObject({ autoJoin: [], respondTo: "all", textLog: false });
@@ -87,6 +88,7 @@ describe("loadConfig", () => {
         SIP_PORT: "off",
         SIP_CODECS: " PCMA,pcmu ",
         SIP_PUBLIC_IP: "203.0.113.7",
+        SIP_RTP_THREAD: "main",
         AUDIOSOCKET_PORT: "9092",
         DISCORD_TOKEN: "t",
         DISCORD_AUTO_JOIN: "123456789012345678, 223456789012345678",
@@ -97,6 +99,7 @@ describe("loadConfig", () => {
     expect(c.sip.port).toBe(false);
     expect(c.sip.codecs).toEqual(["pcma", "pcmu"]);
     expect(c.sip.publicIp).toBe("203.0.113.7");
+    expect(c.sip.rtpThread).toBe("main");
     expect(c.audiosocket.port).toBe(9092);
     expect(c.discord).toMatchObject({
       token: "t",
@@ -113,6 +116,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ env: { RTP_PORTS: "20000-10000" } })).toThrow(/RTP_PORTS .*LOW below HIGH/);
     expect(() => loadConfig({ env: { SIP_PUBLIC_IP: "bridge.example.com" } })).toThrow(
       /SIP_PUBLIC_IP .*expected an IPv4 address/,
+    );
+    expect(() => loadConfig({ env: { SIP_RTP_THREAD: "thread" } })).toThrow(
+      /SIP_RTP_THREAD .*expected worker or main/,
     );
     expect(() => loadConfig({ env: { DISCORD_RESPOND_TO: "some" } })).toThrow(/DISCORD_RESPOND_TO/);
     expect(() => loadConfig({ env: { DISCORD_AUTO_JOIN: "general" } })).toThrow(

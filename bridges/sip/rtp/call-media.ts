@@ -46,8 +46,8 @@ export interface RtpMediaLink {
   update(media: NegotiatedMedia): void;
   /** Packet counts now, where they can be read synchronously (undefined across threads). */
   readonly stats: RtpMediaStats | undefined;
-  /** Stops the media and frees the port; resolves with the call's packet counts. */
-  close(): Promise<RtpMediaStats>;
+  /** Stops the media and frees the port; the call's packet counts (from another thread, later). */
+  close(): RtpMediaStats | Promise<RtpMediaStats>;
 }
 
 /** An RTP port that can carry a call's media: on this thread (UdpRtpEndpoint) or in the RTP worker. */
@@ -162,7 +162,7 @@ export class RtpCallMedia implements RtpMediaLink {
     };
   }
 
-  close(): Promise<RtpMediaStats> {
+  close(): RtpMediaStats {
     if (!this.#closed) {
       this.#closed = true;
       this.#out.close();
@@ -171,7 +171,7 @@ export class RtpCallMedia implements RtpMediaLink {
       this.#receiver.close();
       this.#endpoint.close();
     }
-    return Promise.resolve(this.stats);
+    return this.stats;
   }
 
   #datagram(msg: Buffer, address: string, port: number): void {

@@ -160,30 +160,13 @@ export class RtpCallTransport implements SipCallTransport {
   end(reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    void this.#link.close().then(
-      (stats) => {
-        this.#finalStats = stats;
-        const { rx, tx } = stats;
-        this.#log.info(
-          {
-            reason,
-            rx: {
-              packets: rx.packets,
-              frames: rx.frames,
-              concealed: rx.concealedPackets,
-              dtmf: rx.dtmfPackets,
-            },
-            rxDropped: rx.dropped,
-            jitter: rx.jitter,
-            tx,
-            queuedMs: stats.queuedMs,
-            playedMs: stats.playedMs,
-          },
-          "RTP media ended",
-        );
-      },
-      (err: unknown) => this.#log.error({ err, reason }, "RTP media ended, its counts were lost"),
-    );
+    const stats = this.#link.close();
+    if (stats instanceof Promise)
+      stats.then(
+        (counted) => this.#logEnd(reason, counted),
+        (err: unknown) => this.#log.error({ err, reason }, "RTP media ended, its counts were lost"),
+      );
+    else this.#logEnd(reason, stats);
     this.#deliver((l) => l.ended(reason));
   }
 
@@ -222,6 +205,23 @@ export class RtpCallTransport implements SipCallTransport {
 
   #deliver(event: (l: TransportListener) => void): void {
     this.#events.deliver(event);
+  }
+
+  #logEnd(reason: string, stats: RtpMediaStats): void {
+    this.#finalStats = stats;
+    const { rx, tx } = stats;
+    this.#log.info(
+      {
+        reason,
+        rx: { packets: rx.packets, frames: rx.frames, concealed: rx.concealedPackets, dtmf: rx.dtmfPackets },
+        rxDropped: rx.dropped,
+        jitter: rx.jitter,
+        tx,
+        queuedMs: stats.queuedMs,
+        playedMs: stats.playedMs,
+      },
+      "RTP media ended",
+    );
   }
 
   #timedOut(silentForMs: number): void {

@@ -190,7 +190,7 @@ function handle(msg: ToWorker): void {
     case "close":
       calls.delete(msg.id);
       played.delete(msg.id);
-      void media.close().then((stats) => emit({ op: "closed", id: msg.id, stats }, true));
+      void Promise.resolve(media.close()).then((stats) => emit({ op: "closed", id: msg.id, stats }, true));
       return;
   }
 }

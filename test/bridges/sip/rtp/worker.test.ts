@@ -166,8 +166,9 @@ describe("SIP media in the RTP worker thread", () => {
     expect(w.inUse).toBe(1);
     unused.close();
     const caller = await peer();
-    const { transport, port } = await call(w, caller.port);
+    const { transport, heard, port } = await call(w, caller.port);
     await sendPcmu(caller, port, sine(300, 8000, 1600, 4000));
+    await until(() => heard.frames.length === 10, "the caller's 10 frames");
     transport.end("caller hung up");
     await until(() => w.inUse === 0, "both ports back in the pool");
     expect(transport.stats.rx.frames).toBe(10);
