@@ -13,6 +13,7 @@ import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
 import type { LocalService } from "./service/index.ts";
+import { outcomeOf } from "./session/call-outcome.ts";
 import { CallRecorder } from "./session/call-recording.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
@@ -280,11 +281,4 @@ export async function startBridge(
       await localService?.close();
     },
   };
-}
-
-function outcomeOf(reason: string): string {
-  if (reason.startsWith("agent")) return "agent_hangup";
-  if (reason.startsWith("transferred")) return "transferred";
-  if (reason === "caller silent" || reason === "max call duration") return reason.replace(" ", "_");
-  return "caller_hangup";
 }
