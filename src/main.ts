@@ -9,6 +9,7 @@ import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import { createRtpCallTransportFactory, UdpRtpPortPool } from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
+import { registerCallRoutes } from "./call-routes.ts";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
@@ -175,13 +176,7 @@ export async function startBridge(
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  http.get<{ Params: { callId: string } }>("/calls/:callId", async (req, reply) => {
-    const record = transcripts.get(req.params.callId);
-    return (
-      record ??
-      reply.code(404).send({ error: { message: `no call ${req.params.callId}`, type: "not_found" } })
-    );
-  });
+  registerCallRoutes(http, transcripts);
 
   const onCall = (callTransport: CallTransport) => {
     if (draining) {
@@ -223,7 +218,9 @@ export async function startBridge(
   const address = await http.listen({ host: config.server.host, port: config.server.port });
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
-  log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
+  log.info(
+    "serving: POST /twilio/voice, WS /twilio/media, GET /calls, /calls/:id, /metrics, /healthz, /readyz",
+  );
   const sipConfig = config.sip;
   const sip =
     sipConfig.port === false
