@@ -31,6 +31,8 @@ export function callReport(record: CallRecord, extras: ReportExtras): CallReport
     reportId: randomUUID(),
     instance: extras.instance,
     ...record,
+    // A copy: a call id that comes back (a reconnecting Twilio stream) appends to the same record.
+    events: [...record.events],
     endedAt: end.at,
     endReason: end.reason,
     outcome: outcomeOf(end.reason),

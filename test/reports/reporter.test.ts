@@ -8,28 +8,14 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.ts";
 import { type CallReport, callReport } from "../../src/reports/report.ts";
-import { type AttemptResult, CallReporter } from "../../src/reports/reporter.ts";
+import { CallReporter } from "../../src/reports/reporter.ts";
 import { ReportSpool } from "../../src/reports/spool.ts";
 import { VirtualClock } from "../../src/session/clock.ts";
 import { type CallEvent, recordFromEvents } from "../../src/session/transcript.ts";
+import { Attempts } from "./attempts.ts";
 import { Receiver } from "./receiver.ts";
 
 const SECRET = "test-report-secret-0123456789";
-
-/** Attempt outcomes, awaited one by one. */
-class Outcomes {
-  readonly #seen: AttemptResult[] = [];
-  readonly #waiters: ((r: AttemptResult) => void)[] = [];
-  readonly push = (r: AttemptResult) => {
-    const w = this.#waiters.shift();
-    if (w) w(r);
-    else this.#seen.push(r);
-  };
-  next(): Promise<AttemptResult> {
-    const r = this.#seen.shift();
-    return r ? Promise.resolve(r) : new Promise((resolve) => this.#waiters.push(resolve));
-  }
-}
 
 function sampleReport(callId = "CA0123"): CallReport {
   const events: CallEvent[] = [
@@ -69,7 +55,7 @@ function spoolDir(): string {
 
 function reporter(url: string, dir: string, opts: { secret?: string; timeoutMs?: number } = {}) {
   const clock = new VirtualClock();
-  const outcomes = new Outcomes();
+  const outcomes = new Attempts();
   const r = new CallReporter({
     url,
     secret: opts.secret ?? SECRET,
