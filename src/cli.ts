@@ -172,6 +172,7 @@ program
     if (masked.twilio.authToken) masked.twilio.authToken = "***";
     if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
     if (masked.discord.token) masked.discord.token = "***";
+    if (masked.callReports.secret) masked.callReports.secret = "***";
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
   });

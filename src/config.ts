@@ -205,6 +205,24 @@ export const configSchema = z.object({
       shards: z.union([z.literal("auto"), z.coerce.number().int().min(1).max(1000)]).optional(),
     })
     .prefault({}),
+  callReports: z
+    .object({
+      /** Each ended call's record is POSTed here (JSON, signed with `secret`); unset: no reports. */
+      url: url.optional(),
+      /** Shared secret of the HMAC-SHA256 signature; required with `url`. */
+      secret: z.string().min(16, { error: "expected a secret of at least 16 characters" }).optional(),
+      /** Reports wait here until delivered; default: <local.dataDir>/call-reports. */
+      dir: z.string().min(1).optional(),
+    })
+    .prefault({})
+    .superRefine((v, ctx) => {
+      if (v.url && !v.secret)
+        ctx.addIssue({
+          code: "custom",
+          path: ["secret"],
+          message: "required when callReports.url (CALL_REPORT_URL) is set: set CALL_REPORT_SECRET",
+        });
+    }),
   log: z
     .object({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -262,6 +280,9 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   DISCORD_AGENT_NAME: ["discord", "agentName"],
   DISCORD_TEXT_LOG: ["discord", "textLog"],
   DISCORD_SHARDS: ["discord", "shards"],
+  CALL_REPORT_URL: ["callReports", "url"],
+  CALL_REPORT_SECRET: ["callReports", "secret"],
+  CALL_REPORT_DIR: ["callReports", "dir"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };
@@ -300,7 +321,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, sip, audiosocket, discord, log)`,
+      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, sip, audiosocket, discord, callReports, log)`,
     );
   }
   return parsed as Tree;

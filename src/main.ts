@@ -1,7 +1,9 @@
 // The main job: the bridge process. It serves the call transports (Twilio now), health,
 // metrics and call records, and runs one CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
@@ -14,11 +16,16 @@ import {
 } from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { SvcClient } from "./api/client.ts";
+import { registerCallRoutes } from "./call-routes.ts";
 import { type Config, usesLocalService } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
+import { type CallReport, callReport } from "./reports/report.ts";
+import { type AttemptResult, CallReporter } from "./reports/reporter.ts";
+import { ReportSpool } from "./reports/spool.ts";
 import type { LocalService } from "./service/index.ts";
-import { CallRecorder } from "./session/call-recording.ts";
+import { outcomeOf } from "./session/call-outcome.ts";
+import { CallRecorder, type RecordingTransport } from "./session/call-recording.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
@@ -53,6 +60,8 @@ export interface BridgeOverrides {
   wrapServices?: (services: SessionServices) => SessionServices;
   /** Replaces Twilio's REST API for hang-up and transfer (tests: Twilio's servers are not reachable). */
   callControl?: CallControl;
+  /** Hears each end-of-call report delivery attempt (tests). */
+  onReportAttempt?: (result: AttemptResult) => void;
 }
 
 export function sessionConfigFrom(config: Config): SessionConfig {
@@ -162,6 +171,26 @@ export async function startBridge(
       "recording calls: <callId>.wav (-2, -3, … if the id was recorded before), caller left, agent right",
     );
   }
+  const reports = config.callReports;
+  const reportDir = reports.dir ?? join(config.local.dataDir, "call-reports");
+  const reporter =
+    reports.url && reports.secret
+      ? new CallReporter({
+          url: reports.url,
+          secret: reports.secret,
+          spool: new ReportSpool(reportDir),
+          clock,
+          log: log.child({ component: "reports" }),
+          ...(overrides.onReportAttempt ? { onAttempt: overrides.onReportAttempt } : {}),
+        })
+      : undefined;
+  if (reporter) {
+    log.info(
+      { url: reports.url, dir: reportDir },
+      "call reports: each ended call is POSTed to the URL, kept in the directory until delivered",
+    );
+    await reporter.start();
+  }
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
@@ -179,13 +208,7 @@ export async function startBridge(
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  http.get<{ Params: { callId: string } }>("/calls/:callId", async (req, reply) => {
-    const record = transcripts.get(req.params.callId);
-    return (
-      record ??
-      reply.code(404).send({ error: { message: `no call ${req.params.callId}`, type: "not_found" } })
-    );
-  });
+  registerCallRoutes(http, transcripts);
 
   const onCall = (callTransport: CallTransport) => {
     if (draining) {
@@ -206,7 +229,12 @@ export async function startBridge(
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
-        void recording?.close();
+        const recorded = recording?.close();
+        if (reporter) {
+          const record = transcripts.get(transport.info.callId);
+          const report = record && callReport(record, { instance: hostname() });
+          void reporter.submit(report && withRecording(report, recording, recorded));
+        }
         live.delete(session);
         metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
@@ -227,7 +255,9 @@ export async function startBridge(
   const address = await http.listen({ host: config.server.host, port: config.server.port });
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
-  log.info("serving: POST /twilio/voice, WS /twilio/media, GET /calls/:id, /metrics, /healthz, /readyz");
+  log.info(
+    "serving: POST /twilio/voice, WS /twilio/media, GET /calls, /calls/:id, /metrics, /healthz, /readyz",
+  );
   const sipConfig = config.sip;
   const rtpWorker: RtpWorker | undefined =
     sipConfig.port !== false && sipConfig.rtpThread === "worker"
@@ -287,14 +317,19 @@ export async function startBridge(
       await http.close();
       await transcripts.flush();
       await recorder?.close();
+      await reporter?.close();
       await localService?.close();
     },
   };
 }
 
-function outcomeOf(reason: string): string {
-  if (reason.startsWith("agent")) return "agent_hangup";
-  if (reason.startsWith("transferred")) return "transferred";
-  if (reason === "caller silent" || reason === "max call duration") return reason.replace(" ", "_");
-  return "caller_hangup";
+/** The report with its recording's path, once the file is complete (if the call was recorded). */
+async function withRecording(
+  report: CallReport,
+  recording: RecordingTransport | undefined,
+  closed: Promise<void> | undefined,
+): Promise<CallReport> {
+  if (!recording) return report;
+  await closed?.catch(() => {});
+  return existsSync(recording.path) ? { ...report, recordingPath: resolve(recording.path) } : report;
 }

@@ -63,6 +63,37 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads the call report section: off by default, a secret required with the URL", () => {
+    expect(loadConfig({ env: {} }).callReports).toEqual({});
+    const on = loadConfig({
+      env: {
+        CALL_REPORT_URL: "https://reports.example.com/calls",
+        CALL_REPORT_SECRET: "0123456789abcdef",
+        CALL_REPORT_DIR: "/var/spool/vb",
+      },
+    });
+    expect(on.callReports).toEqual({
+      url: "https://reports.example.com/calls",
+      secret: "0123456789abcdef",
+      dir: "/var/spool/vb",
+    });
+    expect(() => loadConfig({ env: { CALL_REPORT_URL: "https://reports.example.com/calls" } })).toThrow(
+      /callReports\.secret: required when callReports\.url \(CALL_REPORT_URL\) is set: set CALL_REPORT_SECRET/,
+    );
+    expect(() =>
+      loadConfig({ env: { CALL_REPORT_URL: "reports", CALL_REPORT_SECRET: "0123456789abcdef" } }),
+    ).toThrow(/environment variable CALL_REPORT_URL \(callReports\.url\): expected an absolute URL/);
+    expect(() =>
+      loadConfig({
+        env: { CALL_REPORT_URL: "https://reports.example.com/calls", CALL_REPORT_SECRET: "short" },
+      }),
+    ).toThrow(
+      /environment variable CALL_REPORT_SECRET \(callReports\.secret\): expected a secret of at least 16/,
+    );
+    const file = tmpFile("r.yaml", "callReports:\n  url: https://reports.example.com/calls\n");
+    expect(() => loadConfig({ file, env: {} })).toThrow(`${file}: callReports.secret: required when`);
+  });
+
   it("says when a config file is unreadable or malformed", () => {
     expect(() => loadConfig({ file: "/nonexistent/c.yaml", env: {} })).toThrow(/cannot read it/);
     expect(() => loadConfig({ file: tmpFile("x.json", "{oops"), env: {} })).toThrow(/not valid JSON/);

@@ -1,10 +1,12 @@
 // The record of a call, written as it happens: one JSON line per event appended to a file
 // (in order, off the event loop: append-file.ts), so a crash loses at most the turn in flight.
 // The same events rebuild the record for GET /calls/:id and for the simulator's report.
-import { mkdirSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { AppendFile } from "./append-file.ts";
 import { callFileStem } from "./call-file-name.ts";
+import { CallIndex, type IndexedCall } from "./call-index.ts";
+import { type CallOutcome, outcomeOf } from "./call-outcome.ts";
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -101,6 +103,35 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
   };
 }
 
+/** One line per call for GET /calls: the record without its turns and events, and how it ended. */
+export type CallSummary = Omit<CallRecord, "turns" | "events"> & {
+  outcome?: CallOutcome;
+  /** Spoken turns so far (the caller's and the agent's). */
+  turns: number;
+};
+
+function summaryOf(record: CallRecord): CallSummary {
+  const { turns, events: _events, ...call } = record;
+  const outcome = call.endReason !== undefined ? { outcome: outcomeOf(call.endReason) } : {};
+  return { ...call, ...outcome, turns: turns.length };
+}
+
+/** A call file's first event (its call-start), read without reading the whole file. */
+function firstEvent(path: string): CallEvent | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const head = Buffer.alloc(8192);
+    const n = readSync(fd, head, 0, head.length, 0);
+    const end = head.subarray(0, n).indexOf(10);
+    return end < 0 ? undefined : (JSON.parse(head.subarray(0, end).toString()) as CallEvent);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** Keeps call records on disk (JSON lines) and the recent ones in memory. */
 export class TranscriptStore {
   readonly #dir: string | undefined;
@@ -111,6 +142,9 @@ export class TranscriptStore {
   /** Files of ended calls still writing their last lines. */
   readonly #closing = new Set<Promise<void>>();
   readonly #onWriteError: (err: Error, callId: string) => void;
+  /** Every call on disk (or, without a directory, in memory) by start; filled from the directory on first use. */
+  readonly #index = new CallIndex();
+  #indexed = false;
 
   /**
    * Without a directory, records live in memory only (tests, benchmarks). `onWriteError` hears
@@ -133,9 +167,15 @@ export class TranscriptStore {
     if (!events) {
       events = [];
       this.#recent.set(callId, events);
-      if (this.#recent.size > this.#keep) this.#recent.delete(this.#recent.keys().next().value!);
+      if (this.#recent.size > this.#keep) {
+        const oldest = this.#recent.keys().next().value!;
+        this.#recent.delete(oldest);
+        // In memory only, a call forgotten is gone from the list too.
+        if (!this.#dir) this.#index.remove(oldest);
+      }
     }
     events.push(event);
+    if (event.type === "call-start") this.#index.add({ startedAt: event.at, callId });
     if (!this.#dir) return;
     let file = this.#files.get(callId);
     if (!file) {
@@ -156,14 +196,45 @@ export class TranscriptStore {
   }
 
   get(callId: string): CallRecord | undefined {
+    if (!this.#recent.has(callId) && !/^[\w.-]+$/.test(callId)) return undefined;
+    return this.#record(callId);
+  }
+
+  #record(callId: string): CallRecord | undefined {
     const events = this.#recent.get(callId);
     if (events) return recordFromEvents(events);
-    if (!this.#dir || !/^[\w.-]+$/.test(callId)) return undefined;
+    if (!this.#dir) return undefined;
     try {
       const lines = readFileSync(this.#path(callId), "utf8").split("\n").filter(Boolean);
       return recordFromEvents(lines.map((l) => JSON.parse(l) as CallEvent));
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * Up to `limit` calls, newest first, started before `after` (the last call of the previous page)
+   * when given; `next` names the last call returned when there are more.
+   */
+  list(limit: number, after?: IndexedCall): { calls: CallSummary[]; next?: IndexedCall } {
+    this.#indexDir();
+    const page = this.#index.page(limit, after);
+    const calls = page.calls.flatMap((c) => {
+      // Ids of any shape (a SIP Call-ID has an @): the file name is made safe by callFileStem.
+      const record = this.#record(c.callId);
+      return record ? [summaryOf(record)] : [];
+    });
+    return page.next ? { calls, next: page.next } : { calls };
+  }
+
+  /** Adds the calls of earlier runs, from the first line of each file (once, when first listed). */
+  #indexDir(): void {
+    if (this.#indexed || !this.#dir) return;
+    this.#indexed = true;
+    for (const name of readdirSync(this.#dir)) {
+      if (!name.endsWith(".jsonl")) continue;
+      const start = firstEvent(join(this.#dir, name));
+      if (start?.type === "call-start") this.#index.add({ startedAt: start.at, callId: start.callId });
     }
   }
 

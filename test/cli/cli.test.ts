@@ -31,18 +31,27 @@ describe("voice-bridge CLI", () => {
   });
 
   it("prints the resolved configuration with secrets masked", () => {
-    const r = run(["config"], { SVC_API_KEY: "secret-key", PORT: "9999", DISCORD_TOKEN: "bot-token-xyz" });
+    const r = run(["config"], {
+      SVC_API_KEY: "secret-key",
+      PORT: "9999",
+      DISCORD_TOKEN: "bot-token-xyz",
+      CALL_REPORT_URL: "https://reports.example.com/calls",
+      CALL_REPORT_SECRET: "report-secret-0123456789",
+    });
     expect(r.status).toBe(0);
     const config = JSON.parse(r.stdout) as {
       server: { port: number };
       service: { apiKey: string };
       discord: { token: string };
+      callReports: { url: string; secret: string };
     };
     expect(config.server.port).toBe(9999);
     expect(config.service.apiKey).toBe("***");
     expect(config.discord.token).toBe("***");
+    expect(config.callReports).toEqual({ url: "https://reports.example.com/calls", secret: "***" });
     expect(r.stdout).not.toContain("secret-key");
     expect(r.stdout).not.toContain("bot-token-xyz");
+    expect(r.stdout).not.toContain("report-secret-0123456789");
   });
 
   it("starts, answers /healthz and /readyz, and stops cleanly on SIGTERM", async () => {

@@ -6,11 +6,12 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { open, rename, rm, unlink } from "node:fs/promises";
+import { rename, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { FileObject } from "../../api/types/index.ts";
 import { LIMITS } from "../../api/types/index.ts";
+import { fsyncDir } from "../../durable-file.ts";
 import { ApiError, badParam, tooLarge } from "../errors.ts";
 import { gifFrameCount } from "../media/gif-frames.ts";
 import { SNIFF_BYTES, type Sniffed, sniff } from "../media/sniff.ts";
@@ -339,16 +340,6 @@ function fromRow(r: Row): StoredFile {
     mime: r.mime,
     kind: r.kind,
   };
-}
-
-/** Makes a rename durable: the directory entry itself is flushed. */
-async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 function assertAccount(account: string): void {

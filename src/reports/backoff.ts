@@ -1,0 +1,27 @@
+// When to try a failed delivery again: exponential backoff, doubling from `firstMs` up to `maxMs`,
+// with "equal jitter" (a random point in the upper half of the step) so that reports which
+// failed together — every report of a receiver outage — do not all come back at the same moment.
+
+export interface Backoff {
+  firstMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: Backoff = { firstMs: 1000, maxMs: 5 * 60_000 };
+
+/** The wait after failed attempt number `attempt` (1 for the first). */
+export function retryDelayMs(attempt: number, backoff: Backoff, random: () => number = Math.random): number {
+  const step = Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(step / 2 + (random() * step) / 2);
+}
+
+/**
+ * A Retry-After header (seconds or an HTTP date) as milliseconds from `nowMs`; undefined when
+ * absent or unreadable.
+ */
+export function retryAfterMs(header: string | null, nowMs: number): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
