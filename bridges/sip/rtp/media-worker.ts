@@ -32,6 +32,8 @@ interface Call {
   media: RtpMediaLink | undefined;
   /** Clears processed: the epoch of the positions reported. */
   epoch: number;
+  /** The newest playout position, not yet posted if `played` lists the call. */
+  playedMs: number;
 }
 const calls = new Map<number, Call>();
 let nextId = 1;
@@ -42,7 +44,8 @@ let pcmFill = 0;
 let frameIds: number[] = [];
 let frameLengths: number[] = [];
 let events: FromWorkerEvent[] = [];
-const played = new Map<number, { epoch: number; ms: number }>();
+/** Calls whose playout moved since the last batch (their newest position is on the call: no object per report). */
+const played = new Set<number>();
 let flushTimer: NodeJS.Timeout | undefined;
 let flushSoon: NodeJS.Immediate | undefined;
 
@@ -61,10 +64,12 @@ function flush(): void {
   flushSoon = undefined;
   const playedTriples = new Float64Array(played.size * 3);
   let i = 0;
-  for (const [id, p] of played) {
+  for (const id of played) {
+    const call = calls.get(id);
+    if (!call) continue;
     playedTriples[i++] = id;
-    playedTriples[i++] = p.epoch;
-    playedTriples[i++] = p.ms;
+    playedTriples[i++] = call.epoch;
+    playedTriples[i++] = call.playedMs;
   }
   played.clear();
   const batch: FromWorker = {
@@ -114,7 +119,7 @@ async function open(req: number): Promise<void> {
       if (held.length < HELD_DATAGRAMS) held.push([msg, rinfo]);
     };
     endpoint.socket.on("message", hold);
-    calls.set(id, { endpoint, held, hold, media: undefined, epoch: 0 });
+    calls.set(id, { endpoint, held, hold, media: undefined, epoch: 0, playedMs: 0 });
     emit({ op: "opened", req, id, port: endpoint.port }, true);
   } catch (err) {
     emit({ op: "open-failed", req, message: err instanceof Error ? err.message : String(err) }, true);
@@ -136,7 +141,8 @@ function start(msg: Extract<ToWorker, { op: "start" }>): void {
       frame: (samples) => frame(id, samples),
       dtmf: (digit) => emit({ op: "dtmf", id, digit }),
       played: (ms) => {
-        played.set(id, { epoch: call.epoch, ms });
+        call.playedMs = ms;
+        played.add(id);
         schedule();
       },
       latched: (address, p) => emit({ op: "latched", id, address, port: p }),
