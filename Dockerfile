@@ -1,20 +1,35 @@
-# The bridge with its embedded local service, for SIP / Twilio deployments.
-FROM node:24-bookworm-slim
-RUN apt-get update \
- && apt-get install -y --no-install-recommends espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config \
-      python3 make g++ ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+# The bridge with its embedded local service, for SIP / Twilio deployments. Built by the same
+# set-up as a developer's machine (scripts/bootstrap.sh --runtime), so the two cannot drift.
+#   podman build -t voice-bridge .            (or docker build)
+#   podman build --build-arg BASE=localhost/debian-base:bookworm -t voice-bridge .
+# BASE: any Debian bookworm image; with no Node >= 22.12 in it, the set-up installs one.
+ARG BASE=node:24-bookworm-slim
+FROM ${BASE}
+
+ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /app
+
+# Packages, Node and npm dependencies first: a change to the code below does not redo them.
 COPY package.json package-lock.json .npmrc ./
-RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --no-audit --no-fund
+COPY scripts/bootstrap.sh scripts/env.sh ./scripts/
 COPY native ./native
-RUN native/build.sh
+RUN scripts/bootstrap.sh --runtime \
+ && rm -rf /var/lib/apt/lists/* /root/.npm
+
 COPY bin ./bin
 COPY src ./src
 COPY codecs ./codecs
 COPY bridges ./bridges
-ENV NODE_ENV=production LOG_FORMAT=json
-EXPOSE 8080
-HEALTHCHECK CMD node -e "fetch('http://127.0.0.1:8080/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["bin/voice-bridge"]
+COPY config ./config
+
+# Calls, recordings, reports and the local service's files live in /data (mount a volume).
+RUN useradd --system --home-dir /app --shell /usr/sbin/nologin voicebridge \
+ && mkdir -p /data && chown voicebridge /data
+USER voicebridge
+ENV LOG_FORMAT=json SVC_LOCAL_DATA_DIR=/data PORT=8080
+EXPOSE 8080 5060/udp 5060/tcp
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s \
+  CMD ["/app/bin/healthcheck"]
+# bin/voice-bridge execs node: SIGTERM reaches the bridge, which drains (Twilio, SIP 503s) and exits.
+ENTRYPOINT ["/app/bin/voice-bridge"]
 CMD ["start"]

