@@ -11,7 +11,7 @@ cd "$ROOT"
 # Debian packages the project runs for real: TTS, ASR, media conversion, audio reference tools,
 # the real SIP peers the SIP tests dial in with (baresip, a phone; SIPp as sip-tester), and openssl
 # (the fake Discord makes its voice gateway's certificate with it).
-APT_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc baresip-core sip-tester openssl)
+APT_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc baresip-core sip-tester kamailio openssl)
 # The Node we install when the machine's is older than NODE_MIN (npm serves Node itself).
 NODE_PIN="24.9.0"
 NODE_MIN="22.12.0"
