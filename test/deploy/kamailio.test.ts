@@ -5,7 +5,10 @@
 //   b) one instance gets SIGTERM mid-run: its calls finish, new ones go elsewhere (its 503s make
 //      Kamailio fail over and mark it down), no call fails, and it exits once its calls ended;
 //   c) another instance is SIGKILLed mid-run: only its own calls fail, and once Kamailio has marked
-//      it down (probe or failover) no INVITE is sent to it.
+//      it down (probe or failover) no INVITE is sent to it;
+//   d) the bridge's own BYE (its media timeout: SIPp sends no RTP) reaches the caller through Kamailio.
+// The bridges advertise an address Kamailio cannot reach (SIP_PUBLIC_IP in TEST-NET-1, as behind a
+// cloud's NAT), so a call's later requests only reach them through the config's NAT mapping.
 // Everything on 127.0.0.1; waits are on log lines, never on durations.
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -26,6 +29,11 @@ import { freePort, runSipp, type SippResult } from "../bridges/sip/sipp.ts";
 
 const CFG = join(ROOT, "deploy/kamailio/kamailio.cfg");
 const SCENARIO = join(import.meta.dirname, "uac-proxied.xml");
+const HUNG_UP_SCENARIO = join(import.meta.dirname, "uac-hung-up.xml");
+/** What the bridges write in Contact and SDP: unroutable, like a public address behind NAT. */
+const PUBLIC_IP = "192.0.2.1";
+/** Longer than the calls of a) to c), which send no RTP either. */
+const MEDIA_TIMEOUT_S = 8;
 /** Kamailio's OPTIONS probe period and its no-answer timeout, short for the test. */
 const PROBE_INTERVAL_S = 1;
 const FR_TIMER_MS = 2000;
@@ -94,6 +102,8 @@ async function startInstance(name: string, rtpFrom: number): Promise<Instance> {
     PORT: "0",
     SIP_HOST: "127.0.0.1",
     SIP_PORT: "0",
+    SIP_PUBLIC_IP: PUBLIC_IP,
+    SIP_MEDIA_TIMEOUT_S: String(MEDIA_TIMEOUT_S),
     RTP_PORTS: `${rtpFrom}-${rtpFrom + 199}`,
     SVC_LOCAL_DATA_DIR: join(dir, `data-${name}`),
     SVC_ENGINE_PROFILE: "synthetic",
@@ -137,6 +147,8 @@ async function startKamailio(): Promise<void> {
       `#!define FR_TIMER_MS ${FR_TIMER_MS}`,
       "#!define FR_INV_TIMER_MS 5000",
       "#!define CHILDREN 2",
+      `#!define BRIDGES_PUBLIC_IP "${PUBLIC_IP}"`,
+      '#!define BRIDGES_PRIVATE_IP "127.0.0.1"',
       `include_file "${CFG}"`,
       "",
     ].join("\n"),
@@ -324,4 +336,21 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     };
     expect(b!.child.exitCode).toBeNull();
   }, 120_000);
+
+  it("the bridge's own BYE reaches the caller back through Kamailio", async () => {
+    const b = bridges[1]!;
+    const mark = entries(b).length;
+    const r = await runSipp({
+      scenario: { file: HUNG_UP_SCENARIO },
+      target: `127.0.0.1:${kamailioPort}`,
+      args: ["-r", String(RATE), "-l", "5", "-m", "5"],
+      timeoutS: 60,
+      signal: abort.signal,
+    });
+    expect(r.code, `SIPp failed (exit ${r.code})\n${r.errors}\n${r.output}`).toBe(0);
+    // The bridge ends the call once its BYE is answered: that 200 went the same way back.
+    await until("b's five calls to end", () => ended(b, mark).length >= 5, 30_000);
+    expect(ended(b, mark).map((e) => e.reason)).toEqual(Array(5).fill("media timeout"));
+    observed.bridgeHangsUp = { calls: 5, byesThatReachedTheCaller: 5 };
+  }, 60_000);
 });
