@@ -8,7 +8,8 @@
 //      it down (probe or failover) no INVITE is sent to it;
 //   d) the bridge's own BYE (its media timeout: SIPp sends no RTP) reaches the caller through Kamailio.
 // The bridges advertise an address Kamailio cannot reach (SIP_PUBLIC_IP in TEST-NET-1, as behind a
-// cloud's NAT), so a call's later requests only reach them through the config's NAT mapping.
+// cloud's NAT), so a call's later requests only reach them through the config's NAT mapping; and
+// Kamailio advertises one too (SIP_ADVERTISE), so it must know that address in Route as its own.
 // Everything on 127.0.0.1; waits are on log lines, never on durations.
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -32,6 +33,8 @@ const SCENARIO = join(import.meta.dirname, "uac-proxied.xml");
 const HUNG_UP_SCENARIO = join(import.meta.dirname, "uac-hung-up.xml");
 /** What the bridges write in Contact and SDP: unroutable, like a public address behind NAT. */
 const PUBLIC_IP = "192.0.2.1";
+/** What Kamailio writes in Record-Route and Via: unroutable too. */
+const KAMAILIO_PUBLIC_IP = "192.0.2.2";
 /** Longer than the calls of a) to c), which send no RTP either. */
 const MEDIA_TIMEOUT_S = 8;
 /** Kamailio's OPTIONS probe period and its no-answer timeout, short for the test. */
@@ -141,7 +144,9 @@ async function startKamailio(): Promise<void> {
     cfg,
     [
       "#!KAMAILIO",
-      `#!define LISTEN udp:127.0.0.1:${kamailioPort}`,
+      `#!define SIP_LISTEN udp:127.0.0.1:${kamailioPort}`,
+      // Kamailio behind NAT too: its Record-Route and Via name an address nobody can send to.
+      `#!define SIP_ADVERTISE ${KAMAILIO_PUBLIC_IP}:${kamailioPort}`,
       `#!define DISPATCHER_LIST "${list}"`,
       `#!define PROBE_INTERVAL_S ${PROBE_INTERVAL_S}`,
       `#!define FR_TIMER_MS ${FR_TIMER_MS}`,
