@@ -53,6 +53,7 @@ interface Instance {
 }
 
 interface LogEntry {
+  level: number;
   msg: string;
   callId?: string;
   calls?: number;
@@ -283,6 +284,7 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     expect(r.stats).toEqual({ successful: 40, failed: 0 });
     // The drained instance exits by itself once its last call has ended.
     expect(await exited(a!.child, 60_000)).toBe(0);
+    expect(entries(a!).filter((e) => e.level >= 50)).toEqual([]);
     const after = entries(a!).slice(drainAt);
     expect(inFlight).toBeGreaterThan(0);
     expect(after.filter((e) => e.msg === "sip: call answered")).toHaveLength(0);
