@@ -11,11 +11,12 @@ cd "$ROOT"
 # Three sets of Debian packages, so an image carries only what the bridge needs:
 # what it runs (TTS, ASR, media conversion, audio tools), what its native pieces and npm's native
 # modules build against, and what the tests run for real: the SIP peers (baresip, a phone; SIPp as
-# sip-tester), openssl (the fake Discord's certificate), and podman, runc and mmdebstrap (the
-# container test builds and runs the image from a Debian base it makes).
+# sip-tester), Kamailio (the scale-out test's dispatcher), openssl (the fake Discord's certificate),
+# and podman, runc and mmdebstrap (the container test builds and runs the image from a Debian base
+# it makes).
 RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates)
 BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc g++ make python3)
-TEST_PACKAGES=(baresip-core sip-tester openssl podman runc mmdebstrap)
+TEST_PACKAGES=(baresip-core sip-tester kamailio openssl podman runc mmdebstrap)
 
 # --runtime (the container image): no test packages, no npm devDependencies.
 MODE="dev"

@@ -19,6 +19,9 @@ import type {
 import { decodedRate } from "./payload.ts";
 import type { FromWorker, FromWorkerEvent, RtpWorkerData, ToWorker } from "./worker-protocol.ts";
 
+/** Why a worker's calls end when the bridge stops it (close()). */
+const STOPPED = "the RTP worker was stopped";
+
 class WorkerMediaLink implements RtpMediaLink {
   readonly inputRate: number;
   readonly stats = undefined;
@@ -223,7 +226,7 @@ export class RtpWorker implements RtpPortPool {
   async close(): Promise<void> {
     for (let waited = 0; this.#links.size > 0 && waited < 1000; waited += 20)
       await new Promise((r) => setTimeout(r, 20));
-    this.#died("the RTP worker was stopped");
+    this.#died(STOPPED);
     await this.#worker.terminate();
   }
 
@@ -300,7 +303,10 @@ export class RtpWorker implements RtpPortPool {
   #died(reason: string): void {
     if (this.#dead) return;
     this.#dead = reason;
-    this.#log.error({ calls: this.#links.size }, `${reason}: ending its calls`);
+    const calls = this.#links.size;
+    // Stopped with no call left: the end of a clean shutdown (every drained instance), not an error.
+    if (reason === STOPPED && calls === 0) this.#log.info(reason);
+    else this.#log.error({ calls }, `${reason}: ending its calls`);
     for (const waiting of this.#opening.values()) waiting.reject(new Error(reason));
     this.#opening.clear();
     const links = [...this.#links.values()];

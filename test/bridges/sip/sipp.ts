@@ -35,6 +35,8 @@ export interface SippResult {
   readonly output: string;
   /** SIPp's -trace_err file: why calls failed. */
   readonly errors: string;
+  /** SIPp's working directory: its error file (errors.log) and any -trace_stat file named relative to it. */
+  readonly dir: string;
 }
 
 export interface SippRun {
@@ -44,6 +46,8 @@ export interface SippRun {
   readonly args?: readonly string[];
   /** Run SIPp with these extra options, e.g. ["-t", "t1"]. */
   readonly timeoutS?: number;
+  /** Aborting it kills SIPp (a test's clean-up when it fails half-way). */
+  readonly signal?: AbortSignal;
 }
 
 export async function runSipp(run: SippRun): Promise<SippResult> {
@@ -71,7 +75,12 @@ export async function runSipp(run: SippRun): Promise<SippResult> {
     errFile,
     ...(run.args ?? []),
   ];
-  const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("sipp", args, {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(run.signal ? { signal: run.signal, killSignal: "SIGKILL" as const } : {}),
+  });
+  if (run.signal) child.on("error", () => {}); // the abort's AbortError: "close" follows
   let output = "";
   child.stdout.on("data", (d: Buffer) => {
     output = (output + d.toString()).slice(-20_000);
@@ -83,7 +92,7 @@ export async function runSipp(run: SippRun): Promise<SippResult> {
   const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
   clearTimeout(kill);
   const errors = existsSync(errFile) ? readFileSync(errFile, "utf8").slice(0, 4000) : "";
-  return { code, output: output.slice(-3000), errors };
+  return { code, output: output.slice(-3000), errors, dir };
 }
 
 /** SIPp's own built-in scenario (e.g. uac_pcap) dumped with -sd, media paths pointed at the package's pcaps. */

@@ -1,6 +1,7 @@
 // The RTP worker for real: a worker thread binding real UDP ports, a peer socket playing the
 // caller, and the same RtpCallTransport the SIP server makes, on the monotonic clock (the worker
 // paces on real time, so these tests wait for what they check and never time it).
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { RtpCallTransport } from "../../../../bridges/sip/rtp/call-transport.ts";
 import { buildTelephoneEvent, dtmfEvent } from "../../../../bridges/sip/rtp/dtmf.ts";
@@ -189,5 +190,17 @@ describe("SIP media in the RTP worker thread", () => {
     await until(() => heard.ended.length === 1, "the call ended");
     expect(heard.ended).toEqual(["media lost"]);
     await expect(w.open()).rejects.toThrow(/RTP worker was stopped/);
+  });
+
+  it("a worker stopped with no call left says so at info level, not as an error (every drained bridge does this)", async () => {
+    const logged: Array<{ level: number; msg: string }> = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const base = await freeEvenRange(2);
+    const w = startRtpWorker({ host: "127.0.0.1", ports: `${base}-${base + 3}`, log });
+    const unused = await w.open();
+    unused.close();
+    await w.close();
+    expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+    expect(logged.map((l) => l.msg)).toContain("the RTP worker was stopped");
   });
 });
