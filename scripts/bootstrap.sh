@@ -154,9 +154,26 @@ link_cli() {
   fi
 }
 
+slim_runtime() {
+  # An image runs on one platform and builds nothing more: onnxruntime-node's binaries for the
+  # others (~220 MB) and the compilers and headers (~300 MB) go. The libraries the native pieces
+  # link against stay: the runtime packages depend on them.
+  [ "$MODE" = "runtime" ] || return 0
+  local ort="$ROOT/node_modules/onnxruntime-node/bin"
+  if [ -d "$ort" ]; then
+    find "$ort" -mindepth 2 -maxdepth 2 -type d ! -name linux -exec rm -rf {} +
+    find "$ort" -mindepth 3 -maxdepth 3 -path '*/linux/*' ! -name "$(node -p 'process.arch')" -exec rm -rf {} +
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove "${BUILD_PACKAGES[@]}" >/dev/null
+    log "image slimmed: other platforms' onnxruntime binaries and the build packages removed"
+  fi
+}
+
 install_apt_packages
 ensure_node
 install_npm_dependencies
 build_native
+slim_runtime
 link_cli
 log "ready"
