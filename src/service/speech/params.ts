@@ -36,6 +36,8 @@ export class ParamError extends Error {
 export interface SynthesisParams {
   model: string;
   voice: EngineVoice;
+  /** The voice id as the caller gave it (official or cloned). */
+  voiceId: string;
   speed: number;
   volume: number;
   sampleRate: number;
@@ -179,6 +181,7 @@ export function parseSynthesisParams(
   return {
     model,
     voice,
+    voiceId,
     speed,
     volume,
     sampleRate: rate as number,
