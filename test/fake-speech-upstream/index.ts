@@ -371,7 +371,10 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
         if (fault && "breakAfterChunks" in fault && chunks++ >= fault.breakAfterChunks) {
           return void res.destroy();
         }
-        res.write(bytes.subarray(at, at + step));
+        const chunk = bytes.subarray(at, at + step);
+        // Before a break, what was written must have left (else the break hides it).
+        if (fault && "breakAfterChunks" in fault) await new Promise((r) => res.write(chunk, r));
+        else res.write(chunk);
         rec.firstChunkAt ??= performance.now();
       }
     } else {
