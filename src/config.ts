@@ -11,6 +11,11 @@ const port = z.coerce
   .min(0, { error: "expected a port number 0-65535" })
   .max(65535, { error: "expected a port number 0-65535" });
 const url = z.url({ error: "expected an absolute URL such as https://host/path" });
+/** A server the service calls over HTTP (a bare `host:port` would parse as a URL of scheme `host`). */
+const httpUrl = z.url({
+  protocol: /^https?$/,
+  error: "expected an http(s) URL such as http://127.0.0.1:8000",
+});
 
 export const configSchema = z.object({
   server: z
@@ -108,12 +113,12 @@ export const configSchema = z.object({
        * Server (root or …/v1) that speaks OpenAI's audio API for recognition: E6 is forwarded to its
        * /v1/audio/transcriptions (faster-whisper, whisper.cpp servers) instead of PocketSphinx.
        */
-      asrUpstream: url.optional(),
+      asrUpstream: httpUrl.optional(),
       /** Model name sent to the recognition upstream (default whisper-1). */
       asrUpstreamModel: z.string().min(1).optional(),
       asrUpstreamApiKey: z.string().min(1).optional(),
       /** Server (root or …/v1) for synthesis: E4 and E5 through its /v1/audio/speech (Kokoro, Piper servers). */
-      ttsUpstream: url.optional(),
+      ttsUpstream: httpUrl.optional(),
       /** Model name sent to the speech upstream (default tts-1). */
       ttsUpstreamModel: z.string().min(1).optional(),
       ttsUpstreamApiKey: z.string().min(1).optional(),

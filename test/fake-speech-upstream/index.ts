@@ -67,6 +67,8 @@ export interface FakeSpeechUpstream {
   requests: RecordedRequest[];
   /** Transcripts answered instead of reading the tone code, first in first out. */
   transcripts: string[];
+  /** Or a transcript chosen per request (when it returns a string); before `transcripts`. */
+  transcribe?: ((audio: { pcm: Int16Array; rate: number }) => string | undefined) | undefined;
   /** Applies to the next requests of that endpoint until cleared. */
   faults: { asr?: Fault | undefined; tts?: Fault | undefined };
   /** Every request must carry `Authorization: Bearer <key>` when set. */
@@ -267,7 +269,11 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end('{"txt": oops');
     }
-    const text = (up.transcripts.shift() ?? readToneCode(audio.pcm, audio.rate)).trim();
+    const text = (
+      up.transcribe?.(audio) ??
+      up.transcripts.shift() ??
+      readToneCode(audio.pcm, audio.rate)
+    ).trim();
     const duration = audio.pcm.length / audio.rate;
     // Word and segment times: the tone code's own (one block per character), spread over the audio.
     const charS = text.length > 0 ? Math.min(CHAR_MS / 1000, duration / text.length) : 0;

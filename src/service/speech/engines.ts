@@ -4,13 +4,14 @@
 import type { ServiceContext } from "../context.ts";
 import { type AsrEngine, SphinxEngine } from "../engines/asr/sphinx-engine.ts";
 import { UpstreamAsr } from "../engines/asr/upstream.ts";
+import { SPEECH_PATH, TRANSCRIPTIONS_PATH } from "../engines/openai-audio.ts";
 import { SyntheticAsr } from "../engines/synthetic/asr.ts";
 import { SyntheticTts } from "../engines/synthetic/tts.ts";
 import type { TtsEngine } from "../engines/tts/engine.ts";
 import { EspeakPool } from "../engines/tts/espeak-pool.ts";
 import { UpstreamTts, type UpstreamTtsOptions } from "../engines/tts/upstream.ts";
 import type { ClonedVoiceResolver } from "../engines/tts/voices.ts";
-import type { UpstreamOptions } from "../engines/upstream.ts";
+import { type UpstreamOptions, v1Url } from "../engines/upstream.ts";
 
 export interface SpeechEngines {
   tts: TtsEngine;
@@ -43,8 +44,8 @@ export function useSpeechUpstreams(ctx: ServiceContext, u: SpeechUpstreams): voi
 /** Which engine serves what, in words (start-up log, `voice-bridge config`). */
 export function describeSpeechEngines(u: SpeechUpstreams): { tts: string; asr: string } {
   return {
-    tts: u.tts ? `upstream ${u.tts.baseUrl}/v1/audio/speech` : "embedded espeak-ng",
-    asr: u.asr ? `upstream ${u.asr.baseUrl}/v1/audio/transcriptions` : "embedded PocketSphinx (en-us)",
+    tts: u.tts ? `upstream ${v1Url(u.tts.baseUrl, SPEECH_PATH)}` : "embedded espeak-ng",
+    asr: u.asr ? `upstream ${v1Url(u.asr.baseUrl, TRANSCRIPTIONS_PATH)}` : "embedded PocketSphinx (en-us)",
   };
 }
 
