@@ -5,6 +5,7 @@
 //   asr_2s_ms_p50              E6, a 2 s utterance (pcm 16 kHz) → transcript.text.done (also with hotwords)
 //   tts_ws_sessions_concurrent sessions held at once with every first audio under 200 ms, while each
 //                              session speaks a sentence every 1.5–3 s (a busy call)
+// With --upstream: the service's own latency on top of speech upstreams (bench/lib/speech-upstream.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,12 @@ import type { TtsSession } from "../src/api/tts-session.ts";
 import { startLocalService } from "../src/service/index.ts";
 import { warmSpeechEngines } from "../src/service/speech/engines.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
+
+if (process.argv.includes("--upstream")) {
+  const { runUpstreamBench } = await import("./lib/speech-upstream.ts");
+  await runUpstreamBench();
+  process.exit(0);
+}
 
 const KEY = "bench-key";
 const dir = mkdtempSync(join(tmpdir(), "bench-speech-"));

@@ -54,7 +54,7 @@ export interface RecordedRequest {
   file?: { name: string; type: string; bytes: Uint8Array };
   /** Speech: the JSON body. */
   body?: SpeechRequestBody;
-  /** performance.now() when the request had fully arrived, and when the answer was complete. */
+  /** performance.now() when the request had fully arrived, its first audio left, its answer was complete. */
   receivedAt: number;
   complete?: boolean;
   answeredAt?: number;
@@ -136,9 +136,11 @@ function apiError(res: ServerResponse, status: number, message: string, param: s
   res.end(JSON.stringify({ error: { message, type: "invalid_request_error", param, code: null } }));
 }
 
-async function body(req: IncomingMessage): Promise<Buffer> {
+/** The request body; its arrival time goes on the record (the fake's own time starts there). */
+async function body(req: IncomingMessage, rec: RecordedRequest): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const c of req) parts.push(c as Buffer);
+  rec.receivedAt = performance.now();
   return Buffer.concat(parts);
 }
 
@@ -211,7 +213,6 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
   };
   let waiters: (() => boolean)[] = [];
   const complete = (rec: RecordedRequest) => {
-    rec.receivedAt = performance.now();
     rec.complete = true;
     waiters = waiters.filter((w) => !w());
   };
@@ -223,7 +224,7 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
     }
     let form: FormData;
     try {
-      const raw = await body(req);
+      const raw = await body(req, rec);
       form = await new Response(raw, { headers: { "content-type": type } }).formData();
     } catch (err) {
       return apiError(res, 400, `Could not parse multipart form: ${(err as Error).message}`);
@@ -340,7 +341,7 @@ export async function startFakeSpeechUpstream(): Promise<FakeSpeechUpstream> {
     }
     let b: SpeechRequestBody;
     try {
-      b = JSON.parse((await body(req)).toString()) as SpeechRequestBody;
+      b = JSON.parse((await body(req, rec)).toString()) as SpeechRequestBody;
     } catch {
       return apiError(res, 400, "We could not parse the JSON body of your request.");
     }

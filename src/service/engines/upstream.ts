@@ -2,6 +2,13 @@
 // ASR → transcriptions server, TTS → speech server): the URL of an endpoint, the error when the
 // upstream cannot be reached, answers an error status or something malformed, and a deadline that
 // turns a silent upstream into an error instead of a hang. Every message names the upstream.
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { ApiError } from "../errors.ts";
 
 export interface UpstreamOptions {
@@ -44,23 +51,23 @@ export function upstreamMessage(text: string): string {
 
 /** The fetch failed before an answer: connection refused, DNS, reset. */
 export function unreachable(what: string, baseUrl: string, err: unknown): ApiError {
-  const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+  const e = err as { code?: string; cause?: { code?: string }; message?: string };
+  const cause = e.cause?.code ?? e.code ?? e.message;
   return new ApiError(500, `upstream ${what} ${baseUrl} is unreachable: ${cause}`, {
     code: "upstream_unreachable",
   });
 }
 
 /** The upstream answered an error status. 429 and 503 stay overload (503); 4xx the caller can fix pass. */
-export async function badStatus(what: string, baseUrl: string, res: Response): Promise<ApiError> {
-  const text = (await res.text().catch(() => "")).slice(0, 500);
-  const status = [429, 503].includes(res.status)
+export function badStatus(what: string, baseUrl: string, upstreamStatus: number, body: string): ApiError {
+  const status = [429, 503].includes(upstreamStatus)
     ? 503
-    : [400, 404, 413, 422].includes(res.status)
-      ? res.status
+    : [400, 404, 413, 422].includes(upstreamStatus)
+      ? upstreamStatus
       : 500;
   return new ApiError(
     status,
-    `upstream ${what} ${baseUrl} answered HTTP ${res.status}: ${upstreamMessage(text)}`,
+    `upstream ${what} ${baseUrl} answered HTTP ${upstreamStatus}: ${upstreamMessage(body.slice(0, 500))}`,
     { code: "upstream_error" },
   );
 }
@@ -128,27 +135,59 @@ export class Deadline {
   }
 }
 
+/** Connections to the upstreams are kept open between requests (a speech turn is a new request). */
+const AGENTS = {
+  "http:": new HttpAgent({ keepAlive: true }),
+  "https:": new HttpsAgent({ keepAlive: true }),
+} as const;
+
+/** A 2xx answer of an upstream: its headers and its body, read as it arrives. */
+export interface UpstreamAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: AsyncIterable<Buffer>;
+  text(): Promise<string>;
+}
+
+async function readText(body: AsyncIterable<Buffer>): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of body) parts.push(c);
+  return Buffer.concat(parts).toString("utf8");
+}
+
 /**
  * One upstream POST under a deadline: resolves with a 2xx answer whose body the caller reads
  * (calling deadline.touch() per piece and deadline.clear() at the end); any failure before that
- * is an ApiError naming the upstream.
+ * is an ApiError naming the upstream. node:http with keep-alive rather than fetch: about a
+ * millisecond less per request, which a speech turn waits for.
  */
 export async function postUpstream(
   what: string,
   opts: UpstreamOptions,
   path: string,
-  init: { headers: Record<string, string>; body: string | FormData },
+  init: { headers: Record<string, string>; body: string | Buffer },
   outer?: AbortSignal,
-): Promise<{ res: Response; deadline: Deadline }> {
+): Promise<{ res: UpstreamAnswer; deadline: Deadline }> {
   const ms = opts.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const deadline = new Deadline(ms, () => timedOut(what, opts.baseUrl, ms), outer);
-  let res: Response;
+  const url = new URL(v1Url(opts.baseUrl, path));
+  const body = typeof init.body === "string" ? Buffer.from(init.body) : init.body;
+  let msg: IncomingMessage;
   try {
-    res = await fetch(v1Url(opts.baseUrl, path), {
-      method: "POST",
-      headers: { ...init.headers, ...bearer(opts.apiKey) },
-      body: init.body,
-      signal: deadline.signal,
+    msg = await new Promise<IncomingMessage>((resolve, reject) => {
+      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      const req = send(
+        url,
+        {
+          method: "POST",
+          agent: AGENTS[url.protocol as keyof typeof AGENTS],
+          headers: { ...init.headers, ...bearer(opts.apiKey), "content-length": body.length },
+          signal: deadline.signal,
+        },
+        resolve,
+      );
+      req.on("error", reject);
+      req.end(body);
     });
   } catch (err) {
     deadline.clear();
@@ -156,10 +195,12 @@ export async function postUpstream(
     if (outer?.aborted) throw err;
     throw unreachable(what, opts.baseUrl, err);
   }
-  if (!res.ok) {
-    const err = await badStatus(what, opts.baseUrl, res);
+  const status = msg.statusCode ?? 0;
+  const res: UpstreamAnswer = { status, headers: msg.headers, body: msg, text: () => readText(msg) };
+  if (status < 200 || status >= 300) {
+    const text = await res.text().catch(() => "");
     deadline.clear();
-    throw err;
+    throw badStatus(what, opts.baseUrl, status, text);
   }
   return { res, deadline };
 }

@@ -3,6 +3,7 @@
 // POST {upstream}/v1/audio/transcriptions (multipart), `verbose_json` with segment and word
 // timestamps when the caller wants timestamps, `json` otherwise; hotwords become the prompt.
 // The answer's segments come back as "words" that are already final text (verbatim).
+import { randomBytes } from "node:crypto";
 import { concatPcm } from "../../../../codecs/pcm.ts";
 import { encodeWav } from "../../../../codecs/wav.ts";
 import {
@@ -49,20 +50,12 @@ export class UpstreamAsr implements AsrEngine {
     const hotwords = (opts.hotwords ?? []).map((h) => h.trim()).filter(Boolean);
     if (hotwords.length > 0) fields.prompt = hotwords.join(", ");
     if (opts.timestamps) fields["timestamp_granularities[]"] = ["segment", "word"];
-    const form = new FormData();
-    form.append(
-      "file",
-      new Blob([encodeWav(pcm, this.sampleRate) as Uint8Array<ArrayBuffer>], { type: "audio/wav" }),
-      "audio.wav",
-    );
-    for (const [name, value] of Object.entries(fields)) {
-      for (const v of Array.isArray(value) ? value : [value]) form.append(name, String(v));
-    }
+    const form = multipart(fields, encodeWav(pcm, this.sampleRate));
     const { res, deadline } = await postUpstream(
       WHAT,
       this.#opts,
       TRANSCRIPTIONS_PATH,
-      { headers: { accept: "application/json" }, body: form },
+      { headers: { accept: "application/json", "content-type": form.type }, body: form.body },
       opts.signal,
     );
     let text: string;
@@ -131,4 +124,27 @@ export class UpstreamAsr implements AsrEngine {
   async close(): Promise<void> {
     this.#closed = true;
   }
+}
+
+/**
+ * The multipart/form-data body of a transcription request, built at once (the WAV file first, then
+ * the fields, repeated ones as repeated parts): one buffer, no stream of parts to assemble.
+ */
+export function multipart(fields: TranscriptionFields, wav: Uint8Array): { type: string; body: Buffer } {
+  const boundary = `----voice-bridge-${randomBytes(12).toString("hex")}`;
+  const parts: Buffer[] = [
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    ),
+    Buffer.from(wav.buffer, wav.byteOffset, wav.byteLength),
+  ];
+  for (const [name, value] of Object.entries(fields)) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      parts.push(
+        Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}`),
+      );
+    }
+  }
+  parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { type: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat(parts) };
 }

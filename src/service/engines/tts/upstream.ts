@@ -55,7 +55,7 @@ export class UpstreamTts implements TtsEngine {
       { headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
       signal,
     );
-    const type = res.headers.get("content-type") ?? "";
+    const type = res.headers["content-type"] ?? "";
     if (/json|text\//i.test(type)) {
       deadline.clear();
       const text = (await res.text().catch(() => "")).slice(0, 200);
@@ -64,7 +64,7 @@ export class UpstreamTts implements TtsEngine {
     let rest: Uint8Array | undefined; // an odd byte waiting for its pair
     let bytes = 0;
     try {
-      for await (const chunk of res.body ?? []) {
+      for await (const chunk of res.body) {
         deadline.touch();
         let c = chunk as Uint8Array;
         bytes += c.length;
