@@ -14,6 +14,7 @@ import type { TtsSession } from "../src/api/tts-session.ts";
 import { startLocalService } from "../src/service/index.ts";
 import { warmSpeechEngines } from "../src/service/speech/engines.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
+import { ttsTurn } from "./lib/tts-turn.ts";
 
 if (process.argv.includes("--upstream")) {
   const { runUpstreamBench } = await import("./lib/speech-upstream.ts");
@@ -39,21 +40,7 @@ async function openSession(): Promise<TtsSession> {
 }
 
 /** Sends one sentence + flush; resolves with ms to the first audio delta once the sentence ended. */
-function turn(s: TtsSession, it: AsyncIterator<unknown>): Promise<number> {
-  const t0 = performance.now();
-  s.sendText(SENTENCE);
-  s.flush();
-  return (async () => {
-    let first = -1;
-    for (;;) {
-      const r = await it.next();
-      if (r.done) throw new Error("session ended during a turn");
-      const o = r.value as { type: string };
-      if (o.type === "audio" && first < 0) first = performance.now() - t0;
-      if (o.type === "sentence.end") return first;
-    }
-  })();
-}
+const turn = (s: TtsSession, it: AsyncIterator<unknown>) => ttsTurn(s, it, SENTENCE);
 
 async function firstAudio(): Promise<number> {
   const s = await openSession();

@@ -17,6 +17,7 @@ import { startLocalService } from "../../src/service/index.ts";
 import { warmSpeechEngines } from "../../src/service/speech/engines.ts";
 import { startFakeSpeechUpstream } from "../../test/fake-speech-upstream/index.ts";
 import { percentile, round } from "./measure.ts";
+import { ttsTurn } from "./tts-turn.ts";
 
 const KEY = "bench-key";
 const SENTENCE = "Thank you for calling, how can I help you today?";
@@ -74,17 +75,7 @@ export async function runUpstreamBench(): Promise<void> {
     const tts: number[] = [];
     const ttsTotal: number[] = [];
     for (let i = 0; i < 63; i++) {
-      const t0 = performance.now();
-      s.sendText(SENTENCE);
-      s.flush();
-      let first = -1;
-      for (;;) {
-        const r = await it.next();
-        if (r.done) throw new Error("session ended during a turn");
-        const o = r.value as { type: string };
-        if (o.type === "audio" && first < 0) first = performance.now() - t0;
-        if (o.type === "sentence.end") break;
-      }
+      const first = await ttsTurn(s, it, SENTENCE);
       const q = last("/v1/audio/speech");
       if (i < 3) continue;
       ttsTotal.push(first);
