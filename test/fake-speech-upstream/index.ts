@@ -110,10 +110,14 @@ function goertzel(pcm: Int16Array, from: number, to: number, hz: number, rate: n
 /** Reads the tone code back: one character per block, the middle of each block analysed. */
 export function readToneCode(pcm: Int16Array, rate: number): string {
   const per = (rate * CHAR_MS) / 1000;
+  // Blocks count from the first tone's onset: a codec may put silence (encoder delay) before it.
+  let onset = pcm.findIndex((x) => Math.abs(x) > 2000);
+  if (onset < 0) return "";
+  onset = Math.max(0, onset - Math.round(rate * 0.002));
   let text = "";
-  for (let b = 0; (b + 1) * per <= pcm.length + per / 4; b++) {
-    const from = Math.round(b * per + per / 6);
-    const to = Math.min(pcm.length, Math.round((b + 1) * per - per / 6));
+  for (let b = 0; onset + (b + 1) * per <= pcm.length + per / 4; b++) {
+    const from = Math.round(onset + b * per + per / 6);
+    const to = Math.min(pcm.length, Math.round(onset + (b + 1) * per - per / 6));
     let energy = 0;
     for (let i = from; i < to; i++) energy += pcm[i]! * pcm[i]!;
     if (to <= from || energy / (to - from) < 1e5) continue; // silence (a codec's padding)

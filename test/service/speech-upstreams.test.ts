@@ -2,11 +2,12 @@
 // local service against a fake that follows OpenAI's audio API to the letter (multipart parsing,
 // response_format variants, chunked speech). Its speech is a tone code and its recognition reads the
 // code back, so the round trip E4 → E6 only comes back word for word when the audio survived.
+import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseWav } from "../../codecs/wav.ts";
+import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { pcm16Format } from "../../src/api/asr.ts";
 import type { TtsOutput } from "../../src/api/tts-session.ts";
-import { SPEECH_PCM_RATE } from "../../src/service/engines/openai-audio.ts";
+import { SPEECH_FORMATS, SPEECH_PCM_RATE } from "../../src/service/engines/openai-audio.ts";
 import {
   type FakeSpeechUpstream,
   readToneCode,
@@ -52,9 +53,71 @@ async function speech(body: Record<string, unknown>): Promise<Uint8Array> {
 const int16 = (b: Uint8Array) => new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 const lastRequest = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
 
-describe("the fake upstream itself", () => {
+describe("the fake upstream itself, driven by the official openai SDK", () => {
+  const sdk = () => new OpenAI({ baseURL: `${up.url}/v1`, apiKey: "up-key", maxRetries: 0 });
+
   it("reads its tone code back", () => {
     expect(readToneCode(toneCode(TEXT), SPEECH_PCM_RATE)).toBe(TEXT);
+  });
+
+  it("speech in every response_format, each decodable to the same words", async () => {
+    for (const format of SPEECH_FORMATS) {
+      const r = await sdk().audio.speech.create({
+        model: "tts-1",
+        voice: "alloy",
+        input: "Hi there.",
+        response_format: format,
+      });
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      const pcm = format === "pcm" ? int16(bytes) : ffmpegToPcm(bytes, SPEECH_PCM_RATE);
+      expect(readToneCode(pcm, SPEECH_PCM_RATE), format).toBe("Hi there.");
+    }
+    const bad = await sdk()
+      .audio.speech.create({ model: "tts-1", voice: "alloy", input: "x", response_format: "ogg" as "mp3" })
+      .catch((e: Error) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
+  it("transcriptions in every response_format, from the SDK's multipart", async () => {
+    const wav = encodeWav(toneCode(TEXT), SPEECH_PCM_RATE);
+    const file = () => toFile(Buffer.from(wav), "speech.wav", { type: "audio/wav" });
+    const json = await sdk().audio.transcriptions.create({ file: await file(), model: "whisper-1" });
+    expect(json.text).toBe(TEXT);
+    const verbose = await sdk().audio.transcriptions.create({
+      file: await file(),
+      model: "whisper-1",
+      response_format: "verbose_json",
+      timestamp_granularities: ["word", "segment"],
+    });
+    expect(verbose.words!.map((w) => w.word)).toEqual(["Hello", "there", "How", "are", "you", "today"]);
+    expect(verbose.segments!.map((x) => x.text.trim())).toEqual(["Hello there.", "How are you today?"]);
+    const text = await sdk().audio.transcriptions.create({
+      file: await file(),
+      model: "whisper-1",
+      response_format: "text",
+    });
+    expect(String(text).trim()).toBe(TEXT);
+    const srt = await sdk().audio.transcriptions.create({
+      file: await file(),
+      model: "whisper-1",
+      response_format: "srt",
+    });
+    expect(String(srt)).toMatch(/^1\n00:00:00,000 --> 00:00:00,720\nHello there\.\n/);
+    const vtt = await sdk().audio.transcriptions.create({
+      file: await file(),
+      model: "whisper-1",
+      response_format: "vtt",
+    });
+    expect(String(vtt)).toMatch(/^WEBVTT\n\n00:00:00\.000 --> /);
+    // OpenAI refuses timestamps without verbose_json; so does the fake.
+    const refused = await sdk()
+      .audio.transcriptions.create({
+        file: await file(),
+        model: "whisper-1",
+        timestamp_granularities: ["word"],
+      })
+      .catch((e: Error) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
   });
 });
 
