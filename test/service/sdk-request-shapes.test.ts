@@ -145,6 +145,31 @@ describe("the openai Node SDK", () => {
     expect(wav.samples.length).toBeGreaterThan(0);
   });
 
+  it("images.edit (E8) with the image alone or as a list of one (sent as image[] parts)", async () => {
+    const png = readFileSync(media.png());
+    for (const image of [
+      await toFile(png, "red.png", { type: "image/png" }),
+      [await toFile(png, "red.png", { type: "image/png" })],
+    ]) {
+      const r = await openai().images.edit({
+        model: "svc-image-edit-2",
+        image,
+        prompt: "make it grayscale",
+        response_format: "b64_json",
+      });
+      expect(r.data![0]!.b64_json!.length).toBeGreaterThan(0);
+    }
+    const two = [
+      await toFile(png, "a.png", { type: "image/png" }),
+      await toFile(png, "b.png", { type: "image/png" }),
+    ];
+    const err = await openai()
+      .images.edit({ model: "svc-image-edit-2", image: two, prompt: "make it grayscale" })
+      .catch((e: Error) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as Error).message).toMatch(/one image only/);
+  });
+
   it("E10 through the client's generic get, with its query encoding", async () => {
     const r = await openai().get("/audio/voices", { query: { limit: 2, order: "desc" } });
     expect(r).toMatchObject({ object: "list", data: [] });
