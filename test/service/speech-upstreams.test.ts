@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { pcm16Format } from "../../src/api/asr.ts";
 import type { TtsOutput } from "../../src/api/tts-session.ts";
+import { PIECE_MIN_S } from "../../src/service/engines/asr/upstream.ts";
 import { SPEECH_FORMATS, SPEECH_PCM_RATE } from "../../src/service/engines/openai-audio.ts";
 import {
   type FakeSpeechUpstream,
@@ -217,6 +218,30 @@ describe("E6 through the recognition upstream", () => {
     const r = await upload.end().finalResult();
     expect(r.text).toBe("Streamed words.");
     expect(lastRequest("/v1/audio/transcriptions").fields!.prompt).toEqual(["streamed"]);
+  });
+
+  it("a long streamed utterance goes upstream in pieces cut at a pause, the first while audio still arrives", async () => {
+    const first =
+      "This first part of a long turn runs for more than eight seconds of audio (a character is 60 ms), so it is sent on its own at the pause.";
+    expect(first.length * 0.06).toBeGreaterThan(PIECE_MIN_S);
+    const second = "Then the rest follows.";
+    const silence = new Int16Array(16000 / 2);
+    const audio = [toneCode(first, 16000), silence, toneCode(second, 16000)];
+    const before = up.requests.filter((r) => r.path === "/v1/audio/transcriptions" && r.complete).length;
+    const upload = client().asr.upload(pcm16Format(16000), { enable_timestamp: true });
+    for (const pcm of audio)
+      for (let at = 0; at < pcm.length; at += 1600) upload.write(pcm.subarray(at, at + 1600));
+    // The first piece is asked for before the body ends.
+    await up.arrived("/v1/audio/transcriptions", before + 1);
+    const r = await upload.end().finalResult();
+    const sent = up.requests.filter((q) => q.path === "/v1/audio/transcriptions").slice(before);
+    expect(sent).toHaveLength(2);
+    expect(r.text).toBe(`${first} ${second}`);
+    const last = r.deltas.at(-1)!;
+    expect(last.delta).toBe(` ${second}`);
+    // Times are the utterance's: the second piece starts after the first one (and its pause).
+    expect(last.start_time).toBeGreaterThanOrEqual(first.length * 60);
+    expect(last.start_time).toBeLessThanOrEqual(first.length * 60 + 500);
   });
 });
 

@@ -17,6 +17,25 @@ import { malformed, postUpstream, type UpstreamOptions } from "../upstream.ts";
 import type { AsrEngine, AsrStreamSession, RecognizedWord, RecognizeOptions } from "./sphinx-engine.ts";
 
 const WHAT = "recognition server";
+/** A streamed utterance longer than this is sent in pieces, cut at pauses (seconds). */
+export const PIECE_MIN_S = 8;
+/** A quiet stretch this long (seconds) is a pause between words: a piece may end there. */
+const PAUSE_S = 0.3;
+/** Below this mean absolute level (about -50 dBFS) a chunk is quiet. */
+const QUIET_LEVEL = 100;
+
+/** Samples of quiet at the end of `pcm`, in 20 ms frames, added to `before` when all of it is quiet. */
+function trailingQuiet(pcm: Int16Array, before: number, rate: number): number {
+  const frame = Math.round(rate / 50);
+  let quiet = before;
+  for (let at = 0; at < pcm.length; at += frame) {
+    const end = Math.min(pcm.length, at + frame);
+    let sum = 0;
+    for (let i = at; i < end; i++) sum += Math.abs(pcm[i]!);
+    quiet = sum / (end - at) < QUIET_LEVEL ? quiet + (end - at) : 0;
+  }
+  return quiet;
+}
 export const DEFAULT_ASR_UPSTREAM_MODEL = "whisper-1";
 
 type Obj = Record<string, unknown>;
@@ -105,17 +124,46 @@ export class UpstreamAsr implements AsrEngine {
     return text ? [{ word: text, startMs: 0, endMs: Math.round(durationMs) }] : [];
   }
 
-  /** A streamed utterance is gathered here and sent when it ends (one request per utterance). */
+  /**
+   * A streamed utterance is gathered as it arrives. A long one is sent in pieces while the caller
+   * is still speaking: once PIECE_MIN_S have gathered, the audio up to the next pause (a quiet
+   * stretch between words, so no word is cut) goes upstream at once; at the end only the rest is
+   * left to wait for. The pieces' words are joined in order, their times shifted to the utterance.
+   * A short utterance (most turns of a call) is one request, sent when the body ends.
+   */
   openStream(opts: Pick<RecognizeOptions, "hotwords" | "language" | "timestamps"> = {}): AsrStreamSession {
-    const parts: Int16Array[] = [];
     const ac = new AbortController();
+    const pieces: Promise<RecognizedWord[]>[] = [];
+    let parts: Int16Array[] = [];
+    let gathered = 0; // samples in `parts`
+    let offset = 0; // samples sent in earlier pieces
+    let quiet = 0; // samples of the current quiet stretch
+    const send = (pcm: Int16Array, atSample: number) => {
+      const shift = Math.round((atSample / this.sampleRate) * 1000);
+      const piece = this.recognize(pcm, { ...opts, signal: ac.signal }).then((ws) =>
+        ws.map((w) => ({ ...w, startMs: w.startMs + shift, endMs: w.endMs + shift })),
+      );
+      piece.catch(() => {}); // reported by finish()
+      pieces.push(piece);
+    };
     return {
       push: (pcm) => {
-        if (pcm.length > 0) parts.push(pcm.slice());
+        if (pcm.length === 0 || ac.signal.aborted) return;
+        parts.push(pcm.slice());
+        gathered += pcm.length;
+        quiet = trailingQuiet(pcm, quiet, this.sampleRate);
+        if (gathered >= PIECE_MIN_S * this.sampleRate && quiet >= PAUSE_S * this.sampleRate) {
+          send(concatPcm(parts), offset);
+          offset += gathered;
+          parts = [];
+          gathered = 0;
+          quiet = 0;
+        }
       },
-      finish: () => {
-        if (ac.signal.aborted) return Promise.reject(ac.signal.reason as Error);
-        return this.recognize(concatPcm(parts), { ...opts, signal: ac.signal });
+      finish: async () => {
+        if (ac.signal.aborted) throw ac.signal.reason as Error;
+        if (gathered > 0 || pieces.length === 0) send(concatPcm(parts), offset);
+        return (await Promise.all(pieces)).flat();
       },
       abort: (reason) => ac.abort(reason ?? new Error("recognition aborted")),
     };
