@@ -138,6 +138,17 @@ describe("E4 through the speech upstream", () => {
     expect(int16(audio)).toEqual(toneCode(TEXT));
     await speech({ voice: "en_male_adam", response_format: "pcm" });
     expect(lastRequest("/v1/audio/speech").body!.voice).toBe("am_adam");
+    // svcaudio-2.5-tts: the instruction goes as OpenAI's `instructions`, () asides are not spoken.
+    await speech({
+      model: "svcaudio-2.5-tts",
+      input: "Hello (warmly) there.",
+      instruction: "Speak warmly.",
+      response_format: "pcm",
+    });
+    expect(lastRequest("/v1/audio/speech").body).toMatchObject({
+      input: "Hello there.",
+      instructions: "Speak warmly.",
+    });
   });
 
   it("resamples and encodes in-process: wav 8 kHz and mp3 16 kHz still carry the words", async () => {

@@ -45,6 +45,8 @@ export interface SynthesisParams {
   markdown: boolean;
   /** Whether () holds instructions to drop (svcaudio-2.5-tts only). */
   inlineInstructions: boolean;
+  /** Global guidance (svcaudio-2.5-tts only); an upstream speech server gets it as `instructions`. */
+  instruction?: string;
 }
 
 /** Field names that differ between E4 and E5. */
@@ -188,6 +190,7 @@ export function parseSynthesisParams(
     rules,
     markdown: md === true,
     inlineInstructions: is25,
+    ...(typeof instruction === "string" && instruction.trim() ? { instruction } : {}),
   };
 }
 

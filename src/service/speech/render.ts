@@ -9,6 +9,8 @@ export interface RenderOptions {
   voice: EngineVoice;
   /** The service's voice id, for engines with voices of their own (an upstream server). */
   voiceId?: string;
+  /** Global guidance for engines that take it (an upstream server). */
+  instruction?: string;
   /** 0.5 to 2.0. */
   speed: number;
   /** Linear gain, 0.1 to 2.0. */
@@ -45,6 +47,7 @@ export async function renderSpeech(
     voice: voiceFor(opts.voice, text),
     speed: opts.speed,
     ...(opts.voiceId ? { voiceId: opts.voiceId } : {}),
+    ...(opts.instruction ? { instruction: opts.instruction } : {}),
   };
   await engine.synthesize(req, (chunk) => out(rs.push(chunk)), signal);
   out(rs.flush());

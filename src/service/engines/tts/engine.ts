@@ -10,6 +10,8 @@ export interface SynthesisRequest {
   speed: number;
   /** The service's voice id (official or cloned), for engines that map ids to voices of their own. */
   voiceId?: string;
+  /** Global guidance on how to speak (svcaudio-2.5-tts's `instruction`), for engines that take it. */
+  instruction?: string;
 }
 
 export interface TtsEngine {

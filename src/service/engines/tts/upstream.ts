@@ -47,6 +47,7 @@ export class UpstreamTts implements TtsEngine {
       voice: this.voiceFor(req.voiceId),
       response_format: "pcm",
       speed: req.speed,
+      ...(req.instruction ? { instructions: req.instruction } : {}),
     };
     const { res, deadline } = await postUpstream(
       WHAT,
