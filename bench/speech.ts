@@ -5,6 +5,7 @@
 //   asr_2s_ms_p50              E6, a 2 s utterance (pcm 16 kHz) → transcript.text.done (also with hotwords)
 //   tts_ws_sessions_concurrent sessions held at once with every first audio under 200 ms, while each
 //                              session speaks a sentence every 1.5–3 s (a busy call)
+// With --upstream: the service's own latency on top of speech upstreams (bench/lib/speech-upstream.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,13 @@ import type { TtsSession } from "../src/api/tts-session.ts";
 import { startLocalService } from "../src/service/index.ts";
 import { warmSpeechEngines } from "../src/service/speech/engines.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
+import { ttsTurn } from "./lib/tts-turn.ts";
+
+if (process.argv.includes("--upstream")) {
+  const { runUpstreamBench } = await import("./lib/speech-upstream.ts");
+  await runUpstreamBench();
+  process.exit(0);
+}
 
 const KEY = "bench-key";
 const dir = mkdtempSync(join(tmpdir(), "bench-speech-"));
@@ -32,21 +40,7 @@ async function openSession(): Promise<TtsSession> {
 }
 
 /** Sends one sentence + flush; resolves with ms to the first audio delta once the sentence ended. */
-function turn(s: TtsSession, it: AsyncIterator<unknown>): Promise<number> {
-  const t0 = performance.now();
-  s.sendText(SENTENCE);
-  s.flush();
-  return (async () => {
-    let first = -1;
-    for (;;) {
-      const r = await it.next();
-      if (r.done) throw new Error("session ended during a turn");
-      const o = r.value as { type: string };
-      if (o.type === "audio" && first < 0) first = performance.now() - t0;
-      if (o.type === "sentence.end") return first;
-    }
-  })();
-}
+const turn = (s: TtsSession, it: AsyncIterator<unknown>) => ttsTurn(s, it, SENTENCE);
 
 async function firstAudio(): Promise<number> {
   const s = await openSession();

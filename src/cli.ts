@@ -1,7 +1,7 @@
 // Command-line entry point. Each subcommand loads and validates the configuration first,
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
-import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { type Config, ConfigError, loadConfig, usesLocalService } from "./config.ts";
 import { createLogger } from "./log.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
@@ -165,16 +165,21 @@ function collect(value: string, previous: string[]): string[] {
 program
   .command("config")
   .description("print the resolved, validated configuration as JSON (secrets masked)")
-  .action(() => {
+  .action(async () => {
     const config = load(program.opts());
     const masked = structuredClone(config);
     if (masked.service.apiKey) masked.service.apiKey = "***";
     if (masked.twilio.authToken) masked.twilio.authToken = "***";
     if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
+    if (masked.local.asrUpstreamApiKey) masked.local.asrUpstreamApiKey = "***";
+    if (masked.local.ttsUpstreamApiKey) masked.local.ttsUpstreamApiKey = "***";
     if (masked.discord.token) masked.discord.token = "***";
     if (masked.callReports.secret) masked.callReports.secret = "***";
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
-    process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
+    const engines = usesLocalService(config)
+      ? (await import("./service/index.ts")).describeEngines(config.local)
+      : { all: `hosted service ${config.service.baseUrl ?? "(client default)"}` };
+    process.stdout.write(`${JSON.stringify({ ...masked, engines }, null, 2)}\n`);
   });
 
 await program.parseAsync(process.argv);

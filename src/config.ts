@@ -11,6 +11,11 @@ const port = z.coerce
   .min(0, { error: "expected a port number 0-65535" })
   .max(65535, { error: "expected a port number 0-65535" });
 const url = z.url({ error: "expected an absolute URL such as https://host/path" });
+/** A server the service calls over HTTP (a bare `host:port` would parse as a URL of scheme `host`). */
+const httpUrl = z.url({
+  protocol: /^https?$/,
+  error: "expected an http(s) URL such as http://127.0.0.1:8000",
+});
 
 export const configSchema = z.object({
   server: z
@@ -104,6 +109,44 @@ export const configSchema = z.object({
       /** Model name sent upstream (upstreams do not know the svc-* names). */
       chatUpstreamModel: z.string().min(1).optional(),
       chatUpstreamApiKey: z.string().min(1).optional(),
+      /**
+       * Server (root or …/v1) that speaks OpenAI's audio API for recognition: E6 is forwarded to its
+       * /v1/audio/transcriptions (faster-whisper, whisper.cpp servers) instead of PocketSphinx.
+       */
+      asrUpstream: httpUrl.optional(),
+      /** Model name sent to the recognition upstream (default whisper-1). */
+      asrUpstreamModel: z.string().min(1).optional(),
+      asrUpstreamApiKey: z.string().min(1).optional(),
+      /** Server (root or …/v1) for synthesis: E4 and E5 through its /v1/audio/speech (Kokoro, Piper servers). */
+      ttsUpstream: httpUrl.optional(),
+      /** Model name sent to the speech upstream (default tts-1). */
+      ttsUpstreamModel: z.string().min(1).optional(),
+      ttsUpstreamApiKey: z.string().min(1).optional(),
+      /** Service voice id → upstream voice, `id=voice` comma-separated; `*=voice` for the rest (default alloy). */
+      ttsUpstreamVoices: z
+        .union([z.string(), z.record(z.string(), z.string())])
+        .transform((v, ctx) => {
+          if (typeof v !== "string") return v;
+          const out: Record<string, string> = {};
+          for (const item of v
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean)) {
+            const m = /^([^=\s]+)\s*=\s*(\S+)$/.exec(item);
+            if (!m) {
+              ctx.addIssue({
+                code: "custom",
+                message: `expected id=voice pairs such as en_female_aria=af_heart,*=alloy; got "${item}"`,
+              });
+              return z.NEVER;
+            }
+            out[m[1]!] = m[2]!;
+          }
+          return out;
+        })
+        .optional(),
+      /** Longest wait for a speech upstream's answer to start or continue, ms (then the request fails). */
+      speechUpstreamTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(30_000),
       /** YAML file of the scripted agent; default: the demo hotline shipped with the project. */
       scriptedAgent: z.string().min(1).optional(),
       /** Milliseconds between streamed words of the scripted engine (0: as fast as possible). */
@@ -258,6 +301,14 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SVC_CHAT_UPSTREAM: ["local", "chatUpstream"],
   SVC_CHAT_UPSTREAM_MODEL: ["local", "chatUpstreamModel"],
   SVC_CHAT_UPSTREAM_API_KEY: ["local", "chatUpstreamApiKey"],
+  SVC_ASR_UPSTREAM: ["local", "asrUpstream"],
+  SVC_ASR_UPSTREAM_MODEL: ["local", "asrUpstreamModel"],
+  SVC_ASR_UPSTREAM_API_KEY: ["local", "asrUpstreamApiKey"],
+  SVC_TTS_UPSTREAM: ["local", "ttsUpstream"],
+  SVC_TTS_UPSTREAM_MODEL: ["local", "ttsUpstreamModel"],
+  SVC_TTS_UPSTREAM_API_KEY: ["local", "ttsUpstreamApiKey"],
+  SVC_TTS_UPSTREAM_VOICES: ["local", "ttsUpstreamVoices"],
+  SVC_SPEECH_UPSTREAM_TIMEOUT_MS: ["local", "speechUpstreamTimeoutMs"],
   SVC_SCRIPTED_AGENT: ["local", "scriptedAgent"],
   SVC_SCRIPTED_PACE_MS: ["local", "scriptedPaceMs"],
   SVC_ENGINE_PROFILE: ["local", "engineProfile"],

@@ -124,7 +124,9 @@ export async function startBridge(
   let apiKey = config.service.apiKey;
   if (usesLocalService(config)) {
     // Loaded only when used: a bridge on a hosted service never pays for the tokenizer and routes.
-    const { serviceOptionsFromConfig, startLocalService } = await import("./service/index.ts");
+    const { describeEngines, serviceOptionsFromConfig, startLocalService } = await import(
+      "./service/index.ts"
+    );
     const { warmSpeechEngines } = await import("./service/speech/engines.ts");
     localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
     // Load the recognizer and start the TTS workers now, not on the first caller's first words.
@@ -132,7 +134,7 @@ export async function startBridge(
     baseURL = localService.url;
     apiKey = localService.apiKeys[0];
     log.info(
-      { url: localService.url },
+      { url: localService.url, engines: describeEngines(config.local) },
       "service: embedded local service (no SVC_BASE_URL / SVC_API_KEY set)",
     );
   } else {

@@ -12,7 +12,12 @@ import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
 import { ROUTES } from "./routes/index.ts";
 import { buildServer } from "./server.ts";
-import { useSyntheticSpeechEngines } from "./speech/engines.ts";
+import {
+  describeSpeechEngines,
+  type SpeechUpstreams,
+  useSpeechUpstreams,
+  useSyntheticSpeechEngines,
+} from "./speech/engines.ts";
 import { openDatabase } from "./store/db.ts";
 import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
@@ -21,6 +26,7 @@ export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
 export type { ChatEngineOptions } from "./engines/chat/index.ts";
 export type { ImageServiceOptions } from "./engines/image/options.ts";
 export type { AudioClip, Transcriber } from "./media/transcriber.ts";
+export type { SpeechUpstreams } from "./speech/engines.ts";
 
 export interface LocalServiceOptions {
   /** Default 127.0.0.1. */
@@ -46,6 +52,8 @@ export interface LocalServiceOptions {
   engineProfile?: "standard" | "synthetic";
   /** E7/E8: content blocklist, clock, engine (default: the placeholder engine). */
   images?: ImageServiceOptions;
+  /** Upstream speech servers (OpenAI audio API) for E6 and for E4/E5; unset → embedded engines. */
+  speech?: SpeechUpstreams;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -62,6 +70,60 @@ export interface LocalServiceConfig {
   scriptedPaceMs?: number | undefined;
   engineProfile?: "standard" | "synthetic" | undefined;
   imageBlocklist?: string[] | undefined;
+  asrUpstream?: string | undefined;
+  asrUpstreamModel?: string | undefined;
+  asrUpstreamApiKey?: string | undefined;
+  ttsUpstream?: string | undefined;
+  ttsUpstreamModel?: string | undefined;
+  ttsUpstreamApiKey?: string | undefined;
+  ttsUpstreamVoices?: Record<string, string> | undefined;
+  speechUpstreamTimeoutMs?: number | undefined;
+}
+
+/** The speech upstreams the `local` section configures (SVC_ASR_UPSTREAM, SVC_TTS_UPSTREAM …). */
+export function speechUpstreamsFromConfig(local: LocalServiceConfig): SpeechUpstreams {
+  const timeoutMs = local.speechUpstreamTimeoutMs;
+  return {
+    ...(local.asrUpstream
+      ? {
+          asr: {
+            baseUrl: local.asrUpstream,
+            model: local.asrUpstreamModel,
+            apiKey: local.asrUpstreamApiKey,
+            timeoutMs,
+          },
+        }
+      : {}),
+    ...(local.ttsUpstream
+      ? {
+          tts: {
+            baseUrl: local.ttsUpstream,
+            model: local.ttsUpstreamModel,
+            apiKey: local.ttsUpstreamApiKey,
+            voices: local.ttsUpstreamVoices,
+            timeoutMs,
+          },
+        }
+      : {}),
+  };
+}
+
+/** Which engine serves which endpoints, in words (`voice-bridge config`, the start-up log). */
+export function describeEngines(local: LocalServiceConfig): Record<string, string> {
+  if (local.engineProfile === "synthetic") {
+    return { all: "synthetic (benchmarks only): tones, one fixed transcript, the scripted agent" };
+  }
+  const speech = describeSpeechEngines(speechUpstreamsFromConfig(local));
+  const chat =
+    (local.chatEngine ?? (local.chatUpstream ? "openai-compatible" : "scripted")) === "openai-compatible"
+      ? `upstream ${local.chatUpstream ?? "(SVC_CHAT_UPSTREAM unset)"}/chat/completions`
+      : "embedded scripted agent";
+  return {
+    "chat (E1-E3)": chat,
+    "speech synthesis (E4, E5)": speech.tts,
+    "speech recognition (E6)": speech.asr,
+    "images (E7, E8)": "embedded procedural placeholder",
+  };
 }
 
 /** Maps the configuration's `local` section to startLocalService options (the logger aside). */
@@ -79,6 +141,7 @@ export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServic
     dataDir: local.dataDir,
     apiKeys: local.apiKeys,
     chat,
+    speech: speechUpstreamsFromConfig(local),
     ...(local.engineProfile ? { engineProfile: local.engineProfile } : {}),
     ...(local.imageBlocklist ? { images: { blocklist: local.imageBlocklist } } : {}),
   };
@@ -126,6 +189,7 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     images: opts.images,
   };
   holder.ctx = ctx;
+  if (opts.speech && !synthetic) useSpeechUpstreams(ctx, opts.speech);
   if (synthetic) {
     useSyntheticSpeechEngines(ctx);
     log.warn(

@@ -8,6 +8,9 @@ import { ApiError, toApiError } from "./errors.ts";
 /** Default JSON body limit; routes that take media inline (chat) raise it for themselves. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/** Methods whose routes take no body. */
+const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
+
 export async function buildServer(
   ctx: ServiceContext,
   routes: readonly ServiceRoute[],
@@ -23,6 +26,14 @@ export async function buildServer(
 
   // JSON endpoints take JSON (uploads add multipart): a text/plain body gets a clear 400.
   app.removeContentTypeParser("text/plain");
+  // Official SDKs (openai-python) send `Content-Type: application/json` on every request, a
+  // body-less GET or DELETE included: a route that takes no body accepts an empty one.
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "" && BODYLESS.has(request.method)) return done(null, undefined);
+    return json(request, body as string, done);
+  });
   app.decorateRequest("account", "");
   app.addHook("onRequest", async (request) => {
     request.account = ctx.accounts.authenticate(request.headers);

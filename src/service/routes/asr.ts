@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import type { ServiceRoute } from "../context.ts";
-import type { AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
+import type { AsrEngine, AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
 import { badParam, missingParam } from "../errors.ts";
 import { countTokens } from "../generation/tokens.ts";
 import { AsrBodyReader } from "../speech/asr-body.ts";
@@ -127,6 +127,10 @@ export function parseAsrParams(body: unknown): Omit<AsrJob, "audio"> {
   };
 }
 
+function speaks(asr: AsrEngine, language: string): boolean {
+  return (asr.languages ?? ["en"]).includes(language);
+}
+
 /** Recognition started on a streamed body's audio before the body ended. */
 interface EarlyRecognition {
   stream: AsrStreamSession;
@@ -154,9 +158,14 @@ async function startEarly(
   } catch {
     return undefined;
   }
-  if (params.type !== "pcm" || !params.pcm || params.language !== "en") return undefined;
+  if (params.type !== "pcm" || !params.pcm) return undefined;
   const { asr } = await engines.get();
-  const stream = asr.openStream({ hotwords: params.hotwords });
+  if (!speaks(asr, params.language)) return undefined;
+  const stream = asr.openStream({
+    hotwords: params.hotwords,
+    language: params.language,
+    timestamps: params.timestamps,
+  });
   const decoder = new PcmChunkDecoder(params.pcm, asr.sampleRate);
   const early: EarlyRecognition = {
     stream,
@@ -210,13 +219,15 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
     const meta = () => ({ session_id: sessionId, timestamp: Date.now() });
     const sse = new SseWriter(reply);
     try {
-      if (job.language === "zh") {
+      const { asr } = await engines.get();
+      if (!speaks(asr, job.language)) {
         throw new AudioInputError(
-          "language zh is not available on the local service: its recognizer (PocketSphinx en-us) only does English",
+          `language ${job.language} is not available on the local service: its recognizer (PocketSphinx en-us) only does English`,
         );
       }
-      const { asr } = await engines.get();
-      const builder = new TranscriptBuilder(job.itn);
+      // An upstream's text is final already (cased, punctuated, normalized): no ITN over it.
+      const itn = job.itn && !asr.verbatim;
+      const builder = new TranscriptBuilder(itn);
       let first = true;
       const onWords = (ws: RecognizedWord[], final: boolean) => {
         for (const p of builder.add(ws, final)) {
@@ -244,10 +255,16 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
         seconds = early.samples / asr.sampleRate;
       } else {
         const pcm = await decodeAsrAudio(job.audio, job.type, job.pcm, asr.sampleRate);
-        words = await asr.recognize(pcm, { hotwords: job.hotwords, signal: sse.signal, onWords });
+        words = await asr.recognize(pcm, {
+          hotwords: job.hotwords,
+          language: job.language,
+          timestamps: job.timestamps,
+          signal: sse.signal,
+          onWords,
+        });
         seconds = pcm.length / asr.sampleRate;
       }
-      const text = transcriptText(words, job.itn);
+      const text = transcriptText(words, itn);
       const audioTokens = Math.ceil(seconds * AUDIO_TOKENS_PER_SECOND);
       const textTokens = job.hotwords.reduce((n, h) => n + countTokens(h), 0);
       const output = countTokens(text);

@@ -18,6 +18,13 @@ export interface EditInput {
   height: number;
 }
 
+/**
+ * The image part's name: `image`, or `image[]` as the official SDKs (openai Node and Python) name
+ * each part when the image is given as a list (of one image, here).
+ */
+const isImageField = (name: string) =>
+  name === IMAGE_EDIT_FILE_FIELD || name === `${IMAGE_EDIT_FILE_FIELD}[]`;
+
 function oneImage(): ApiError {
   return badParam(IMAGE_EDIT_FILE_FIELD, "one image only: send a single image part (a file or Base64)");
 }
@@ -41,7 +48,7 @@ async function readParts(
   let failure: unknown;
   for await (const part of request.parts()) {
     if (part.type === "file") {
-      if (failure !== undefined || part.fieldname !== IMAGE_EDIT_FILE_FIELD) {
+      if (failure !== undefined || !isImageField(part.fieldname)) {
         part.file.resume();
         continue;
       }
@@ -54,7 +61,7 @@ async function readParts(
         failure = tooLarge(`image too large: at most ${EDIT_IMAGE_MAX_BYTES} bytes`, "image");
       else if (image) failure = oneImage();
       else image = bytes;
-    } else if (part.fieldname === IMAGE_EDIT_FILE_FIELD) {
+    } else if (isImageField(part.fieldname)) {
       if (part.valueTruncated)
         failure ??= tooLarge(`image too large: at most ${EDIT_IMAGE_MAX_BYTES} bytes`, "image");
       else if (image) failure ??= oneImage();

@@ -11,6 +11,7 @@ import { LIMITS } from "../../api/types/limits.ts";
 import { TTS_MODES, TTS_WS_FORMATS } from "../../api/types/tts-ws.ts";
 import type { TtsEngine } from "../engines/tts/engine.ts";
 import type { ClonedVoiceResolver } from "../engines/tts/voices.ts";
+import { ApiError } from "../errors.ts";
 import { createDeltaEncoder, type DeltaEncoder, type OutputFormat } from "../speech/formats.ts";
 import {
   E5_FIELDS,
@@ -19,7 +20,7 @@ import {
   type SynthesisParams,
   spokenText,
 } from "../speech/params.ts";
-import { renderSpeech } from "../speech/render.ts";
+import { type PrefetchedSpeech, prefetchSpeech, renderSpeech } from "../speech/render.ts";
 import { type SegmentMode, SentenceSegmenter } from "../speech/segmenter.ts";
 
 /** The part of a WebSocket the session uses (ws's WebSocket fits). */
@@ -61,6 +62,8 @@ export class RealtimeTtsSession {
   private readonly pcm: Int16Array[] = [];
   /** Sentences are spoken one after another, in order. */
   private queue: Promise<void> = Promise.resolve();
+  /** Cancels the synthesis under way (an upstream request) when the peer goes away. */
+  private readonly abort = new AbortController();
 
   constructor(socket: SessionSocket, opts: RealtimeSessionOptions) {
     this.socket = socket;
@@ -191,8 +194,15 @@ export class RealtimeTtsSession {
   }
 
   private enqueue(sentence: string): void {
-    if (!sentence) return;
-    this.queue = this.queue.then(() => this.speak(sentence));
+    if (!sentence || this.state === "closed") return;
+    const text = spokenText(sentence, this.params!);
+    if (!text) return;
+    // An engine that can (an upstream server) starts each sentence as soon as it is complete, while
+    // the ones before it still play; the audio still goes out strictly in order.
+    const ahead = this.opts.tts.concurrent
+      ? prefetchSpeech(this.opts.tts, text, this.params!, this.abort.signal)
+      : undefined;
+    this.queue = this.queue.then(() => this.speak(text, ahead));
   }
 
   private sendDelta(audio: Uint8Array, samples: number, status: "unfinished" | "finished"): void {
@@ -203,12 +213,10 @@ export class RealtimeTtsSession {
     });
   }
 
-  private async speak(sentence: string): Promise<void> {
+  private async speak(text: string, ahead: PrefetchedSpeech | undefined): Promise<void> {
     if (this.state === "closed") return;
     const params = this.params!;
     const enc = this.encoder!;
-    const text = spokenText(sentence, params);
-    if (!text) return;
     this.emit("tts.response.sentence.start", { text, started_at: Date.now() });
     const sentencePcm: Int16Array[] = [];
     let pending: Int16Array[] = [];
@@ -222,7 +230,7 @@ export class RealtimeTtsSession {
       pendingSamples = 0;
     };
     try {
-      await renderSpeech(this.opts.tts, text, params, (pcm) => {
+      const onPcm = (pcm: Int16Array) => {
         sentencePcm.push(pcm);
         if (!enc.chunked || this.state === "closed") return;
         // Hold one chunk back so the sentence's last delta can say "finished"; the first delta
@@ -232,14 +240,20 @@ export class RealtimeTtsSession {
         }
         pending.push(pcm);
         pendingSamples += pcm.length;
-      });
+      };
+      await (ahead
+        ? ahead.attach(onPcm)
+        : renderSpeech(this.opts.tts, text, params, onPcm, this.abort.signal));
       const all = concatPcm(sentencePcm);
       this.pcm.push(all);
       if (enc.chunked) sendPending(true);
       else this.sendDelta(await enc.sentence(all), all.length, "finished");
     } catch (err) {
+      if ((this.state as State) === "closed") return;
       this.opts.log?.error({ err, session: this.sessionId }, "synthesis failed");
-      this.error("500", `synthesis failed: ${(err as Error).message}`, String(err));
+      // An upstream's overload stays 503 (the spec's overload code); everything else is 500.
+      const code = err instanceof ApiError && err.status === 503 ? "503" : "500";
+      this.error(code, `synthesis failed: ${(err as Error).message}`, String(err));
     }
     this.emit("tts.response.sentence.end", { text, ended_at: Date.now() });
   }
@@ -271,6 +285,7 @@ export class RealtimeTtsSession {
   /** The peer went away. */
   onClose(): void {
     this.state = "closed";
+    this.abort.abort(new Error("the client closed the session"));
     if (this.idleTimer) clearTimeout(this.idleTimer);
   }
 }

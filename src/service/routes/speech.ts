@@ -65,9 +65,14 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
     }
     const text = spokenText(b.input as string, params);
     const { tts } = await engines.get();
+    // A caller that goes away cancels the synthesis (an upstream request stops there too).
+    const gone = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) gone.abort(new Error("the client went away"));
+    });
     const render = async () => {
       const parts: Int16Array[] = [];
-      await renderSpeech(tts, text, params, (pcm) => parts.push(pcm));
+      await renderSpeech(tts, text, params, (pcm) => parts.push(pcm), gone.signal);
       return encodeFile(concatPcm(parts), params.sampleRate, format);
     };
 

@@ -3,11 +3,15 @@
 // service started for chat or files alone never spawns TTS workers or loads the ASR model.
 import type { ServiceContext } from "../context.ts";
 import { type AsrEngine, SphinxEngine } from "../engines/asr/sphinx-engine.ts";
+import { UpstreamAsr } from "../engines/asr/upstream.ts";
+import { SPEECH_PATH, TRANSCRIPTIONS_PATH } from "../engines/openai-audio.ts";
 import { SyntheticAsr } from "../engines/synthetic/asr.ts";
 import { SyntheticTts } from "../engines/synthetic/tts.ts";
 import type { TtsEngine } from "../engines/tts/engine.ts";
 import { EspeakPool } from "../engines/tts/espeak-pool.ts";
+import { UpstreamTts, type UpstreamTtsOptions } from "../engines/tts/upstream.ts";
 import type { ClonedVoiceResolver } from "../engines/tts/voices.ts";
+import { type UpstreamOptions, v1Url } from "../engines/upstream.ts";
 
 export interface SpeechEngines {
   tts: TtsEngine;
@@ -25,6 +29,25 @@ interface Entry {
 const byContext = new WeakMap<ServiceContext, Entry>();
 const resolvers = new WeakMap<ServiceContext, ClonedVoiceResolver>();
 const synthetic = new WeakSet<ServiceContext>();
+const upstreams = new WeakMap<ServiceContext, SpeechUpstreams>();
+
+/** Upstream servers that serve recognition (E6) and synthesis (E4, E5) instead of the embedded engines. */
+export interface SpeechUpstreams {
+  asr?: UpstreamOptions | undefined;
+  tts?: UpstreamTtsOptions | undefined;
+}
+
+export function useSpeechUpstreams(ctx: ServiceContext, u: SpeechUpstreams): void {
+  upstreams.set(ctx, u);
+}
+
+/** Which engine serves what, in words (start-up log, `voice-bridge config`). */
+export function describeSpeechEngines(u: SpeechUpstreams): { tts: string; asr: string } {
+  return {
+    tts: u.tts ? `upstream ${v1Url(u.tts.baseUrl, SPEECH_PATH)}` : "embedded espeak-ng",
+    asr: u.asr ? `upstream ${v1Url(u.asr.baseUrl, TRANSCRIPTIONS_PATH)}` : "embedded PocketSphinx (en-us)",
+  };
+}
 
 /** Benchmark-only engine profile: tones and a fixed transcript instead of espeak-ng and PocketSphinx. */
 export function useSyntheticSpeechEngines(ctx: ServiceContext): void {
@@ -42,10 +65,15 @@ export function clonedVoicesOf(ctx: ServiceContext): ClonedVoiceResolver | undef
 
 async function create(ctx: ServiceContext): Promise<SpeechEngines> {
   if (synthetic.has(ctx)) return { tts: new SyntheticTts(), asr: new SyntheticAsr() };
-  const tts = new EspeakPool();
-  const asr = new SphinxEngine();
-  await Promise.all([tts.start(), asr.start()]);
-  ctx.log.debug({ ttsRate: tts.sampleRate }, "speech engines ready");
+  const up = upstreams.get(ctx) ?? {};
+  // An upstream is never substituted by the embedded engine: its failures are the requests' errors.
+  const tts = up.tts ? new UpstreamTts(up.tts) : new EspeakPool();
+  const asr = up.asr ? new UpstreamAsr(up.asr) : new SphinxEngine();
+  await Promise.all([
+    tts instanceof EspeakPool ? tts.start() : undefined,
+    asr instanceof SphinxEngine ? asr.start() : undefined,
+  ]);
+  ctx.log.debug({ ttsRate: tts.sampleRate, ...describeSpeechEngines(up) }, "speech engines ready");
   return { tts, asr };
 }
 

@@ -36,6 +36,8 @@ export class ParamError extends Error {
 export interface SynthesisParams {
   model: string;
   voice: EngineVoice;
+  /** The voice id as the caller gave it (official or cloned). */
+  voiceId: string;
   speed: number;
   volume: number;
   sampleRate: number;
@@ -43,6 +45,8 @@ export interface SynthesisParams {
   markdown: boolean;
   /** Whether () holds instructions to drop (svcaudio-2.5-tts only). */
   inlineInstructions: boolean;
+  /** Global guidance (svcaudio-2.5-tts only); an upstream speech server gets it as `instructions`. */
+  instruction?: string;
 }
 
 /** Field names that differ between E4 and E5. */
@@ -179,12 +183,14 @@ export function parseSynthesisParams(
   return {
     model,
     voice,
+    voiceId,
     speed,
     volume,
     sampleRate: rate as number,
     rules,
     markdown: md === true,
     inlineInstructions: is25,
+    ...(typeof instruction === "string" && instruction.trim() ? { instruction } : {}),
   };
 }
 

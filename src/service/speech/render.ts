@@ -7,6 +7,10 @@ import type { EngineVoice } from "../engines/tts/voices.ts";
 
 export interface RenderOptions {
   voice: EngineVoice;
+  /** The service's voice id, for engines with voices of their own (an upstream server). */
+  voiceId?: string;
+  /** Global guidance for engines that take it (an upstream server). */
+  instruction?: string;
   /** 0.5 to 2.0. */
   speed: number;
   /** Linear gain, 0.1 to 2.0. */
@@ -31,14 +35,47 @@ export async function renderSpeech(
   text: string,
   opts: RenderOptions,
   onPcm: (pcm: Int16Array) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const rs = new Resampler(engine.sampleRate, opts.sampleRate);
   const out = (pcm: Int16Array) => {
     if (pcm.length === 0) return;
     onPcm(opts.volume === 1 ? pcm : applyGain(pcm, opts.volume, pcm));
   };
-  await engine.synthesize({ text, voice: voiceFor(opts.voice, text), speed: opts.speed }, (chunk) =>
-    out(rs.push(chunk)),
-  );
+  const req = {
+    text,
+    voice: voiceFor(opts.voice, text),
+    speed: opts.speed,
+    ...(opts.voiceId ? { voiceId: opts.voiceId } : {}),
+    ...(opts.instruction ? { instruction: opts.instruction } : {}),
+  };
+  await engine.synthesize(req, (chunk) => out(rs.push(chunk)), signal);
   out(rs.flush());
+}
+
+/** A synthesis started ahead of its turn: its PCM waits until attach() takes it (then flows live). */
+export interface PrefetchedSpeech {
+  /** Delivers what was produced so far, then the rest as it comes; resolves when the text is done. */
+  attach(onPcm: (pcm: Int16Array) => void): Promise<void>;
+}
+
+/** Starts renderSpeech now, for an engine that can synthesize several texts at once (an upstream). */
+export function prefetchSpeech(
+  engine: TtsEngine,
+  text: string,
+  opts: RenderOptions,
+  signal?: AbortSignal,
+): PrefetchedSpeech {
+  let held: Int16Array[] = [];
+  let sink: ((pcm: Int16Array) => void) | undefined;
+  const done = renderSpeech(engine, text, opts, (pcm) => (sink ? sink(pcm) : held.push(pcm)), signal);
+  done.catch(() => {}); // reported through attach()
+  return {
+    attach(onPcm) {
+      for (const pcm of held) onPcm(pcm);
+      held = [];
+      sink = onPcm;
+      return done;
+    },
+  };
 }

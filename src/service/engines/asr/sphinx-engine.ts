@@ -35,6 +35,10 @@ export interface RecognizeOptions {
    */
   onWords?: (words: RecognizedWord[], final: boolean) => void;
   signal?: AbortSignal;
+  /** Recognition language (E6's `en` / `zh`); engines that know only one ignore it. */
+  language?: string;
+  /** Whether the caller wants timestamps (an upstream is asked for them only then). */
+  timestamps?: boolean;
 }
 
 /** One utterance recognized while it is still arriving. */
@@ -53,8 +57,15 @@ export interface AsrEngine {
   /** Recognizes one utterance; resolves with the words of the final hypothesis. */
   recognize(pcm: Int16Array, opts?: RecognizeOptions): Promise<RecognizedWord[]>;
   /** Starts recognizing an utterance whose audio is still arriving (see AsrStreamSession). */
-  openStream(opts?: Pick<RecognizeOptions, "hotwords">): AsrStreamSession;
+  openStream(opts?: Pick<RecognizeOptions, "hotwords" | "language" | "timestamps">): AsrStreamSession;
   close(): Promise<void>;
+  /**
+   * True when a "word" is already final text (an upstream recognizer's segment, cased, punctuated
+   * and normalized): it is passed on as it is, without inverse text normalization.
+   */
+  readonly verbatim?: boolean;
+  /** Languages recognized; default English only. */
+  readonly languages?: readonly string[];
 }
 
 export const DEFAULT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";

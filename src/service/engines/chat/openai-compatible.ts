@@ -5,6 +5,7 @@ import { ApiError } from "../../errors.ts";
 import type { FinishReason, GenBatch, GenEvent } from "../../generation/events.ts";
 import type { ConvMessage, GenRequest, InputPart } from "../../generation/request.ts";
 import { newId } from "../../ids.ts";
+import { unreachable, upstreamMessage } from "../upstream.ts";
 import type { ChatEngine, EngineCall } from "./engine.ts";
 
 export interface OpenAiCompatibleOptions {
@@ -40,10 +41,7 @@ export class OpenAiCompatibleEngine implements ChatEngine {
         signal: call.signal,
       });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-      throw new ApiError(500, `upstream chat server ${this.opts.baseUrl} is unreachable: ${cause}`, {
-        code: "upstream_unreachable",
-      });
+      throw unreachable("chat server", this.opts.baseUrl, err);
     }
     if (!res.ok || !res.body) {
       const text = (await res.text().catch(() => "")).slice(0, 500);
@@ -126,16 +124,6 @@ function toUpstreamPart(p: InputPart): Json {
   // Chat-completions servers take no video: describe what the service perceived instead.
   const seconds = r?.durationS === undefined ? "unknown length" : `${Math.round(r.durationS * 10) / 10} s`;
   return { type: "text", text: `[${p.type}: ${r?.format ?? "unknown format"}, ${seconds}]` };
-}
-
-function upstreamMessage(text: string): string {
-  try {
-    const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-    if (typeof j.error === "string") return j.error;
-    return j.error?.message ?? j.message ?? text;
-  } catch {
-    return text || "(no body)";
-  }
 }
 
 /** The `data:` payloads of an SSE body (the only field chat-completions streams use). */
