@@ -31,6 +31,8 @@ export class RtpCallTransport implements SipCallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
   readonly output: OutputFormat;
+  /** The local port (for logs and tests). */
+  readonly localPort: number;
   readonly #control: SipCallControl;
   readonly #clock: SipCallTransportOptions["clock"];
   readonly #log: Logger;
@@ -93,9 +95,6 @@ export class RtpCallTransport implements SipCallTransport {
     );
     this.localPort = endpoint.port;
   }
-
-  /** The local port (for logs and tests). */
-  readonly localPort: number;
 
   attach(listener: TransportListener): void {
     this.#events.attach(listener);

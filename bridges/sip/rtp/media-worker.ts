@@ -179,10 +179,7 @@ function handle(msg: ToWorker): void {
   if (!call || !media) return;
   switch (msg.op) {
     case "play":
-      media.play(msg.pcm);
-      return;
-    case "play-opus":
-      media.play({ packets: msg.packets });
+      media.play(msg.audio);
       return;
     case "clear":
       media.clear();

@@ -80,9 +80,9 @@ export class G711Decoder implements PayloadDecoder {
 
 const FADE_PACKETS = 3;
 
-/** Opus decoded to 16 kHz mono (whatever it was encoded at), concealed by libopus itself. */
 const OPUS_DECODED_RATE = 16000;
 
+/** Opus decoded to 16 kHz mono (whatever it was encoded at), concealed by libopus itself. */
 export class OpusDecoder implements PayloadDecoder {
   readonly inputRate = OPUS_DECODED_RATE;
   #codec = new OpusCodec(OPUS_DECODED_RATE, 1);

@@ -34,8 +34,6 @@ class WorkerMediaLink implements RtpMediaLink {
   #epoch = 0;
   /** Worker position − ours, for reports of the current epoch. */
   #offset = 0;
-  /** Our position when the clear of the current epoch was asked. */
-  #clearedAt = 0;
   #closed: Promise<RtpMediaStats> | undefined;
   #resolveClosed: ((stats: RtpMediaStats) => void) | undefined;
   #rejectClosed: ((err: Error) => void) | undefined;
@@ -58,25 +56,23 @@ class WorkerMediaLink implements RtpMediaLink {
 
   play(audio: AgentAudio): void {
     if (this.#closed) return;
-    if (audio instanceof Int16Array) {
-      if (!this.#pcm) throw new TypeError("this SIP call plays Opus packets (its output is opus), not PCM");
-      if (audio.length === 0) return;
-      this.#queued += audio.length / 8;
-      this.#post({ op: "play", id: this.#id, pcm: audio });
-      return;
-    }
-    if (this.#pcm)
-      throw new TypeError("this SIP call plays PCM at 8 kHz (its output is pcm), not Opus packets");
-    if (audio.packets.length === 0) return;
-    this.#queued += audio.packets.length * OPUS_PACKET_MS;
-    this.#post({ op: "play-opus", id: this.#id, packets: audio.packets });
+    const pcm = audio instanceof Int16Array;
+    if (pcm !== this.#pcm)
+      throw new TypeError(
+        this.#pcm
+          ? "this SIP call plays PCM at 8 kHz (its output is pcm), not Opus packets"
+          : "this SIP call plays Opus packets (its output is opus), not PCM",
+      );
+    const ms = pcm ? audio.length / 8 : audio.packets.length * OPUS_PACKET_MS;
+    if (ms === 0) return;
+    this.#queued += ms;
+    this.#post({ op: "play", id: this.#id, audio });
   }
 
   clear(): number {
     if (this.#closed) return 0;
     const dropped = this.#queued - this.#played;
     this.#queued = this.#played;
-    this.#clearedAt = this.#played;
     this.#epoch++;
     this.#post({ op: "clear", id: this.#id, epoch: this.#epoch });
     return dropped;
@@ -110,8 +106,12 @@ class WorkerMediaLink implements RtpMediaLink {
 
   // ---- from the worker ----
 
+  /**
+   * The worker's answer to the clear of `epoch`. Until it comes, reports of the new epoch cannot
+   * (the worker sends them after it), so #played is still where the clear left it.
+   */
   cleared(epoch: number, workerSentMs: number): void {
-    if (epoch === this.#epoch) this.#offset = workerSentMs - this.#clearedAt;
+    if (epoch === this.#epoch) this.#offset = workerSentMs - this.#played;
   }
 
   moved(epoch: number, workerMs: number): void {

@@ -2,6 +2,7 @@
 // batches, never one message per packet: the bridge one per turn of its loop (what the sessions
 // asked), the worker one per FLUSH_MS (every call's caller frames and events of that span), so
 // 200 calls cost the bridge's loop ~100 wake-ups a second instead of 10,000 datagrams.
+import type { AgentAudio } from "../../transport.ts";
 import type { NegotiatedMedia } from "../media-port.ts";
 import type { RtpMediaStats } from "./call-media.ts";
 
@@ -26,8 +27,7 @@ export type ToWorker =
       readonly mediaTimeoutMs: number;
       readonly reorderWindowMs?: number;
     }
-  | { readonly op: "play"; readonly id: number; readonly pcm: Int16Array }
-  | { readonly op: "play-opus"; readonly id: number; readonly packets: readonly Uint8Array[] }
+  | { readonly op: "play"; readonly id: number; readonly audio: AgentAudio }
   /** `epoch` counts the call's clears: the worker's positions after it are on a new footing. */
   | { readonly op: "clear"; readonly id: number; readonly epoch: number }
   | { readonly op: "update"; readonly id: number; readonly media: NegotiatedMedia }
