@@ -87,8 +87,8 @@ export function timedOut(what: string, baseUrl: string, ms: number): ApiError {
 
 /**
  * A deadline for one upstream call: `signal` aborts when the caller's signal does, or when
- * `timeoutMs` pass without `touch()` (call it for every piece of the answer). `error(err)` maps
- * what the aborted fetch threw to the timeout error when the deadline was the reason.
+ * `timeoutMs` pass without `touch()` (call it for every piece of the answer). `failure(err, …)`
+ * says what a failed call throws, the timeout's error when the deadline was the reason.
  */
 export class Deadline {
   readonly #ac = new AbortController();
@@ -120,13 +120,14 @@ export class Deadline {
     }, this.#ms);
   }
 
-  /** The error to throw for a failure of the call (the timeout's own error when it expired). */
-  error(err: unknown): unknown {
-    return this.#expired ? this.#onTimeout() : err;
-  }
-
-  get expired(): boolean {
-    return this.#expired;
+  /**
+   * What a failed upstream call throws: the timeout's error when the deadline expired, the
+   * caller's own abort as it is, and `otherwise()` (unreachable, broken off…) for the rest.
+   */
+  failure(err: unknown, otherwise: () => ApiError): unknown {
+    if (this.#expired) return this.#onTimeout();
+    if (this.#outer?.aborted) return err;
+    return otherwise();
   }
 
   clear(): void {
@@ -191,9 +192,7 @@ export async function postUpstream(
     });
   } catch (err) {
     deadline.clear();
-    if (deadline.expired) throw deadline.error(err);
-    if (outer?.aborted) throw err;
-    throw unreachable(what, opts.baseUrl, err);
+    throw deadline.failure(err, () => unreachable(what, opts.baseUrl, err));
   }
   const status = msg.statusCode ?? 0;
   const res: UpstreamAnswer = { status, headers: msg.headers, body: msg, text: () => readText(msg) };

@@ -6,13 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { concatPcm } from "../../../../codecs/pcm.ts";
 import { encodeWav } from "../../../../codecs/wav.ts";
-import {
-  TRANSCRIPTIONS_PATH,
-  type TranscriptionFields,
-  type TranscriptionSegment,
-  type TranscriptionVerbose,
-  type TranscriptionWord,
-} from "../openai-audio.ts";
+import { TRANSCRIPTIONS_PATH, type TranscriptionFields, type TranscriptionVerbose } from "../openai-audio.ts";
 import { malformed, postUpstream, type UpstreamOptions } from "../upstream.ts";
 import type { AsrEngine, AsrStreamSession, RecognizedWord, RecognizeOptions } from "./sphinx-engine.ts";
 
@@ -81,10 +75,9 @@ export class UpstreamAsr implements AsrEngine {
     try {
       text = await res.text();
     } catch (err) {
-      if (opts.signal?.aborted && !deadline.expired) throw err;
-      throw deadline.expired
-        ? deadline.error(err)
-        : malformed(WHAT, this.#opts.baseUrl, `the answer broke off: ${(err as Error).message}`);
+      throw deadline.failure(err, () =>
+        malformed(WHAT, this.#opts.baseUrl, `the answer broke off: ${(err as Error).message}`),
+      );
     } finally {
       deadline.clear();
     }
@@ -105,23 +98,25 @@ export class UpstreamAsr implements AsrEngine {
       throw malformed(WHAT, this.#opts.baseUrl, `no "text" in ${body.slice(0, 120)}`);
     }
     const v = j as unknown as TranscriptionVerbose;
-    const ms = (s: number) => Math.round(s * 1000);
-    if (Array.isArray(v.segments) && v.segments.length > 0) {
-      if (!v.segments.every((s) => isTimed(s, "text")))
-        throw malformed(WHAT, this.#opts.baseUrl, "a segment lacks text, start or end");
-      return v.segments
-        .map((s: TranscriptionSegment) => ({ word: s.text.trim(), startMs: ms(s.start), endMs: ms(s.end) }))
-        .filter((w) => w.word !== "");
-    }
-    if (Array.isArray(v.words) && v.words.length > 0) {
-      if (!v.words.every((w) => isTimed(w, "word")))
-        throw malformed(WHAT, this.#opts.baseUrl, "a word lacks word, start or end");
-      return v.words
-        .map((w: TranscriptionWord) => ({ word: w.word.trim(), startMs: ms(w.start), endMs: ms(w.end) }))
-        .filter((w) => w.word !== "");
-    }
+    if (Array.isArray(v.segments) && v.segments.length > 0)
+      return this.#timed(v.segments, "text", "a segment lacks text, start or end");
+    if (Array.isArray(v.words) && v.words.length > 0)
+      return this.#timed(v.words, "word", "a word lacks word, start or end");
     const text = v.text.trim();
     return text ? [{ word: text, startMs: 0, endMs: Math.round(durationMs) }] : [];
+  }
+
+  /** Segments (their `text`) or words (their `word`) as recognized words, each checked for its times. */
+  #timed<K extends "text" | "word">(
+    items: readonly (Record<K, string> & { start: number; end: number })[],
+    key: K,
+    lacking: string,
+  ): RecognizedWord[] {
+    if (!items.every((it) => isTimed(it, key))) throw malformed(WHAT, this.#opts.baseUrl, lacking);
+    const ms = (s: number) => Math.round(s * 1000);
+    return items
+      .map((it) => ({ word: it[key].trim(), startMs: ms(it.start), endMs: ms(it.end) }))
+      .filter((w) => w.word !== "");
   }
 
   /**

@@ -84,10 +84,9 @@ export class UpstreamTts implements TtsEngine {
         onPcm(pcm);
       }
     } catch (err) {
-      if (signal?.aborted && !deadline.expired) throw err;
-      throw deadline.expired
-        ? deadline.error(err)
-        : malformed(WHAT, this.#opts.baseUrl, `the audio broke off: ${(err as Error).message}`);
+      throw deadline.failure(err, () =>
+        malformed(WHAT, this.#opts.baseUrl, `the audio broke off: ${(err as Error).message}`),
+      );
     } finally {
       deadline.clear();
     }
