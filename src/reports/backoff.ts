@@ -14,14 +14,3 @@ export function retryDelayMs(attempt: number, backoff: Backoff, random: () => nu
   const step = Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.min(attempt - 1, 30));
   return Math.round(step / 2 + (random() * step) / 2);
 }
-
-/**
- * A Retry-After header (seconds or an HTTP date) as milliseconds from `nowMs`; undefined when
- * absent or unreadable.
- */
-export function retryAfterMs(header: string | null, nowMs: number): number | undefined {
-  if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
-}

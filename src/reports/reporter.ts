@@ -6,9 +6,11 @@
 // it is tried again only at the next start. On start every report left in the spool is sent, so
 // reports survive both a receiver outage and a restart of the bridge. Retry timers go through the
 // injected clock; the POSTs are real fetches.
+
+import { retryAfterMs } from "../api/http.ts";
 import type { Logger } from "../log.ts";
 import type { Clock, TimerHandle } from "../session/clock.ts";
-import { type Backoff, DEFAULT_BACKOFF, retryAfterMs, retryDelayMs } from "./backoff.ts";
+import { type Backoff, DEFAULT_BACKOFF, retryDelayMs } from "./backoff.ts";
 import type { CallReport } from "./report.ts";
 import { REPORT_ID_HEADER, SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "./signature.ts";
 import type { ReportSpool } from "./spool.ts";
@@ -217,7 +219,7 @@ export class CallReporter {
       });
       // Read to the end either way, so the connection can be reused.
       const answer = (await res.text().catch(() => "")).slice(0, 200);
-      const after = retryAfterMs(res.headers.get("retry-after"), wallNow());
+      const after = retryAfterMs(res.headers, wallNow());
       return { status: res.status, answer, ...(after !== undefined ? { retryAfterMs: after } : {}) };
     } catch (err) {
       return { error: describe(err, timeoutMs) };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_BACKOFF, retryAfterMs, retryDelayMs } from "../../src/reports/backoff.ts";
+import { retryAfterMs } from "../../src/api/http.ts";
+import { DEFAULT_BACKOFF, retryDelayMs } from "../../src/reports/backoff.ts";
 
 describe("retry backoff", () => {
   it("doubles from 1 s, jittered within the upper half of each step, capped at 5 minutes", () => {
@@ -15,9 +16,10 @@ describe("retry backoff", () => {
 
   it("reads Retry-After as seconds or an HTTP date", () => {
     const now = Date.parse("2025-01-02T10:00:00Z");
-    expect(retryAfterMs("30", now)).toBe(30_000);
-    expect(retryAfterMs("Thu, 02 Jan 2025 10:01:00 GMT", now)).toBe(60_000);
-    expect(retryAfterMs(null, now)).toBeUndefined();
-    expect(retryAfterMs("soon", now)).toBeUndefined();
+    const ra = (value?: string) => new Headers(value === undefined ? {} : { "retry-after": value });
+    expect(retryAfterMs(ra("30"), now)).toBe(30_000);
+    expect(retryAfterMs(ra("Thu, 02 Jan 2025 10:01:00 GMT"), now)).toBe(60_000);
+    expect(retryAfterMs(ra(), now)).toBeUndefined();
+    expect(retryAfterMs(ra("soon"), now)).toBeUndefined();
   });
 });
