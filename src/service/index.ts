@@ -6,7 +6,7 @@ import { type Logger, pino } from "pino";
 import { Accounts, resolveApiKeys } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { ChatService } from "./engines/chat/chat-service.ts";
-import { type ChatEngineOptions, createChatEngine } from "./engines/chat/index.ts";
+import { type ChatEngineOptions, chatEngineKind, createChatEngine } from "./engines/chat/index.ts";
 import type { ImageServiceOptions } from "./engines/image/options.ts";
 import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
@@ -115,7 +115,7 @@ export function describeEngines(local: LocalServiceConfig): Record<string, strin
   }
   const speech = describeSpeechEngines(speechUpstreamsFromConfig(local));
   const chat =
-    (local.chatEngine ?? (local.chatUpstream ? "openai-compatible" : "scripted")) === "openai-compatible"
+    chatEngineKind(local.chatEngine, local.chatUpstream) === "openai-compatible"
       ? `upstream ${local.chatUpstream ?? "(SVC_CHAT_UPSTREAM unset)"}/chat/completions`
       : "embedded scripted agent";
   return {

@@ -20,12 +20,19 @@ export interface ChatEngineOptions {
 
 export const DEFAULT_PACE_MS = 15;
 
+/** The chat engine the options choose: the one named, else `openai-compatible` when an upstream is set. */
+export function chatEngineKind(
+  engine: ChatEngineOptions["engine"] | undefined,
+  upstream: string | undefined,
+): "scripted" | "openai-compatible" {
+  return engine ?? (upstream ? "openai-compatible" : "scripted");
+}
+
 export function createChatEngine(
   opts: ChatEngineOptions,
   transcriber: () => Transcriber | undefined,
 ): ChatEngine {
-  const kind = opts.engine ?? (opts.upstream ? "openai-compatible" : "scripted");
-  if (kind === "openai-compatible") {
+  if (chatEngineKind(opts.engine, opts.upstream) === "openai-compatible") {
     if (!opts.upstream)
       throw new Error("the openai-compatible chat engine needs an upstream URL (SVC_CHAT_UPSTREAM)");
     const o: { baseUrl: string; model?: string; apiKey?: string } = { baseUrl: opts.upstream };
