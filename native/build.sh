@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the two native pieces of the local service's speech engines into native/build/:
-#   sphinx.node     PocketSphinx as a Node-API addon (the decoder stays loaded in-process)
-#   espeak-worker   long-lived espeak-ng synthesis worker (a pool of them serves TTS)
+# Builds the native pieces into native/build/:
+#   sphinx.node       PocketSphinx as a Node-API addon (the decoder stays loaded in-process)
+#   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
+#   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
 # Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix).
 # Idempotent: rebuilds only when a source is newer than its output.
@@ -28,6 +29,12 @@ if stale "$OUT/sphinx.node" "$HERE/sphinx/addon.c"; then
   $CC $CFLAGS -shared -I"$node_inc" $(pkg-config --cflags pocketsphinx sphinxbase) \
     "$HERE/sphinx/addon.c" -o "$OUT/sphinx.node" $(pkg-config --libs pocketsphinx sphinxbase)
   echo "built native/build/sphinx.node"
+fi
+
+if stale "$OUT/rtp-sender.node" "$HERE/rtp/sender.c"; then
+  # nodelete: a worker thread that loaded it may exit; the send thread still runs its code.
+  $CC $CFLAGS -shared -pthread -Wl,-z,nodelete -I"$node_inc" "$HERE/rtp/sender.c" -o "$OUT/rtp-sender.node"
+  echo "built native/build/rtp-sender.node"
 fi
 
 if stale "$OUT/espeak-worker" "$HERE/espeak/worker.c"; then

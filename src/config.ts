@@ -209,8 +209,9 @@ export const configSchema = z.object({
       /** Hang up when no RTP arrives for this long, seconds. */
       mediaTimeoutS: z.coerce.number().int().min(1).max(3600).default(30),
       /**
-       * Where the calls' RTP is handled: `worker`, a thread of its own whose loop paces nothing
-       * but packets (on time while the sessions are busy), or `main`, the bridge's own thread.
+       * Where the calls' RTP is received and decoded: `worker`, a thread of its own whose loop does
+       * nothing but packets (on time while the sessions are busy), or `main`, the bridge's own
+       * thread. Either way the agent's packets leave from the native send thread.
        */
       rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker"),
     })

@@ -11,6 +11,7 @@ import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
   createRtpCallTransportFactory,
   type RtpWorker,
+  registerRtpSendMetrics,
   startRtpWorker,
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
@@ -265,6 +266,7 @@ export async function startBridge(
     sipConfig.port !== false && sipConfig.rtpThread === "worker"
       ? startRtpWorker({ host: sipConfig.host, ports: sipConfig.rtpPorts, log })
       : undefined;
+  if (sipConfig.port !== false) registerRtpSendMetrics(metrics.registry);
   const sip =
     sipConfig.port === false
       ? undefined

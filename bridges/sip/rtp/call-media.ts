@@ -1,17 +1,16 @@
 // One SIP call's RTP on its own UDP socket: RtpReceiver turns datagrams into 20 ms frames and
-// digits, RtpOutbound paces the agent's voice out (silence between replies), RtpSender latches
-// onto where the caller's packets come from (symmetric RTP). It also keeps the media timeout,
-// which needs the time of the last packet. It runs wherever the socket lives: on the bridge's
-// thread (tests, `RTP_THREAD=main`), or in the RTP worker, whose loop does nothing else so that
-// the pacing is not late when the sessions are busy. What it tells the call goes through
+// digits, RtpOutbound queues the agent's voice for the native send thread (silence between
+// replies) and latches onto where the caller's packets come from (symmetric RTP). It also keeps
+// the media timeout, which needs the time of the last packet. It runs wherever the socket is
+// received on: the bridge's thread (tests, `SIP_RTP_THREAD=main`), or the RTP worker, whose loop
+// does nothing else so that the sessions' work does not delay the caller's frames. What it tells the call goes through
 // RtpMediaEvents; the call (call-transport.ts) holds everything above the packets.
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
 import type { AgentAudio } from "../../transport.ts";
 import type { MediaDirection, NegotiatedMedia, RtpEndpoint } from "../media-port.ts";
-import { RtpOutbound, type RtpOutboundStats } from "./outbound.ts";
+import { RtpOutbound, type RtpSendStats } from "./outbound.ts";
 import type { UdpRtpEndpoint } from "./port-pool.ts";
 import { type ReceiverStats, RtpReceiver } from "./receiver.ts";
-import { RtpSender } from "./sender.ts";
 
 /** What a call's media tells the call. `frame` lends a buffer reused for the next frame. */
 export interface RtpMediaEvents {
@@ -30,7 +29,7 @@ export interface RtpMediaEvents {
 
 export interface RtpMediaStats {
   rx: ReceiverStats;
-  tx: { packets: number; sendErrors: number } & RtpOutboundStats;
+  tx: RtpSendStats;
   queuedMs: number;
   playedMs: number;
 }
@@ -78,7 +77,6 @@ export class RtpCallMedia implements RtpMediaLink {
   readonly #clock: Clock;
   readonly #mediaTimeoutMs: number;
   readonly #receiver: RtpReceiver;
-  readonly #sender: RtpSender;
   readonly #out: RtpOutbound;
   #media: NegotiatedMedia;
   #closed = false;
@@ -109,19 +107,19 @@ export class RtpCallMedia implements RtpMediaLink {
       dtmf: (digit) => events.dtmf(digit),
     });
     this.inputRate = this.#receiver.inputRate;
-    this.#sender = new RtpSender(endpoint.socket, codec.payloadType, opts.media.remote);
     this.#out = new RtpOutbound({
       clock: opts.clock,
       codec: codec.name,
-      sender: this.#sender,
-      transmitting: () => sends(this.#media.direction),
+      fd: endpoint.fd,
+      payloadType: codec.payloadType,
+      remote: opts.media.remote,
+      transmitting: sends(opts.media.direction),
       played: (ms) => events.played(ms),
     });
     endpoint.socket.on("message", (msg, rinfo) => this.#datagram(msg, rinfo.address, rinfo.port));
     endpoint.socket.on("error", (err) => events.socketError(err.message));
     this.#lastRx = opts.clock.now();
     this.#scheduleTimeout(this.#mediaTimeoutMs);
-    this.#out.start();
   }
 
   play(audio: AgentAudio): void {
@@ -146,7 +144,7 @@ export class RtpCallMedia implements RtpMediaLink {
     const before = this.#media;
     this.#media = media;
     this.#receiver.setPayloadTypes(media.codec.payloadType, media.telephoneEventPt);
-    this.#sender.update(media.codec.payloadType, media.remote);
+    this.#out.update(media.codec.payloadType, media.remote, sends(media.direction));
     if (receives(media.direction) && !receives(before.direction)) {
       this.#lastRx = this.#clock.now();
       this.#scheduleTimeout(this.#mediaTimeoutMs);
@@ -156,7 +154,7 @@ export class RtpCallMedia implements RtpMediaLink {
   get stats(): RtpMediaStats {
     return {
       rx: this.#receiver.stats,
-      tx: { ...this.#sender.stats, ...this.#out.stats },
+      tx: this.#out.stats,
       queuedMs: Math.round(this.#out.queuedMs()),
       playedMs: Math.round(this.#out.playedMs()),
     };
@@ -178,7 +176,7 @@ export class RtpCallMedia implements RtpMediaLink {
     if (this.#closed) return;
     if (!this.#receiver.handle(msg)) return;
     this.#lastRx = this.#clock.now();
-    if (this.#sender.latch(address, port)) this.#events.latched(address, port);
+    if (this.#out.latch(address, port)) this.#events.latched(address, port);
   }
 
   #scheduleTimeout(delayMs: number): void {

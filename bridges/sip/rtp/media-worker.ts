@@ -1,6 +1,7 @@
 // The RTP worker: a thread whose loop does nothing but the calls' packets (receive, jitter
-// buffer, decode, pacing, send), so the agent's voice leaves on time while the bridge's thread
-// runs the sessions, the recognizer uploads and the garbage collector. Each call's media is the
+// buffer, decode, queueing the agent's voice for the native send thread), so the caller's frames
+// are not held up while the bridge's thread runs the sessions, the recognizer uploads and the
+// garbage collector. Each call's media is the
 // same RtpCallMedia that runs on the bridge's thread in tests; only the events cross over, in
 // batches (worker-protocol.ts).
 import type dgram from "node:dgram";

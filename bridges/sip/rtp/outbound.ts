@@ -1,114 +1,133 @@
-// The agent's voice on one call's RTP stream. The shared Pacer gives every 20 ms packet its slot
-// on the monotonic clock, at most five packets ahead of the caller's playout (enough to ride out
-// a timer 80 ms late, little enough that a barge-in is heard within a tenth of a second). Between replies the same pacer
-// sends silence (one packet per slot, pushed only when its slot has come), so the stream never
-// stops: NAT bindings stay open, and the caller's jitter buffer sees one unbroken timeline in
-// which a reply simply starts (marker set) in the next slot. If the clock ever falls behind (an
-// underrun), the RTP timestamp jumps by the time lost, with the marker, as it would after a
-// pause. G.711 is encoded per frame by lookup; Opus packets from the TTS go out as they are
-// (the pacer then queues one placeholder sample per packet, and the packets wait here).
+// The agent's voice on one call's RTP stream, sent by the native send thread (native-sender.ts):
+// this side encodes and queues payloads, the thread puts one on the wire every 20 ms of the
+// monotonic clock (silence between replies, so NAT bindings stay open and the caller's jitter
+// buffer sees one unbroken timeline; the marker on each talkspurt's first packet), to the SDP
+// address until the caller's first packet shows where they really are (symmetric RTP, RFC 4961).
+// The thread sends in real time with no lead, so what was sent is what the caller has heard
+// (less the network's own delay), and a clear() stops the agent within one packet.
 //
-// What the caller has heard (playedMs) is read off the send clock: audio sent, less what is
-// still ahead of their playout. RTP cannot call back packets already sent, so clear() drops
-// what is unsent and counts what was sent as heard.
+// G.711 is encoded here per 20 ms frame; a reply whose length is not a whole number of frames
+// keeps its tail until more audio comes, or until the queue is about to run dry, when the tail
+// goes out padded with silence (the padding is part of the call's timeline, so queuedMs counts
+// it). Opus packets from the TTS are queued as they are.
+import { lookup } from "node:dns";
+import { isIP } from "node:net";
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
-import { Pacer } from "../../pacer.ts";
 import { type AgentAudio, OPUS_PACKET_MS } from "../../transport.ts";
-import type { SipCodecName } from "../media-port.ts";
+import type { NegotiatedMedia, SipCodecName } from "../media-port.ts";
+import { type NativeStream, type RtpSenderAddon, rtpSender } from "./native-sender.ts";
 import { g711Encoder, g711SilenceByte, opusSilencePacket, ticksPer20ms } from "./payload.ts";
-import type { RtpSender } from "./sender.ts";
+import { random16, random32 } from "./rtp-packet.ts";
+
+export type RtpAddress = NegotiatedMedia["remote"];
 
 const FRAME_MS = 20;
-/**
- * Most audio sent ahead of the caller's playout, ms: five packets. RTP cannot call back what was
- * sent, so this is also the most the caller hears after a barge-in clears the agent. With two
- * (40 ms), the sip-media benchmark at 100 calls saw about one underrun per call in 13 s. With three
- * (60 ms), the calls benchmark at 200 SIP calls still had event-loop stalls past the lead: 446 to
- * 1,871 frames of holes in 30 s, run to run; with five, 30 (same machine, same day).
- */
-export const RTP_LEAD_MS = 100;
+const G711_FRAME = 160;
+/** Opus's largest packet (RFC 6716 §3.4). */
+const OPUS_MAX_PACKET = 1275;
+/** How often the playout position is read off the send thread to report it, ms. */
+const REPORT_MS = 20;
 
 export interface RtpOutboundOptions {
   clock: Clock;
   codec: SipCodecName;
-  sender: RtpSender;
-  /** Whether packets go on the wire now (not while the caller holds); the timeline runs on regardless. */
-  transmitting(): boolean;
+  /** The call's bound UDP socket (Node's dgram receives on it; the thread sends on it). */
+  fd: number;
+  payloadType: number;
+  /** Where packets go until the caller's first packet shows where they really are. */
+  remote: RtpAddress;
+  transmitting: boolean;
   /** The playout position moved (ms of agent audio heard). */
   played(ms: number): void;
 }
 
-export interface RtpOutboundStats {
+export interface RtpSendStats {
+  packets: number;
+  sendErrors: number;
   audioPackets: number;
   silencePackets: number;
+  /** Times the stream's timestamp jumped over time the sender lost. */
   underruns: number;
-  pacer: Pacer["stats"];
 }
 
 export class RtpOutbound {
+  readonly #addon: RtpSenderAddon;
+  readonly #stream: NativeStream;
   readonly #clock: Clock;
-  readonly #sender: RtpSender;
   readonly #opus: boolean;
-  readonly #ticksPerMs: number;
-  readonly #ticks: number;
-  readonly #transmitting: () => boolean;
-  readonly #played: (ms: number) => void;
-  readonly #pacer: Pacer;
   readonly #encode: ((pcm: Int16Array, out: Uint8Array) => Uint8Array) | undefined;
-  readonly #silence: Uint8Array;
-  readonly #g711 = new Uint8Array(160);
-  readonly #silenceFrame: Int16Array;
-  /** Opus packets waiting for their slot. */
-  #opusQueue: Uint8Array[] = [];
-  #opusHead = 0;
-  /** The frame being pushed is silence (it goes out within the push: its slot has come). */
-  #pushingSilence = false;
+  readonly #played: (ms: number) => void;
+  #payloadType: number;
+  #transmitting: boolean;
+  #sdpRemote: RtpAddress;
+  #latched: RtpAddress | undefined;
+  /** Encoded payloads of one play(), reused (grown when a play brings more). */
+  #scratch = Buffer.alloc(G711_FRAME * 50);
+  /** PCM of an unfinished 20 ms frame waiting for the next play(). */
+  readonly #tail = new Int16Array(G711_FRAME);
+  #tailLength = 0;
+  #tailTimer: TimerHandle | undefined;
   #queuedMs = 0;
-  #sentAudioMs = 0;
-  /** When the caller will have played the last audio sent (clock ms). */
-  #audioEnd = Number.NEGATIVE_INFINITY;
   #playedMs = 0;
+  /** The position last reported to the call. */
   #reportedMs = 0;
-  /** Where the next slot starts on the stream's timeline (clock ms); NaN before the first. */
-  #nextSlot = Number.NaN;
-  /** The last packet was silence: the next audio starts a talkspurt. */
-  #quiet = true;
-  #first = true;
-  #audioPackets = 0;
-  #silencePackets = 0;
-  #underruns = 0;
-  #idleTimer: TimerHandle | undefined;
-  #closed = false;
-  readonly #onIdle = () => this.#idle();
+  #reportTimer: TimerHandle | undefined;
+  #closed: ReturnType<RtpSenderAddon["close"]> | undefined;
+  readonly #onTail = () => this.#flushTail();
+  readonly #onReport = () => this.#report();
 
   constructor(opts: RtpOutboundOptions) {
+    this.#addon = rtpSender();
     this.#clock = opts.clock;
-    this.#sender = opts.sender;
     this.#opus = opts.codec === "opus";
-    this.#ticks = ticksPer20ms(opts.codec);
-    this.#ticksPerMs = this.#ticks / FRAME_MS;
-    this.#transmitting = opts.transmitting;
+    this.#encode = opts.codec === "opus" ? undefined : g711Encoder(opts.codec);
     this.#played = opts.played;
-    if (opts.codec === "opus") {
-      this.#encode = undefined;
-      this.#silence = opusSilencePacket();
-    } else {
-      this.#encode = g711Encoder(opts.codec);
-      this.#silence = new Uint8Array(160).fill(g711SilenceByte(opts.codec));
-    }
-    this.#silenceFrame = new Int16Array(this.#opus ? 1 : 160);
-    this.#pacer = new Pacer({
-      clock: opts.clock,
-      frameSamples: this.#opus ? 1 : 160,
-      frameMs: FRAME_MS,
-      leadMs: RTP_LEAD_MS,
-      send: (frame, samples) => this.#slot(frame, samples),
-    });
+    this.#payloadType = opts.payloadType;
+    this.#transmitting = opts.transmitting;
+    this.#sdpRemote = opts.remote;
+    const silence =
+      opts.codec === "opus"
+        ? Buffer.from(opusSilencePacket())
+        : Buffer.alloc(G711_FRAME, g711SilenceByte(opts.codec));
+    this.#stream = this.#addon.open(
+      opts.fd,
+      {
+        payloadType: opts.payloadType,
+        ssrc: random32(),
+        sequence: random16(),
+        timestamp: random32(),
+        ticks: ticksPer20ms(opts.codec),
+        slotBytes: this.#opus ? OPUS_MAX_PACKET : G711_FRAME,
+        transmit: 0,
+      },
+      silence,
+    );
+    this.#applyDestination();
   }
 
-  /** Starts the stream (silence until the agent speaks). */
-  start(): void {
-    this.#idle();
+  /** Where packets go now. */
+  get destination(): RtpAddress {
+    return this.#latched ?? this.#sdpRemote;
+  }
+
+  /** A packet of the call came from here: send there from now on (first one wins). */
+  latch(address: string, port: number): boolean {
+    if (this.#latched || this.#closed) return false;
+    this.#latched = { address, port };
+    this.#applyDestination();
+    return true;
+  }
+
+  /** A re-INVITE: payload type, SDP address (latched afresh when it moved) and hold state. */
+  update(payloadType: number, remote: RtpAddress, transmitting: boolean): void {
+    if (this.#closed) return;
+    this.#payloadType = payloadType;
+    this.#transmitting = transmitting;
+    if (remote.address !== this.#sdpRemote.address || remote.port !== this.#sdpRemote.port) {
+      this.#sdpRemote = remote;
+      this.#latched = undefined;
+    }
+    this.#applyDestination();
   }
 
   play(audio: AgentAudio): void {
@@ -118,30 +137,65 @@ export class RtpOutbound {
         throw new TypeError("this SIP call plays Opus packets (its output is opus), not PCM");
       const n = audio.packets.length;
       if (n === 0) return;
-      for (const p of audio.packets) this.#opusQueue.push(p);
+      const lengths = new Uint16Array(n);
+      let bytes = 0;
+      for (let i = 0; i < n; i++) {
+        const len = Math.min(audio.packets[i]!.length, OPUS_MAX_PACKET);
+        lengths[i] = len;
+        bytes += len;
+      }
+      const buf = this.#scratchFor(bytes);
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        buf.set(audio.packets[i]!.subarray(0, lengths[i]), at);
+        at += lengths[i]!;
+      }
+      this.#addon.push(this.#stream, buf.subarray(0, bytes), lengths);
       this.#queuedMs += n * OPUS_PACKET_MS;
-      this.#pacer.push(new Int16Array(n));
+      this.#watchPlayout();
       return;
     }
     if (!(audio instanceof Int16Array))
       throw new TypeError("this SIP call plays PCM at 8 kHz (its output is pcm), not Opus packets");
     if (audio.length === 0) return;
     this.#queuedMs += audio.length / 8;
-    this.#pacer.push(audio);
+    const total = this.#tailLength + audio.length;
+    const frames = Math.floor(total / G711_FRAME);
+    const buf = this.#scratchFor(frames * G711_FRAME);
+    let from = 0;
+    for (let f = 0; f < frames; f++) {
+      let frame: Int16Array;
+      if (f === 0 && this.#tailLength > 0) {
+        from = G711_FRAME - this.#tailLength;
+        this.#tail.set(audio.subarray(0, from), this.#tailLength);
+        this.#tailLength = 0;
+        frame = this.#tail;
+      } else {
+        frame = audio.subarray(from, from + G711_FRAME);
+        from += G711_FRAME;
+      }
+      this.#encode!(frame, buf.subarray(f * G711_FRAME, (f + 1) * G711_FRAME));
+    }
+    const rest = audio.subarray(frames > 0 ? from : 0);
+    this.#tail.set(rest, this.#tailLength);
+    this.#tailLength += rest.length;
+    const queued =
+      frames > 0 ? this.#addon.push(this.#stream, buf.subarray(0, frames * G711_FRAME)) : undefined;
+    if (this.#tailLength > 0) this.#scheduleTail(queued ?? this.#addon.stats(this.#stream).queued);
+    this.#watchPlayout();
   }
 
   /** Drops unsent audio; returns how much, ms. What was sent is heard: queuedMs() = playedMs() after. */
   clear(): number {
     if (this.#closed) return 0;
-    const unsent = this.#queuedMs - this.#sentAudioMs;
-    this.#pacer.clear(true);
-    this.#opusQueue = [];
-    this.#opusHead = 0;
-    this.#queuedMs = this.#sentAudioMs;
-    this.#playedMs = this.#sentAudioMs;
-    this.#audioEnd = this.#clock.now();
+    this.#addon.clear(this.#stream);
+    this.#tailLength = 0;
+    this.#clock.clearTimeout(this.#tailTimer);
+    this.#tailTimer = undefined;
+    const sent = this.#sentMs();
+    const unsent = Math.max(0, this.#queuedMs - sent);
+    this.#queuedMs = Math.min(this.#queuedMs, sent);
     this.#report();
-    this.#scheduleIdle();
     return unsent;
   }
 
@@ -150,95 +204,89 @@ export class RtpOutbound {
   }
 
   playedMs(): number {
-    const ahead = Math.max(0, this.#audioEnd - this.#clock.now());
-    const heard = Math.min(this.#queuedMs, this.#sentAudioMs - ahead);
+    if (this.#closed) return this.#playedMs;
+    const heard = Math.min(this.#queuedMs, this.#sentMs());
     if (heard > this.#playedMs) this.#playedMs = heard;
     return this.#playedMs;
   }
 
-  get stats(): RtpOutboundStats {
+  get stats(): RtpSendStats {
+    const c = this.#closed ?? this.#addon.stats(this.#stream);
     return {
-      audioPackets: this.#audioPackets,
-      silencePackets: this.#silencePackets,
-      underruns: this.#underruns,
-      pacer: this.#pacer.stats,
+      packets: c.packets,
+      sendErrors: c.sendErrors,
+      audioPackets: c.audioPackets,
+      silencePackets: c.silencePackets,
+      underruns: c.skips,
     };
   }
 
+  /** Unregisters the stream (the thread no longer touches the socket after this). */
   close(): void {
-    this.#closed = true;
-    this.#pacer.close();
-    this.#opusQueue = [];
-    this.#clock.clearTimeout(this.#idleTimer);
-    this.#idleTimer = undefined;
+    if (this.#closed) return;
+    this.playedMs();
+    this.#closed = this.#addon.close(this.#stream);
+    this.#clock.clearTimeout(this.#tailTimer);
+    this.#clock.clearTimeout(this.#reportTimer);
+    this.#tailTimer = this.#reportTimer = undefined;
   }
 
-  /** The pacer's slot for one frame: audio, or the silence frame pushed by #idle. */
-  #slot(frame: Int16Array, samples: number): void {
-    const now = this.#clock.now();
-    // The pacer has already moved its playout end past this frame.
-    const start = now + this.#pacer.aheadMs - FRAME_MS;
-    let marker = this.#first;
-    if (start > this.#nextSlot + 1) {
-      // The clock fell behind: the stream's timestamp skips the time lost.
-      this.#sender.skip(Math.round((start - this.#nextSlot) * this.#ticksPerMs));
-      this.#underruns++;
-      marker = true;
-    }
-    this.#nextSlot = start + FRAME_MS;
-    this.#first = false;
-    const transmit = this.#transmitting();
-    if (this.#pushingSilence) {
-      this.#sender.sendPayload(this.#silence, this.#ticks, marker, transmit);
-      this.#silencePackets++;
-      this.#quiet = true;
+  #sentMs(): number {
+    return this.#addon.sent(this.#stream) * FRAME_MS;
+  }
+
+  #scratchFor(bytes: number): Buffer {
+    if (this.#scratch.length < bytes) this.#scratch = Buffer.alloc(Math.max(bytes, this.#scratch.length * 2));
+    return this.#scratch;
+  }
+
+  /** The tail goes out padded when the packets queued before it are about to run out. */
+  #scheduleTail(queuedPackets: number): void {
+    this.#clock.clearTimeout(this.#tailTimer);
+    this.#tailTimer = this.#clock.setTimeout(this.#onTail, Math.max(0, (queuedPackets - 1) * FRAME_MS));
+  }
+
+  #flushTail(): void {
+    this.#tailTimer = undefined;
+    if (this.#closed || this.#tailLength === 0) return;
+    this.#tail.fill(0, this.#tailLength);
+    this.#queuedMs += (G711_FRAME - this.#tailLength) / 8;
+    this.#tailLength = 0;
+    const buf = this.#scratchFor(G711_FRAME);
+    this.#encode!(this.#tail, buf.subarray(0, G711_FRAME));
+    this.#addon.push(this.#stream, buf.subarray(0, G711_FRAME));
+  }
+
+  #applyDestination(): void {
+    const to = this.destination;
+    const opts = { payloadType: this.#payloadType, transmit: this.#transmitting ? 1 : 0 } as const;
+    if (isIP(to.address) !== 0) {
+      this.#addon.update(this.#stream, opts, to.address, to.port);
       return;
     }
-    marker ||= this.#quiet;
-    this.#quiet = false;
-    if (this.#opus) {
-      const packet = this.#opusQueue[this.#opusHead++]!;
-      if (this.#opusHead === this.#opusQueue.length) {
-        this.#opusQueue = [];
-        this.#opusHead = 0;
-      }
-      this.#sender.sendPayload(packet, this.#ticks, marker, transmit);
-      this.#sentAudioMs += OPUS_PACKET_MS;
-    } else {
-      this.#sender.sendPayload(this.#encode!(frame, this.#g711), this.#ticks, marker, transmit);
-      this.#sentAudioMs += samples / 8;
-    }
-    this.#audioPackets++;
-    this.#audioEnd = start + FRAME_MS;
-    this.#report();
-    if (this.#pacer.queuedSamples === 0) this.#scheduleIdle();
+    // A host name in the SDP (rare): nothing goes out until it resolves.
+    this.#addon.update(this.#stream, { ...opts, transmit: 0 });
+    lookup(to.address, (err, address) => {
+      if (err || this.#closed || this.destination !== to) return;
+      this.#addon.update(this.#stream, opts, address, to.port);
+    });
   }
 
-  /** A silence slot has come (or the stream starts): fill it, unless audio is queued. */
-  #idle(): void {
-    this.#idleTimer = undefined;
-    if (this.#closed || this.#pacer.queuedSamples > 0) return;
-    this.#report();
-    if (this.#pacer.aheadMs <= RTP_LEAD_MS - FRAME_MS) {
-      this.#pushingSilence = true;
-      this.#pacer.push(this.#silenceFrame);
-      this.#pushingSilence = false;
-    }
-    this.#scheduleIdle();
-  }
-
-  /** Wakes when the caller's playout has room for the next silence slot. */
-  #scheduleIdle(): void {
-    if (this.#closed) return;
-    this.#clock.clearTimeout(this.#idleTimer);
-    const wait = Math.max(0, this.#pacer.aheadMs - (RTP_LEAD_MS - FRAME_MS));
-    this.#idleTimer = this.#clock.setTimeout(this.#onIdle, wait);
+  /** Reads the playout position every REPORT_MS while there is audio the caller has not heard. */
+  #watchPlayout(): void {
+    if (this.#reportTimer === undefined && !this.#closed)
+      this.#reportTimer = this.#clock.setTimeout(this.#onReport, REPORT_MS);
   }
 
   #report(): void {
+    this.#clock.clearTimeout(this.#reportTimer);
+    this.#reportTimer = undefined;
+    if (this.#closed) return;
     const played = this.playedMs();
-    if (played === this.#reportedMs) return;
-    this.#reportedMs = played;
-    this.#played(played);
+    if (played !== this.#reportedMs) {
+      this.#reportedMs = played;
+      this.#played(played);
+    }
+    if (this.#playedMs < this.#queuedMs) this.#watchPlayout();
   }
 }

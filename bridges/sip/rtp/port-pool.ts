@@ -14,6 +14,7 @@ import {
   type RtpMediaLink,
   type RtpMediaOptions,
 } from "./call-media.ts";
+import { rtpSender } from "./native-sender.ts";
 
 export interface PortRange {
   low: number;
@@ -40,11 +41,14 @@ export function parsePortRange(spec: string): PortRange {
 export class UdpRtpEndpoint implements RtpMediaEndpoint {
   readonly port: number;
   readonly socket: dgram.Socket;
+  /** The socket's descriptor: the RTP send thread sends on it, dgram receives. */
+  readonly fd: number;
   readonly #release: () => void;
   #closed = false;
 
-  constructor(socket: dgram.Socket, port: number, release: () => void) {
-    this.socket = socket;
+  constructor(bound: BoundSocket, port: number, release: () => void) {
+    this.socket = bound.socket;
+    this.fd = bound.fd;
     this.port = port;
     this.#release = release;
   }
@@ -97,6 +101,8 @@ export class UdpRtpPortPool implements RtpPortPool {
   readonly range: PortRange;
   readonly #taken = new Set<number>();
   #cursor: number;
+  /** `host` as an IP literal. */
+  #address: string | undefined;
 
   constructor(opts: UdpRtpPortPoolOptions) {
     this.host = opts.host;
@@ -115,6 +121,7 @@ export class UdpRtpPortPool implements RtpPortPool {
   /** open(), typed as the UDP endpoint the SIP call transport needs. */
   async openUdp(): Promise<UdpRtpEndpoint> {
     const { low, high } = this.range;
+    this.#address ??= await resolveHost(this.host);
     const count = Math.floor((high - low) / 2) + 1;
     let busy = 0;
     for (let tried = 0; tried < count; tried++) {
@@ -122,7 +129,7 @@ export class UdpRtpPortPool implements RtpPortPool {
       this.#cursor = port + 2 > high ? low : port + 2;
       if (this.#taken.has(port)) continue;
       this.#taken.add(port);
-      const socket = await bind(this.host, port).catch((err: NodeJS.ErrnoException) => {
+      const socket = await bind(this.#address, port).catch((err: NodeJS.ErrnoException) => {
         this.#taken.delete(port);
         if (err.code === "EADDRINUSE" || err.code === "EACCES") return undefined;
         throw err;
@@ -139,7 +146,33 @@ export class UdpRtpPortPool implements RtpPortPool {
   }
 }
 
-function bind(host: string, port: number): Promise<dgram.Socket> {
+function resolveHost(host: string): Promise<string> {
+  if (isIP(host) !== 0) return Promise.resolve(host);
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, (err, address) =>
+      err ? reject(new Error(`RTP host ${host}: ${err.message}`)) : resolve(address),
+    ),
+  );
+}
+
+interface BoundSocket {
+  socket: dgram.Socket;
+  fd: number;
+}
+
+const ERRNO: Record<number, string> = { [-98]: "EADDRINUSE", [-13]: "EACCES", [-99]: "EADDRNOTAVAIL" };
+
+/**
+ * A UDP socket on host:port, bound by the RTP send thread's addon (so that the thread sends on
+ * the descriptor that Node's dgram then receives on). `host` is an IP literal (openUdp resolves
+ * a name first).
+ */
+function bind(host: string, port: number): Promise<BoundSocket> {
+  const fd = rtpSender().bindUdp(host, port);
+  if (fd < 0) {
+    const code = ERRNO[fd] ?? `errno ${-fd}`;
+    return Promise.reject(Object.assign(new Error(`bind ${host}:${port}: ${code}`), { code }));
+  }
   return new Promise((resolve, reject) => {
     const socket = dgram.createSocket({ type: isIP(host) === 6 ? "udp6" : "udp4", lookup: syncLookup });
     const onError = (err: Error) => {
@@ -147,9 +180,9 @@ function bind(host: string, port: number): Promise<dgram.Socket> {
       reject(err);
     };
     socket.once("error", onError);
-    socket.bind({ address: host, port, exclusive: true }, () => {
+    socket.bind({ fd }, () => {
       socket.off("error", onError);
-      resolve(socket);
+      resolve({ socket, fd });
     });
   });
 }

@@ -8,10 +8,12 @@ import { UdpRtpPortPool } from "../../../../bridges/sip/rtp/port-pool.ts";
 import { emptyRtpHeader, parseRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
 import type { TransportListener } from "../../../../bridges/transport.ts";
 import { silentLogger } from "../../../../src/log.ts";
-import { VirtualClock } from "../../../../src/session/clock.ts";
+import { type Clock, VirtualClock } from "../../../../src/session/clock.ts";
 import { bindUdp, freeEvenRange } from "./ports.ts";
 
 export interface Received {
+  /** Arrival, performance.now() ms. */
+  at: number;
   marker: boolean;
   payloadType: number;
   sequence: number;
@@ -31,6 +33,7 @@ export class Peer {
       const h = emptyRtpHeader();
       if (parseRtp(msg, h)) return;
       this.received.push({
+        at: performance.now(),
         marker: h.marker,
         payloadType: h.payloadType,
         sequence: h.sequence,
@@ -67,8 +70,8 @@ export interface CallEvents {
   ended: string[];
 }
 
-export interface Rig {
-  clock: VirtualClock;
+export interface Rig<C extends Clock = VirtualClock> {
+  clock: C;
   pool: UdpRtpPortPool;
   transport: RtpCallTransport;
   events: CallEvents;
@@ -92,15 +95,16 @@ export function media(
   };
 }
 
-export async function openCall(
+/** A call on virtual time (the default) or on `opts.clock`: the send thread paces on real time regardless. */
+export async function openCall<C extends Clock = VirtualClock>(
   m: NegotiatedMedia,
   mediaTimeoutMs = 30_000,
-  opts: { attach?: boolean } = {},
-): Promise<Rig> {
+  opts: { attach?: boolean; clock?: C } = {},
+): Promise<Rig<C>> {
   const base = await freeEvenRange(1);
   const pool = new UdpRtpPortPool({ host: "127.0.0.1", ports: `${base}-${base + 1}` });
   const endpoint = await pool.open();
-  const clock = new VirtualClock(1000);
+  const clock = opts.clock ?? (new VirtualClock(1000) as Clock as C);
   const hangUps: string[] = [];
   const transfers: string[] = [];
   const control = {

@@ -1,0 +1,101 @@
+// Typed access to the RTP send thread (native/rtp/sender.c, built by native/build.sh): one
+// native thread per process sends every SIP call's packets on a 20 ms grid of the monotonic
+// clock, so pacing no longer depends on how busy a JS event loop is.
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { Gauge, type Registry } from "prom-client";
+
+export const RTP_SENDER_ADDON_PATH = fileURLToPath(
+  new URL("../../../native/build/rtp-sender.node", import.meta.url),
+);
+
+/** One call's stream as the send thread starts it. */
+export interface NativeStreamOptions {
+  payloadType: number;
+  ssrc: number;
+  sequence: number;
+  timestamp: number;
+  /** RTP clock ticks per 20 ms packet. */
+  ticks: number;
+  /** Largest payload this call queues (160 for G.711, 1275 for Opus). */
+  slotBytes: number;
+  /** 1: packets go on the wire; 0: the timeline runs on without them (the caller holds). */
+  transmit: 0 | 1;
+}
+
+export interface NativeCallCounts {
+  audioPackets: number;
+  silencePackets: number;
+  /** Datagrams handed to the kernel. */
+  packets: number;
+  sendErrors: number;
+  /** Times the thread was so late that the stream's timestamp jumped the time lost. */
+  skips: number;
+}
+
+export interface NativeThreadStats {
+  ticks: number;
+  lateMsP50: number;
+  lateMsP99: number;
+  lateMsMax: number;
+}
+
+/** Opaque handle of a registered call. */
+export type NativeStream = number & { readonly __nativeRtpStream: unique symbol };
+
+export interface RtpSenderAddon {
+  /** A UDP socket bound to host:port (an IP literal), for dgram to adopt: its fd, or −errno. */
+  bindUdp(host: string, port: number): number;
+  open(fd: number, opts: NativeStreamOptions, silence: Buffer): NativeStream;
+  /** Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. */
+  push(stream: NativeStream, payloads: Buffer, lengths?: Uint16Array): number;
+  /** Drops the unsent payloads; how many. */
+  clear(stream: NativeStream): number;
+  /** Audio payloads sent so far. */
+  sent(stream: NativeStream): number;
+  /** New payload type / transmit state, and the destination (false: not an IP literal). */
+  update(
+    stream: NativeStream,
+    opts: { payloadType: number; transmit: 0 | 1 },
+    host?: string,
+    port?: number,
+  ): boolean;
+  stats(stream: NativeStream): NativeCallCounts & { queued: number };
+  stats(): NativeThreadStats;
+  /** Unregisters the call: the thread no longer touches its fd when this returns. */
+  close(stream: NativeStream): NativeCallCounts;
+}
+
+let addon: RtpSenderAddon | undefined;
+
+/** The addon, loaded on first use (a bridge without SIP never loads it). */
+export function rtpSender(): RtpSenderAddon {
+  if (addon) return addon;
+  if (!existsSync(RTP_SENDER_ADDON_PATH))
+    throw new Error(
+      `SIP media needs the RTP send thread's addon, ${RTP_SENDER_ADDON_PATH}: run make setup to build it`,
+    );
+  addon = createRequire(import.meta.url)(RTP_SENDER_ADDON_PATH) as RtpSenderAddon;
+  return addon;
+}
+
+/**
+ * Exposes the send thread's wake-up lateness on /metrics (`voice_bridge_rtp_send_late_ms`, since
+ * the process started): how late the agent's packets leave, apart from any network or far side.
+ */
+export function registerRtpSendMetrics(registry: Registry): void {
+  new Gauge({
+    name: "voice_bridge_rtp_send_late_ms",
+    help: "how late the RTP send thread woke for its 20 ms ticks since start, ms (1 ms buckets)",
+    labelNames: ["quantile"],
+    registers: [registry],
+    collect() {
+      // The thread's figures are the process's, whichever thread loaded the addon.
+      const s = rtpSender().stats();
+      this.set({ quantile: "0.5" }, s.lateMsP50);
+      this.set({ quantile: "0.99" }, s.lateMsP99);
+      this.set({ quantile: "1" }, s.lateMsMax);
+    },
+  });
+}
