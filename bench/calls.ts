@@ -28,6 +28,7 @@ import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts"
 import type { LoadReport } from "./lib/calls-load.ts";
 import {
   bridgeLoopLagMs,
+  bridgeRtpSendLateMs,
   exited,
   machineBusyUs,
   mainThreadCpuUs,
@@ -212,6 +213,7 @@ async function main(): Promise<void> {
     machine: machineBusyUs(),
   };
   const loopLag = await bridgeLoopLagMs(bridgeUrl);
+  const sendLate = await bridgeRtpSendLateMs(bridgeUrl);
   const windowS = (window[1] - window[0]) / 1000;
 
   const reports: LoadReport[] = [];
@@ -241,6 +243,7 @@ async function main(): Promise<void> {
     activeCallsMidWindow: activeCalls,
     machineBusyUs: cpu1.machine - cpu0.machine,
     bridgeLoopLagMs: loopLag,
+    rtpSendLateMs: sendLate,
     minEndOfTurnMs: MIN_EOU_MS,
     reniced: NICE !== undefined,
     loads: reports,

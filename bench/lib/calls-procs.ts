@@ -138,3 +138,18 @@ export async function bridgeLoopLagMs(url: string): Promise<{ p99: number; max: 
     return { p99: Number.NaN, max: Number.NaN };
   }
 }
+
+/**
+ * How late the bridge's RTP send thread woke for its ticks (p99 and max since it started, 1 ms
+ * buckets), from /metrics: the sender's own part of the agent packets' lateness. NaN without SIP.
+ */
+export async function bridgeRtpSendLateMs(url: string): Promise<{ p99: number; max: number }> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const get = (q: string) =>
+      Number(text.match(new RegExp(`^voice_bridge_rtp_send_late_ms\\{quantile="${q}"\\} ([0-9.eE+-]+)`, "m"))?.[1]);
+    return { p99: get("0.99"), max: get("1") };
+  } catch {
+    return { p99: Number.NaN, max: Number.NaN };
+  }
+}

@@ -13,9 +13,13 @@
 //   RTP timestamp, relative to the stream's best packet (rtp-lateness.ts; the bridge sends one
 //   unbroken stream, silence between replies); inbound drops from the SIP transport's "RTP media
 //   ended" line (rx.frames), inbound_timestamp_gaps its jitter buffer's lost packets; outbound
-//   gap frames are the 20 ms slots the agent's timestamps skipped (an underrun of its pacer),
-//   silence included, so stricter than Twilio's holes inside utterances. Turn metrics (for
-//   bridge_overhead_ms) are read from GET /calls/{Call-ID} as for Twilio. There are no clears, and no caller-side voice-to-voice (caller_v2v_ms_p50 is null).
+//   gap frames are the 20 ms slots the agent's timestamps skipped (its send thread more than
+//   200 ms late), silence included, so stricter than Twilio's holes inside utterances. Turn
+//   metrics (for bridge_overhead_ms) are read from GET /calls/{Call-ID} as for Twilio. There are
+//   no clears, and no caller-side voice-to-voice (caller_v2v_ms_p50 is null).
+//   rtp_send_late_ms_p99/max: how late the bridge's RTP send thread woke for its 20 ms ticks
+//   (/metrics, since the bridge started): the sender's share of the packets' lateness, the rest
+//   being the load generators' own loop delay and the kernel.
 // rss_mb_per_call: (median bridge RSS over the window − RSS when idle after a warm-up) / calls.
 // bridge_overhead_ms_p50: per agent reply, voiceToVoiceMs − minEndOfTurnMs. The session runs
 //   ASR → chat → TTS preemptively during the end-of-turn wait and lets the audio out when the
@@ -63,6 +67,8 @@ export interface RunFacts {
   machineBusyUs: number;
   /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling), beyond the sampling interval. */
   bridgeLoopLagMs: { p99: number; max: number };
+  /** The RTP send thread's wake-up lateness (SIP; NaN otherwise). */
+  rtpSendLateMs: { p99: number; max: number };
   minEndOfTurnMs: number;
   reniced: boolean;
   loads: LoadReport[];
@@ -154,6 +160,12 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     bridge_main_thread_cpu_pct: round((f.bridgeMainThreadCpuUs / 1e6 / f.windowS) * 100, 1),
     bridge_loop_lag_ms_p99: round(f.bridgeLoopLagMs.p99, 1),
     bridge_loop_lag_ms_max: round(f.bridgeLoopLagMs.max, 1),
+    ...(f.transport === "sip"
+      ? {
+          rtp_send_late_ms_p99: round(f.rtpSendLateMs.p99, 1),
+          rtp_send_late_ms_max: round(f.rtpSendLateMs.max, 1),
+        }
+      : {}),
     other_cpu_cores: round((f.machineBusyUs - f.bridgeCpuUs - f.serviceCpuUs - lg) / 1e6 / f.windowS, 2),
     lg_procs: f.loads.length,
     lg_cpu_us_per_call_s: round(lg / perCallS, 0),
