@@ -196,8 +196,10 @@ export class TranscriptStore {
   }
 
   get(callId: string): CallRecord | undefined {
-    if (!this.#recent.has(callId) && !/^[\w.-]+$/.test(callId)) return undefined;
-    return this.#record(callId);
+    // Any id (a SIP Call-ID has an @): callFileStem makes its file name safe, and two ids that
+    // share a file name are told apart by the id the file records.
+    const record = this.#record(callId);
+    return record?.callId === callId ? record : undefined;
   }
 
   #record(callId: string): CallRecord | undefined {

@@ -77,6 +77,19 @@ describe("TranscriptStore on disk", () => {
     expect(record?.endReason).toBe("caller hung up");
   });
 
+  it("reads back a call whose id is not file-name safe (a SIP Call-ID), and not another id sharing its file name", async () => {
+    const dir = tempDir();
+    const store = new TranscriptStore(dir, 1);
+    const id = "a84b4c76e66710@pc33.example.com";
+    for (const e of callEvents(id, 1)) store.append(id, e);
+    for (const e of callEvents("CA-later", 1)) store.append("CA-later", e);
+    await store.flush();
+    const fresh = new TranscriptStore(dir);
+    expect(fresh.get(id)?.callId).toBe(id);
+    expect(fresh.get("a84b4c76e66710_pc33.example.com")).toBeUndefined();
+    expect(fresh.get("../etc/passwd")).toBeUndefined();
+  });
+
   it("reports a failed write and keeps the record in memory", async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "CA-d.jsonl")); // a directory where the file should go: open() fails
