@@ -143,13 +143,18 @@ export async function bridgeLoopLagMs(url: string): Promise<{ p99: number; max: 
  * How late the bridge's RTP send thread woke for its ticks (p99 and max since it started, 1 ms
  * buckets), from /metrics: the sender's own part of the agent packets' lateness. NaN without SIP.
  */
-export async function bridgeRtpSendLateMs(url: string): Promise<{ p99: number; max: number }> {
+export async function bridgeRtpSendLateMs(
+  url: string,
+): Promise<{ p99: number; max: number; realtime: boolean }> {
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     const get = (q: string) =>
-      Number(text.match(new RegExp(`^voice_bridge_rtp_send_late_ms\\{quantile="${q}"\\} ([0-9.eE+-]+)`, "m"))?.[1]);
-    return { p99: get("0.99"), max: get("1") };
+      Number(
+        text.match(new RegExp(`^voice_bridge_rtp_send_late_ms\\{quantile="${q}"\\} ([0-9.eE+-]+)`, "m"))?.[1],
+      );
+    const realtime = /^voice_bridge_rtp_send_realtime 1$/m.test(text);
+    return { p99: get("0.99"), max: get("1"), realtime };
   } catch {
-    return { p99: Number.NaN, max: Number.NaN };
+    return { p99: Number.NaN, max: Number.NaN, realtime: false };
   }
 }

@@ -19,7 +19,8 @@
 //   no clears, and no caller-side voice-to-voice (caller_v2v_ms_p50 is null).
 //   rtp_send_late_ms_p99/max: how late the bridge's RTP send thread woke for its 20 ms ticks
 //   (/metrics, since the bridge started): the sender's share of the packets' lateness, the rest
-//   being the load generators' own loop delay and the kernel.
+//   being the load generators' own loop delay and the kernel; rtp_send_realtime: whether that
+//   thread got real-time priority (SCHED_FIFO needs CAP_SYS_NICE: root here).
 // rss_mb_per_call: (median bridge RSS over the window − RSS when idle after a warm-up) / calls.
 // bridge_overhead_ms_p50: per agent reply, voiceToVoiceMs − minEndOfTurnMs. The session runs
 //   ASR → chat → TTS preemptively during the end-of-turn wait and lets the audio out when the
@@ -68,7 +69,7 @@ export interface RunFacts {
   /** The bridge's own event-loop lag over the window (prom-client, 10 ms sampling), beyond the sampling interval. */
   bridgeLoopLagMs: { p99: number; max: number };
   /** The RTP send thread's wake-up lateness (SIP; NaN otherwise). */
-  rtpSendLateMs: { p99: number; max: number };
+  rtpSendLateMs: { p99: number; max: number; realtime: boolean };
   minEndOfTurnMs: number;
   reniced: boolean;
   loads: LoadReport[];
@@ -164,6 +165,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
       ? {
           rtp_send_late_ms_p99: round(f.rtpSendLateMs.p99, 1),
           rtp_send_late_ms_max: round(f.rtpSendLateMs.max, 1),
+          rtp_send_realtime: f.rtpSendLateMs.realtime,
         }
       : {}),
     other_cpu_cores: round((f.machineBusyUs - f.bridgeCpuUs - f.serviceCpuUs - lg) / 1e6 / f.windowS, 2),

@@ -39,6 +39,8 @@ export interface NativeThreadStats {
   lateMsP50: number;
   lateMsP99: number;
   lateMsMax: number;
+  /** 1 when the thread got real-time priority (SCHED_FIFO, needs CAP_SYS_NICE), else 0. */
+  realtime: number;
 }
 
 /** Opaque handle of a registered call. */
@@ -96,6 +98,14 @@ export function registerRtpSendMetrics(registry: Registry): void {
       this.set({ quantile: "0.5" }, s.lateMsP50);
       this.set({ quantile: "0.99" }, s.lateMsP99);
       this.set({ quantile: "1" }, s.lateMsMax);
+    },
+  });
+  new Gauge({
+    name: "voice_bridge_rtp_send_realtime",
+    help: "1 when the RTP send thread runs at real-time priority (SCHED_FIFO; needs CAP_SYS_NICE)",
+    registers: [registry],
+    collect() {
+      this.set(rtpSender().stats().realtime);
     },
   });
 }
