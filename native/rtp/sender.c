@@ -166,6 +166,12 @@ static void *run(void *arg) {
     }                                                                \
   } while (0)
 
+static void free_call(Call *c) {
+  free(c->slots);
+  free(c->lens);
+  free(c);
+}
+
 static napi_value throw_range(napi_env env, const char *msg) {
   napi_throw_range_error(env, NULL, msg);
   return NULL;
@@ -265,7 +271,7 @@ static napi_value bind_udp(napi_env env, napi_callback_info info) {
 
 /**
  * open(fd, {payloadType, ssrc, sequence, timestamp, ticks, slotBytes, transmit}, silence):
- * registers a call; its handle. The destination comes with setDest().
+ * registers a call; its handle. The destination comes with update().
  */
 static napi_value open_call(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -307,9 +313,7 @@ static napi_value open_call(napi_env env, napi_callback_info info) {
   memcpy(c->silence, silence, silence_len);
   c->silence_len = (uint16_t)silence_len;
   if (!c->slots || !c->lens) {
-    free(c->slots);
-    free(c->lens);
-    free(c);
+    free_call(c);
     return throw_range(env, "open: out of memory");
   }
   pthread_mutex_lock(&mu);
@@ -320,9 +324,7 @@ static napi_value open_call(napi_env env, napi_callback_info info) {
     Call **grown = realloc(calls, cap * sizeof *grown);
     if (!grown) {
       pthread_mutex_unlock(&mu);
-      free(c->slots);
-      free(c->lens);
-      free(c);
+      free_call(c);
       return throw_range(env, "open: out of memory");
     }
     memset(grown + calls_cap, 0, (cap - calls_cap) * sizeof *grown);
@@ -507,9 +509,7 @@ static napi_value close_call(napi_env env, napi_callback_info info) {
   set_num(env, out, "packets", c->packets);
   set_num(env, out, "sendErrors", c->send_errors);
   set_num(env, out, "skips", c->skips);
-  free(c->slots);
-  free(c->lens);
-  free(c);
+  free_call(c);
   return out;
 }
 
