@@ -9,7 +9,7 @@
 // permissions, a full disk, a bug here — is reported once and never reaches the call.
 // A recording never replaces another: a call id recorded before (a Twilio stream that
 // reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { OpusCodec } from "../../codecs/opus.ts";
 import type { Logger } from "../log.ts";
@@ -20,6 +20,8 @@ import { RecordingTimeline } from "./recording-timeline.ts";
 import type { AgentAudio, CallInfo, CallTransport, OutputFormat, TransportListener } from "./transport.ts";
 import { WavFileWriter } from "./wav-file.ts";
 
+/** Calls whose recording's path CallRecorder remembers (older ones are looked for by name). */
+const RECENT_PATHS = 1000;
 /** Opus agent audio is recorded at this rate (then resampled to the recording's). */
 const OPUS_DECODE_RATE = 48000;
 
@@ -230,6 +232,8 @@ export class CallRecorder {
   readonly #onError: (err: Error, callId: string) => void;
   readonly #log: Logger | undefined;
   readonly #recordings = new Set<RecordingTransport>();
+  /** The latest recording of each recent call id, newest last (for pathOf). */
+  readonly #recent = new Map<string, RecordingTransport>();
 
   /**
    * Creates `dir` if needed (throws if it cannot: a misconfigured directory should stop start-up).
@@ -254,7 +258,19 @@ export class CallRecorder {
       onCreated: (path) => this.#log?.info({ callId, path }, `recording the call to ${path}`),
     });
     this.#recordings.add(recording);
+    this.#recent.delete(callId);
+    this.#recent.set(callId, recording);
+    if (this.#recent.size > RECENT_PATHS) this.#recent.delete(this.#recent.keys().next().value!);
     return recording;
+  }
+
+  /**
+   * The file a call was recorded to, if it exists: this run's latest recording of the id, else
+   * `<callId>.wav` (a call of an earlier run; one recorded again under the same id is `-2`, `-3`…).
+   */
+  pathOf(callId: string): string | undefined {
+    const path = this.#recent.get(callId)?.path ?? join(this.dir, `${callFileStem(callId)}.wav`);
+    return existsSync(path) ? path : undefined;
   }
 
   /** Recordings not yet complete on disk. */
