@@ -57,7 +57,8 @@ export function registerBrowserCalls(http: FastifyInstance, opts: BrowserCallsOp
   const closeAll = (code = 1001, reason = "bridge shutting down") => {
     for (const ws of sockets) ws.close(code, reason);
   };
-  http.addHook("onClose", async () => {
+  // Before the server stops listening: it waits for every connection, these sockets included.
+  http.addHook("preClose", async () => {
     closeAll();
     wss.close();
   });
