@@ -8,7 +8,7 @@ import type { Config } from "./config.ts";
 export interface Entrances {
   /** The console (live calls, records, "Call the agent"), with the token when one is set. */
   console?: string;
-  /** A simulated Twilio call from another shell. */
+  /** A simulated Twilio call from another shell (q.wav: any recording of a question). */
   simulatedCall: string;
   /** What to set as a Twilio number's voice webhook. */
   twilioWebhook: string;
@@ -40,10 +40,11 @@ export function entrancesOf(f: EntranceFacts): Entrances {
   const publicUrl = config.server.publicUrl?.replace(/\/+$/, "");
   return {
     ...(f.consoleUrl ? { console: f.consoleUrl } : {}),
-    simulatedCall: `espeak-ng -w q.wav "Where are you located?" && voice-bridge call --url ${f.url} --say q.wav`,
+    // `voice-bridge call` goes to port 8080 unless told otherwise.
+    simulatedCall: `voice-bridge call --say q.wav${port === "8080" ? "" : ` --url ${f.url}`}`,
     twilioWebhook: publicUrl
       ? `POST ${publicUrl}/twilio/voice`
-      : `POST https://<public address>/twilio/voice (set PUBLIC_URL; a tunnel to port ${port} will do)`,
+      : `POST https://<public host>/twilio/voice (set PUBLIC_URL; a tunnel to port ${port})`,
     ...(f.sip
       ? {
           sip: `sip:agent@${config.sip.publicIp ?? reachableHost(config.sip.host)}:${f.sip.udpPort} (UDP or TCP)`,
@@ -65,14 +66,13 @@ export function bannerText(e: Entrances): string {
   const rows: [string, string][] = [
     ...(e.console ? ([["Open in a browser", e.console]] as [string, string][]) : []),
     ["Simulated phone call", e.simulatedCall],
+    ["", `(make q.wav with: espeak-ng -w q.wav "Where are you located?")`],
     ["Twilio voice webhook", e.twilioWebhook],
     ...(e.sip ? ([["SIP", e.sip]] as [string, string][]) : []),
     ...(e.audioSocket ? ([["AudioSocket", e.audioSocket]] as [string, string][]) : []),
     ...(e.discord ? ([["Discord", e.discord]] as [string, string][]) : []),
   ];
-  const head = e.console
-    ? "voice-bridge is ready. Open the console and press “Call the agent” to talk to it."
-    : "voice-bridge is ready.";
+  const head = e.console ? "Ready. Open the console and press “Call the agent” to talk to it." : "Ready.";
   const labelWidth = Math.max(...rows.map(([l]) => l.length));
   const lines = [head, "", ...rows.map(([l, v]) => `${l.padEnd(labelWidth)}  ${v}`)];
   const width = Math.max(...lines.map((l) => l.length));

@@ -2,7 +2,7 @@
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
 import { type Config, ConfigError, loadConfig, usesLocalService } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, logsArePretty } from "./log.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
   try {
@@ -71,12 +71,16 @@ program
       config = { ...config, server: { ...config.server, port: shardPort(config.server.port, shard) } };
     // Loaded here: the bridge pulls in the call path (VAD model, transports) other commands never need.
     const { startBridge } = await import("./main.ts");
-    const bridge = await startBridge(config, log);
-    if (process.stdout.isTTY) {
-      // In a terminal the ways in also stand out as a box, after the start-up lines (flushed first).
-      const { bannerText } = await import("./banner.ts");
-      log.flush(() => process.stdout.write(`\n${bannerText(bridge.entrances)}\n\n`));
-    }
+    // For a person reading the terminal the ways in stand out as a box (a log line, so it comes in
+    // order with the others); for log collectors they are fields of one line.
+    const { bannerText } = await import("./banner.ts");
+    const bridge = await startBridge(
+      config,
+      log,
+      logsArePretty(config.log)
+        ? { announce: (e) => log.info(`ready: how to reach the agent\n${bannerText(e)}\n`) }
+        : {},
+    );
     const stop = async (signal: string) => {
       // A second signal skips the drain: the operator means it.
       process.once(signal, () => process.exit(1));

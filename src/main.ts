@@ -73,6 +73,8 @@ export interface BridgeOverrides {
   callControl?: CallControl;
   /** Hears each end-of-call report delivery attempt (tests). */
   onReportAttempt?: (result: AttemptResult) => void;
+  /** Says how to reach the agent once the bridge is up (default: one log line with a field per way in). */
+  announce?: (entrances: Entrances) => void;
 }
 
 export function sessionConfigFrom(config: Config): SessionConfig {
@@ -329,7 +331,8 @@ export async function startBridge(
     sip,
     audioSocket,
   });
-  log.info(entrances, "ready: how to reach the agent");
+  if (overrides.announce) overrides.announce(entrances);
+  else log.info(entrances, "ready: how to reach the agent");
 
   return {
     url,

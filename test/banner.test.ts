@@ -20,8 +20,7 @@ describe("the start-up banner", () => {
     });
     expect(e).toEqual({
       console: "http://127.0.0.1:8080/",
-      simulatedCall:
-        'espeak-ng -w q.wav "Where are you located?" && voice-bridge call --url http://127.0.0.1:8080 --say q.wav',
+      simulatedCall: "voice-bridge call --say q.wav",
       twilioWebhook: "POST https://bridge.example.com/twilio/voice",
       sip: "sip:agent@203.0.113.7:5060 (UDP or TCP)",
       audioSocket: "Asterisk dialplan: AudioSocket(<uuid>,10.0.0.5:9092)",
@@ -42,8 +41,10 @@ describe("the start-up banner", () => {
       audioSocket: undefined,
     });
     expect(e.twilioWebhook).toBe(
-      "POST https://<public address>/twilio/voice (set PUBLIC_URL; a tunnel to port 9000 will do)",
+      "POST https://<public host>/twilio/voice (set PUBLIC_URL; a tunnel to port 9000)",
     );
+    // The simulator goes to port 8080 unless told where.
+    expect(e.simulatedCall).toBe("voice-bridge call --say q.wav --url http://127.0.0.1:9000");
     expect(e.console).toBeUndefined();
     expect(bannerText(e)).not.toContain("Open in a browser");
   });
