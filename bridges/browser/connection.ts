@@ -20,7 +20,6 @@ export interface BrowserConnectionOptions {
   clock: Clock;
   leadMs?: number | undefined;
   onCall(transport: CallTransport): void;
-  onClose(): void;
 }
 
 /** The samples of a binary message (little-endian, as every platform Node runs on). */
@@ -73,7 +72,6 @@ export function serveBrowserCall(opts: BrowserConnectionOptions): BrowserCallTra
     call.handleEnd(
       code === 1000 || code === 1001 ? "caller hung up" : `browser call socket closed (${code})`,
     );
-    opts.onClose();
   });
 
   log.info({ from: call.info.from, userAgent: opts.userAgent }, "browser call: microphone connected");

@@ -4,10 +4,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
+import { serveWebSocketPath } from "../websocket-path.ts";
 import { serveBrowserCall } from "./connection.ts";
 import { BROWSER_CALL_PATH } from "./protocol.ts";
 
@@ -29,18 +29,16 @@ export interface BrowserCalls {
 
 export function registerBrowserCalls(http: FastifyInstance, opts: BrowserCallsOptions): BrowserCalls {
   const log = opts.log.child({ transport: "browser" });
-  const sockets = new Set<WebSocket>();
-  // 64 KiB: a second of 16 kHz audio is 32 KiB; the page sends 640-byte frames.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
-
-  http.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if ((req.url ?? "/").split("?")[0] !== BROWSER_CALL_PATH) return;
-    if (!opts.authorize(req, socket)) {
+  const path = serveWebSocketPath(http, {
+    path: BROWSER_CALL_PATH,
+    // 64 KiB: a second of 16 kHz audio is 32 KiB; the page sends 640-byte frames.
+    maxPayload: 64 * 1024,
+    authorize: (req, socket) => {
+      if (opts.authorize(req, socket)) return true;
       log.warn({ origin: req.headers.origin }, "browser call refused (token or origin)");
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      sockets.add(ws);
+      return false;
+    },
+    onSocket: (ws, req) =>
       serveBrowserCall({
         ws,
         remote: req.socket.remoteAddress ?? "unknown",
@@ -49,23 +47,12 @@ export function registerBrowserCalls(http: FastifyInstance, opts: BrowserCallsOp
         clock: opts.clock,
         leadMs: opts.leadMs,
         onCall: opts.onCall,
-        onClose: () => sockets.delete(ws),
-      });
-    });
-  });
-
-  const closeAll = (code = 1001, reason = "bridge shutting down") => {
-    for (const ws of sockets) ws.close(code, reason);
-  };
-  // Before the server stops listening: it waits for every connection, these sockets included.
-  http.addHook("preClose", async () => {
-    closeAll();
-    wss.close();
+      }),
   });
   return {
     get activeCalls() {
-      return sockets.size;
+      return path.open;
     },
-    closeAll,
+    closeAll: path.closeAll,
   };
 }

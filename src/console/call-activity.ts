@@ -3,37 +3,25 @@
 // caller speaking, the words heard, the agent's reply as it is written and its audio starting
 // and being cut, while neither the session nor any bridge knows the console exists.
 // Only the wrappers' own calls are added per frame: one function call on the way through.
+import { PassThroughTransport } from "../session/pass-through-transport.ts";
 import type { ChatEvent, RecognizerStream, SessionServices, TtsStream } from "../session/services.ts";
-import type {
-  AgentAudio,
-  CallInfo,
-  CallTransport,
-  OutputFormat,
-  TransportListener,
-} from "../session/transport.ts";
+import type { AgentAudio, CallTransport, TransportListener } from "../session/transport.ts";
 import type { CallActivity } from "./live-events.ts";
 
 export type ActivitySink = (activity: CallActivity) => void;
 
 /** The transport, watched: keypad digits, and the agent's audio going out, cut off, played out. */
-export class WatchedTransport implements CallTransport {
-  readonly info: CallInfo;
-  readonly inputRate: number;
-  readonly output: OutputFormat;
-  readonly #inner: CallTransport;
+export class WatchedTransport extends PassThroughTransport {
   readonly #emit: ActivitySink;
   #playing = false;
 
   constructor(inner: CallTransport, emit: ActivitySink) {
-    this.#inner = inner;
+    super(inner);
     this.#emit = emit;
-    this.info = inner.info;
-    this.inputRate = inner.inputRate;
-    this.output = inner.output;
   }
 
-  attach(listener: TransportListener): void {
-    this.#inner.attach({
+  override attach(listener: TransportListener): void {
+    this.inner.attach({
       audio: (frame, speaker) => listener.audio(frame, speaker),
       speakerLeft: (id) => listener.speakerLeft?.(id),
       dtmf: (digit) => {
@@ -42,36 +30,20 @@ export class WatchedTransport implements CallTransport {
       },
       played: (ms) => {
         listener.played(ms);
-        if (this.#playing && ms >= this.#inner.queuedMs() - 0.5) this.#state(false, "idle");
+        if (this.#playing && ms >= this.inner.queuedMs() - 0.5) this.#state(false, "idle");
       },
       ended: (reason) => listener.ended(reason),
     });
   }
 
-  play(audio: AgentAudio): void {
-    this.#inner.play(audio);
+  override play(audio: AgentAudio): void {
+    this.inner.play(audio);
     if (!this.#playing) this.#state(true, "playing");
   }
 
-  clear(): void {
-    this.#inner.clear();
+  override clear(): void {
+    this.inner.clear();
     if (this.#playing) this.#state(false, "cleared");
-  }
-
-  queuedMs(): number {
-    return this.#inner.queuedMs();
-  }
-
-  playedMs(): number {
-    return this.#inner.playedMs();
-  }
-
-  hangUp(reason: string): Promise<void> {
-    return this.#inner.hangUp(reason);
-  }
-
-  transfer(target: string): Promise<void> {
-    return this.#inner.transfer(target);
   }
 
   #state(playing: boolean, state: "playing" | "cleared" | "idle"): void {

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { type WebSocket, WebSocketServer } from "ws";
+import { serveWebSocketPath } from "../../bridges/websocket-path.ts";
 import type { Logger } from "../log.ts";
 import type { BridgeMetrics } from "../metrics.ts";
 import { type Asset, loadAssets } from "./assets.ts";
@@ -50,16 +50,16 @@ export function registerConsole(http: FastifyInstance, opts: ConsoleOptions): vo
   });
   http.get("/console/latency", async () => opts.metrics.latency());
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
-  const pages = new Set<WebSocket>();
-  http.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if ((req.url ?? "/").split("?")[0] !== LIVE_PATH) return;
-    if (!opts.authorize(req, socket)) {
+  serveWebSocketPath(http, {
+    path: LIVE_PATH,
+    // The page sends nothing on the feed.
+    maxPayload: 1024,
+    authorize: (req, socket) => {
+      if (opts.authorize(req, socket)) return true;
       log.warn({ origin: req.headers.origin }, "live feed refused (token or origin)");
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      pages.add(ws);
+      return false;
+    },
+    onSocket: (ws) => {
       const stop = opts.feed.subscribe((json) => {
         if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
           log.warn(
@@ -71,17 +71,8 @@ export function registerConsole(http: FastifyInstance, opts: ConsoleOptions): vo
         }
         ws.send(json);
       });
-      log.debug({ pages: pages.size }, "console page connected");
       ws.on("error", (err) => log.debug({ err }, "console page socket error"));
-      ws.on("close", () => {
-        stop();
-        pages.delete(ws);
-      });
-    });
-  });
-  // Before the server stops listening: it waits for every connection, these sockets included.
-  http.addHook("preClose", async () => {
-    for (const ws of pages) ws.close(1001, "bridge shutting down");
-    wss.close();
+      ws.on("close", stop);
+    },
   });
 }

@@ -16,8 +16,9 @@ import type { Logger } from "../log.ts";
 import { isPcm } from "./agent-audio.ts";
 import { callFileStem } from "./call-file-name.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
+import { PassThroughTransport } from "./pass-through-transport.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
-import type { AgentAudio, CallInfo, CallTransport, OutputFormat, TransportListener } from "./transport.ts";
+import type { AgentAudio, CallTransport, TransportListener } from "./transport.ts";
 import { WavFileWriter } from "./wav-file.ts";
 
 /** Calls whose recording's path CallRecorder remembers (older ones are looked for by name). */
@@ -45,11 +46,7 @@ export interface RecordingOptions {
   onCreated?: (path: string) => void;
 }
 
-export class RecordingTransport implements CallTransport {
-  readonly info: CallInfo;
-  readonly inputRate: number;
-  readonly output: OutputFormat;
-  readonly #inner: CallTransport;
+export class RecordingTransport extends PassThroughTransport {
   readonly #clock: Clock;
   readonly #timeline: RecordingTimeline;
   readonly #file: WavFileWriter;
@@ -65,10 +62,7 @@ export class RecordingTransport implements CallTransport {
   #reported = false;
 
   constructor(inner: CallTransport, opts: RecordingOptions) {
-    this.#inner = inner;
-    this.info = inner.info;
-    this.inputRate = inner.inputRate;
-    this.output = inner.output;
+    super(inner);
     this.#clock = opts.clock;
     this.#onError = opts.onError;
     this.#flushEveryMs = opts.flushEveryMs ?? 1000;
@@ -103,8 +97,8 @@ export class RecordingTransport implements CallTransport {
     return this.#timeline.takenSamples / this.#timeline.rate;
   }
 
-  attach(listener: TransportListener): void {
-    this.#inner.attach({
+  override attach(listener: TransportListener): void {
+    this.inner.attach({
       audio: (frame, speaker) => {
         // Inline rather than through #guard: no closure per 20 ms frame.
         if (!this.#failed && !this.#closing) {
@@ -126,10 +120,10 @@ export class RecordingTransport implements CallTransport {
     });
   }
 
-  play(audio: AgentAudio): void {
+  override play(audio: AgentAudio): void {
     if (!this.#failed && !this.#closing)
       this.#guard(() => this.#timeline.agent(this.#pcm(audio), this.#elapsed()));
-    this.#inner.play(audio);
+    this.inner.play(audio);
   }
 
   /** The agent's audio as PCM for the file: Opus packets are decoded here, for the recording only. */
@@ -143,25 +137,9 @@ export class RecordingTransport implements CallTransport {
     return out;
   }
 
-  clear(): void {
+  override clear(): void {
     if (!this.#failed && !this.#closing) this.#guard(() => this.#timeline.clearAgent(this.#elapsed()));
-    this.#inner.clear();
-  }
-
-  queuedMs(): number {
-    return this.#inner.queuedMs();
-  }
-
-  playedMs(): number {
-    return this.#inner.playedMs();
-  }
-
-  hangUp(reason: string): Promise<void> {
-    return this.#inner.hangUp(reason);
-  }
-
-  transfer(target: string): Promise<void> {
-    return this.#inner.transfer(target);
+    this.inner.clear();
   }
 
   /** Resolves once everything handed to the file so far is on disk. */
