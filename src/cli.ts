@@ -2,7 +2,7 @@
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
 import { type Config, ConfigError, loadConfig, usesLocalService } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { createLogger, logsArePretty } from "./log.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
   try {
@@ -27,6 +27,7 @@ const program = new Command("voice-bridge")
     `
 Configuration comes from defaults, then the config file, then environment variables:
   HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
+  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); a token for it and /calls
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
   SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
@@ -39,7 +40,7 @@ Run 'voice-bridge config' to see the resolved configuration.`,
 program
   .command("start")
   .description(
-    "run the bridge (the main job): Twilio endpoints, the Discord bot when DISCORD_TOKEN is set, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
+    "run the bridge (the main job): the live console and browser calls at /, Twilio endpoints, SIP, the Discord bot when DISCORD_TOKEN is set, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
   )
   .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
   .option("--port <port>", "port to listen on (env PORT, default 8080)")
@@ -70,7 +71,16 @@ program
       config = { ...config, server: { ...config.server, port: shardPort(config.server.port, shard) } };
     // Loaded here: the bridge pulls in the call path (VAD model, transports) other commands never need.
     const { startBridge } = await import("./main.ts");
-    const bridge = await startBridge(config, log);
+    // For a person reading the terminal the ways in stand out as a box (a log line, so it comes in
+    // order with the others); for log collectors they are fields of one line.
+    const { bannerText } = await import("./banner.ts");
+    const bridge = await startBridge(
+      config,
+      log,
+      logsArePretty(config.log)
+        ? { announce: (e) => log.info(`ready: how to reach the agent\n${bannerText(e)}\n`) }
+        : {},
+    );
     const stop = async (signal: string) => {
       // A second signal skips the drain: the operator means it.
       process.once(signal, () => process.exit(1));
@@ -169,6 +179,7 @@ program
     const config = load(program.opts());
     const masked = structuredClone(config);
     if (masked.service.apiKey) masked.service.apiKey = "***";
+    if (masked.server.token) masked.server.token = "***";
     if (masked.twilio.authToken) masked.twilio.authToken = "***";
     if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
     if (masked.local.asrUpstreamApiKey) masked.local.asrUpstreamApiKey = "***";

@@ -24,6 +24,21 @@ export const configSchema = z.object({
       port: port.default(8080),
       /** Public https URL of this bridge, as Twilio reaches it (for TwiML and signatures). */
       publicUrl: url.optional(),
+      /**
+       * Bearer token people need for the bridge's own pages and records: the console, its live feed,
+       * browser calls, /calls and recordings (Twilio's routes have their signature; probes and
+       * /metrics stay open). Unset: no token asked.
+       */
+      token: z.string().min(16, { error: "expected a token of at least 16 characters" }).optional(),
+    })
+    .prefault({}),
+  console: z
+    .object({
+      /**
+       * The live console at / and browser calls (WS /browser/call). Unset: on with the embedded local
+       * service (the offline demo), off with a hosted service.
+       */
+      enabled: z.boolean({ error: "expected true or false" }).optional(),
     })
     .prefault({}),
   service: z
@@ -282,6 +297,8 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   HOST: ["server", "host"],
   PORT: ["server", "port"],
   PUBLIC_URL: ["server", "publicUrl"],
+  BRIDGE_TOKEN: ["server", "token"],
+  CONSOLE_ENABLED: ["console", "enabled"],
   SVC_BASE_URL: ["service", "baseUrl"],
   SVC_API_KEY: ["service", "apiKey"],
   SVC_PLAN_TIER: ["service", "planTier"],
@@ -373,7 +390,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, service, agent, local, twilio, sip, audiosocket, discord, callReports, log)`,
+      `config file ${file}: expected a mapping of sections (server, console, service, agent, local, twilio, sip, audiosocket, discord, callReports, log)`,
     );
   }
   return parsed as Tree;
@@ -436,4 +453,9 @@ function flatten(tree: Tree, prefix = ""): Record<string, unknown> {
 /** True when the bridge should start and use the embedded local service. */
 export function usesLocalService(config: Config): boolean {
   return !config.service.baseUrl && !config.service.apiKey;
+}
+
+/** Whether the bridge serves the console and browser calls: as configured, else with the local service. */
+export function consoleEnabled(config: Config): boolean {
+  return config.console.enabled ?? usesLocalService(config);
 }

@@ -4,9 +4,13 @@ import type { Config } from "./config.ts";
 
 export type { Logger };
 
+/** Whether logs on `stream` are for a person (pino-pretty) rather than JSON lines. */
+export function logsArePretty(cfg: Config["log"], stream: NodeJS.WriteStream = process.stdout): boolean {
+  return cfg.format === "pretty" || (cfg.format === "auto" && stream.isTTY === true);
+}
+
 export function createLogger(cfg: Config["log"], stream: NodeJS.WriteStream = process.stdout): Logger {
-  const pretty = cfg.format === "pretty" || (cfg.format === "auto" && stream.isTTY === true);
-  if (!pretty) return pino({ level: cfg.level, base: { pid: process.pid } });
+  if (!logsArePretty(cfg, stream)) return pino({ level: cfg.level, base: { pid: process.pid } });
   return pino({
     level: cfg.level,
     transport: {

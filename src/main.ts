@@ -1,11 +1,13 @@
-// The main job: the bridge process. It serves the call transports (Twilio now), health,
-// metrics and call records, and runs one CallSession per call. With no SVC_BASE_URL /
+// The main job: the bridge process. It serves the call transports (Twilio, SIP, AudioSocket,
+// Discord, browser calls), health, metrics, call records and the live console, and runs one
+// CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
+import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
@@ -16,9 +18,14 @@ import {
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
+import { BridgeAccess } from "./access.ts";
 import { SvcClient } from "./api/client.ts";
+import { type Entrances, entrancesOf } from "./banner.ts";
 import { registerCallRoutes } from "./call-routes.ts";
-import { type Config, usesLocalService } from "./config.ts";
+import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
+import { WatchedTransport, watchServices } from "./console/call-activity.ts";
+import { LiveFeed } from "./console/live-feed.ts";
+import { registerConsole } from "./console/routes.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
 import { type CallReport, callReport } from "./reports/report.ts";
@@ -51,6 +58,10 @@ export interface Bridge {
   readonly sip: SipServer | undefined;
   /** The Asterisk AudioSocket server, when `audiosocket.port` is set. */
   readonly audioSocket: AudioSocketServer | undefined;
+  /** Browser calls (WS /browser/call), when the console is on. */
+  readonly browser: BrowserCalls | undefined;
+  /** Where people and programs reach the agent: the console's URL (with the token), and the rest. */
+  readonly entrances: Entrances;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
   close(drainMs?: number): Promise<void>;
 }
@@ -63,6 +74,8 @@ export interface BridgeOverrides {
   callControl?: CallControl;
   /** Hears each end-of-call report delivery attempt (tests). */
   onReportAttempt?: (result: AttemptResult) => void;
+  /** Says how to reach the agent once the bridge is up (default: one log line with a field per way in). */
+  announce?: (entrances: Entrances) => void;
 }
 
 export function sessionConfigFrom(config: Config): SessionConfig {
@@ -197,6 +210,9 @@ export async function startBridge(
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
+  const access = new BridgeAccess(config.server.token);
+  // The console watches each call from outside: its feed hears the records and each call's activity.
+  const feed = consoleEnabled(config) ? new LiveFeed(transcripts) : undefined;
 
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
@@ -211,7 +227,14 @@ export async function startBridge(
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
   });
-  registerCallRoutes(http, transcripts);
+  access.guard(
+    http,
+    (path) => path === "/" || path.startsWith("/console/") || path === "/calls" || path.startsWith("/calls/"),
+  );
+  registerCallRoutes(http, transcripts, recorder && ((callId) => recorder.pathOf(callId)));
+  if (feed) {
+    registerConsole(http, { feed, metrics, log, authorize: (req, socket) => access.upgrade(req, socket) });
+  }
 
   const onCall = (callTransport: CallTransport) => {
     if (draining) {
@@ -219,12 +242,15 @@ export async function startBridge(
       void callTransport.hangUp("bridge is shutting down");
       return;
     }
-    // The recording wraps the transport, so the session records without knowing it.
+    // The recording wraps the transport, so the session records without knowing it; the console
+    // watches the same way, from outside.
     const recording = recorder?.record(callTransport);
-    const transport = recording ?? callTransport;
+    const activity = feed?.activitySink(callTransport.info.callId);
+    const recorded = recording ?? callTransport;
+    const transport = activity ? new WatchedTransport(recorded, activity) : recorded;
     const session = new CallSession({
       transport,
-      services,
+      services: activity ? watchServices(services, activity) : services,
       createSpeechDetector: createDetector,
       clock,
       config: conversationConfig(sessionConfig, config, transport.info),
@@ -254,12 +280,20 @@ export async function startBridge(
     onCall,
     ...(overrides.callControl ? { callControl: overrides.callControl } : {}),
   });
+  const browser: BrowserCalls | undefined = feed
+    ? registerBrowserCalls(http, {
+        log,
+        clock,
+        onCall,
+        authorize: (req, socket) => access.upgrade(req, socket),
+      })
+    : undefined;
 
   const address = await http.listen({ host: config.server.host, port: config.server.port });
   const url = address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   log.info({ url }, `bridge listening on ${address}`);
   log.info(
-    "serving: POST /twilio/voice, WS /twilio/media, GET /calls, /calls/:id, /metrics, /healthz, /readyz",
+    `serving: POST /twilio/voice, WS /twilio/media, GET /calls, /calls/:id${recorder ? ", /calls/:id/recording" : ""}, /metrics, /healthz, /readyz${feed ? "; the console: GET /, WS /console/live, WS /browser/call" : ""}${access.required ? " (BRIDGE_TOKEN required on the console and /calls)" : ""}`,
   );
   const sipConfig = config.sip;
   const rtpWorker: RtpWorker | undefined =
@@ -292,6 +326,15 @@ export async function startBridge(
   const discord: DiscordBot | undefined = config.discord.token
     ? startDiscordBot({ config, log, clock, onConversation: onCall })
     : undefined;
+  const entrances = entrancesOf({
+    url,
+    config,
+    consoleUrl: feed ? access.personUrl(`${url}/`) : undefined,
+    sip,
+    audioSocket,
+  });
+  if (overrides.announce) overrides.announce(entrances);
+  else log.info(entrances, "ready: how to reach the agent");
 
   return {
     url,
@@ -301,6 +344,8 @@ export async function startBridge(
     localService,
     sip,
     audioSocket,
+    browser,
+    entrances,
     discord,
     get activeCalls() {
       return live.size;
@@ -315,6 +360,7 @@ export async function startBridge(
       for (const session of live) session.end("bridge shut down");
       await discord?.close();
       twilio.closeAll(1001, "bridge shutting down");
+      browser?.closeAll(1001, "bridge shutting down");
       await sip?.close();
       await rtpWorker?.close();
       await audioSocket?.close();

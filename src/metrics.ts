@@ -1,5 +1,5 @@
 // Prometheus metrics of the bridge: per-turn latency histograms (the figures callers feel)
-// and call counters, served on /metrics.
+// and call counters, served on /metrics; the console reads percentiles of the same histograms.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnMetrics } from "./session/transcript.ts";
 
@@ -15,6 +15,26 @@ const TURN_FIGURES: Record<keyof TurnMetrics, string> = {
   voiceToVoiceMs: "end of caller speech to first agent audio on the wire",
   bargeInMs: "caller speech over the agent to agent audio cleared",
 };
+
+/** One latency figure's percentiles, ms, estimated from its histogram (null before any turn). */
+export interface FigurePercentiles {
+  /** What the figure measures. */
+  label: string;
+  count: number;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+}
+
+/**
+ * Per-turn latency since the bridge started, as /metrics exports it. A percentile is estimated
+ * within its histogram bucket as Prometheus's histogram_quantile does; one in the top bucket is
+ * reported as `topBucketMs` (it is at least that).
+ */
+export interface LatencySummary {
+  figures: Record<keyof TurnMetrics, FigurePercentiles>;
+  topBucketMs: number;
+}
 
 export class BridgeMetrics {
   readonly registry = new Registry();
@@ -59,7 +79,44 @@ export class BridgeMetrics {
     }
   }
 
+  async latency(): Promise<LatencySummary> {
+    const figures = {} as Record<keyof TurnMetrics, FigurePercentiles>;
+    for (const [key, histogram] of Object.entries(this.#turn) as [keyof TurnMetrics, Histogram][]) {
+      const { values } = await histogram.get();
+      // Cumulative counts per upper bound, +Inf last.
+      const buckets = values
+        .filter((v) => v.metricName?.endsWith("_bucket"))
+        .map((v) => ({
+          le: v.labels.le === "+Inf" ? Number.POSITIVE_INFINITY : Number(v.labels.le),
+          n: v.value,
+        }));
+      const count = buckets.at(-1)?.n ?? 0;
+      const q = (p: number) => quantile(buckets, p);
+      figures[key] = { label: TURN_FIGURES[key], count, p50: q(0.5), p90: q(0.9), p99: q(0.99) };
+    }
+    return { figures, topBucketMs: LATENCY_BUCKETS_MS.at(-1)! };
+  }
+
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/** The `p` quantile of cumulative buckets, interpolated linearly inside its bucket (histogram_quantile). */
+function quantile(buckets: { le: number; n: number }[], p: number): number | null {
+  const total = buckets.at(-1)?.n ?? 0;
+  if (total === 0) return null;
+  const rank = p * total;
+  let lower = 0;
+  let below = 0;
+  for (const b of buckets) {
+    if (b.n >= rank) {
+      if (!Number.isFinite(b.le)) return lower;
+      const inBucket = b.n - below;
+      return Math.round(inBucket > 0 ? lower + ((b.le - lower) * (rank - below)) / inBucket : b.le);
+    }
+    lower = b.le;
+    below = b.n;
+  }
+  return lower;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, usesLocalService } from "../src/config.ts";
+import { ConfigError, consoleEnabled, loadConfig, usesLocalService } from "../src/config.ts";
 
 function tmpFile(name: string, text: string): string {
   const file = join(mkdtempSync(join(tmpdir(), "vb-config-")), name);
@@ -43,6 +43,24 @@ describe("loadConfig", () => {
 
   it("uses the hosted service once a key or base URL is given", () => {
     expect(usesLocalService(loadConfig({ env: { SVC_API_KEY: "k" } }))).toBe(false);
+  });
+
+  it("serves the console with the local service unless told otherwise, and checks its token", () => {
+    const hosted = { SVC_BASE_URL: "https://svc.example.com", SVC_API_KEY: "k" };
+    expect(consoleEnabled(loadConfig({ env: {} }))).toBe(true);
+    expect(consoleEnabled(loadConfig({ env: hosted }))).toBe(false);
+    expect(consoleEnabled(loadConfig({ env: { ...hosted, CONSOLE_ENABLED: "true" } }))).toBe(true);
+    expect(consoleEnabled(loadConfig({ env: { CONSOLE_ENABLED: "off" } }))).toBe(false);
+    const file = tmpFile("c.yaml", "console:\n  enabled: false\nserver:\n  token: a-long-enough-token\n");
+    const fromFile = loadConfig({ file, env: {} });
+    expect(consoleEnabled(fromFile)).toBe(false);
+    expect(fromFile.server.token).toBe("a-long-enough-token");
+    expect(() => loadConfig({ env: { CONSOLE_ENABLED: "maybe" } })).toThrow(
+      /CONSOLE_ENABLED \(console\.enabled\): expected true or false/,
+    );
+    expect(() => loadConfig({ env: { BRIDGE_TOKEN: "short" } })).toThrow(
+      /BRIDGE_TOKEN \(server\.token\): expected a token of at least 16 characters/,
+    );
   });
 
   it("names the environment variable and the key of a bad value", () => {

@@ -18,4 +18,23 @@ describe("BridgeMetrics", () => {
     expect(body).toContain("voice_bridge_active_calls 1");
     expect(body).toContain('voice_bridge_calls_total{transport="twilio",outcome="hangup"} 1');
   });
+
+  it("gives the console percentiles of the same histograms, interpolated within a bucket", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    // Ten turns: eight in the 300-400 ms bucket, one in 750-1000, one past the top bucket.
+    for (let i = 0; i < 8; i++) m.observeTurn({ voiceToVoiceMs: 350 });
+    m.observeTurn({ voiceToVoiceMs: 900 });
+    m.observeTurn({ voiceToVoiceMs: 9000 });
+    const { figures, topBucketMs } = await m.latency();
+    const v2v = figures.voiceToVoiceMs;
+    expect(v2v.count).toBe(10);
+    // Rank 5 of the bucket's 8 (ranks 0-8 spread over 300-400 ms): 300 + 100 × 5/8.
+    expect(v2v.p50).toBe(363);
+    // Rank 9 is the 750-1000 bucket's only turn: its upper bound.
+    expect(v2v.p90).toBe(1000);
+    // Rank 9.9 falls past the top bucket: reported as the top bound, which the page shows as "> 5000".
+    expect(v2v.p99).toBe(topBucketMs);
+    expect(figures.asrMs).toMatchObject({ count: 0, p50: null, p90: null, p99: null });
+    expect(v2v.label).toMatch(/first agent audio/);
+  });
 });

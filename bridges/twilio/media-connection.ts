@@ -20,7 +20,6 @@ export interface MediaConnectionOptions {
   /** Closes a socket on which no `start` arrives within this time (default 10 s). */
   startTimeoutMs?: number | undefined;
   onCall(transport: CallTransport): void;
-  onClose(): void;
 }
 
 /**
@@ -158,6 +157,5 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
     clock.clearTimeout(startTimer);
     if (call) call.handleEnd(`media stream closed (${code}${reason.length ? ` ${reason.toString()}` : ""})`);
     else log.info({ code }, "media stream closed before it started");
-    opts.onClose();
   });
 }

@@ -6,11 +6,11 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance } from "fastify";
-import { type WebSocket, WebSocketServer } from "ws";
 import type { Config } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import { type Clock, systemClock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
+import { serveWebSocketPath } from "../websocket-path.ts";
 import { type CallControl, restCallControl } from "./call-control.ts";
 import { serveMediaConnection } from "./media-connection.ts";
 import { publicBase, signatureValid, wsBase } from "./public-url.ts";
@@ -56,8 +56,6 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
   const { accountSid } = config.twilio;
   const control =
     opts.callControl ?? (accountSid && authToken ? restCallControl({ accountSid, authToken }) : undefined);
-  const sockets = new Set<WebSocket>();
-  const wss = new WebSocketServer({ noServer: true });
 
   if (!authToken)
     log.warn("X-Twilio-Signature is not checked: no Twilio auth token configured (TWILIO_AUTH_TOKEN)");
@@ -99,23 +97,21 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
     });
   });
 
-  http.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path !== MEDIA_PATH) return;
-    if (authToken) {
+  const media = serveWebSocketPath(http, {
+    path: MEDIA_PATH,
+    authorize: (req, socket) => {
+      if (!authToken) return true;
       const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req));
       const url = wsBase(pub.base) + req.url;
-      if (!signatureValid(authToken, req.headers["x-twilio-signature"], url, {})) {
-        log.warn(
-          { url, signed: req.headers["x-twilio-signature"] !== undefined },
-          "media stream refused: X-Twilio-Signature missing or wrong",
-        );
-        refuse(socket, 403, "Forbidden");
-        return;
-      }
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      sockets.add(ws);
+      if (signatureValid(authToken, req.headers["x-twilio-signature"], url, {})) return true;
+      log.warn(
+        { url, signed: req.headers["x-twilio-signature"] !== undefined },
+        "media stream refused: X-Twilio-Signature missing or wrong",
+      );
+      refuse(socket, 403, "Forbidden");
+      return false;
+    },
+    onSocket: (ws) =>
       serveMediaConnection({
         ws,
         log,
@@ -124,23 +120,13 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
         leadMs: opts.leadMs,
         markEveryMs: opts.markEveryMs,
         onCall: opts.onCall,
-        onClose: () => sockets.delete(ws),
-      });
-    });
-  });
-
-  const closeAll = (code = 1001, reason = "bridge shutting down") => {
-    for (const ws of sockets) ws.close(code, reason);
-  };
-  http.addHook("onClose", async () => {
-    closeAll();
-    wss.close();
+      }),
   });
 
   return {
     get activeCalls() {
-      return sockets.size;
+      return media.open;
     },
-    closeAll,
+    closeAll: media.closeAll,
   };
 }

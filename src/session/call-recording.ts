@@ -9,17 +9,20 @@
 // permissions, a full disk, a bug here — is reported once and never reaches the call.
 // A recording never replaces another: a call id recorded before (a Twilio stream that
 // reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { OpusCodec } from "../../codecs/opus.ts";
 import type { Logger } from "../log.ts";
 import { isPcm } from "./agent-audio.ts";
 import { callFileStem } from "./call-file-name.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
+import { PassThroughTransport } from "./pass-through-transport.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
-import type { AgentAudio, CallInfo, CallTransport, OutputFormat, TransportListener } from "./transport.ts";
+import type { AgentAudio, CallTransport, TransportListener } from "./transport.ts";
 import { WavFileWriter } from "./wav-file.ts";
 
+/** Calls whose recording's path CallRecorder remembers (older ones are looked for by name). */
+const RECENT_PATHS = 1000;
 /** Opus agent audio is recorded at this rate (then resampled to the recording's). */
 const OPUS_DECODE_RATE = 48000;
 
@@ -43,11 +46,7 @@ export interface RecordingOptions {
   onCreated?: (path: string) => void;
 }
 
-export class RecordingTransport implements CallTransport {
-  readonly info: CallInfo;
-  readonly inputRate: number;
-  readonly output: OutputFormat;
-  readonly #inner: CallTransport;
+export class RecordingTransport extends PassThroughTransport {
   readonly #clock: Clock;
   readonly #timeline: RecordingTimeline;
   readonly #file: WavFileWriter;
@@ -63,10 +62,7 @@ export class RecordingTransport implements CallTransport {
   #reported = false;
 
   constructor(inner: CallTransport, opts: RecordingOptions) {
-    this.#inner = inner;
-    this.info = inner.info;
-    this.inputRate = inner.inputRate;
-    this.output = inner.output;
+    super(inner);
     this.#clock = opts.clock;
     this.#onError = opts.onError;
     this.#flushEveryMs = opts.flushEveryMs ?? 1000;
@@ -101,8 +97,8 @@ export class RecordingTransport implements CallTransport {
     return this.#timeline.takenSamples / this.#timeline.rate;
   }
 
-  attach(listener: TransportListener): void {
-    this.#inner.attach({
+  override attach(listener: TransportListener): void {
+    this.inner.attach({
       audio: (frame, speaker) => {
         // Inline rather than through #guard: no closure per 20 ms frame.
         if (!this.#failed && !this.#closing) {
@@ -124,10 +120,10 @@ export class RecordingTransport implements CallTransport {
     });
   }
 
-  play(audio: AgentAudio): void {
+  override play(audio: AgentAudio): void {
     if (!this.#failed && !this.#closing)
       this.#guard(() => this.#timeline.agent(this.#pcm(audio), this.#elapsed()));
-    this.#inner.play(audio);
+    this.inner.play(audio);
   }
 
   /** The agent's audio as PCM for the file: Opus packets are decoded here, for the recording only. */
@@ -141,25 +137,9 @@ export class RecordingTransport implements CallTransport {
     return out;
   }
 
-  clear(): void {
+  override clear(): void {
     if (!this.#failed && !this.#closing) this.#guard(() => this.#timeline.clearAgent(this.#elapsed()));
-    this.#inner.clear();
-  }
-
-  queuedMs(): number {
-    return this.#inner.queuedMs();
-  }
-
-  playedMs(): number {
-    return this.#inner.playedMs();
-  }
-
-  hangUp(reason: string): Promise<void> {
-    return this.#inner.hangUp(reason);
-  }
-
-  transfer(target: string): Promise<void> {
-    return this.#inner.transfer(target);
+    this.inner.clear();
   }
 
   /** Resolves once everything handed to the file so far is on disk. */
@@ -230,6 +210,8 @@ export class CallRecorder {
   readonly #onError: (err: Error, callId: string) => void;
   readonly #log: Logger | undefined;
   readonly #recordings = new Set<RecordingTransport>();
+  /** The latest recording of each recent call id, newest last (for pathOf). */
+  readonly #recent = new Map<string, RecordingTransport>();
 
   /**
    * Creates `dir` if needed (throws if it cannot: a misconfigured directory should stop start-up).
@@ -254,7 +236,19 @@ export class CallRecorder {
       onCreated: (path) => this.#log?.info({ callId, path }, `recording the call to ${path}`),
     });
     this.#recordings.add(recording);
+    this.#recent.delete(callId);
+    this.#recent.set(callId, recording);
+    if (this.#recent.size > RECENT_PATHS) this.#recent.delete(this.#recent.keys().next().value!);
     return recording;
+  }
+
+  /**
+   * The file a call was recorded to, if it exists: this run's latest recording of the id, else
+   * `<callId>.wav` (a call of an earlier run; one recorded again under the same id is `-2`, `-3`…).
+   */
+  pathOf(callId: string): string | undefined {
+    const path = this.#recent.get(callId)?.path ?? join(this.dir, `${callFileStem(callId)}.wav`);
+    return existsSync(path) ? path : undefined;
   }
 
   /** Recordings not yet complete on disk. */

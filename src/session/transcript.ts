@@ -145,6 +145,7 @@ export class TranscriptStore {
   /** Every call on disk (or, without a directory, in memory) by start; filled from the directory on first use. */
   readonly #index = new CallIndex();
   #indexed = false;
+  readonly #observers = new Set<(callId: string, event: CallEvent) => void>();
 
   /**
    * Without a directory, records live in memory only (tests, benchmarks). `onWriteError` hears
@@ -176,6 +177,7 @@ export class TranscriptStore {
     }
     events.push(event);
     if (event.type === "call-start") this.#index.add({ startedAt: event.at, callId });
+    for (const observer of this.#observers) observer(callId, event);
     if (!this.#dir) return;
     let file = this.#files.get(callId);
     if (!file) {
@@ -188,6 +190,12 @@ export class TranscriptStore {
       const closed: Promise<void> = file.close().finally(() => this.#closing.delete(closed));
       this.#closing.add(closed);
     }
+  }
+
+  /** Hears every event from now on, once stored (the live console). Returns what stops it. */
+  observe(observer: (callId: string, event: CallEvent) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** Resolves once every event appended so far is on disk (shutdown). */

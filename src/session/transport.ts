@@ -1,11 +1,11 @@
 // The transport port: what a call looks like to the session, whatever carries it
-// (Twilio Media Streams, SIP/RTP, Discord, AudioSocket). The session owns this interface so
+// (Twilio Media Streams, SIP/RTP, Discord, AudioSocket, a browser's microphone). The session owns this interface so
 // that it never imports a bridge; bridges implement it (bridges/transport.ts re-exports it).
 
 export interface CallInfo {
   /** Unique per call (e.g. Twilio CallSid, SIP Call-ID, a Discord voice channel's conversation). */
   readonly callId: string;
-  readonly transport: "twilio" | "sip" | "discord" | "audiosocket" | "test";
+  readonly transport: "twilio" | "sip" | "discord" | "audiosocket" | "browser" | "test";
   readonly from?: string;
   readonly to?: string;
   /** Provider-specific extras (Twilio customParameters, SIP X- headers...). */
