@@ -22,6 +22,7 @@ import { ToolBox } from "./tools.ts";
 import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
 import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
+import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
 import type { UtteranceUpload } from "./utterance-upload.ts";
 
@@ -105,6 +106,7 @@ export class CallSession {
   #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
   readonly #apology: CachedApology;
+  readonly #completion: TurnCompletionModel | undefined;
 
   constructor(deps: SessionDeps) {
     this.#d = deps;
@@ -155,6 +157,11 @@ export class CallSession {
         this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker"),
     );
     this.#startedAt = deps.clock.now();
+    // The words are weighed only when they count (a weight of 0 loads no model).
+    const lm = config.turn.endOfTurnLm;
+    if (config.turn.endOfTurnLmWeight > 0)
+      this.#completion =
+        deps.services.turnCompletion ?? (lm ? sharedTrigramCompletion(lm, this.#log) : undefined);
   }
 
   get history(): ConversationHistory {
@@ -234,6 +241,7 @@ export class CallSession {
       asr: this.#d.services.asr,
       clock: this.#d.clock,
       signal: this.#callAbort.signal,
+      adaptToCaller: this.#d.config.turn.adaptToCaller,
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
@@ -327,6 +335,7 @@ export class CallSession {
         early.cancel();
         if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
+        l.pauses.resumed(atMs);
       }, config.turn.bargeInMinMs - since);
       return;
     }
@@ -345,6 +354,7 @@ export class CallSession {
       // The caller went on after a pause: the preemptive work was premature.
       this.#log.debug({ job: job.id }, "caller resumed: dropping preemptive turn");
       this.#dropJob();
+      l.pauses.resumed(atMs);
       return; // keep the utterance start: the pause was mid-sentence
     } else if (job?.confirmed && agent && agent === job.turn && agent.timings.firstPlayAt === undefined) {
       // Confirmed but not yet heard: still just a pause to the caller. Merge.
@@ -352,6 +362,7 @@ export class CallSession {
       agent.cancel();
       this.#agent = undefined;
       this.#dropJob();
+      l.pauses.resumed(atMs);
       return;
     }
     l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
@@ -381,10 +392,13 @@ export class CallSession {
       this.#control.scheduleReprompt();
       return;
     }
-    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, l.clockAt(atMs));
+    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, atMs);
   }
 
-  #startJob(l: SpeakerListener, utterance: Utterance, speechEndAt: number): void {
+  /** A user turn from `l`'s utterance that ended at stream position `endMs`. */
+  #startJob(l: SpeakerListener, utterance: Utterance, endMs: number): void {
+    const { clock, config } = this.#d;
+    const speechEndAt = l.clockAt(endMs);
     const job: UserTurnJob = {
       id: ++this.#jobSeq,
       listener: l,
@@ -394,12 +408,21 @@ export class CallSession {
     };
     this.#job?.wait?.cancel();
     this.#job = job;
-    job.wait = new TurnEndWait(this.#d.clock, this.#d.config.turn, speechEndAt, {
+    const inputs = {
+      speechEndAt,
+      prosody: config.turn.endOfTurnProsody ? l.endProsody(endMs) : undefined,
+      pause: l.pauses.model(),
+      completion: this.#completion,
+    };
+    l.pauses.speechEnded(endMs);
+    job.wait = new TurnEndWait(clock, config.turn, inputs, {
       speaking: () => this.#listeners.anyoneSpeaking(),
       onsetPending: () => this.#listeners.anyOnsetPending(),
       confirm: () => {
         if (this.#job === job) this.#confirm(job);
       },
+      decided: (d) =>
+        this.#log.debug({ job: job.id, endMs: Math.round(endMs), ...d }, "end-of-turn decision"),
     });
     void this.#recognize(job, utterance);
   }
@@ -510,6 +533,7 @@ export class CallSession {
     this.#d.clock.clearTimeout(this.#commitTimer);
     if (job.committed || !job.text) return;
     job.committed = true;
+    job.listener?.pauses.turnEnded();
     this.#history.addUser(this.#userContent(job));
     const speaker = job.listener?.speaker?.name;
     this.#record({

@@ -1,13 +1,27 @@
 // What shapes one call's behaviour. Defaults follow human turn-taking and what the
-// leading frameworks learned (see FIELD-NOTES): short waits after complete-sounding
-// sentences, long ones after trailing conjunctions, and backchannels that never kill a turn.
+// leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
+// long ones after words that go on, and backchannels that never kill a turn.
 import type { HttpToolConfig } from "./tools.ts";
 
 export interface TurnTakingConfig {
-  /** Silence after a complete-sounding utterance before the turn is confirmed, ms. */
+  /** The shortest silence before a turn is confirmed, however complete it sounds, ms. */
   minEndOfTurnMs: number;
   /** Silence after which the turn is confirmed whatever it sounds like, ms. */
   maxEndOfTurnMs: number;
+  /**
+   * How sure the agent must be that the caller's turn is over before it speaks, in (0, 1): the
+   * wait in between min and max is the silence after which the odds reach it (see end-of-turn.ts).
+   * Higher talks over fewer pauses and answers later.
+   */
+  endOfTurnConfidence: number;
+  /** The trigram model (sphinxbase binary) asked how likely the words end a sentence; undefined: none. */
+  endOfTurnLm: string | undefined;
+  /** How much the words count: log-odds per decade of P(</s>); 0 ignores them (see end-of-turn.ts). */
+  endOfTurnLmWeight: number;
+  /** Weigh how the voice ended (pitch, level) as well as the words. */
+  endOfTurnProsody: boolean;
+  /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
+  adaptToCaller: boolean;
   /** Caller speech over the agent longer than this pauses the agent, ms. */
   bargeInMinMs: number;
   /**
@@ -58,6 +72,12 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   turn: {
     minEndOfTurnMs: 250,
     maxEndOfTurnMs: 1200,
+    endOfTurnConfidence: 0.94,
+    // The embedded recognizer's words say nothing about the end of a turn (turn-taking-config.ts).
+    endOfTurnLm: undefined,
+    endOfTurnLmWeight: 0,
+    endOfTurnProsody: true,
+    adaptToCaller: true,
     bargeInMinMs: 180,
     bargeInConfirmMs: 1000,
     resumeGraceMs: 600,
