@@ -340,9 +340,11 @@ export class CallSession {
       return;
     }
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
-      // Talking over the agent: pause soon, interrupt if it goes on, else resume.
-      l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
-      this.#barges.start(l, l.speechStartAt, config.turn.bargeInMinMs, config.turn.bargeInConfirmMs);
+      // Talking over the agent: pause soon, interrupt if it goes on, else resume. Going on after
+      // a short gap continues the same barge-in, and the same utterance.
+      const { bargeInMinMs, bargeInConfirmMs } = config.turn;
+      if (this.#barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
+        l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
       return;
     }
     const job = this.#job;
@@ -384,12 +386,15 @@ export class CallSession {
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
     // (unless someone else holds it). Longer, it interrupted the agent, and is a user turn now.
-    if (this.#barges.end(l)) {
-      upload?.abort();
+    const resumed = () => {
+      if (this.#ended) return;
       if (!this.#barges.active) this.#agent?.resume();
       this.#log.info("short speech over the agent: resuming");
       this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
       this.#control.scheduleReprompt();
+    };
+    if (this.#barges.stop(l, this.#d.config.turn.bargeInGapMs, resumed)) {
+      upload?.abort();
       return;
     }
     this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, atMs);

@@ -33,6 +33,13 @@ export interface TurnTakingConfig {
    */
   bargeInConfirmMs: number;
   /**
+   * Speech over the agent that stops and goes on within this long is one barge-in (the VAD ends
+   * speech at a comma's pause), ms. It covers a gap of up to ~400 ms: the end is reported ~250 ms
+   * after the sound stops and the start ~150 ms after it goes on. After a backchannel, the agent
+   * resumes this much later.
+   */
+  bargeInGapMs: number;
+  /**
    * If the caller speaks again within this long after the agent began answering, the answer
    * was premature: it is dropped and the caller's words are taken as one utterance, ms.
    */
@@ -80,6 +87,7 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
     adaptToCaller: true,
     bargeInMinMs: 180,
     bargeInConfirmMs: 1000,
+    bargeInGapMs: 300,
     resumeGraceMs: 600,
     prerollMs: 300,
   },

@@ -94,3 +94,39 @@ describe("turn-taking", () => {
     expect(adapted).toBeGreaterThanOrEqual(HARNESS_TURN.minEndOfTurnMs);
   });
 });
+
+describe("barge-in across a short gap", () => {
+  async function overTheReply(parts: number[], gapMs: number): Promise<Harness> {
+    const h = await started();
+    h.asrAnswers = ["tell me everything", "stop that is wrong"];
+    h.chatReplies = [
+      [{ text: "Here is a long answer with many words in it that goes on and on for a while." }],
+    ];
+    await h.say(800);
+    await h.untilAgentStarts();
+    await h.run(1500); // well into the reply: talking over it, not going on after a pause
+    for (const [i, ms] of parts.entries()) {
+      if (i > 0) await h.run(gapMs);
+      await h.say(ms);
+    }
+    await h.untilAgentSilent();
+    return h;
+  }
+
+  it("takes speech that goes on after a comma's pause for one interruption", async () => {
+    // 500 ms, a pause the VAD ends speech at, 500 ms: each part alone would be a backchannel.
+    const h = await overTheReply([500, 500], 150);
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["interrupted"]);
+    expect(h.historyOf("user").at(-1)).toBe("stop that is wrong");
+  });
+
+  it("still resumes after a lone backchannel, and not before the gap is over", async () => {
+    const h = await overTheReply([500], 0);
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["resumed"]);
+    expect(h.historyOf("assistant").at(-1)).toBe(
+      "Here is a long answer with many words in it that goes on and on for a while.",
+    );
+  });
+});
