@@ -68,27 +68,23 @@ export const configSchema = z.object({
       maxEndOfTurnMs: z.coerce.number().int().min(100).max(10_000).default(1200),
       /** How sure the agent must be that the caller has finished before it speaks (see end-of-turn.ts). */
       endOfTurnConfidence: z.coerce
-        .number({ error: "expected a probability such as 0.94" })
-        .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.94" })
-        .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.94" })
-        .default(0.94),
+        .number({ error: "expected a probability such as 0.9" })
+        .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+        .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+        .default(0.9),
       /** The trigram model (sphinxbase binary) asked whether the words end a sentence; "off" for none. */
-      endOfTurnLm: z.string().min(1).default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
-      /**
-       * How much the words count, in log-odds per decade of P(</s>); "auto": not at all when the
-       * embedded PocketSphinx recognizes (see turn-taking-config.ts), else the weight fitted on true words.
-       */
-      endOfTurnLmWeight: z
-        .union([
-          z.literal("auto"),
-          z.coerce
-            .number({ error: 'expected "auto" or a weight from 0 to 5' })
-            .min(0, { error: 'expected "auto" or a weight from 0 to 5' })
-            .max(5, { error: 'expected "auto" or a weight from 0 to 5' }),
-        ])
-        .default("auto"),
+      // (The service reads this module too, so the path is written here, not imported from session/.)
+      endOfTurnLm: z
+        .preprocess((v) => (v === false ? "off" : v), z.string().min(1))
+        .default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
+      /** How much the words count, in log-odds per decade of P(</s>); 0 leaves them out. */
+      endOfTurnLmWeight: z.coerce
+        .number({ error: "expected a weight from 0 to 5, such as 1.3" })
+        .min(0, { error: "expected a weight from 0 to 5, such as 1.3" })
+        .max(5, { error: "expected a weight from 0 to 5, such as 1.3" })
+        .default(1.3),
       /** Weigh how the caller's voice ended (pitch fall or rise) as well as the words. */
-      endOfTurnProsody: flag.default(true),
+      endOfTurnProsody: flag.default(false),
       /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
       adaptToCaller: flag.default(true),
       bargeInMinMs: z.coerce.number().int().min(0).max(2000).default(180),

@@ -73,17 +73,19 @@ export interface SessionConfig {
   multiParty?: { respondTo: "all" | "mention"; agentName: string };
 }
 
+/** PocketSphinx's English trigram model, where Debian's pocketsphinx-en-us installs it. */
+export const DEFAULT_END_OF_TURN_LM = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin";
+
 export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   systemPrompt:
     "You are a friendly phone agent. Answer in one or two short spoken sentences, no lists or markdown.",
   turn: {
     minEndOfTurnMs: 250,
     maxEndOfTurnMs: 1200,
-    endOfTurnConfidence: 0.94,
-    // The embedded recognizer's words say nothing about the end of a turn (turn-taking-config.ts).
-    endOfTurnLm: undefined,
-    endOfTurnLmWeight: 0,
-    endOfTurnProsody: true,
+    endOfTurnConfidence: 0.9,
+    endOfTurnLm: DEFAULT_END_OF_TURN_LM,
+    endOfTurnLmWeight: 1.3,
+    endOfTurnProsody: false,
     adaptToCaller: true,
     bargeInMinMs: 180,
     bargeInConfirmMs: 1000,

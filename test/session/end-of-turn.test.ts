@@ -10,7 +10,11 @@ import {
 import { POPULATION_PAUSE_MU, POPULATION_PAUSE_SIGMA } from "../../src/session/pause-profile.ts";
 import type { EndProsody } from "../../src/session/prosody.ts";
 
-const TURN: TurnTakingConfig = { ...DEFAULT_SESSION_CONFIG.turn, endOfTurnLmWeight: 1.3 };
+const TURN: TurnTakingConfig = {
+  ...DEFAULT_SESSION_CONFIG.turn,
+  endOfTurnLmWeight: 1.3,
+  endOfTurnProsody: true,
+};
 const POPULATION = { mu: POPULATION_PAUSE_MU, sigma: POPULATION_PAUSE_SIGMA, shift: 0 };
 const level: EndProsody = { f0SlopeStPerS: 0, f0EndSt: 0, levelEndDb: -3, voicedFrames: 40 };
 
@@ -25,14 +29,14 @@ describe("normalQuantile", () => {
 
 describe("turnEndWaitMs", () => {
   it("shortens continuously as the turn looks more complete, between the configured bounds", () => {
-    const waits = Array.from({ length: 81 }, (_, i) => turnEndWaitMs(-6 + i * 0.15, POPULATION, TURN));
+    const waits = Array.from({ length: 241 }, (_, i) => turnEndWaitMs(-6 + i * 0.05, POPULATION, TURN));
     expect(waits[0]).toBe(TURN.maxEndOfTurnMs);
     expect(waits.at(-1)).toBe(TURN.minEndOfTurnMs);
     for (let i = 1; i < waits.length; i++) expect(waits[i]!).toBeLessThanOrEqual(waits[i - 1]!);
-    // Not two values but a range: many waits strictly between the bounds, no step larger than 60 ms.
+    // Not two values but a range: many waits strictly between the bounds, no jump between them.
     const between = waits.filter((w) => w > TURN.minEndOfTurnMs && w < TURN.maxEndOfTurnMs);
     expect(new Set(between).size).toBeGreaterThan(20);
-    for (let i = 1; i < waits.length; i++) expect(waits[i - 1]! - waits[i]!).toBeLessThan(60);
+    for (let i = 1; i < waits.length; i++) expect(waits[i - 1]! - waits[i]!).toBeLessThan(40);
   });
 
   it("waits longer when more confidence is asked for", () => {
