@@ -59,12 +59,14 @@ function utteranceEnds(trace: Json[], outcomes: Json[], set: string, cases: Turn
     // The repeated question before over-the-reply cases would weigh one sentence a dozen times.
     if (final && Math.abs(endMs - c.endMs) >= 350) continue;
     const next = starts.get(l.callId)?.find((s) => s > endMs);
+    // A pause nobody was heard going on after (the call ended in it) cannot be labelled.
+    if (!final && next === undefined) continue;
     const [before, after] = c.text.split(" … ");
     out.push({
       caseId: c.id,
       category: c.category,
       kind: final ? "final" : "pause",
-      ...(final ? {} : { pauseMs: next !== undefined ? next - endMs : 2000 }),
+      ...(final ? {} : { pauseMs: next! - endMs }),
       text: l.text as string,
       trueText: final || after === undefined ? c.text.replace(" … ", " ") : before!,
       ...(l.prosody ? { prosody: l.prosody as EndProsody } : {}),
@@ -175,7 +177,7 @@ const withLm = (ends: UtteranceEnd[]) =>
 const project = withLm(utteranceEnds(trace, outcomes, "project", buildCases()));
 if (what === "fit") {
   // Turn ends of the interruptions are kept: they are varied sentences; backchannels and coughs have none.
-  fitWeights(project.filter((e) => !(e.kind === "pause" && e.pauseMs! < 0)));
+  fitWeights(project);
 } else {
   const flite = withLm(utteranceEnds(trace, outcomes, "flite", buildFliteCases()));
   curve({ project, flite }, { project: 14, flite: 36 });
