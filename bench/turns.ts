@@ -1,23 +1,34 @@
-// `npm run bench -- turns [--concurrency N] [--only CATEGORY] [--hotwords] [--set agent.KEY=VALUE]…
-// [--verbose]`: turn-taking quality of
-// the real bridge on a labelled set of caller recordings (espeak-ng speech and synthetic coughs,
-// some under seeded background noise), each placed as a Twilio call by the simulator against an
-// in-process bridge with the embedded local service. Prints one JSON line:
+// `npm run bench -- turns [--cases both|project|flite] [--concurrency N] [--only CATEGORY]
+// [--hotwords] [--set agent.KEY=VALUE]… [--trace FILE] [--verbose]`: turn-taking quality of the
+// real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
+// simulator against an in-process bridge with the embedded local service:
+//   project  espeak-ng voices and synthetic coughs, some under seeded background noise: the set
+//            turn-taking settings are tuned on (bench/lib/turns-cases.ts)
+//   flite    HELD OUT: Debian's flite voices (another synthesizer) saying phrases with pauses that
+//            were written before anything was tuned and were never tuned on (turns-flite*.ts)
+// Prints one JSON line: the project set's figures at the top level, the held-out set's under
+// "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
-//   premature_cutoff_rate   utterances with a 200–700 ms mid-sentence pause that the bridge cut in two
+//   premature_cutoff_rate   utterances with a mid-sentence pause that the bridge cut in two
 //                           (two user turns) or answered inside the pause (agent heard before the end)
+//   talk_over_rate          pause cases with any agent audio heard before the caller finished
+//   talk_over_ms_max        the most agent audio heard over one of them, ms
 //   barge_in_ms_p50         caller speech start over the agent → `clear` received, real interruptions
 //   false_barge_in_rate     backchannels and coughs over the agent that interrupted it for good
 //   missed_barge_in_rate    real interruptions that did not interrupt the agent
 // plus counts per category and the figures behind each rate. The bridge runs with its default
 // configuration unless --hotwords (bias recognition to the demo hotline's menu words) or --set
-// (any config key, to try a turn-taking setting) say otherwise. --verbose prints each case to stderr.
+// (any config key, to try a turn-taking setting) say otherwise. --verbose prints each case to
+// stderr; --trace writes the bridge's debug log (each utterance end's evidence and wait) for
+// bench/lib/turns-fit.ts.
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { pino } from "pino";
 import { seededRandom } from "../test/helpers/noise.ts";
 import { stringArg } from "./lib/args.ts";
 import { round } from "./lib/measure.ts";
-import { buildCases, type Category } from "./lib/turns-cases.ts";
+import { buildCases, type Category, type TurnCase } from "./lib/turns-cases.ts";
+import { buildFliteCases } from "./lib/turns-flite.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { summarize } from "./lib/turns-summary.ts";
@@ -25,6 +36,9 @@ import { summarize } from "./lib/turns-summary.ts";
 const arg = stringArg;
 const concurrency = Number(arg("concurrency") ?? 5);
 const only = arg("only") as Category | undefined;
+const which = arg("cases") ?? "both";
+if (!["both", "project", "flite"].includes(which))
+  throw new Error(`--cases wants both, project or flite, got ${which}`);
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const overrides: Record<string, Record<string, unknown>> = {};
@@ -37,34 +51,49 @@ for (let i = 0; i < process.argv.length; i++) {
   overrides[m[1]!] = section;
 }
 
+/** The set's cases (of one category with --only), interleaved by category (seeded), so every
+ * stretch of the run carries a similar load. */
+function prepare(cases: TurnCase[]): TurnCase[] {
+  const chosen = only ? cases.filter((c) => c.category === only) : cases;
+  const rand = seededRandom(42);
+  return chosen
+    .map((c) => ({ c, k: rand() }))
+    .sort((a, b) => a.k - b.k)
+    .map((o) => o.c);
+}
+
 const t0 = performance.now();
 // The machine may be shared: its load says how much the timings (ASR above all) were squeezed.
 const loadBefore = loadavg()[0]!;
-let cases = buildCases();
-if (only) cases = cases.filter((c) => c.category === only);
-// Interleave the categories (seeded), so every stretch of the run carries a similar load.
-const rand = seededRandom(42);
-const order = cases.map((c) => ({ c, k: rand() })).sort((a, b) => a.k - b.k);
-cases = order.map((o) => o.c);
+const project = which === "flite" ? [] : prepare(buildCases());
+const flite = which === "project" ? [] : prepare(buildFliteCases());
 const buildS = (performance.now() - t0) / 1000;
 
+const tracePath = arg("trace");
 const { bridge, close } = await startBenchBridge(
   hotwords ? { SVC_HOTWORDS: HOTLINE_HOTWORDS.join(",") } : {},
   overrides,
+  tracePath ? pino({ level: "debug" }, pino.destination({ dest: tracePath, sync: false })) : undefined,
 );
 const lag = monitorEventLoopDelay({ resolution: 10 });
 lag.enable();
-const show = (o: Outcome) => {
-  if (verbose) process.stderr.write(`${JSON.stringify(o)}\n`);
+const show = (set: string) => (o: Outcome) => {
+  if (verbose) process.stderr.write(`${JSON.stringify({ set, ...o })}\n`);
 };
-const outcomes = await runCases(bridge.url, cases, concurrency, show);
+const projectOutcomes = await runCases(bridge.url, project, concurrency, show("project"));
+const fliteOutcomes = await runCases(bridge.url, flite, concurrency, show("flite"));
 lag.disable();
 await close();
 
 console.log(
   JSON.stringify({
     bench: "turns",
-    ...summarize(outcomes),
+    ...(project.length ? summarize(projectOutcomes) : {}),
+    ...(flite.length ? { flite: summarize(fliteOutcomes) } : {}),
+    sets: {
+      project: `espeak-ng, ${project.length} cases: turn-taking settings are tuned on it`,
+      flite: `flite, ${flite.length} cases: HELD OUT, phrases and pauses written before tuning and never tuned on`,
+    },
     config: { hotwords, overrides },
     concurrency,
     load_avg_1m: [round(loadBefore, 2), round(loadavg()[0]!, 2)],

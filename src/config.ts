@@ -17,6 +17,17 @@ const httpUrl = z.url({
   error: "expected an http(s) URL such as http://127.0.0.1:8000",
 });
 
+/** A yes/no value; from a config file a boolean, from the environment or a flag also true/false, yes/no, on/off, 1/0. */
+const flag = z.preprocess(
+  (v) => {
+    if (typeof v !== "string") return v;
+    if (/^(true|yes|on|1)$/i.test(v)) return true;
+    if (/^(false|no|off|0)$/i.test(v)) return false;
+    return v;
+  },
+  z.boolean({ error: "expected true or false" }),
+);
+
 export const configSchema = z.object({
   server: z
     .object({
@@ -70,6 +81,27 @@ export const configSchema = z.object({
       transferTarget: z.string().min(1).optional(),
       minEndOfTurnMs: z.coerce.number().int().min(50).max(5000).default(250),
       maxEndOfTurnMs: z.coerce.number().int().min(100).max(10_000).default(1200),
+      /** How sure the agent must be that the caller has finished before it speaks (see end-of-turn.ts). */
+      endOfTurnConfidence: z.coerce
+        .number({ error: "expected a probability such as 0.9" })
+        .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+        .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+        .default(0.9),
+      /** The trigram model (sphinxbase binary) asked whether the words end a sentence; "off" for none. */
+      // (The service reads this module too, so the path is written here, not imported from session/.)
+      endOfTurnLm: z
+        .preprocess((v) => (v === false ? "off" : v), z.string().min(1))
+        .default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
+      /** How much the words count, in log-odds per decade of P(</s>); 0 leaves them out. */
+      endOfTurnLmWeight: z.coerce
+        .number({ error: "expected a weight from 0 to 5, such as 1.3" })
+        .min(0, { error: "expected a weight from 0 to 5, such as 1.3" })
+        .max(5, { error: "expected a weight from 0 to 5, such as 1.3" })
+        .default(1.3),
+      /** Weigh how the caller's voice ended (pitch fall or rise) as well as the words. */
+      endOfTurnProsody: flag.default(false),
+      /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
+      adaptToCaller: flag.default(true),
       bargeInMinMs: z.coerce.number().int().min(0).max(2000).default(180),
       bargeInConfirmMs: z.coerce.number().int().min(0).max(5000).default(1000),
       repromptAfterMs: z.coerce.number().int().min(1000).default(8000),
@@ -106,7 +138,15 @@ export const configSchema = z.object({
         )
         .default([]),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((v, ctx) => {
+      if (v.maxEndOfTurnMs < v.minEndOfTurnMs)
+        ctx.addIssue({
+          code: "custom",
+          path: ["maxEndOfTurnMs"],
+          message: `must be at least agent.minEndOfTurnMs (${v.minEndOfTurnMs})`,
+        });
+    }),
   local: z
     .object({
       host: z.string().min(1).default("127.0.0.1"),
@@ -311,6 +351,11 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   AGENT_GREETING: ["agent", "greeting"],
   AGENT_TRANSFER_TARGET: ["agent", "transferTarget"],
   AGENT_RECORDING_DIR: ["agent", "recordingDir"],
+  AGENT_END_OF_TURN_CONFIDENCE: ["agent", "endOfTurnConfidence"],
+  AGENT_END_OF_TURN_LM: ["agent", "endOfTurnLm"],
+  AGENT_END_OF_TURN_LM_WEIGHT: ["agent", "endOfTurnLmWeight"],
+  AGENT_END_OF_TURN_PROSODY: ["agent", "endOfTurnProsody"],
+  AGENT_ADAPT_TO_CALLER: ["agent", "adaptToCaller"],
   SVC_LOCAL_HOST: ["local", "host"],
   SVC_LOCAL_PORT: ["local", "port"],
   SVC_LOCAL_DATA_DIR: ["local", "dataDir"],

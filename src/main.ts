@@ -43,6 +43,7 @@ import { svcServices } from "./session/svc-adapters.ts";
 import { TranscriptStore } from "./session/transcript.ts";
 import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
+import { turnTakingFrom } from "./turn-taking-config.ts";
 
 export interface Bridge {
   readonly url: string;
@@ -86,13 +87,7 @@ export function sessionConfigFrom(config: Config): SessionConfig {
     ...(a.greeting ? { greeting: a.greeting } : {}),
     ...(a.transferTarget ? { transferTarget: a.transferTarget } : {}),
     ...(a.apologyText ? { apologyText: a.apologyText } : {}),
-    turn: {
-      ...DEFAULT_SESSION_CONFIG.turn,
-      minEndOfTurnMs: a.minEndOfTurnMs,
-      maxEndOfTurnMs: a.maxEndOfTurnMs,
-      bargeInMinMs: a.bargeInMinMs,
-      bargeInConfirmMs: a.bargeInConfirmMs,
-    },
+    turn: turnTakingFrom(config),
     repromptAfterMs: a.repromptAfterMs,
     maxReprompts: a.maxReprompts,
     maxCallMs: a.maxCallSeconds * 1000,

@@ -74,6 +74,44 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads the turn-taking keys from the environment and flags, and names what is wrong with them", () => {
+    const d = loadConfig({ env: {} }).agent;
+    expect([d.endOfTurnConfidence, d.endOfTurnLmWeight, d.endOfTurnProsody, d.adaptToCaller]).toEqual([
+      0.9,
+      1.3,
+      false,
+      true,
+    ]);
+    const a = loadConfig({
+      env: {
+        AGENT_END_OF_TURN_CONFIDENCE: "0.95",
+        AGENT_ADAPT_TO_CALLER: "off",
+        AGENT_END_OF_TURN_LM: "off",
+      },
+      overrides: { agent: { endOfTurnProsody: "true", endOfTurnLmWeight: "0" } },
+    }).agent;
+    expect([
+      a.endOfTurnConfidence,
+      a.adaptToCaller,
+      a.endOfTurnLm,
+      a.endOfTurnProsody,
+      a.endOfTurnLmWeight,
+    ]).toEqual([0.95, false, "off", true, 0]);
+    expect(() => loadConfig({ env: { AGENT_END_OF_TURN_CONFIDENCE: "1.5" } })).toThrow(
+      /AGENT_END_OF_TURN_CONFIDENCE \(agent\.endOfTurnConfidence\): expected a probability above 0\.5 and below 1/,
+    );
+    expect(() => loadConfig({ env: { AGENT_END_OF_TURN_PROSODY: "maybe" } })).toThrow(
+      /AGENT_END_OF_TURN_PROSODY \(agent\.endOfTurnProsody\): expected true or false/,
+    );
+    expect(() => loadConfig({ env: { AGENT_END_OF_TURN_LM_WEIGHT: "-1" } })).toThrow(
+      /expected a weight from 0 to 5/,
+    );
+    const file = tmpFile("eou.yaml", "agent:\n  minEndOfTurnMs: 900\n  maxEndOfTurnMs: 600\n");
+    expect(() => loadConfig({ file, env: {} })).toThrow(
+      `${file}: agent.maxEndOfTurnMs: must be at least agent.minEndOfTurnMs (900)`,
+    );
+  });
+
   it("names the file and the key of a bad value in a config file", () => {
     const file = tmpFile("bad.yaml", "server:\n  port: 70000\n");
     expect(() => loadConfig({ file, env: {} })).toThrow(

@@ -1,8 +1,10 @@
-// The labelled set of the turn-taking benchmark: caller recordings made with espeak-ng (and
+// The labelled sets of the turn-taking benchmark: caller recordings made by a synthesizer (and
 // synthetic coughs), each laid on a fixed call timeline so the true speech boundaries are
 // known to the sample. Deterministic: voices, speeds, levels, offsets and noise come from
 // fixed lists and a seeded PRNG, and the resampling is in-process, so every run plays the
 // same samples (PocketSphinx turns even a different dither into different words).
+// The project set (buildCases, espeak-ng) is what turn-taking settings are tuned on; the
+// held-out set (turns-flite.ts) is built the same way from another synthesizer and phrases.
 
 import { concatPcm } from "../../codecs/pcm.ts";
 import { noise, seededRandom } from "../../test/helpers/noise.ts";
@@ -23,7 +25,8 @@ export interface TurnCase {
   /** The words (or "cough 220 ms"). */
   text: string;
   voice: string;
-  wpm: number;
+  /** The synthesizer's speed setting (espeak-ng: words per minute; flite: duration stretch). */
+  speed: number;
   over: Over;
   /** Background noise level over the whole call, dBFS, if any. */
   noiseDbfs?: number;
@@ -125,14 +128,52 @@ interface Placed {
 
 const ms = (samples: number) => (samples * 1000) / CALL_RATE;
 
-/** espeak-ng speech at the call's rate, cut to where it is audible, `gainDb` louder. */
-function speak(text: string, o: { voice: string; wpm: number; gainDb?: number }): Int16Array {
-  const pcm = trimSilence(espeakSpeech(text, CALL_RATE, { voice: o.voice, wpm: o.wpm }), CALL_RATE);
+/** A caller's voice: which one, how fast, how loud. */
+export interface VoicePick {
+  voice: string;
+  speed: number;
+  gainDb?: number;
+}
+
+/** A synthesizer of caller speech at the call's rate. */
+export interface Synth {
+  /** The text spoken, untrimmed. */
+  speak(text: string, v: VoicePick): Int16Array;
+  /**
+   * The words around an SSML break spoken as one sentence, cut to where it is audible, and where
+   * the break's silence lies in it (samples).
+   */
+  speakWithBreak(before: string, after: string, v: VoicePick): { pcm: Int16Array; gap: Gap };
+}
+
+export interface Gap {
+  from: number;
+  to: number;
+}
+
+export const espeakSynth: Synth = {
+  speak: (text, v) => espeakSpeech(text, CALL_RATE, { voice: v.voice, wpm: v.speed }),
+  // The break is 900 ms of silence: the longest quiet stretch (with the stop closures beside it).
+  speakWithBreak(before, after, v) {
+    const ssml = `<speak>${before} <break time="900ms"/> ${after}</speak>`;
+    const pcm = trimSilence(
+      espeakSpeech(ssml, CALL_RATE, { voice: v.voice, wpm: v.speed, ssml: true }),
+      CALL_RATE,
+    );
+    const gap = longestQuietRun(pcm, CALL_RATE);
+    if (gap.to - gap.from < CALL_RATE * 0.8) throw new Error(`no break found in "${before} … ${after}"`);
+    return { pcm, gap };
+  },
+};
+
+/** Speech at the call's rate, cut to where it is audible, `gainDb` louder. */
+function speak(synth: Synth, text: string, o: VoicePick): Int16Array {
+  const pcm = trimSilence(synth.speak(text, o), CALL_RATE);
   return o.gainDb ? gain(pcm, o.gainDb) : pcm;
 }
 
 /** The longest run of 5 ms frames below -50 dBFS inside `pcm`, in samples (`trimSilence`'s level). */
-function longestQuietRun(pcm: Int16Array, rate: number): { from: number; to: number } {
+function longestQuietRun(pcm: Int16Array, rate: number): Gap {
   const frame = Math.round(rate / 200);
   const limit = (32768 * 10 ** (-50 / 20)) ** 2;
   let best = { from: 0, to: 0 };
@@ -149,31 +190,27 @@ function longestQuietRun(pcm: Int16Array, rate: number): { from: number; to: num
 }
 
 /**
- * A sentence with a pause inside it, as a caller who stops mid-sentence says it. espeak-ng speaks
- * the whole sentence as one utterance with an SSML break where the pause goes, so the words before
- * the pause keep the intonation of a sentence that goes on; synthesized on their own they would end
- * with the fall of a finished sentence, which no listener could tell from the end of a turn. The
- * break's silence (with the stop closures beside it) is then replaced by exactly `pauseMs` of it.
+ * A sentence with a pause inside it, as a caller who stops mid-sentence says it. The synthesizer
+ * speaks the whole sentence as one utterance with an SSML break where the pause goes, so the words
+ * before the pause keep the intonation of a sentence that goes on; synthesized on their own they
+ * would end with the fall of a finished sentence, which no listener could tell from the end of a
+ * turn. The break's silence (with the stop closures beside it) is then replaced by exactly
+ * `pauseMs` of it.
  */
 function sayPaused(
+  synth: Synth,
   before: string,
   after: string,
   pauseMs: number,
-  o: { voice: string; wpm: number; gainDb?: number },
+  o: VoicePick,
 ): { pcm: Int16Array; firstSamples: number } {
-  const ssml = `<speak>${before} <break time="900ms"/> ${after}</speak>`;
-  const whole = trimSilence(
-    espeakSpeech(ssml, CALL_RATE, { voice: o.voice, wpm: o.wpm, ssml: true }),
-    CALL_RATE,
-  );
-  const gap = longestQuietRun(whole, CALL_RATE);
-  if (gap.to - gap.from < CALL_RATE * 0.8) throw new Error(`no break found in "${before} … ${after}"`);
+  const { pcm: whole, gap } = synth.speakWithBreak(before, after, o);
   const pcm = concatPcm([whole.subarray(0, gap.from), silence(pauseMs, CALL_RATE), whole.subarray(gap.to)]);
   return { pcm: o.gainDb ? gain(pcm, o.gainDb) : pcm, firstSamples: gap.from };
 }
 
 /** Lays `sound` on the timeline: after the greeting, over it, or over the fallback reply. */
-function place(sound: Int16Array, over: Over, offsetMs: number, voice: string, wpm: number): Placed {
+function place(sound: Int16Array, over: Over, offsetMs: number, question: () => Int16Array): Placed {
   if (over === "silence") {
     const lead = silence(AFTER_GREETING_MS + offsetMs, CALL_RATE);
     return {
@@ -192,15 +229,15 @@ function place(sound: Int16Array, over: Over, offsetMs: number, voice: string, w
     };
   }
   const lead = silence(AFTER_GREETING_MS, CALL_RATE);
-  const question = speak(QUESTION, { voice, wpm });
+  const asked = question();
   // The reply starts ~0.6–1.2 s after the question ends; `offsetMs` is counted from the question's end.
   const gap = silence(offsetMs, CALL_RATE);
-  const before = lead.length + question.length + gap.length;
+  const before = lead.length + asked.length + gap.length;
   return {
-    caller: concatPcm([lead, question, gap, sound]),
+    caller: concatPcm([lead, asked, gap, sound]),
     startMs: ms(before),
     endMs: ms(before + sound.length),
-    questionEndMs: ms(lead.length + question.length),
+    questionEndMs: ms(lead.length + asked.length),
   };
 }
 
@@ -214,51 +251,69 @@ function withNoise(c: TurnCase, dbfs: number, seed: number): TurnCase {
   return { ...c, caller: mixPcm(bed, c.caller), noiseDbfs: dbfs };
 }
 
-export function buildCases(): TurnCase[] {
-  const rand = seededRandom(20260501);
+/** What one labelled set is made of: its phrases, voices and seeds, and who speaks them. */
+export interface CaseSetSpec {
+  synth: Synth;
+  voices: readonly string[];
+  speeds: readonly number[];
+  complete: readonly string[];
+  /** [before the pause, after it, are the words before it a complete sentence?] */
+  paused: ReadonlyArray<readonly [string, string, boolean]>;
+  pausesMs: readonly number[];
+  backchannels: readonly string[];
+  coughMs: readonly number[];
+  interruptions: readonly string[];
+  /** Seeds of the set's PRNG, its coughs (+ i) and its noise beds (+ i). */
+  seed: number;
+  coughSeed: number;
+  noiseSeed: number;
+}
+
+export function buildSet(spec: CaseSetSpec): TurnCase[] {
+  const rand = seededRandom(spec.seed);
   const cases: TurnCase[] = [];
   let n = 0;
-  const pick = () => {
+  const pick = (): VoicePick => {
     const i = n++;
     return {
-      voice: VOICES[i % VOICES.length]!,
-      wpm: SPEEDS[i % SPEEDS.length]!,
+      voice: spec.voices[i % spec.voices.length]!,
+      speed: spec.speeds[i % spec.speeds.length]!,
       gainDb: Math.round((rand() * 6 - 3) * 10) / 10,
     };
   };
-  const say = (text: string, p: ReturnType<typeof pick>) =>
-    speak(text, { voice: p.voice, wpm: p.wpm, gainDb: p.gainDb });
+  const say = (text: string, p: VoicePick) => speak(spec.synth, text, p);
+  const question = (p: VoicePick) => () => speak(spec.synth, QUESTION, { voice: p.voice, speed: p.speed });
   // Complete utterances: long enough for the reply (the fallback is ~8 s) to play out, as its
   // metrics are filed only once it has. Others are judged within ~2 s of the sound's end.
   const tailS = (endMs: number, category?: Category) =>
     Math.ceil((endMs + (category === "complete" ? 15_000 : 3500)) / 1000);
 
-  COMPLETE.forEach((text, i) => {
+  spec.complete.forEach((text, i) => {
     const p = pick();
-    const at = place(say(text, p), "silence", Math.round(rand() * 600), p.voice, p.wpm);
+    const at = place(say(text, p), "silence", Math.round(rand() * 600), question(p));
     cases.push({
       id: `complete-${i + 1}`,
       category: "complete",
       text,
       voice: p.voice,
-      wpm: p.wpm,
+      speed: p.speed,
       over: "silence",
       ...at,
       maxSeconds: tailS(at.endMs, "complete"),
     });
   });
 
-  PAUSED.forEach(([a, b, complete], i) => {
+  spec.paused.forEach(([a, b, complete], i) => {
     const p = pick();
-    const pause = PAUSES_MS[i]!;
-    const { pcm: clip, firstSamples } = sayPaused(a, b, pause, p);
-    const at = place(clip, "silence", Math.round(rand() * 600), p.voice, p.wpm);
+    const pause = spec.pausesMs[i]!;
+    const { pcm: clip, firstSamples } = sayPaused(spec.synth, a, b, pause, p);
+    const at = place(clip, "silence", Math.round(rand() * 600), question(p));
     cases.push({
       id: `pause-${i + 1}`,
       category: "pause",
       text: `${a} … ${b}`,
       voice: p.voice,
-      wpm: p.wpm,
+      speed: p.speed,
       over: "silence",
       pauseMs: pause,
       firstPartComplete: complete,
@@ -275,60 +330,59 @@ export function buildCases(): TurnCase[] {
       ? { over: "greeting", offsetMs: 700 + Math.round(rand() * 900) }
       : { over: "reply", offsetMs: 2200 + Math.round(rand() * 2000) };
 
-  BACKCHANNELS.forEach((text, i) => {
+  spec.backchannels.forEach((text, i) => {
     const p = pick();
     const { over, offsetMs } = overAgent(i);
-    const at = place(say(text, p), over, offsetMs, p.voice, p.wpm);
+    const at = place(say(text, p), over, offsetMs, question(p));
     cases.push({
       id: `backchannel-${i + 1}`,
       category: "backchannel",
       text,
       voice: p.voice,
-      wpm: p.wpm,
+      speed: p.speed,
       over,
       ...at,
       maxSeconds: tailS(at.endMs),
     });
   });
 
-  COUGH_MS.forEach((durationMs, i) => {
+  spec.coughMs.forEach((durationMs, i) => {
     const p = pick();
     const { over, offsetMs } = overAgent(i);
     const burst = cough(CALL_RATE, {
       durationMs,
-      seed: 7000 + i,
+      seed: spec.coughSeed + i,
       centreHz: 600 + Math.round(rand() * 900),
-      dbfs: -22 + p.gainDb,
+      dbfs: -22 + p.gainDb!,
     });
-    const at = place(burst, over, offsetMs, p.voice, p.wpm);
+    const at = place(burst, over, offsetMs, question(p));
     cases.push({
       id: `cough-${i + 1}`,
       category: "cough",
       text: `cough ${durationMs} ms`,
       voice: "synthetic",
-      wpm: 0,
+      speed: 0,
       over,
       ...at,
       maxSeconds: tailS(at.endMs),
     });
   });
 
-  INTERRUPTIONS.forEach((text, i) => {
+  spec.interruptions.forEach((text, i) => {
     const p = pick();
     const { over, offsetMs } = overAgent(i);
     const at = place(
       say(text, p),
       over,
       over === "greeting" ? Math.min(offsetMs, 1100) : offsetMs,
-      p.voice,
-      p.wpm,
+      question(p),
     );
     cases.push({
       id: `interrupt-${i + 1}`,
       category: "interrupt",
       text,
       voice: p.voice,
-      wpm: p.wpm,
+      speed: p.speed,
       over,
       ...at,
       maxSeconds: tailS(at.endMs),
@@ -337,5 +391,25 @@ export function buildCases(): TurnCase[] {
 
   // Background noise on every fourth case, -45 to -35 dBFS.
   const levels = [-45, -42, -40, -38, -35];
-  return cases.map((c, i) => (i % 4 === 3 ? withNoise(c, levels[(i >> 2) % levels.length]!, 9100 + i) : c));
+  return cases.map((c, i) =>
+    i % 4 === 3 ? withNoise(c, levels[(i >> 2) % levels.length]!, spec.noiseSeed + i) : c,
+  );
+}
+
+/** The project set: espeak-ng voices, the set turn-taking settings are tuned on. */
+export function buildCases(): TurnCase[] {
+  return buildSet({
+    synth: espeakSynth,
+    voices: VOICES,
+    speeds: SPEEDS,
+    complete: COMPLETE,
+    paused: PAUSED,
+    pausesMs: PAUSES_MS,
+    backchannels: BACKCHANNELS,
+    coughMs: COUGH_MS,
+    interruptions: INTERRUPTIONS,
+    seed: 20260501,
+    coughSeed: 7000,
+    noiseSeed: 9100,
+  });
 }

@@ -8,6 +8,8 @@ import type { TurnCase } from "./turns-cases.ts";
 
 export interface Outcome {
   id: string;
+  /** The call's id at the bridge (its log lines and record carry it). */
+  callSid?: string;
   category: TurnCase["category"];
   over: TurnCase["over"];
   text: string;
@@ -35,6 +37,8 @@ export interface Outcome {
   prematureAudible?: boolean;
   /** Agent audio heard while the caller spoke the rest of the utterance (after the pause), ms. */
   talkedOverMs?: number;
+  /** Agent audio heard from the pause's start to the end of the utterance (talk-over), ms. */
+  talkOverMs?: number;
   // over the agent
   /** A `clear` reached the caller during (or within 1 s after) the sound: the agent paused or stopped. */
   paused?: boolean;
@@ -118,6 +122,7 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
     out.prematureAudible = audibleBetween(agent, RATE, c.pauseFromMs!, c.endMs);
     out.premature = users.length >= 2 || out.prematureAudible;
     out.talkedOverMs = audibleMs(agent, RATE, c.pauseToMs!, c.endMs);
+    out.talkOverMs = audibleMs(agent, RATE, c.pauseFromMs!, c.endMs);
     return out;
   }
 

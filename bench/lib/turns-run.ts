@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { loadConfig } from "../../src/config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { type Logger, silentLogger } from "../../src/log.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
 import { judge, type Outcome } from "./turns-judge.ts";
@@ -43,6 +43,7 @@ export const HOTLINE_HOTWORDS = [
 export async function startBenchBridge(
   env: Record<string, string> = {},
   overrides: Record<string, unknown> = {},
+  log: Logger = silentLogger,
 ): Promise<BenchBridge> {
   const dir = mkdtempSync(join(tmpdir(), "bench-turns-"));
   const config = loadConfig({
@@ -56,7 +57,7 @@ export async function startBenchBridge(
     },
     overrides,
   });
-  const bridge = await startBridge(config, silentLogger);
+  const bridge = await startBridge(config, log);
   return {
     bridge,
     async close() {
@@ -95,7 +96,7 @@ export async function runCase(url: string, c: TurnCase): Promise<Outcome> {
       ...(c.noiseDbfs !== undefined ? { speechThresholdDbfs: Math.max(-45, c.noiseDbfs + 10) } : {}),
     });
     sim.transcript = await fetchRecord(url, sim.callSid);
-    return judge(c, sim);
+    return { ...judge(c, sim), callSid: sim.callSid };
   } catch (err) {
     return {
       id: c.id,

@@ -5,8 +5,9 @@ import { percentile, round } from "./measure.ts";
 import type { Outcome } from "./turns-judge.ts";
 
 export const TARGETS = {
-  eou_delay_ms_p50: 300,
+  eou_delay_ms_p50: 350,
   premature_cutoff_rate: 0.03,
+  talk_over_rate: 0.1,
   barge_in_ms_p50: 300,
   false_barge_in_rate: 0.05,
   missed_barge_in_rate: 0.05,
@@ -35,9 +36,13 @@ export function summarize(outcomes: readonly Outcome[]) {
   const missed = interrupts.filter((o) => o.missed);
   const clearMs = nums(interrupts.map((o) => o.clearMs));
 
+  // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
+  const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
     eou_delay_ms_p50: p(eou, 50),
     premature_cutoff_rate: rate(premature.length, pauses.length),
+    talk_over_rate: rate(talkOver.length, pauses.length),
+    talk_over_ms_max: pauses.length ? Math.max(0, ...pauses.map((o) => o.talkOverMs ?? 0)) : null,
     barge_in_ms_p50: p(clearMs, 50),
     false_barge_in_rate: rate(falseBarge.length, overAgent.length),
     missed_barge_in_rate: rate(missed.length, interrupts.length),
@@ -89,6 +94,8 @@ export function summarize(outcomes: readonly Outcome[]) {
         (o) => (o.talkedOverMs ?? 0) >= 500 && o.bargeIns.interrupted + o.bargeIns.resumed === 0,
       ).length,
       talked_over_ms: premature.map((o) => o.talkedOverMs),
+      talk_over_after_complete_words: `${afterComplete.filter((o) => o.prematureAudible).length}/${afterComplete.length}`,
+      talk_over_ms: talkOver.map((o) => o.talkOverMs),
     },
     backchannel: {
       false_barge_ins: of("backchannel").filter((o) => o.falseBargeIn).length,

@@ -1,5 +1,7 @@
 // Speakers talking over the agent. Each one pauses the agent after `bargeInMinMs` and
 // interrupts it after `bargeInConfirmMs`; one who stops sooner was a backchannel or a cough.
+// A stop is not taken at once: a speaker who goes on within a short gap (the VAD ends speech at
+// a comma's pause: "Stop, | that's wrong") is still the same barge-in, timed from its start.
 // Kept per speaker, so an "mm-hm" from one member neither stops the agent nor cancels another
 // member's real interruption; the agent resumes only when nobody is holding it.
 import type { Clock, TimerHandle } from "./clock.ts";
@@ -8,6 +10,8 @@ interface Barge {
   startAt: number;
   pauseTimer: TimerHandle | undefined;
   confirmTimer: TimerHandle | undefined;
+  /** Set while the speaker is silent, waiting whether they go on. */
+  gapTimer: TimerHandle | undefined;
 }
 
 export interface BargeInHost {
@@ -37,21 +41,68 @@ export class BargeIns<K> {
     return this.#barges.has(who);
   }
 
-  /** `who` began speaking over the agent at clock time `startAt`. */
-  start(who: K, startAt: number, pauseAfterMs: number, interruptAfterMs: number): void {
+  /**
+   * `who` began speaking over the agent at clock time `startAt`. Returns false when it continues
+   * their barge-in after a short gap (its start, and so its utterance, is the earlier one).
+   */
+  start(who: K, startAt: number, pauseAfterMs: number, interruptAfterMs: number): boolean {
+    const going = this.#barges.get(who);
+    if (going?.gapTimer) {
+      this.#clock.clearTimeout(going.gapTimer);
+      going.gapTimer = undefined;
+      going.confirmTimer = this.#confirmTimer(going, interruptAfterMs);
+      return false;
+    }
     const since = this.#clock.now() - startAt;
-    const barge: Barge = { startAt, pauseTimer: undefined, confirmTimer: undefined };
+    const barge: Barge = { startAt, pauseTimer: undefined, confirmTimer: undefined, gapTimer: undefined };
     barge.pauseTimer = this.#clock.setTimeout(() => {
       barge.pauseTimer = undefined;
       this.#clearedAt ??= this.#clock.now();
       this.#host.pause();
     }, pauseAfterMs - since);
-    barge.confirmTimer = this.#clock.setTimeout(() => {
-      barge.confirmTimer = undefined;
-      this.#clearedAt ??= this.#clock.now();
-      this.#host.interrupt(Math.round(this.#clearedAt - startAt), startAt, this.#clearedAt);
-    }, interruptAfterMs - since);
+    barge.confirmTimer = this.#confirmTimer(barge, interruptAfterMs);
     this.#barges.set(who, barge);
+    return true;
+  }
+
+  /** Interrupts `interruptAfterMs` after the barge-in's start (at once if that has passed). */
+  #confirmTimer(barge: Barge, interruptAfterMs: number): TimerHandle {
+    return this.#clock.setTimeout(
+      () => {
+        barge.confirmTimer = undefined;
+        this.#clearedAt ??= this.#clock.now();
+        this.#host.interrupt(Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);
+      },
+      interruptAfterMs - (this.#clock.now() - barge.startAt),
+    );
+  }
+
+  /**
+   * `who` stopped speaking. False if their barge-in had already interrupted the agent (it is over).
+   * True if it was short: a backchannel, unless they go on within `gapMs` (then start() continues
+   * it); `short()` is called once it is over, at once if it never even paused the agent.
+   */
+  stop(who: K, gapMs: number, short: () => void): boolean {
+    const barge = this.#barges.get(who);
+    if (!barge || barge.gapTimer) return false;
+    if (barge.confirmTimer === undefined) {
+      this.end(who);
+      return false;
+    }
+    this.#clock.clearTimeout(barge.confirmTimer);
+    barge.confirmTimer = undefined;
+    if (barge.pauseTimer !== undefined) {
+      // Too short to have paused the agent: a click, nothing to wait for.
+      this.end(who);
+      short();
+      return true;
+    }
+    barge.gapTimer = this.#clock.setTimeout(() => {
+      barge.gapTimer = undefined;
+      this.end(who);
+      short();
+    }, gapMs);
+    return true;
   }
 
   /**
@@ -61,9 +112,10 @@ export class BargeIns<K> {
   end(who: K): boolean {
     const barge = this.#barges.get(who);
     if (!barge) return false;
-    const short = barge.confirmTimer !== undefined;
+    const short = barge.confirmTimer !== undefined || barge.gapTimer !== undefined;
     this.#clock.clearTimeout(barge.pauseTimer);
     this.#clock.clearTimeout(barge.confirmTimer);
+    this.#clock.clearTimeout(barge.gapTimer);
     this.#barges.delete(who);
     if (this.#barges.size === 0) this.#clearedAt = undefined;
     return short;

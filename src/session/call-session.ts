@@ -12,8 +12,9 @@ import { BargeIns } from "./barge-ins.ts";
 import { CallControl } from "./call-control.ts";
 import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
-import { soundsUnfinished } from "./end-of-turn.ts";
+import { TurnEndWait } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
+import { Listeners } from "./listeners.ts";
 import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
@@ -21,6 +22,8 @@ import { ToolBox } from "./tools.ts";
 import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
 import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
+import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
+import { turnMetrics } from "./turn-metrics.ts";
 import type { UtteranceUpload } from "./utterance-upload.ts";
 
 export interface SessionDeps {
@@ -36,11 +39,6 @@ export interface SessionDeps {
   onEnd?: (reason: string) => void;
 }
 
-/** How long an undecided onset may hold a confirmed end of turn back: longer than any VAD verdict. */
-const ONSET_WAIT_MAX_MS = 300;
-/** How often a held end of turn looks again whether the onset became speech or died away. */
-const ONSET_RECHECK_MS = 20;
-
 /** A caller utterance on its way to becoming a turn. */
 interface UserTurnJob {
   id: number;
@@ -52,8 +50,8 @@ interface UserTurnJob {
   failed?: string;
   confirmed: boolean;
   confirmedAt?: number;
-  /** When confirming was first put off because the caller seemed to be starting again. */
-  onsetWaitFrom?: number;
+  /** The wait before its turn is confirmed (speech turns, until confirmed or dropped). */
+  wait?: TurnEndWait;
   /** The user turn is in the history and the record (once its reply is first heard, or done). */
   committed?: boolean;
   /** Someone else spoke before it was answered: it goes into the history unanswered. */
@@ -91,15 +89,11 @@ export class CallSession {
   #farEnd: string | undefined;
 
   // Listening: one listener for a call, one per member on a multi-party transport.
-  #solo: SpeakerListener | undefined;
-  readonly #speakers = new Map<string, SpeakerListener>();
+  readonly #listeners: Listeners;
   #job: UserTurnJob | undefined;
   #jobSeq = 0;
   /** Aborted when the call ends: whatever is still uploading stops. */
   readonly #callAbort = new AbortController();
-  #eouMinTimer: TimerHandle | undefined;
-  #eouMaxTimer: TimerHandle | undefined;
-  #minEouElapsed = false;
 
   // Agent side.
   #agent: AgentTurn | undefined;
@@ -112,6 +106,7 @@ export class CallSession {
   #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
   readonly #apology: CachedApology;
+  readonly #completion: TurnCompletionModel | undefined;
 
   constructor(deps: SessionDeps) {
     this.#d = deps;
@@ -126,7 +121,7 @@ export class CallSession {
       config,
       log: this.#log,
       host: {
-        busy: () => this.#anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job,
+        busy: () => this.#listeners.anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job,
         speakFixed: (text) => this.#speakFixed(text),
         end: (reason) => this.end(reason),
         note: (text) => this.#note(text),
@@ -156,7 +151,17 @@ export class CallSession {
       },
     });
     this.#apology = new CachedApology(config.apologyText, transport.output);
+    this.#listeners = new Listeners(
+      (speaker) => this.#newListener(speaker),
+      (speaker) =>
+        this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker"),
+    );
     this.#startedAt = deps.clock.now();
+    // The words are weighed only when they count (a weight of 0 loads no model).
+    const lm = config.turn.endOfTurnLm;
+    if (config.turn.endOfTurnLmWeight > 0)
+      this.#completion =
+        deps.services.turnCompletion ?? (lm ? sharedTrigramCompletion(lm, this.#log) : undefined);
   }
 
   get history(): ConversationHistory {
@@ -165,7 +170,7 @@ export class CallSession {
 
   /** Nobody is speaking and no turn is in the works. */
   get idle(): boolean {
-    return !this.#anyoneSpeaking() && !this.#job && !this.#agent;
+    return !this.#listeners.anyoneSpeaking() && !this.#job && !this.#agent;
   }
 
   /** Attaches to the transport, greets the caller and starts listening. */
@@ -206,16 +211,15 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    for (const t of [this.#eouMinTimer, this.#eouMaxTimer, this.#continueTimer, this.#commitTimer]) {
-      clock.clearTimeout(t);
-    }
+    for (const t of [this.#continueTimer, this.#commitTimer]) clock.clearTimeout(t);
+    this.#job?.wait?.cancel();
     this.#barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
     this.#job?.turn?.cancel();
     this.#callAbort.abort();
-    for (const l of this.#listeners()) l.close();
+    this.#listeners.closeAll();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
     this.#record({ type: "call-end", at: new Date().toISOString(), reason, durationMs });
@@ -226,24 +230,7 @@ export class CallSession {
   // ---- caller audio and turn-taking -------------------------------------------------
 
   #onAudio(frame: Int16Array, speaker: Speaker | undefined): void {
-    if (this.#ended) return;
-    // The lone caller of a phone call skips the lookup: this runs for every 20 ms frame.
-    if (speaker) {
-      this.#speakerListener(speaker).push(frame);
-      return;
-    }
-    this.#solo ??= this.#newListener(undefined);
-    this.#solo.push(frame);
-  }
-
-  #speakerListener(speaker: Speaker): SpeakerListener {
-    let l = this.#speakers.get(speaker.id);
-    if (!l) {
-      l = this.#newListener(speaker);
-      this.#speakers.set(speaker.id, l);
-      this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker");
-    }
-    return l;
+    if (!this.#ended) this.#listeners.push(frame, speaker);
   }
 
   #newListener(speaker: Speaker | undefined): SpeakerListener {
@@ -254,6 +241,7 @@ export class CallSession {
       asr: this.#d.services.asr,
       clock: this.#d.clock,
       signal: this.#callAbort.signal,
+      adaptToCaller: this.#d.config.turn.adaptToCaller,
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
@@ -262,19 +250,11 @@ export class CallSession {
     });
   }
 
-  #listeners(): SpeakerListener[] {
-    return this.#solo ? [this.#solo, ...this.#speakers.values()] : [...this.#speakers.values()];
-  }
-
-  #anyoneSpeaking(): boolean {
-    return this.#listeners().some((l) => l.speaking);
-  }
-
   /** A member left: their half-said words are dropped, and they no longer hold the agent back. */
   #onSpeakerLeft(id: string): void {
-    const l = this.#speakers.get(id);
+    const l = this.#listeners.member(id);
     if (!l || this.#ended) return;
-    this.#speakers.delete(id);
+    this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
     if (this.#continueBy === l) {
@@ -355,13 +335,16 @@ export class CallSession {
         early.cancel();
         if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
+        l.pauses.resumed(atMs);
       }, config.turn.bargeInMinMs - since);
       return;
     }
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
-      // Talking over the agent: pause soon, interrupt if it goes on, else resume.
-      l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
-      this.#barges.start(l, l.speechStartAt, config.turn.bargeInMinMs, config.turn.bargeInConfirmMs);
+      // Talking over the agent: pause soon, interrupt if it goes on, else resume. Going on after
+      // a short gap continues the same barge-in, and the same utterance.
+      const { bargeInMinMs, bargeInConfirmMs } = config.turn;
+      if (this.#barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
+        l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
       return;
     }
     const job = this.#job;
@@ -373,6 +356,7 @@ export class CallSession {
       // The caller went on after a pause: the preemptive work was premature.
       this.#log.debug({ job: job.id }, "caller resumed: dropping preemptive turn");
       this.#dropJob();
+      l.pauses.resumed(atMs);
       return; // keep the utterance start: the pause was mid-sentence
     } else if (job?.confirmed && agent && agent === job.turn && agent.timings.firstPlayAt === undefined) {
       // Confirmed but not yet heard: still just a pause to the caller. Merge.
@@ -380,6 +364,7 @@ export class CallSession {
       agent.cancel();
       this.#agent = undefined;
       this.#dropJob();
+      l.pauses.resumed(atMs);
       return;
     }
     l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
@@ -387,7 +372,7 @@ export class CallSession {
 
   #onSpeechEnd(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
-    const { clock, config } = this.#d;
+    const { clock } = this.#d;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
     const upload = l.takeUpload();
     if (this.#continueTimer && this.#continueBy === l) {
@@ -401,26 +386,24 @@ export class CallSession {
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
     // (unless someone else holds it). Longer, it interrupted the agent, and is a user turn now.
-    if (this.#barges.end(l)) {
-      upload?.abort();
+    const resumed = () => {
+      if (this.#ended) return;
       if (!this.#barges.active) this.#agent?.resume();
       this.#log.info("short speech over the agent: resuming");
       this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
       this.#control.scheduleReprompt();
+    };
+    if (this.#barges.stop(l, this.#d.config.turn.bargeInGapMs, resumed)) {
+      upload?.abort();
       return;
     }
-    const speechEndAt = l.clockAt(atMs);
-    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, speechEndAt);
-    const since = clock.now() - speechEndAt;
-    this.#minEouElapsed = false;
-    this.#eouMinTimer = clock.setTimeout(() => {
-      this.#minEouElapsed = true;
-      this.#maybeConfirm();
-    }, config.turn.minEndOfTurnMs - since);
-    this.#eouMaxTimer = clock.setTimeout(() => this.#confirm(), config.turn.maxEndOfTurnMs - since);
+    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, atMs);
   }
 
-  #startJob(l: SpeakerListener, utterance: Utterance, speechEndAt: number): void {
+  /** A user turn from `l`'s utterance that ended at stream position `endMs`. */
+  #startJob(l: SpeakerListener, utterance: Utterance, endMs: number): void {
+    const { clock, config } = this.#d;
+    const speechEndAt = l.clockAt(endMs);
     const job: UserTurnJob = {
       id: ++this.#jobSeq,
       listener: l,
@@ -428,7 +411,24 @@ export class CallSession {
       confirmed: false,
       source: "speech",
     };
+    this.#job?.wait?.cancel();
     this.#job = job;
+    const inputs = {
+      speechEndAt,
+      prosody: config.turn.endOfTurnProsody ? l.endProsody(endMs) : undefined,
+      pause: l.pauses.model(),
+      completion: this.#completion,
+    };
+    l.pauses.speechEnded(endMs);
+    job.wait = new TurnEndWait(clock, config.turn, inputs, {
+      speaking: () => this.#listeners.anyoneSpeaking(),
+      onsetPending: () => this.#listeners.anyOnsetPending(),
+      confirm: () => {
+        if (this.#job === job) this.#confirm(job);
+      },
+      decided: (d) =>
+        this.#log.debug({ job: job.id, endMs: Math.round(endMs), ...d }, "end-of-turn decision"),
+    });
     void this.#recognize(job, utterance);
   }
 
@@ -474,7 +474,7 @@ export class CallSession {
       job.turn = this.#startAgent(messages, { kind: "reply", job }, !job.confirmed);
     }
     if (job.confirmed) this.#onConfirmedJobReady(job);
-    else this.#maybeConfirm();
+    else job.wait?.recognized(job.text, job.failed !== undefined);
   }
 
   /** Whether the agent answers this turn (in `mention` mode, only turns that call it by name). */
@@ -490,29 +490,8 @@ export class CallSession {
     return speaker ? `${speaker.name}: ${job.text}` : job.text!;
   }
 
-  /** At the short timeout, confirm if the words sound finished; else wait for the long one. */
-  #maybeConfirm(): void {
-    const job = this.#job;
-    if (!job || job.confirmed || !this.#minEouElapsed || job.text === undefined) return;
-    if (job.failed || !soundsUnfinished(job.text)) this.#confirm();
-  }
-
-  #confirm(): void {
+  #confirm(job: UserTurnJob): void {
     const { clock } = this.#d;
-    clock.clearTimeout(this.#eouMinTimer);
-    clock.clearTimeout(this.#eouMaxTimer);
-    const job = this.#job;
-    if (!job || job.confirmed || this.#anyoneSpeaking()) return;
-    if (this.#listeners().some((l) => l.onsetPending())) {
-      // The caller may be going on: sound is arriving that the VAD has not yet called speech (it
-      // does so only 100–150 ms after the onset). Answering now would talk over them, so wait for
-      // the VAD's verdict: speech-start drops this job, anything else confirms it.
-      job.onsetWaitFrom ??= clock.now();
-      if (clock.now() - job.onsetWaitFrom < ONSET_WAIT_MAX_MS) {
-        this.#eouMaxTimer = clock.setTimeout(() => this.#confirm(), ONSET_RECHECK_MS);
-        return;
-      }
-    }
     job.confirmed = true;
     this.#log.debug({ job: job.id, eouDelayMs: Math.round(clock.now() - job.speechEndAt) }, "end of turn");
     job.confirmedAt = clock.now();
@@ -559,6 +538,7 @@ export class CallSession {
     this.#d.clock.clearTimeout(this.#commitTimer);
     if (job.committed || !job.text) return;
     job.committed = true;
+    job.listener?.pauses.turnEnded();
     this.#history.addUser(this.#userContent(job));
     const speaker = job.listener?.speaker?.name;
     this.#record({
@@ -572,8 +552,7 @@ export class CallSession {
 
   #dropJob(): void {
     const { clock } = this.#d;
-    clock.clearTimeout(this.#eouMinTimer);
-    clock.clearTimeout(this.#eouMaxTimer);
+    this.#job?.wait?.cancel();
     if (!this.#job?.committed) clock.clearTimeout(this.#commitTimer);
     this.#job?.turn?.cancel();
     this.#job = undefined;
@@ -626,7 +605,7 @@ export class CallSession {
       if (m.role === "assistant") this.#history.addAssistant(m.content ?? "", m.tool_calls);
       else if (m.role === "tool") this.#history.addToolResult(m.tool_call_id, m.content);
     }
-    const metrics = this.#metrics(turn, meta.job, r);
+    const metrics = turnMetrics(turn, meta.job, r, this.#interruptedBy);
     this.#record({
       type: "assistant",
       at: new Date().toISOString(),
@@ -663,23 +642,6 @@ export class CallSession {
       return;
     }
     if (!r.interrupted) this.#control.scheduleReprompt();
-  }
-
-  #metrics(turn: AgentTurn, job: UserTurnJob | undefined, r: AgentTurnResult): TurnMetrics {
-    const t = turn.timings;
-    const m: TurnMetrics = {};
-    const confirmedAt = job?.confirmedAt;
-    if (job && confirmedAt !== undefined) m.eouDelayMs = Math.round(confirmedAt - job.speechEndAt);
-    if (job?.asrMs !== undefined) m.asrMs = Math.round(job.asrMs);
-    if (t.chatStartAt !== undefined && t.firstTokenAt !== undefined)
-      m.llmTtftMs = Math.round(t.firstTokenAt - t.chatStartAt);
-    if (t.firstTextSentAt !== undefined && t.firstAudioAt !== undefined) {
-      m.ttsFirstAudioMs = Math.round(t.firstAudioAt - t.firstTextSentAt);
-    }
-    if (job && t.firstPlayAt !== undefined) m.voiceToVoiceMs = Math.round(t.firstPlayAt - job.speechEndAt);
-    const barge = this.#interruptedBy;
-    if (r.interrupted && barge) m.bargeInMs = Math.round(barge.clearedAt - barge.startAt);
-    return m;
   }
 
   // ---- faults and keypad ------------------------------------------------------------

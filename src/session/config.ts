@@ -1,13 +1,27 @@
 // What shapes one call's behaviour. Defaults follow human turn-taking and what the
-// leading frameworks learned (see FIELD-NOTES): short waits after complete-sounding
-// sentences, long ones after trailing conjunctions, and backchannels that never kill a turn.
+// leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
+// long ones after words that go on, and backchannels that never kill a turn.
 import type { HttpToolConfig } from "./tools.ts";
 
 export interface TurnTakingConfig {
-  /** Silence after a complete-sounding utterance before the turn is confirmed, ms. */
+  /** The shortest silence before a turn is confirmed, however complete it sounds, ms. */
   minEndOfTurnMs: number;
   /** Silence after which the turn is confirmed whatever it sounds like, ms. */
   maxEndOfTurnMs: number;
+  /**
+   * How sure the agent must be that the caller's turn is over before it speaks, in (0, 1): the
+   * wait in between min and max is the silence after which the odds reach it (see end-of-turn.ts).
+   * Higher talks over fewer pauses and answers later.
+   */
+  endOfTurnConfidence: number;
+  /** The trigram model (sphinxbase binary) asked how likely the words end a sentence; undefined: none. */
+  endOfTurnLm: string | undefined;
+  /** How much the words count: log-odds per decade of P(</s>); 0 ignores them (see end-of-turn.ts). */
+  endOfTurnLmWeight: number;
+  /** Weigh how the voice ended (pitch, level) as well as the words. */
+  endOfTurnProsody: boolean;
+  /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
+  adaptToCaller: boolean;
   /** Caller speech over the agent longer than this pauses the agent, ms. */
   bargeInMinMs: number;
   /**
@@ -18,6 +32,13 @@ export interface TurnTakingConfig {
    * from bargeInMinMs on either way, so a longer wait costs the caller nothing audible.
    */
   bargeInConfirmMs: number;
+  /**
+   * Speech over the agent that stops and goes on within this long is one barge-in (the VAD ends
+   * speech at a comma's pause), ms. It covers a gap of up to ~400 ms: the end is reported ~250 ms
+   * after the sound stops and the start ~150 ms after it goes on. After a backchannel, the agent
+   * resumes this much later.
+   */
+  bargeInGapMs: number;
   /**
    * If the caller speaks again within this long after the agent began answering, the answer
    * was premature: it is dropped and the caller's words are taken as one utterance, ms.
@@ -52,14 +73,23 @@ export interface SessionConfig {
   multiParty?: { respondTo: "all" | "mention"; agentName: string };
 }
 
+/** PocketSphinx's English trigram model, where Debian's pocketsphinx-en-us installs it. */
+export const DEFAULT_END_OF_TURN_LM = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin";
+
 export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   systemPrompt:
     "You are a friendly phone agent. Answer in one or two short spoken sentences, no lists or markdown.",
   turn: {
     minEndOfTurnMs: 250,
     maxEndOfTurnMs: 1200,
+    endOfTurnConfidence: 0.9,
+    endOfTurnLm: DEFAULT_END_OF_TURN_LM,
+    endOfTurnLmWeight: 1.3,
+    endOfTurnProsody: false,
+    adaptToCaller: true,
     bargeInMinMs: 180,
     bargeInConfirmMs: 1000,
+    bargeInGapMs: 300,
     resumeGraceMs: 600,
     prerollMs: 300,
   },

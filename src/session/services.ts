@@ -2,6 +2,7 @@
 // client (src/session/svc-adapters.ts); turn-taking tests script them on virtual time.
 import type { ChatMessage, ChatTool } from "../api/types/index.ts";
 import type { AgentAudio, OutputFormat } from "./transport.ts";
+import type { TurnCompletionModel } from "./turn-completion.ts";
 
 /** One utterance sent while the caller is still speaking it. */
 export interface RecognizerStream {
@@ -71,4 +72,6 @@ export interface SessionServices {
   asr: Recognizer;
   chat: ChatModel;
   tts: SpeechSynthesizer;
+  /** How likely words end the caller's turn; default: the trigram model of `turn.endOfTurnLm`. */
+  turnCompletion?: TurnCompletionModel;
 }

@@ -5,6 +5,8 @@
 // session's business: this only reports them, at clock times as well as stream positions.
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "./clock.ts";
+import { PauseProfile } from "./pause-profile.ts";
+import { type EndProsody, endProsody } from "./prosody.ts";
 import type { Recognizer } from "./services.ts";
 import type { SpeechDetector, SpeechDetectorFactory } from "./speech-detector.ts";
 import type { Speaker } from "./transport.ts";
@@ -30,7 +32,12 @@ export interface ListenerOptions {
   events: ListenerEvents;
   /** Aborted when the call ends: whatever is still uploading stops. */
   signal: AbortSignal;
+  /** Learn the speaker's pauses (else the population's model holds). */
+  adaptToCaller: boolean;
 }
+
+/** Audio before an utterance's end that its end prosody is read from, ms. */
+const PROSODY_MS = 1500;
 
 export class SpeakerListener {
   readonly speaker: Speaker | undefined;
@@ -41,6 +48,8 @@ export class SpeakerListener {
   utteranceStartMs = 0;
   /** Clock time of the latest speech start. */
   speechStartAt = 0;
+  /** How this speaker pauses, learned as they talk. */
+  readonly pauses: PauseProfile;
   readonly #o: ListenerOptions;
   readonly #detector: SpeechDetector;
   readonly #resampler: Resampler | undefined;
@@ -52,6 +61,7 @@ export class SpeakerListener {
   constructor(opts: ListenerOptions) {
     this.#o = opts;
     this.speaker = opts.speaker;
+    this.pauses = new PauseProfile(opts.adaptToCaller);
     if (opts.inputRate !== VAD_RATE) this.#resampler = new Resampler(opts.inputRate, VAD_RATE);
     this.#detector = opts.createSpeechDetector((e) => {
       if (this.#closed) return;
@@ -94,6 +104,11 @@ export class SpeakerListener {
   /** Sound the VAD has not yet called speech: the speaker may be starting again. */
   onsetPending(): boolean {
     return !this.#closed && this.#detector.onsetPending();
+  }
+
+  /** Pitch and level where the utterance ended at stream position `atMs`. */
+  endProsody(atMs: number): EndProsody | undefined {
+    return endProsody(this.audio.slice(Math.max(this.utteranceStartMs, atMs - PROSODY_MS), atMs));
   }
 
   /** Clock time at which something at stream position `atMs` happened. */

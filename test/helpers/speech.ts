@@ -59,20 +59,8 @@ export function speak(text: string, options: SpeechOptions = {}): Int16Array {
  */
 export function trimSilence(pcm: Int16Array, rate: number, thresholdDbfs = -50): Int16Array {
   const frame = Math.max(1, Math.round(rate / 200));
-  const limit = (32768 * 10 ** (thresholdDbfs / 20)) ** 2;
-  const loud = (start: number): boolean => {
-    const end = Math.min(pcm.length, start + frame);
-    let sum = 0;
-    for (let i = start; i < end; i++) sum += pcm[i]! * pcm[i]!;
-    return sum / (end - start) > limit;
-  };
-  let first = -1;
-  for (let s = 0; s < pcm.length; s += frame) {
-    if (loud(s)) {
-      first = s;
-      break;
-    }
-  }
+  const loud = loudFrame(pcm, rate, thresholdDbfs);
+  const first = firstLoudSample(pcm, rate, thresholdDbfs);
   if (first < 0) return new Int16Array(0);
   let last = first;
   for (let s = Math.floor((pcm.length - 1) / frame) * frame; s > first; s -= frame) {
@@ -82,6 +70,25 @@ export function trimSilence(pcm: Int16Array, rate: number, thresholdDbfs = -50):
     }
   }
   return pcm.slice(first, Math.min(pcm.length, last + frame));
+}
+
+function loudFrame(pcm: Int16Array, rate: number, thresholdDbfs: number): (start: number) => boolean {
+  const frame = Math.max(1, Math.round(rate / 200));
+  const limit = (32768 * 10 ** (thresholdDbfs / 20)) ** 2;
+  return (start) => {
+    const end = Math.min(pcm.length, start + frame);
+    let sum = 0;
+    for (let i = start; i < end; i++) sum += pcm[i]! * pcm[i]!;
+    return sum / (end - start) > limit;
+  };
+}
+
+/** Where trimSilence() starts the audio: the first sample of its first loud 5 ms frame, or -1. */
+export function firstLoudSample(pcm: Int16Array, rate: number, thresholdDbfs = -50): number {
+  const frame = Math.max(1, Math.round(rate / 200));
+  const loud = loudFrame(pcm, rate, thresholdDbfs);
+  for (let s = 0; s < pcm.length; s += frame) if (loud(s)) return s;
+  return -1;
 }
 
 export function silence(ms: number, rate: number): Int16Array {

@@ -4,13 +4,28 @@ import { pino } from "pino";
 import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
 import { CallSession } from "../../src/session/call-session.ts";
 import { flushMicrotasks, type VirtualClock } from "../../src/session/clock.ts";
-import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "../../src/session/config.ts";
+import {
+  DEFAULT_SESSION_CONFIG,
+  type SessionConfig,
+  type TurnTakingConfig,
+} from "../../src/session/config.ts";
 import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
 import { TranscriptStore } from "../../src/session/transcript.ts";
 import type { AgentAudio, CallTransport, Speaker, TransportListener } from "../../src/session/transport.ts";
 
 export const RATE = 8000;
+
+/**
+ * Turn-taking as the harness runs it: the scripted caller's audio is silence, so there is no
+ * prosody, and the words decide through the scripted completion model with a weight that makes
+ * P(</s>) ≈ 1 end the turn at the shortest wait and P(</s>) ≈ 0 at the longest.
+ */
+export const HARNESS_TURN: TurnTakingConfig = {
+  ...DEFAULT_SESSION_CONFIG.turn,
+  endOfTurnProsody: false,
+  endOfTurnLmWeight: 4,
+};
 /** Scripted speech: each word of agent audio lasts this long. */
 export const MS_PER_WORD = 200;
 
@@ -154,6 +169,13 @@ export class Harness {
   ttsDown = false;
   /** What the VAD says of the last audio outside speech: a possible onset not yet decided. */
   onset = false;
+  /**
+   * The scripted completion model: P(the sentence ends after these words). By default every
+   * utterance sounds complete enough to end the turn at the shortest wait (see HARNESS_TURN).
+   */
+  endProbability: (words: string) => number | undefined = () => 0.99;
+  /** Words the completion model was asked about, in order. */
+  readonly completionAsked: string[] = [];
   /** Each speaker's VAD output, in the order their listeners were made (the order of `speakers`). */
   readonly #emits: ((e: SpeechEvent) => void)[] = [];
   /** A multi-party conversation's members (frames are tagged with them); none for a phone call. */
@@ -169,7 +191,12 @@ export class Harness {
     this.session = new CallSession({
       transport: this.transport,
       clock,
-      config: { ...DEFAULT_SESSION_CONFIG, greeting: "Hello.", ...config },
+      config: {
+        ...DEFAULT_SESSION_CONFIG,
+        greeting: "Hello.",
+        ...config,
+        turn: { ...HARNESS_TURN, ...config.turn },
+      },
       log: pino({ level: process.env.SESSION_LOG ?? "silent" }),
       transcripts: this.transcripts,
       createSpeechDetector: (onEvent) => {
@@ -220,6 +247,12 @@ export class Harness {
           },
         },
         tts: { open: async () => h.openTts() },
+        turnCompletion: {
+          endProbability: (words) => {
+            h.completionAsked.push(words);
+            return h.endProbability(words);
+          },
+        },
       },
     });
   }

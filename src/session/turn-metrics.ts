@@ -1,0 +1,33 @@
+// The figures filed with each agent turn: how long the end of the caller's turn took to
+// confirm, and the pipeline's stages from there to the first audio the caller heard.
+import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
+import type { TurnMetrics } from "./transcript.ts";
+
+/** What of the caller's turn the figures need: when it ended, was confirmed, was recognized. */
+export interface AnsweredTurn {
+  speechEndAt: number;
+  confirmedAt?: number;
+  asrMs?: number;
+}
+
+export function turnMetrics(
+  turn: AgentTurn,
+  job: AnsweredTurn | undefined,
+  r: AgentTurnResult,
+  interruptedBy: { startAt: number; clearedAt: number } | undefined,
+): TurnMetrics {
+  const t = turn.timings;
+  const m: TurnMetrics = {};
+  const confirmedAt = job?.confirmedAt;
+  if (job && confirmedAt !== undefined) m.eouDelayMs = Math.round(confirmedAt - job.speechEndAt);
+  if (job?.asrMs !== undefined) m.asrMs = Math.round(job.asrMs);
+  if (t.chatStartAt !== undefined && t.firstTokenAt !== undefined)
+    m.llmTtftMs = Math.round(t.firstTokenAt - t.chatStartAt);
+  if (t.firstTextSentAt !== undefined && t.firstAudioAt !== undefined) {
+    m.ttsFirstAudioMs = Math.round(t.firstAudioAt - t.firstTextSentAt);
+  }
+  if (job && t.firstPlayAt !== undefined) m.voiceToVoiceMs = Math.round(t.firstPlayAt - job.speechEndAt);
+  if (r.interrupted && interruptedBy)
+    m.bargeInMs = Math.round(interruptedBy.clearedAt - interruptedBy.startAt);
+  return m;
+}
