@@ -21,6 +21,7 @@ COPY src ./src
 COPY codecs ./codecs
 COPY bridges ./bridges
 COPY config ./config
+COPY console ./console
 
 # Calls, recordings, reports and the local service's files live in /data (mount a volume).
 RUN useradd --system --home-dir /app --shell /usr/sbin/nologin voicebridge \

@@ -105,7 +105,7 @@ afterAll(async () => {
 });
 
 describe("the deployment image (podman)", () => {
-  it("runs as a non-root user and answers a simulated Twilio call with the greeting", async () => {
+  it("runs as a non-root user, serves the console, and answers a simulated Twilio call with the greeting", async () => {
     const user = (await podman(["exec", name, "id", "-un"])).trim();
     expect(user).toBe("voicebridge");
     const call = await simulateCall({
@@ -117,6 +117,10 @@ describe("the deployment image (podman)", () => {
     });
     expect(call.mediaReceived).toBeGreaterThan(0);
     expect(levelDbfs(call.agentAudio)).toBeGreaterThan(-40);
+    // The console is in the image and served (on by default with the embedded local service).
+    const page = await fetch(`http://127.0.0.1:${httpPort}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Call the agent");
   }, 60_000);
 
   it("answers a SIP phone (baresip, PCMU) with the greeting", async () => {
