@@ -231,6 +231,18 @@ static Call *call_arg(napi_env env, napi_value v) {
   return calls[h];
 }
 
+/** The call a handle argument names, with the lock held; NULL (lock released, error thrown) if none. */
+static Call *lock_call(napi_env env, size_t argc, napi_value *argv) {
+  if (argc < 1) {
+    napi_throw_range_error(env, NULL, "rtp sender: not an open call handle");
+    return NULL;
+  }
+  pthread_mutex_lock(&mu);
+  Call *c = call_arg(env, argv[0]);
+  if (!c) pthread_mutex_unlock(&mu);
+  return c;
+}
+
 /** bindUdp(host, port): a UDP socket bound there, for dgram to adopt; its fd, or −errno. */
 static napi_value bind_udp(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -371,12 +383,8 @@ static napi_value push(napi_env env, napi_callback_info info) {
       lens = p;
     }
   }
-  pthread_mutex_lock(&mu);
-  Call *c = call_arg(env, argv[0]);
-  if (!c) {
-    pthread_mutex_unlock(&mu);
-    return NULL;
-  }
+  Call *c = lock_call(env, argc, argv);
+  if (!c) return NULL;
   size_t n = lens ? nlens : len / c->slot_bytes;
   if (c->count + n > c->cap) {
     uint32_t cap = c->cap;
@@ -428,16 +436,12 @@ static napi_value clear(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], out;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  pthread_mutex_lock(&mu);
-  Call *c = argc ? call_arg(env, argv[0]) : NULL;
-  uint32_t dropped = 0;
-  if (c) {
-    dropped = c->count;
-    c->count = 0;
-    c->head = 0;
-  }
-  pthread_mutex_unlock(&mu);
+  Call *c = lock_call(env, argc, argv);
   if (!c) return NULL;
+  uint32_t dropped = c->count;
+  c->count = 0;
+  c->head = 0;
+  pthread_mutex_unlock(&mu);
   CHECK(napi_create_uint32(env, dropped, &out));
   return out;
 }
@@ -447,11 +451,10 @@ static napi_value sent(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], out;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  pthread_mutex_lock(&mu);
-  Call *c = argc ? call_arg(env, argv[0]) : NULL;
-  double n = c ? c->audio_sent : 0;
-  pthread_mutex_unlock(&mu);
+  Call *c = lock_call(env, argc, argv);
   if (!c) return NULL;
+  double n = c->audio_sent;
+  pthread_mutex_unlock(&mu);
   CHECK(napi_create_double(env, n, &out));
   return out;
 }
@@ -468,16 +471,12 @@ static napi_value update(napi_env env, napi_callback_info info) {
   int with_dest = argc >= 4;
   if (with_dest && (!get_str(env, argv[2], host, sizeof host) || napi_get_value_uint32(env, argv[3], &port) != napi_ok))
     return throw_range(env, "update: destination must be an IP literal and a port");
-  pthread_mutex_lock(&mu);
-  Call *c = call_arg(env, argv[0]);
-  int ok = 1;
-  if (c) {
-    c->payload_type = (uint8_t)pt;
-    c->transmit = transmit != 0;
-    if (with_dest) ok = set_dest(c, host, port);
-  }
-  pthread_mutex_unlock(&mu);
+  Call *c = lock_call(env, argc, argv);
   if (!c) return NULL;
+  c->payload_type = (uint8_t)pt;
+  c->transmit = transmit != 0;
+  int ok = with_dest ? set_dest(c, host, port) : 1;
+  pthread_mutex_unlock(&mu);
   CHECK(napi_get_boolean(env, ok, &out));
   return out;
 }
@@ -488,27 +487,29 @@ static napi_value set_num(napi_env env, napi_value obj, const char *key, double 
   return obj;
 }
 
-/** close(handle): unregisters the call (the fd is no longer used when this returns); its counts. */
-static napi_value close_call(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], out;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  pthread_mutex_lock(&mu);
-  Call *c = argc ? call_arg(env, argv[0]) : NULL;
-  if (c) {
-    uint32_t h;
-    napi_get_value_uint32(env, argv[0], &h);
-    calls[h] = NULL;
-    calls_active--;
-  }
-  pthread_mutex_unlock(&mu);
-  if (!c) return NULL;
-  CHECK(napi_create_object(env, &out));
+/** A call's counts onto `out` (caller holds the lock, or owns the unregistered call). */
+static void set_counts(napi_env env, napi_value out, const Call *c) {
   set_num(env, out, "audioPackets", c->audio_sent);
   set_num(env, out, "silencePackets", c->silence_sent);
   set_num(env, out, "packets", c->packets);
   set_num(env, out, "sendErrors", c->send_errors);
   set_num(env, out, "skips", c->skips);
+}
+
+/** close(handle): unregisters the call (the fd is no longer used when this returns); its counts. */
+static napi_value close_call(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], out;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  Call *c = lock_call(env, argc, argv);
+  if (!c) return NULL;
+  uint32_t h;
+  napi_get_value_uint32(env, argv[0], &h);
+  calls[h] = NULL;
+  calls_active--;
+  pthread_mutex_unlock(&mu);
+  CHECK(napi_create_object(env, &out));
+  set_counts(env, out, c);
   free_call(c);
   return out;
 }
@@ -521,8 +522,8 @@ static napi_value stats(napi_env env, napi_callback_info info) {
   CHECK(napi_create_object(env, &out));
   napi_valuetype t = napi_undefined;
   if (argc) CHECK(napi_typeof(env, argv[0], &t));
-  pthread_mutex_lock(&mu);
   if (t == napi_undefined) {
+    pthread_mutex_lock(&mu);
     double hist[LATE_BUCKETS], n = ticks_run, max = late_max_ms, rt = realtime;
     memcpy(hist, late_hist, sizeof hist);
     pthread_mutex_unlock(&mu);
@@ -539,19 +540,11 @@ static napi_value stats(napi_env env, napi_callback_info info) {
     set_num(env, out, "realtime", rt);
     return out;
   }
-  Call *c = call_arg(env, argv[0]);
-  if (!c) {
-    pthread_mutex_unlock(&mu);
-    return NULL;
-  }
-  double a = c->audio_sent, s = c->silence_sent, p = c->packets, e = c->send_errors, k = c->skips, q = c->count;
+  Call *c = lock_call(env, argc, argv);
+  if (!c) return NULL;
+  set_counts(env, out, c);
+  set_num(env, out, "queued", c->count);
   pthread_mutex_unlock(&mu);
-  set_num(env, out, "audioPackets", a);
-  set_num(env, out, "silencePackets", s);
-  set_num(env, out, "packets", p);
-  set_num(env, out, "sendErrors", e);
-  set_num(env, out, "skips", k);
-  set_num(env, out, "queued", q);
   return out;
 }
 
