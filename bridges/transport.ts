@@ -1,6 +1,7 @@
 // Shared entry point for transports: the port they implement (owned by the session, which
 // must not import bridges) is re-exported here so each bridge imports from one place.
 export type {
+  AdmitCall,
   AgentAudio,
   CallInfo,
   CallTransport,

@@ -74,13 +74,24 @@ program
     // For a person reading the terminal the ways in stand out as a box (a log line, so it comes in
     // order with the others); for log collectors they are fields of one line.
     const { bannerText } = await import("./banner.ts");
-    const bridge = await startBridge(
-      config,
-      log,
-      logsArePretty(config.log)
+    const startOverrides = {
+      server: { host: opts.host, port: opts.port },
+      discord: { shards: opts.shards },
+    };
+    const bridge = await startBridge(config, log, {
+      // A reload reads the same file, environment and flags again (a shard keeps its own port).
+      readConfig: () => {
+        const next = loadConfig({ file: program.opts().config, overrides: startOverrides });
+        return shard === undefined ? next : { ...next, server: config.server };
+      },
+      ...(logsArePretty(config.log)
         ? { announce: (e) => log.info(`ready: how to reach the agent\n${bannerText(e)}\n`) }
-        : {},
-    );
+        : {}),
+    });
+    process.on("SIGHUP", () => {
+      log.info("SIGHUP: reloading the configuration");
+      bridge.reload();
+    });
     const stop = async (signal: string) => {
       // A second signal skips the drain: the operator means it.
       process.once(signal, () => process.exit(1));
@@ -138,6 +149,14 @@ program
   .option("--both", "with --out: caller on the left channel, agent on the right")
   .option("--auth-token <token>", "sign requests with this Twilio auth token (default: TWILIO_AUTH_TOKEN)")
   .option("--max-seconds <n>", "hang up after this long at the latest (default 120)")
+  .option("--from <number>", "the caller's number (Twilio From; routes and {{caller}})")
+  .option("--to <number>", "the number called (Twilio To; routes and {{called}})")
+  .option(
+    "--param <name=value>",
+    "a call parameter ({{param.NAME}}, sent to the webhook; repeatable)",
+    collect,
+    [],
+  )
   .option("--verbose", "print call events as they happen (stderr)")
   .action(
     async (opts: {
@@ -150,12 +169,17 @@ program
       authToken?: string;
       maxSeconds?: string;
       verbose?: boolean;
+      from?: string;
+      to?: string;
+      param: string[];
     }) => {
       const config = load(program.opts());
-      const { runCallCommand } = await import("../bridges/twilio/sim/command.ts");
+      const { runCallCommand, parseParams } = await import("../bridges/twilio/sim/command.ts");
       try {
+        const { param, ...rest } = opts;
         const code = await runCallCommand({
-          ...opts,
+          ...rest,
+          params: parseParams(param),
           url: opts.url ?? `http://127.0.0.1:${config.server.port}`,
           authToken: opts.authToken ?? config.twilio.authToken,
           maxSeconds: opts.maxSeconds !== undefined ? Number(opts.maxSeconds) : undefined,
@@ -167,6 +191,45 @@ program
       }
     },
   );
+
+program
+  .command("reload")
+  .description(
+    "make the running bridge read its configuration again (as SIGHUP does): new calls get the new agents and routes, live calls keep theirs; a configuration with errors is refused and the running one stays",
+  )
+  .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
+  .action(async (opts: { url?: string }) => {
+    const config = load(program.opts());
+    const base = (opts.url ?? `http://127.0.0.1:${config.server.port}`).replace(/\/+$/, "");
+    const { RELOAD_PATH } = await import("./reload.ts");
+    try {
+      const res = await fetch(`${base}${RELOAD_PATH}`, {
+        method: "POST",
+        headers: config.server.token ? { authorization: `Bearer ${config.server.token}` } : {},
+      });
+      const body = (await res.json().catch(() => ({}))) as {
+        ok?: boolean;
+        agents?: string[];
+        restartNeeded?: string[];
+        error?: string | { message?: string };
+      };
+      if (res.ok && body.ok) {
+        process.stdout.write(`reloaded: agents ${body.agents?.join(", ")}\n`);
+        if (body.restartNeeded?.length)
+          process.stdout.write(
+            `these sections changed and take effect at the next start: ${body.restartNeeded.join(", ")}\n`,
+          );
+        process.exit(0);
+      }
+      const error =
+        typeof body.error === "string" ? body.error : (body.error?.message ?? `HTTP ${res.status}`);
+      process.stderr.write(`voice-bridge reload: refused, the running configuration stays:\n${error}\n`);
+      process.exit(2);
+    } catch (err) {
+      process.stderr.write(`voice-bridge reload: ${base}: ${(err as Error).message}\n`);
+      process.exit(1);
+    }
+  });
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

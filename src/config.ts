@@ -4,29 +4,10 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-
-const port = z.coerce
-  .number({ error: "expected a port number 0-65535" })
-  .int({ error: "expected a whole port number 0-65535" })
-  .min(0, { error: "expected a port number 0-65535" })
-  .max(65535, { error: "expected a port number 0-65535" });
-const url = z.url({ error: "expected an absolute URL such as https://host/path" });
-/** A server the service calls over HTTP (a bare `host:port` would parse as a URL of scheme `host`). */
-const httpUrl = z.url({
-  protocol: /^https?$/,
-  error: "expected an http(s) URL such as http://127.0.0.1:8000",
-});
-
-/** A yes/no value; from a config file a boolean, from the environment or a flag also true/false, yes/no, on/off, 1/0. */
-const flag = z.preprocess(
-  (v) => {
-    if (typeof v !== "string") return v;
-    if (/^(true|yes|on|1)$/i.test(v)) return true;
-    if (/^(false|no|off|0)$/i.test(v)) return false;
-    return v;
-  },
-  z.boolean({ error: "expected true or false" }),
-);
+import { routeSchema, webhookSchema } from "./agents/routes.ts";
+import { agentName, agentSchema, defaultAgentSchema } from "./agents/schema.ts";
+import { httpUrl, port, url } from "./config-values.ts";
+import { unknownKeyMessage, unknownKeys } from "./unknown-keys.ts";
 
 export const configSchema = z.object({
   server: z
@@ -72,81 +53,14 @@ export const configSchema = z.object({
         .default([]),
     })
     .prefault({}),
-  agent: z
-    .object({
-      systemPrompt: z.string().min(1).optional(),
-      /** Spoken first; when absent the model greets. */
-      greeting: z.string().min(1).optional(),
-      /** Phone number or SIP URI the transfer_call tool dials. */
-      transferTarget: z.string().min(1).optional(),
-      minEndOfTurnMs: z.coerce.number().int().min(50).max(5000).default(250),
-      maxEndOfTurnMs: z.coerce.number().int().min(100).max(10_000).default(1200),
-      /** How sure the agent must be that the caller has finished before it speaks (see end-of-turn.ts). */
-      endOfTurnConfidence: z.coerce
-        .number({ error: "expected a probability such as 0.9" })
-        .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
-        .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
-        .default(0.9),
-      /** The trigram model (sphinxbase binary) asked whether the words end a sentence; "off" for none. */
-      // (The service reads this module too, so the path is written here, not imported from session/.)
-      endOfTurnLm: z
-        .preprocess((v) => (v === false ? "off" : v), z.string().min(1))
-        .default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
-      /** How much the words count, in log-odds per decade of P(</s>); 0 leaves them out. */
-      endOfTurnLmWeight: z.coerce
-        .number({ error: "expected a weight from 0 to 5, such as 1.3" })
-        .min(0, { error: "expected a weight from 0 to 5, such as 1.3" })
-        .max(5, { error: "expected a weight from 0 to 5, such as 1.3" })
-        .default(1.3),
-      /** Weigh how the caller's voice ended (pitch fall or rise) as well as the words. */
-      endOfTurnProsody: flag.default(false),
-      /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
-      adaptToCaller: flag.default(true),
-      bargeInMinMs: z.coerce.number().int().min(0).max(2000).default(180),
-      bargeInConfirmMs: z.coerce.number().int().min(0).max(5000).default(1000),
-      repromptAfterMs: z.coerce.number().int().min(1000).default(8000),
-      maxReprompts: z.coerce.number().int().min(0).max(10).default(2),
-      maxCallSeconds: z.coerce.number().int().min(10).default(900),
-      apologyText: z.string().min(1).optional(),
-      /** Call records (JSON lines per call) go here; default: <local.dataDir>/calls. */
-      transcriptDir: z.string().min(1).optional(),
-      /** When set, each call is recorded here as <callId>.wav: stereo, caller left, agent (as heard) right. */
-      recordingDir: z.string().min(1).optional(),
-      /** User-defined HTTP tools the model may call. */
-      httpTools: z
-        .array(
-          z.object({
-            name: z
-              .string()
-              .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "letters, digits, _ and - (at most 64)" }),
-            description: z.string().min(1),
-            url: url,
-            method: z.enum(["POST", "GET"]).default("POST"),
-            timeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000),
-            headers: z.record(z.string(), z.string()).optional(),
-            parameters: z
-              .record(
-                z.string(),
-                z.object({
-                  type: z.enum(["string", "number", "integer", "object", "array", "boolean"]),
-                  description: z.string().optional(),
-                }),
-              )
-              .default({}),
-            required: z.array(z.string()).optional(),
-          }),
-        )
-        .default([]),
-    })
-    .prefault({})
-    .superRefine((v, ctx) => {
-      if (v.maxEndOfTurnMs < v.minEndOfTurnMs)
-        ctx.addIssue({
-          code: "custom",
-          path: ["maxEndOfTurnMs"],
-          message: `must be at least agent.minEndOfTurnMs (${v.minEndOfTurnMs})`,
-        });
-    }),
+  /** The agent named `default`: it takes every call no route gives to another (see src/agents). */
+  agent: defaultAgentSchema.prefault({}),
+  /** More agents by name; a route or the call-start webhook picks one per call. */
+  agents: z.record(agentName, agentSchema).default({}),
+  /** Which agent takes a call: the first route that matches, else `default`. */
+  routes: z.array(routeSchema).default([]),
+  /** Asked at the start of every call (unless its route has its own): agent, variables, overrides. */
+  agentWebhook: webhookSchema.optional(),
   local: z
     .object({
       host: z.string().min(1).default("127.0.0.1"),
@@ -435,7 +349,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, console, service, agent, local, twilio, sip, audiosocket, discord, callReports, log)`,
+      `config file ${file}: expected a mapping of sections (${Object.keys(configSchema.shape).join(", ")})`,
     );
   }
   return parsed as Tree;
@@ -472,8 +386,24 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     origin.set(dotted, `option --${dotted.split(".").pop()}`);
   }
   const result = configSchema.safeParse(tree);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
+  const issues: Array<{ path: PropertyKey[]; message: string }> = result.success
+    ? []
+    : [...result.error.issues];
+  for (const key of unknownKeys(configSchema, tree))
+    issues.push({ path: key.path, message: unknownKeyMessage(key) });
+  if (
+    isTree(tree.agents) &&
+    tree.agents.default !== undefined &&
+    isTree(tree.agent) &&
+    Object.keys(tree.agent).some((k) => k !== "transcriptDir" && k !== "recordingDir")
+  )
+    issues.push({
+      path: ["agents", "default"],
+      message: "the default agent is set twice (agent: and agents.default): keep one",
+    });
+  issues.push(...routeProblems(tree));
+  if (result.success && issues.length === 0) return result.data;
+  const problems = issues.map((issue) => {
     const key = issue.path.join(".");
     // A list item's problem ("sip.codecs.0") came from where the list was set.
     const set = issue.path.map((_, i) => issue.path.slice(0, issue.path.length - i).join("."));
@@ -482,6 +412,26 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     return `  - ${label}: ${issue.message}`;
   });
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
+}
+
+/** Routes to agents that do not exist (a typo would send their calls nowhere). */
+function routeProblems(tree: Tree): Array<{ path: PropertyKey[]; message: string }> {
+  if (!Array.isArray(tree.routes)) return [];
+  const names = new Set(["default", ...(isTree(tree.agents) ? Object.keys(tree.agents) : [])]);
+  return tree.routes.flatMap((r: unknown, i) =>
+    isTree(r) && typeof r.agent === "string" && !names.has(r.agent)
+      ? [
+          {
+            path: ["routes", i, "agent"],
+            message: `no agent named "${r.agent}"; agents: ${[...names].join(", ")}`,
+          },
+        ]
+      : [],
+  );
+}
+
+function isTree(v: unknown): v is Tree {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function flatten(tree: Tree, prefix = ""): Record<string, unknown> {

@@ -19,8 +19,12 @@ import {
 } from "../bridges/sip/rtp/index.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { BridgeAccess } from "./access.ts";
+import { CallAdmission } from "./agents/admission.ts";
+import type { CallAgent } from "./agents/call-agent.ts";
+import { AgentDirectory } from "./agents/directory.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
+import { runAnalysis } from "./call-analysis.ts";
 import { registerCallRoutes } from "./call-routes.ts";
 import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
 import { WatchedTransport, watchServices } from "./console/call-activity.ts";
@@ -28,6 +32,7 @@ import { LiveFeed } from "./console/live-feed.ts";
 import { registerConsole } from "./console/routes.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
+import { type ReloadResult, registerReload, reloadWith, sectionsNeedingRestart } from "./reload.ts";
 import { type CallReport, callReport } from "./reports/report.ts";
 import { type AttemptResult, CallReporter } from "./reports/reporter.ts";
 import { ReportSpool } from "./reports/spool.ts";
@@ -36,14 +41,13 @@ import { outcomeOf } from "./session/call-outcome.ts";
 import { CallRecorder, type RecordingTransport } from "./session/call-recording.ts";
 import { CallSession } from "./session/call-session.ts";
 import { type Clock, systemClock } from "./session/clock.ts";
-import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "./session/config.ts";
+import type { SessionConfig } from "./session/config.ts";
 import type { SessionServices } from "./session/services.ts";
 import type { SpeechDetectorFactory } from "./session/speech-detector.ts";
 import { svcServices } from "./session/svc-adapters.ts";
 import { TranscriptStore } from "./session/transcript.ts";
 import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
-import { turnTakingFrom } from "./turn-taking-config.ts";
 
 export interface Bridge {
   readonly url: string;
@@ -63,6 +67,14 @@ export interface Bridge {
   readonly browser: BrowserCalls | undefined;
   /** Where people and programs reach the agent: the console's URL (with the token), and the rest. */
   readonly entrances: Entrances;
+  /** The agents' names, `default` first (the console offers each). */
+  readonly agents: string[];
+  /**
+   * Takes new agents, routes and call-start webhook from `next` (already validated): new calls get
+   * them, live calls keep the agent they have. Without `next`, reads the configuration again
+   * (BridgeOverrides.readConfig), refusing it when it has errors.
+   */
+  reload(next?: Config): ReloadResult;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
   close(drainMs?: number): Promise<void>;
 }
@@ -75,24 +87,10 @@ export interface BridgeOverrides {
   callControl?: CallControl;
   /** Hears each end-of-call report delivery attempt (tests). */
   onReportAttempt?: (result: AttemptResult) => void;
+  /** Reads the configuration again, for a reload (the CLI's: the same file and environment). */
+  readConfig?: () => Config;
   /** Says how to reach the agent once the bridge is up (default: one log line with a field per way in). */
   announce?: (entrances: Entrances) => void;
-}
-
-export function sessionConfigFrom(config: Config): SessionConfig {
-  const a = config.agent;
-  return {
-    ...DEFAULT_SESSION_CONFIG,
-    ...(a.systemPrompt ? { systemPrompt: a.systemPrompt } : {}),
-    ...(a.greeting ? { greeting: a.greeting } : {}),
-    ...(a.transferTarget ? { transferTarget: a.transferTarget } : {}),
-    ...(a.apologyText ? { apologyText: a.apologyText } : {}),
-    turn: turnTakingFrom(config),
-    repromptAfterMs: a.repromptAfterMs,
-    maxReprompts: a.maxReprompts,
-    maxCallMs: a.maxCallSeconds * 1000,
-    httpTools: a.httpTools,
-  };
 }
 
 /** What the model is told about a conversation with several people in it. */
@@ -108,9 +106,10 @@ const GROUP_MAX_MS = 24 * 3600_000;
  * The session configuration for one conversation: a phone call's as configured; a voice
  * channel's with its members told apart (labelled turns, `discord.respondTo`, the agent's name).
  */
-export function conversationConfig(base: SessionConfig, config: Config, info: CallInfo): SessionConfig {
+export function conversationConfig(agent: CallAgent, config: Config, info: CallInfo): SessionConfig {
+  const base = agent.session;
   if (info.transport !== "discord") return base;
-  const prompt = config.agent.systemPrompt ?? GROUP_PROMPT;
+  const prompt = agent.prompted ? base.systemPrompt : GROUP_PROMPT;
   return {
     ...base,
     systemPrompt: `${prompt} ${GROUP_NOTE}`,
@@ -155,8 +154,11 @@ export async function startBridge(
     planTier: config.service.planTier,
     logger: log.child({ component: "client" }),
   });
-  let services = svcServices(client, config.service);
-  if (overrides.wrapServices) services = overrides.wrapServices(services);
+  // Each call's services speak with its agent's voice and models (cheap: closures over the client).
+  const servicesFor = (agent: CallAgent): SessionServices => {
+    const services = svcServices(client, agent.models);
+    return overrides.wrapServices ? overrides.wrapServices(services) : services;
+  };
   const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
   const metrics = new BridgeMetrics();
   const transcripts = new TranscriptStore(
@@ -202,7 +204,33 @@ export async function startBridge(
     );
     await reporter.start();
   }
-  const sessionConfig = sessionConfigFrom(config);
+  const pickObserver = { webhookFailed: (cause: string) => metrics.agentWebhookFailures.inc({ cause }) };
+  let agents = new AgentDirectory(config, pickObserver);
+  let running = config;
+  const applyConfig = (next: Config): ReloadResult => {
+    agents = new AgentDirectory(next, pickObserver);
+    const restartNeeded = sectionsNeedingRestart(running, next);
+    running = next;
+    log.info(
+      { agents: agents.names, routes: next.routes.length, liveCalls: live.size },
+      "configuration reloaded: new calls get these agents, live calls keep theirs",
+    );
+    if (restartNeeded.length)
+      log.warn(
+        { sections: restartNeeded },
+        "reload: these sections changed and take effect at the next start",
+      );
+    return { ok: true, agents: agents.names, restartNeeded };
+  };
+  const reload = (next?: Config): ReloadResult => {
+    if (next) return applyConfig(next);
+    if (!overrides.readConfig)
+      return { ok: false, error: "this bridge was started without a configuration to read again" };
+    return reloadWith(overrides.readConfig, applyConfig, log);
+  };
+  const admission = new CallAdmission(() => agents, log);
+  const analyse = (agent: CallAgent, callId: string): Promise<void> =>
+    runAnalysis(agent, callId, { client, transcripts, metrics, log });
   const live = new Set<CallSession>();
   let draining = false;
   const access = new BridgeAccess(config.server.token);
@@ -226,38 +254,54 @@ export async function startBridge(
     http,
     (path) => path === "/" || path.startsWith("/console/") || path === "/calls" || path.startsWith("/calls/"),
   );
+  registerReload(http, access, () => reload());
   registerCallRoutes(http, transcripts, recorder && ((callId) => recorder.pathOf(callId)));
   if (feed) {
     registerConsole(http, { feed, metrics, log, authorize: (req, socket) => access.upgrade(req, socket) });
   }
 
   const onCall = (callTransport: CallTransport) => {
+    void admission.take(callTransport.info).then((pick) => {
+      if (pick.kind === "reject") {
+        void callTransport.hangUp(pick.reason);
+        return;
+      }
+      startSession(callTransport, pick.agent);
+    });
+  };
+  const startSession = (callTransport: CallTransport, agent: CallAgent) => {
     if (draining) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
       void callTransport.hangUp("bridge is shutting down");
       return;
     }
+    const callId = callTransport.info.callId;
     // The recording wraps the transport, so the session records without knowing it; the console
     // watches the same way, from outside.
-    const recording = recorder?.record(callTransport);
-    const activity = feed?.activitySink(callTransport.info.callId);
+    const recording = agent.recording ? recorder?.record(callTransport) : undefined;
+    const activity = feed?.activitySink(callId);
     const recorded = recording ?? callTransport;
     const transport = activity ? new WatchedTransport(recorded, activity) : recorded;
+    const services = servicesFor(agent);
     const session = new CallSession({
       transport,
       services: activity ? watchServices(services, activity) : services,
       createSpeechDetector: createDetector,
       clock,
-      config: conversationConfig(sessionConfig, config, transport.info),
-      log,
+      config: conversationConfig(agent, config, transport.info),
+      log: log.child({ agent: agent.name }),
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
         const recorded = recording?.close();
+        // The analysis (when the agent has one) goes into the record before the report is made.
+        const analysed = agent.analysis ? analyse(agent, callId) : Promise.resolve();
         if (reporter) {
-          const record = transcripts.get(transport.info.callId);
-          const report = record && callReport(record, { instance: hostname() });
-          void reporter.submit(report && withRecording(report, recording, recorded));
+          const report = analysed.then(() => {
+            const record = transcripts.get(callId);
+            return record && callReport(record, { instance: hostname() });
+          });
+          void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
         }
         live.delete(session);
         metrics.activeCalls.dec();
@@ -266,6 +310,7 @@ export async function startBridge(
     });
     live.add(session);
     metrics.activeCalls.inc();
+    metrics.agentCalls.inc({ agent: agent.name });
     session.start();
   };
   const twilio: TwilioRoutes = registerTwilio(http, {
@@ -273,6 +318,7 @@ export async function startBridge(
     log,
     clock,
     onCall,
+    admit: (info) => admission.admit(info),
     ...(overrides.callControl ? { callControl: overrides.callControl } : {}),
   });
   const browser: BrowserCalls | undefined = feed
@@ -306,6 +352,7 @@ export async function startBridge(
           ports: rtpWorker ?? new UdpRtpPortPool({ host: sipConfig.host, ports: sipConfig.rtpPorts }),
           createTransport: createRtpCallTransportFactory(),
           onCall,
+          admit: (info) => admission.admit(info),
         });
   const audioSocket =
     config.audiosocket.port === false
@@ -345,6 +392,10 @@ export async function startBridge(
     get activeCalls() {
       return live.size;
     },
+    get agents() {
+      return agents.names;
+    },
+    reload,
     async close(drainMs = 30_000) {
       draining = true;
       // New SIP calls and load-balancer probes get 503 + Retry-After from now on.

@@ -40,6 +40,12 @@ export class BridgeMetrics {
   readonly registry = new Registry();
   readonly activeCalls: Gauge;
   readonly calls: Counter<"transport" | "outcome">;
+  /** Call-start webhook answers that could not be used, by cause (the route's agent took the call). */
+  readonly agentWebhookFailures: Counter<"cause">;
+  /** Calls by the agent that took them. */
+  readonly agentCalls: Counter<"agent">;
+  /** Post-call analyses, by how they went. */
+  readonly analyses: Counter<"status">;
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -57,6 +63,24 @@ export class BridgeMetrics {
       name: "voice_bridge_calls_total",
       help: "calls ended, by transport and how they ended",
       labelNames: ["transport", "outcome"],
+      registers: [this.registry],
+    });
+    this.agentWebhookFailures = new Counter({
+      name: "voice_bridge_agent_webhook_failures_total",
+      help: "call-start webhook answers not used (timeout, http_error, unreachable, bad_answer, unknown_agent, bad_overrides)",
+      labelNames: ["cause"],
+      registers: [this.registry],
+    });
+    this.agentCalls = new Counter({
+      name: "voice_bridge_agent_calls_total",
+      help: "calls started, by the agent that took them",
+      labelNames: ["agent"],
+      registers: [this.registry],
+    });
+    this.analyses = new Counter({
+      name: "voice_bridge_call_analyses_total",
+      help: "post-call analyses, by status (done, failed)",
+      labelNames: ["status"],
       registers: [this.registry],
     });
     const turn = {} as Record<keyof TurnMetrics, Histogram>;

@@ -1,9 +1,8 @@
-// The session's turn-taking settings from the program's configuration.
-import type { Config } from "./config.ts";
+// The session's turn-taking settings from an agent's.
+import type { Agent } from "./agents/schema.ts";
 import { DEFAULT_SESSION_CONFIG, type TurnTakingConfig } from "./session/config.ts";
 
-export function turnTakingFrom(config: Config): TurnTakingConfig {
-  const a = config.agent;
+export function turnTakingFrom(a: Agent): TurnTakingConfig {
   return {
     ...DEFAULT_SESSION_CONFIG.turn,
     minEndOfTurnMs: a.minEndOfTurnMs,

@@ -108,7 +108,7 @@ describe("loadConfig", () => {
     );
     const file = tmpFile("eou.yaml", "agent:\n  minEndOfTurnMs: 900\n  maxEndOfTurnMs: 600\n");
     expect(() => loadConfig({ file, env: {} })).toThrow(
-      `${file}: agent.maxEndOfTurnMs: must be at least agent.minEndOfTurnMs (900)`,
+      `${file}: agent.maxEndOfTurnMs: must be at least minEndOfTurnMs (900)`,
     );
   });
 

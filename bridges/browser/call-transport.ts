@@ -30,6 +30,8 @@ export interface BrowserCallOptions {
   callId: string;
   /** Who is calling, as the call's record shows it (e.g. "browser 127.0.0.1"). */
   from: string;
+  /** The agent the person chose on the console (the call's `to`, which routes it). */
+  to?: string | undefined;
   params: Record<string, string>;
   /** Logger for this call (already carrying callId). */
   log: Logger;
@@ -64,7 +66,13 @@ export class BrowserCallTransport implements CallTransport {
   #sentMs = 0;
 
   constructor(opts: BrowserCallOptions) {
-    this.info = { callId: opts.callId, transport: "browser", from: opts.from, params: opts.params };
+    this.info = {
+      callId: opts.callId,
+      transport: "browser",
+      from: opts.from,
+      ...(opts.to ? { to: opts.to } : {}),
+      params: opts.params,
+    };
     this.#socket = opts.socket;
     this.#log = opts.log;
     const leadMs = opts.leadMs ?? 200;

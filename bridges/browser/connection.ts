@@ -16,6 +16,8 @@ export interface BrowserConnectionOptions {
   /** The caller's address, for the record's `from`. */
   remote: string;
   userAgent: string | undefined;
+  /** The agent asked for (`?agent=NAME`), the call's `to`. */
+  to?: string | undefined;
   log: Logger;
   clock: Clock;
   leadMs?: number | undefined;
@@ -38,6 +40,7 @@ export function serveBrowserCall(opts: BrowserConnectionOptions): BrowserCallTra
     socket: { send: (data) => ws.send(data), close: (code, reason) => ws.close(code, reason) },
     callId,
     from: `browser ${opts.remote}`,
+    to: opts.to,
     params: { remote: opts.remote, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) },
     log,
     clock: opts.clock,

@@ -43,6 +43,7 @@ export function registerBrowserCalls(http: FastifyInstance, opts: BrowserCallsOp
         ws,
         remote: req.socket.remoteAddress ?? "unknown",
         userAgent: req.headers["user-agent"],
+        to: new URL(req.url ?? "/", "http://x").searchParams.get("agent") ?? undefined,
         log,
         clock: opts.clock,
         leadMs: opts.leadMs,

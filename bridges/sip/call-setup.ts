@@ -70,6 +70,22 @@ export class CallSetup {
     }
     const pending: PendingInvite = { localTag: randomToken(), cancelled: false };
     this.#pending.set(tx.key, pending);
+    const info = callInfo(req);
+    if (o.admit) {
+      // The caller hears ringing while the agent is chosen (a call-start webhook may be asked).
+      tx.respond(makeResponse(req, 180, { toTag: pending.localTag }));
+      const admission = await o.admit(info);
+      if (pending.cancelled || tx.answered) {
+        this.#pending.delete(tx.key);
+        return;
+      }
+      if (!admission.accept) {
+        this.#pending.delete(tx.key);
+        tx.respond(makeResponse(req, 603, { toTag: pending.localTag, headers: [warning(admission.reason)] }));
+        log.info({ reason: admission.reason }, "sip: call declined (603)");
+        return;
+      }
+    }
     let endpoint: RtpEndpoint;
     try {
       endpoint = await o.ports.open();
@@ -95,7 +111,6 @@ export class CallSetup {
       ...(offer ? { media: offer.media, offer: { index: offer.index, lines: offer.lines } } : {}),
     });
     this.#d.register(dialog);
-    const info = callInfo(req);
     dialog.log.info(
       {
         from: info.from,

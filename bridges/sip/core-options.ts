@@ -2,7 +2,7 @@
 import type { Config } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
-import type { CallTransport } from "../transport.ts";
+import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import type { SipTimers } from "./transaction.ts";
@@ -18,6 +18,8 @@ export interface SipCoreOptions {
   readonly ports: RtpPortPool;
   readonly createTransport: SipCallTransportFactory;
   readonly onCall: (transport: CallTransport) => void;
+  /** Asked while the call rings (180) whether to answer it; a refusal is a 603 Decline. */
+  readonly admit?: AdmitCall;
   /** Retry-After on 503 while draining, seconds. */
   readonly retryAfterS: number;
   /** The port each transport listens on, for Via and Contact. */

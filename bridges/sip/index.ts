@@ -2,7 +2,7 @@
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
-import type { CallTransport } from "../transport.ts";
+import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import { SipCore, type SipStats } from "./server.ts";
@@ -21,6 +21,8 @@ export interface SipServerOptions {
   readonly ports: RtpPortPool;
   readonly createTransport: SipCallTransportFactory;
   readonly onCall: (transport: CallTransport) => void;
+  /** Asked while each new call rings (180) whether to answer it: a refusal is a 603 Decline. */
+  readonly admit?: AdmitCall;
   /** RFC 3261 timers; tests shorten T1 (default 500/4000/5000 ms). */
   readonly timers?: SipTimers;
   /** Retry-After while draining, seconds (default 30). */
@@ -53,6 +55,7 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     ports: opts.ports,
     createTransport: opts.createTransport,
     onCall: opts.onCall,
+    ...(opts.admit ? { admit: opts.admit } : {}),
     retryAfterS: opts.retryAfterS ?? 30,
     listenPort: (t) => (t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0,
     connect: (address, port) => {

@@ -9,12 +9,12 @@ import type { FastifyInstance } from "fastify";
 import type { Config } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import { type Clock, systemClock } from "../../src/session/clock.ts";
-import type { CallTransport } from "../transport.ts";
+import type { AdmitCall, CallTransport } from "../transport.ts";
 import { serveWebSocketPath } from "../websocket-path.ts";
 import { type CallControl, restCallControl } from "./call-control.ts";
 import { serveMediaConnection } from "./media-connection.ts";
 import { publicBase, signatureValid, wsBase } from "./public-url.ts";
-import { streamTwiml } from "./twiml.ts";
+import { rejectTwiml, streamTwiml } from "./twiml.ts";
 
 export const VOICE_PATH = "/twilio/voice";
 export const MEDIA_PATH = "/twilio/media";
@@ -25,6 +25,11 @@ export interface TwilioOptions {
   clock?: Clock;
   /** Called once per call, when its media stream has started; the session attaches to the transport. */
   onCall(transport: CallTransport): void;
+  /**
+   * Asked by the voice webhook before it answers (Twilio keeps the caller hearing ringing until
+   * it does); a refusal answers <Reject/>. The webhook's form fields are the call's parameters.
+   */
+  admit?: AdmitCall;
   /** Most outbound audio queued at Twilio, ms (default 200). */
   leadMs?: number;
   /** Outbound audio between marks, ms (default 100). */
@@ -90,6 +95,22 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
           { streamUrl },
           "stream URL derived from the request (Host, X-Forwarded-Proto); set PUBLIC_URL to pin it",
         );
+      if (opts.admit) {
+        const admission = await opts.admit({
+          callId: params.CallSid ?? "",
+          transport: "twilio",
+          ...(params.From ? { from: params.From } : {}),
+          ...(params.To ? { to: params.To } : {}),
+          params,
+        });
+        if (!admission.accept) {
+          callLog.info(
+            { from: params.From, to: params.To, reason: admission.reason },
+            "incoming call rejected",
+          );
+          return reply.type("text/xml").send(rejectTwiml());
+        }
+      }
       callLog.info({ from: params.From, to: params.To }, "incoming call: answering with a media stream");
       return reply
         .type("text/xml")

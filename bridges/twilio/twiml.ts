@@ -12,6 +12,13 @@ export function streamTwiml(streamUrl: string, params: Readonly<Record<string, s
   return response.toString();
 }
 
+/** `<Reject/>`: the call is refused before it is answered (the caller hears busy; no charge). */
+export function rejectTwiml(): string {
+  const response = new twilio.twiml.VoiceResponse();
+  response.reject();
+  return response.toString();
+}
+
 export function hangupTwiml(): string {
   const response = new twilio.twiml.VoiceResponse();
   response.hangup();

@@ -184,6 +184,7 @@ export class CallSession {
       transport: info.transport,
       ...(info.from ? { from: info.from } : {}),
       ...(info.to ? { to: info.to } : {}),
+      ...(config.agentName ? { agent: config.agentName } : {}),
     });
     this.#log.info({ from: info.from, to: info.to, transport: info.transport }, "call started");
     transport.attach({

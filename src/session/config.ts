@@ -49,6 +49,8 @@ export interface TurnTakingConfig {
 }
 
 export interface SessionConfig {
+  /** The agent's name, for the call's record (several agents may serve one bridge). */
+  agentName?: string;
   systemPrompt: string;
   /** Spoken at call start; when absent the model greets (asked with an empty conversation). */
   greeting?: string;

@@ -14,6 +14,8 @@ export interface HttpToolConfig {
   method?: "POST" | "GET";
   timeoutMs?: number;
   headers?: Record<string, string>;
+  /** Fixed fields sent with every request (JSON body, or GET query), beside the model's arguments. */
+  body?: Record<string, string>;
 }
 
 export type ToolOutcome =
@@ -104,7 +106,8 @@ export class ToolBox {
     }
     const tool = this.#http.get(call.name);
     if (!tool) return { kind: "result", content: `error: there is no tool named ${call.name}` };
-    return { kind: "result", content: await this.#callHttp(tool, args, signal) };
+    // The fixed fields come last: the model cannot overwrite what the operator set (an account id).
+    return { kind: "result", content: await this.#callHttp(tool, { ...args, ...tool.body }, signal) };
   }
 
   async #callHttp(tool: HttpToolConfig, args: Record<string, unknown>, signal: AbortSignal): Promise<string> {

@@ -21,7 +21,16 @@ export interface TurnMetrics {
 }
 
 export type CallEvent =
-  | { type: "call-start"; at: string; callId: string; transport: string; from?: string; to?: string }
+  | {
+      type: "call-start";
+      at: string;
+      callId: string;
+      transport: string;
+      from?: string;
+      to?: string;
+      /** The agent that took the call. */
+      agent?: string;
+    }
   | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
   | {
       type: "assistant";
@@ -35,7 +44,14 @@ export type CallEvent =
     }
   | { type: "barge-in"; at: string; outcome: "interrupted" | "resumed" }
   | { type: "note"; at: string; text: string }
-  | { type: "call-end"; at: string; reason: string; durationMs: number };
+  | { type: "call-end"; at: string; reason: string; durationMs: number }
+  /** After the call: the agent's analysis (summary and fields), or why there is none. */
+  | { type: "analysis"; at: string; analysis: CallAnalysis };
+
+/** The post-call analysis of a call (README "Agents: analysis"). */
+export type CallAnalysis =
+  | { status: "done"; summary?: string; fields: Record<string, string | number | boolean | null> }
+  | { status: "failed"; error: string };
 
 /** One spoken turn, for people reading a call: who, what, and for the agent what was heard. */
 export type TurnView =
@@ -57,10 +73,12 @@ export interface CallRecord {
   transport: string;
   from?: string;
   to?: string;
+  agent?: string;
   startedAt: string;
   endedAt?: string;
   endReason?: string;
   turns: TurnView[];
+  analysis?: CallAnalysis;
   events: CallEvent[];
 }
 
@@ -91,14 +109,17 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
   const start = events.find((e) => e.type === "call-start");
   if (start?.type !== "call-start") return undefined;
   const end = events.find((e) => e.type === "call-end");
+  const analysis = events.findLast((e) => e.type === "analysis");
   return {
     callId: start.callId,
     transport: start.transport,
     ...(start.from ? { from: start.from } : {}),
     ...(start.to ? { to: start.to } : {}),
+    ...(start.agent ? { agent: start.agent } : {}),
     startedAt: start.at,
     ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
     turns: turnsOf(events),
+    ...(analysis?.type === "analysis" ? { analysis: analysis.analysis } : {}),
     events,
   };
 }
@@ -185,7 +206,8 @@ export class TranscriptStore {
       this.#files.set(callId, file);
     }
     file.add(`${JSON.stringify(event)}\n`);
-    if (event.type === "call-end") {
+    // The analysis, when there is one, comes after the call's end and is its last line.
+    if (event.type === "call-end" || event.type === "analysis") {
       this.#files.delete(callId);
       const closed: Promise<void> = file.close().finally(() => this.#closing.delete(closed));
       this.#closing.add(closed);

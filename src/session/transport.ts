@@ -12,6 +12,15 @@ export interface CallInfo {
   readonly params: Readonly<Record<string, string>>;
 }
 
+/** Whether a call not yet answered may be (the agent is chosen while it rings). */
+export type Admission = { accept: true } | { accept: false; reason: string };
+
+/**
+ * Asked by a transport that can keep a call ringing before it answers (SIP before the 200, Twilio
+ * before the TwiML): a refusal is sent as the protocol's own (603 Decline, <Reject>).
+ */
+export type AdmitCall = (info: CallInfo) => Promise<Admission>;
+
 /**
  * The agent audio a transport takes. `pcm`: mono Int16 at `rate` (the session asks TTS for
  * exactly that rate). `opus`: Opus packets of 20 ms at 48 kHz, played as they are — asked of

@@ -18,6 +18,10 @@ export interface CallCommandOptions {
   dtmf?: string | undefined;
   maxSeconds?: number | undefined;
   verbose?: boolean | undefined;
+  /** The caller's and the called number, and the call's parameters (routing, variables). */
+  from?: string | undefined;
+  to?: string | undefined;
+  params?: Record<string, string> | undefined;
   /** Turn-taking patience of the simulated caller (defaults of simulateCall otherwise). */
   timing?: Pick<SimulateCallOptions, "replyGapMs" | "noReplyMs" | "hangUpAfterMs">;
   /** Where the report goes (default stdout). */
@@ -36,6 +40,17 @@ export function readAudio(file: string): SimAudio {
   else if (info.channels !== 1)
     throw new Error(`${file}: ${info.channels} channels; mono or stereo expected`);
   return { samples, rate: info.sampleRate, label: basename(file) };
+}
+
+/** `k=v` items of --param → the call's parameters. */
+export function parseParams(items: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw new Error(`--param: "${item}" is not NAME=VALUE (e.g. account=A-1001)`);
+    out[item.slice(0, eq).trim()] = item.slice(eq + 1);
+  }
+  return out;
 }
 
 /** "1@4.5,2@6" → digit 1 at 4.5 s, digit 2 at 6 s. */
@@ -76,6 +91,9 @@ export async function runCallCommand(opts: CallCommandOptions): Promise<number> 
     ...(caller ? { caller } : {}),
     says,
     dtmf,
+    ...(opts.from ? { from: opts.from } : {}),
+    ...(opts.to ? { to: opts.to } : {}),
+    ...(opts.params ? { params: opts.params } : {}),
     ...(opts.maxSeconds !== undefined ? { maxSeconds: opts.maxSeconds } : {}),
     ...(onEvent ? { onEvent } : {}),
     ...opts.timing,

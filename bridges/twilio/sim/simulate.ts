@@ -53,6 +53,11 @@ export interface SimulateCallOptions {
   accountSid?: string;
   from?: string;
   to?: string;
+  /**
+   * The call's own parameters: sent with the voice webhook's form fields and, as the operator's
+   * TwiML <Parameter>s would carry them, in the start message's customParameters.
+   */
+  params?: Record<string, string>;
   /** Connect to this WebSocket URL instead of the TwiML's (still signing the TwiML's, as Twilio would). */
   mediaUrl?: string;
   /** Fetch GET {url}/calls/{callSid} after the call (default true). */
@@ -133,6 +138,14 @@ function to8k(a: SimAudio): Int16Array {
   return a.rate === RATE ? a.samples : resample(a.samples, a.rate, RATE);
 }
 
+/** The bridge answered the voice webhook with <Reject/>: the call was refused before it was answered. */
+export class CallRejectedError extends Error {
+  override name = "CallRejectedError";
+  constructor() {
+    super("the bridge rejected the call (<Reject/>)");
+  }
+}
+
 async function postWebhook(
   opts: SimulateCallOptions,
   params: Record<string, string>,
@@ -149,6 +162,7 @@ async function postWebhook(
   const body = await res.text();
   if (res.status !== 200)
     throw new Error(`voice webhook ${webhookUrl}: HTTP ${res.status} ${body.slice(0, 200)}`);
+  if (/<Reject\b/.test(body)) throw new CallRejectedError();
   const stream = readStreamTwiml(body);
   if (!stream) throw new Error(`voice webhook answered without <Connect><Stream>: ${body.slice(0, 300)}`);
   return { streamUrl: stream.url, parameters: stream.parameters };
@@ -200,6 +214,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     Direction: "inbound",
     From: opts.from ?? "+15005550006",
     To: opts.to ?? "+15005550001",
+    ...opts.params,
   };
   const { streamUrl, parameters } = await postWebhook(opts, params);
   const ws = await openSocket(opts.mediaUrl ?? streamUrl, streamUrl, opts.authToken);
@@ -417,7 +432,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
       streamSid,
       callSid,
       tracks: ["inbound"],
-      customParameters: parameters,
+      customParameters: { ...opts.params, ...parameters },
       mediaFormat: { ...MEDIA_FORMAT },
     },
   });

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AudioSocketServer, startAudioSocketServer } from "../../../bridges/audiosocket/server.ts";
+import { sessionConfigOf } from "../../../src/agents/call-agent.ts";
 import { SvcClient } from "../../../src/api/client.ts";
 import { loadConfig } from "../../../src/config.ts";
-import { sessionConfigFrom } from "../../../src/main.ts";
 import {
   type LocalService,
   serviceOptionsFromConfig,
@@ -53,7 +53,7 @@ beforeAll(async () => {
         services,
         createSpeechDetector,
         clock: systemClock,
-        config: sessionConfigFrom(config),
+        config: sessionConfigOf(config.agent),
         log,
         transcripts,
         onEnd: (reason) => ended.push(reason),

@@ -11,7 +11,7 @@ import type { Transcriber } from "../../../media/transcriber.ts";
 import type { ChatEngine, EngineCall } from "../engine.ts";
 import type { Agent } from "./agent.ts";
 import { decide } from "./decide.ts";
-import { jsonReply } from "./json-reply.ts";
+import { jsonReply, schemaInPrompt } from "./json-reply.ts";
 import { reasoningText } from "./reasoning.ts";
 import { jsonPieces, wordPieces } from "./words.ts";
 
@@ -46,7 +46,7 @@ export class ScriptedEngine implements ChatEngine {
       });
     }
     const text =
-      req.output.kind === "json" && (d.text || !d.toolCall) ? jsonReply(d.text, req.output.schema) : d.text;
+      req.output.kind === "json" && (d.text || !d.toolCall) ? jsonText(req, d.text, d.heard) : d.text;
     if (text) plan.push({ kind: "text", pieces: wordPieces(text) });
     if (d.toolCall) {
       plan.push({
@@ -84,6 +84,13 @@ export class ScriptedEngine implements ChatEngine {
     }
     return out;
   }
+}
+
+/** The JSON reply, shaped by the request's schema or one its system prompt gives. */
+function jsonText(req: GenRequest, text: string, heard: string): string {
+  if (req.output.kind !== "json") return text;
+  const system = req.messages.flatMap((m) => (m.role === "system" ? [m.text] : []));
+  return jsonReply({ text, conversation: heard }, req.output.schema ?? schemaInPrompt(system));
 }
 
 /** One batch per streamed piece; block boundaries and the finish ride with the nearest piece. */

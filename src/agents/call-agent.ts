@@ -1,0 +1,70 @@
+// One call's agent, resolved: the agent's settings with the call's variables filled in, as the
+// session takes them (SessionConfig) and as the service adapters take them (models and voice).
+import type { Config } from "../config.ts";
+import type { SessionConfig } from "../session/config.ts";
+import { DEFAULT_SESSION_CONFIG } from "../session/config.ts";
+import type { ServiceModels } from "../session/svc-adapters.ts";
+import type { HttpToolConfig } from "../session/tools.ts";
+import { turnTakingFrom } from "../turn-taking-config.ts";
+import type { Agent, AnalysisPlan } from "./schema.ts";
+import type { TemplateRenderer } from "./templates.ts";
+
+export interface CallAgent {
+  /** The agent's name (`default` unless a route, the webhook or the console chose another). */
+  readonly name: string;
+  readonly session: SessionConfig;
+  /** The agent has a system prompt of its own (else the session's default is in `session`). */
+  readonly prompted: boolean;
+  readonly models: ServiceModels;
+  /** The webhook's variables for this call (recorded with it). */
+  readonly variables: Readonly<Record<string, string>>;
+  readonly analysis: AnalysisPlan | undefined;
+  readonly recording: boolean;
+  /** What chose the agent, for the log. */
+  readonly chosenBy: "route" | "default" | "webhook" | "console";
+}
+
+type Service = Pick<
+  Config["service"],
+  "chatModel" | "ttsModel" | "asrModel" | "voice" | "language" | "hotwords"
+>;
+
+/** The service models and voice of `agent`, the service section's where it sets none. */
+export function modelsOf(agent: Agent, service: Service): ServiceModels {
+  return {
+    chatModel: agent.chatModel ?? service.chatModel,
+    ttsModel: agent.ttsModel ?? service.ttsModel,
+    asrModel: agent.asrModel ?? service.asrModel,
+    voice: agent.voice ?? service.voice,
+    language: agent.language ?? service.language,
+    hotwords: agent.hotwords ?? service.hotwords,
+  };
+}
+
+/** The session's configuration of `agent`, its templates filled by `t` (no templates: pass none). */
+export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConfig {
+  const fill = (text: string) => (t ? t.render(text) : text);
+  const fillUrl = (text: string) => (t ? t.render(text, encodeURIComponent) : text);
+  const httpTools: HttpToolConfig[] = agent.httpTools.map((tool) => ({
+    ...tool,
+    url: fillUrl(tool.url),
+    ...(tool.headers ? { headers: mapValues(tool.headers, fill) } : {}),
+    ...(tool.body ? { body: mapValues(tool.body, fill) } : {}),
+  }));
+  return {
+    ...DEFAULT_SESSION_CONFIG,
+    ...(agent.systemPrompt ? { systemPrompt: fill(agent.systemPrompt) } : {}),
+    ...(agent.greeting ? { greeting: fill(agent.greeting) } : {}),
+    ...(agent.transferTarget ? { transferTarget: fill(agent.transferTarget) } : {}),
+    ...(agent.apologyText ? { apologyText: fill(agent.apologyText) } : {}),
+    turn: turnTakingFrom(agent),
+    repromptAfterMs: agent.repromptAfterMs,
+    maxReprompts: agent.maxReprompts,
+    maxCallMs: agent.maxCallSeconds * 1000,
+    httpTools,
+  };
+}
+
+function mapValues(record: Record<string, string>, f: (v: string) => string): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
+}

@@ -1,0 +1,145 @@
+// The bridge's agents as configured, and the choice of one per call: the console's choice (a
+// browser call names its agent), else the first matching route, else `default`; then the
+// call-start webhook (the route's or the global one), whose answer may reject the call, name
+// another agent, add variables and override single settings. Built once per configuration: a
+// reload builds a new directory, and live calls keep the agent they were given.
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { CallInfo } from "../session/transport.ts";
+import { unknownKeyMessage, unknownKeys } from "../unknown-keys.ts";
+import { type CallAgent, modelsOf, sessionConfigOf } from "./call-agent.ts";
+import { type Route, routeFor, type WebhookConfig } from "./routes.ts";
+import { type Agent, agentSchema } from "./schema.ts";
+import { nowIn, TemplateRenderer } from "./templates.ts";
+import { askCallStart, type WebhookFailure } from "./webhook.ts";
+
+export type AgentPick =
+  | { kind: "agent"; agent: CallAgent }
+  | { kind: "reject"; reason: string; agent: string };
+
+export interface PickObserver {
+  /** A webhook answer that could not be used (the /metrics counter). */
+  webhookFailed?(cause: WebhookFailure | "unknown_agent" | "bad_overrides"): void;
+  /** How long the choice took, ms (routing plus any webhook). */
+  picked?(ms: number, withWebhook: boolean): void;
+}
+
+export class AgentDirectory {
+  readonly #agents: ReadonlyMap<string, Agent>;
+  readonly #routes: readonly Route[];
+  readonly #webhook: WebhookConfig | undefined;
+  readonly #service: Config["service"];
+  readonly #observer: PickObserver;
+
+  constructor(config: Config, observer: PickObserver = {}) {
+    // `agents.default` when given (the config refuses it beside a non-empty `agent:`), else `agent:`.
+    this.#agents = new Map([["default", config.agent as Agent], ...Object.entries(config.agents)]);
+    this.#routes = config.routes;
+    this.#webhook = config.agentWebhook;
+    this.#service = config.service;
+    this.#observer = observer;
+  }
+
+  /** The agents' names, `default` first (the console's choice). */
+  get names(): string[] {
+    return [...this.#agents.keys()];
+  }
+
+  get(name: string): Agent | undefined {
+    return this.#agents.get(name);
+  }
+
+  /** The agent for a call, asking the webhook when one applies (it may reject the call). */
+  async pick(info: CallInfo, log: Logger): Promise<AgentPick> {
+    const started = performance.now();
+    const route = routeFor(this.#routes, info);
+    const chosen =
+      info.transport === "browser" && info.to && this.#agents.has(info.to)
+        ? { name: info.to, by: "console" as const }
+        : { name: route?.agent ?? "default", by: route ? ("route" as const) : ("default" as const) };
+    const hook = route?.agentWebhook ?? this.#webhook;
+    let name = chosen.name;
+    let chosenBy: CallAgent["chosenBy"] = chosen.by;
+    let variables: Record<string, string> = {};
+    let overrides: Record<string, unknown> | undefined;
+    if (hook) {
+      const result = await askCallStart(hook, {
+        callId: info.callId,
+        transport: info.transport,
+        from: info.from ?? null,
+        to: info.to ?? null,
+        params: info.params,
+        agent: name,
+      });
+      if (!result.ok) {
+        this.#observer.webhookFailed?.(result.cause);
+        log.warn(
+          { url: hook.url, cause: result.cause, detail: result.detail, ms: result.ms, agent: name },
+          `call-start webhook: ${result.cause.replace("_", " ")} (${result.detail}); the call goes to agent "${name}"`,
+        );
+      } else {
+        const a = result.answer;
+        if (a.reject) {
+          const reason =
+            typeof a.reject === "object" && a.reject.reason
+              ? a.reject.reason
+              : "rejected by the call-start webhook";
+          this.#observer.picked?.(performance.now() - started, true);
+          return { kind: "reject", reason, agent: name };
+        }
+        if (a.agent !== undefined && !this.#agents.has(a.agent)) {
+          this.#observer.webhookFailed?.("unknown_agent");
+          log.warn(
+            { url: hook.url, asked: a.agent, agents: this.names },
+            `call-start webhook: no agent named "${a.agent}"; the call goes to agent "${name}"`,
+          );
+        } else if (a.agent !== undefined) {
+          name = a.agent;
+          chosenBy = "webhook";
+        }
+        variables = a.variables ?? {};
+        overrides = a.overrides;
+      }
+    }
+    const agent = this.#withOverrides(this.#agents.get(name)!, overrides, log);
+    const missingLog = log.child({ agent: name });
+    const renderer = new TemplateRenderer(
+      {
+        caller: info.from,
+        called: info.to,
+        transport: info.transport,
+        params: info.params,
+        vars: variables,
+        now: nowIn(agent.timeZone, new Date()),
+      },
+      (variable) => missingLog.info({ variable }, `{{${variable}}} has no value on this call: left empty`),
+    );
+    const callAgent: CallAgent = {
+      name,
+      session: { ...sessionConfigOf(agent, renderer), agentName: name },
+      prompted: agent.systemPrompt !== undefined,
+      models: modelsOf(agent, this.#service),
+      variables,
+      analysis: agent.analysis,
+      recording: agent.recording,
+      chosenBy,
+    };
+    this.#observer.picked?.(performance.now() - started, hook !== undefined);
+    return { kind: "agent", agent: callAgent };
+  }
+
+  /** The agent with the webhook's overrides, when they are valid settings of an agent. */
+  #withOverrides(agent: Agent, overrides: Record<string, unknown> | undefined, log: Logger): Agent {
+    if (!overrides || Object.keys(overrides).length === 0) return agent;
+    const problems = unknownKeys(agentSchema, overrides).map(
+      (k) => `${k.path.join(".")}: ${unknownKeyMessage(k)}`,
+    );
+    const merged = agentSchema.safeParse({ ...agent, ...overrides });
+    if (!merged.success)
+      for (const issue of merged.error.issues) problems.push(`${issue.path.join(".")}: ${issue.message}`);
+    if (problems.length === 0 && merged.success) return merged.data;
+    this.#observer.webhookFailed?.("bad_overrides");
+    log.warn({ problems }, "call-start webhook: overrides refused; the agent's own settings apply");
+    return agent;
+  }
+}
