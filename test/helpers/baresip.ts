@@ -15,6 +15,8 @@ export interface BaresipOptions {
   wav: string;
   /** Sample rate of `wav` (default 8000). */
   wavRate?: number;
+  /** The caller's SIP user (default `caller`): the call's From. */
+  user?: string;
 }
 
 export interface BaresipEvent {
@@ -80,7 +82,7 @@ export class Baresip {
     );
     writeFileSync(
       join(dir, "accounts"),
-      `<sip:caller@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}\n`,
+      `<sip:${opts.user ?? "caller"}@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}\n`,
     );
     const proc = spawn("baresip", ["-f", dir], { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
