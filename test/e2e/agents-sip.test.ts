@@ -42,21 +42,25 @@ describe("two agents over SIP", () => {
   it.each([
     ["sales", "Sales line. Hello caller, account ."],
     ["support", "Support line for gold customers."],
-  ])("sip:%s@ reaches its agent", async (user, greeting) => {
-    const before = known();
-    const phone = await Baresip.start({ codec: "pcmu", wav: silence });
-    try {
-      phone.dial(`sip:${user}@127.0.0.1:${bridge.sip!.udpPort}`);
-      await phone.waitFor("CALL_ESTABLISHED");
-      const record = await until(() => newCall(before), "the greeting");
-      expect(record).toMatchObject({ transport: "sip", agent: user, to: user, from: "caller" });
-      expect(record.turns[0]).toMatchObject({ role: "assistant", generated: greeting });
-      phone.hangUp();
-      await phone.waitFor("CALL_CLOSED");
-    } finally {
-      await phone.stop();
-    }
-  }, 60_000);
+  ])(
+    "sip:%s@ reaches its agent",
+    async (user, greeting) => {
+      const before = known();
+      const phone = await Baresip.start({ codec: "pcmu", wav: silence });
+      try {
+        phone.dial(`sip:${user}@127.0.0.1:${bridge.sip!.udpPort}`);
+        await phone.waitFor("CALL_ESTABLISHED");
+        const record = await until(() => newCall(before), "the greeting");
+        expect(record).toMatchObject({ transport: "sip", agent: user, to: user, from: "caller" });
+        expect(record.turns[0]).toMatchObject({ role: "assistant", generated: greeting });
+        phone.hangUp();
+        await phone.waitFor("CALL_CLOSED");
+      } finally {
+        await phone.stop();
+      }
+    },
+    60_000,
+  );
 
   it("declines (603) a caller the webhook rejects, after ringing", async () => {
     const before = known();
@@ -69,7 +73,11 @@ describe("two agents over SIP", () => {
       expect(String(closed.param)).toMatch(/603/);
       expect(phone.events.some((e) => e.type === "CALL_ESTABLISHED")).toBe(false);
       const hook = f.server.to("/hook").at(-1)!;
-      expect(JSON.parse(hook.body.toString())).toMatchObject({ transport: "sip", from: REJECTED_CALLER, to: "support" });
+      expect(JSON.parse(hook.body.toString())).toMatchObject({
+        transport: "sip",
+        from: REJECTED_CALLER,
+        to: "support",
+      });
       expect([...known()].filter((id) => !before.has(id))).toEqual([]);
     } finally {
       await phone.stop();

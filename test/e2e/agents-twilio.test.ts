@@ -32,7 +32,9 @@ afterAll(async () => {
 const record = (r: { transcript?: unknown }) => r.transcript as CallRecord;
 const greeting = (r: { transcript?: unknown }) => record(r).turns.find((t) => t.role === "assistant");
 function report(callId: string): CallReport | undefined {
-  const req = f.server.to("/reports").find((q) => (JSON.parse(q.body.toString()) as CallReport).callId === callId);
+  const req = f.server
+    .to("/reports")
+    .find((q) => (JSON.parse(q.body.toString()) as CallReport).callId === callId);
   return req && (JSON.parse(req.body.toString()) as CallReport);
 }
 
@@ -117,7 +119,9 @@ describe("two agents on one Twilio number range", () => {
     f.write({ ...f.tree, agnets: {} });
     const refused = await fetch(`${bridge.url}/admin/reload`, { method: "POST" });
     expect(refused.status).toBe(422);
-    expect(((await refused.json()) as { error: string }).error).toMatch(/agnets: unknown key "agnets" \(did you mean "agents"\?\)/);
+    expect(((await refused.json()) as { error: string }).error).toMatch(
+      /agnets: unknown key "agnets" \(did you mean "agents"\?\)/,
+    );
     const still = await simulateCall({ url: bridge.url, to: "+15550001", hangUpAfterMs: 500, maxSeconds: 6 });
     expect(greeting(still)).toMatchObject({ generated: "New sales greeting." });
   }, 90_000);

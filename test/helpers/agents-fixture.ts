@@ -3,7 +3,7 @@
 // analysis plan) and `support` (a female voice, a greeting with a variable the call-start webhook
 // gives; the webhook rejects one number). A real HTTP server plays the tool, the webhook and the
 // call-report receiver. Routes: To +15550001 / SIP user `sales` → sales; +15550002 / `support` /
-// the Discord guild → support.
+// the Discord guild / AudioSocket → support; a browser call names its agent.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,6 +92,8 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
       support: { greeting: "Support line for {{var.tier}} customers.", voice: "en_female_aria" },
     },
     routes: [
+      // AudioSocket carries no numbers: its line is its transport (the webhook sees the UUID).
+      { transport: "audiosocket", agent: "support", agentWebhook: hook },
       { to: "+15550001", agent: "sales" },
       { to: "sales", agent: "sales" },
       { guild: GUILD, agent: "support", agentWebhook: hook },
@@ -123,7 +125,11 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
 }
 
 /** Polls `get` until it gives a value. */
-export async function until<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  get: () => T | undefined | false,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = get();
