@@ -263,7 +263,8 @@ export async function startBridge(
   const onCall = (callTransport: CallTransport) => {
     void admission.take(callTransport.info).then((pick) => {
       if (pick.kind === "reject") {
-        void callTransport.hangUp(pick.reason);
+        // A voice channel is not a call to refuse: the bot stays in it and says nothing.
+        if (callTransport.info.transport !== "discord") void callTransport.hangUp(pick.reason);
         return;
       }
       startSession(callTransport, pick.agent);

@@ -40,6 +40,7 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
       return { json: { variables: { tier: "gold" } } };
     }
     if (req.path === "/reports") return { status: 204 };
+    if (req.path === "/reject") return { json: { reject: true } };
     return { status: 404 };
   });
   // The scripted chat engine: keypad 1 asks for the account (the sales agent's HTTP tool).
