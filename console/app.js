@@ -63,6 +63,15 @@ function onFeed(m) {
 }
 
 function onEvent(callId, event) {
+  // The analysis comes once the call is over: it belongs to the call on screen, if that is the one.
+  if (event.type === "analysis") {
+    if (shown?.callId === callId) {
+      shown.events.push(event);
+      $("call-head").replaceChildren(callHeader(shown));
+    }
+    void refreshEnded();
+    return;
+  }
   if (event.type === "call-start")
     live.set(callId, { callId, events: [], forming: emptyForming(), live: true });
   const call = live.get(callId);
@@ -237,7 +246,7 @@ function endedItem(c) {
     h(
       "div",
       { class: "line" },
-      `${fmtTime(c.startedAt)} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}`,
+      `${fmtTime(c.startedAt)}${c.agent ? ` · ${c.agent}` : ""} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}`,
     ),
   );
 }

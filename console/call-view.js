@@ -173,6 +173,13 @@ export function callHeader(call) {
       { class: "call-title" },
       transportBadge(start?.transport ?? "?"),
       h("span", { class: "parties" }, start?.from ?? "unknown caller", start?.to ? ` → ${start.to}` : ""),
+      start?.agent
+        ? h(
+            "span",
+            { class: "agent-tag", dataset: { agent: start.agent }, title: "the agent that took the call" },
+            start.agent,
+          )
+        : "",
       end
         ? h("span", { class: "state ended" }, `ended · ${fmtDuration(end.durationMs)}`)
         : h(
@@ -189,6 +196,31 @@ export function callHeader(call) {
       start ? `started ${fmtTime(start.at)}` : "",
       end ? ` · ${end.reason}` : "",
       h("code", { class: "call-id" }, call.callId),
+    ),
+    analysisView(call.events.findLast((e) => e.type === "analysis")?.analysis),
+  );
+}
+
+/** The post-call analysis: its summary and fields, or why it failed. */
+function analysisView(a) {
+  if (!a) return "";
+  if (a.status === "failed")
+    return h(
+      "div",
+      { class: "analysis failed", dataset: { status: "failed" } },
+      `Analysis failed: ${a.error}`,
+    );
+  return h(
+    "div",
+    { class: "analysis", dataset: { status: "done" } },
+    a.summary ? h("p", { class: "summary" }, a.summary) : "",
+    h(
+      "dl",
+      {},
+      ...Object.entries(a.fields).flatMap(([k, v]) => [
+        h("dt", {}, k),
+        h("dd", {}, v === null ? "—" : String(v)),
+      ]),
     ),
   );
 }

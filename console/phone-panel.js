@@ -24,6 +24,16 @@ export function setUpPhone(onCall) {
     $("agent-audio").textContent = text;
   };
 
+  // Each agent of the bridge can be called; with one agent there is nothing to choose.
+  void fetch("/agents")
+    .then((res) => (res.ok ? res.json() : { agents: [] }))
+    .then(({ agents }) => {
+      const choice = $("agent-choice");
+      choice.replaceChildren(...agents.map((name) => h("option", { value: name }, name)));
+      choice.hidden = agents.length < 2;
+    })
+    .catch(() => {});
+
   for (const d of ["1", "2", "3", "4", "5", "6", "7", "8", "9", "*", "0", "#"])
     $("keypad").append(h("button", { type: "button", onclick: () => call?.dtmf(d), title: `press ${d}` }, d));
 
@@ -49,6 +59,7 @@ export function setUpPhone(onCall) {
     show("connecting", "Calling the agent…", "Allow the microphone when the browser asks.");
     try {
       call = await callTheAgent({
+        agent: $("agent-choice").value || undefined,
         ready(callId) {
           show(
             "live",

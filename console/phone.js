@@ -48,7 +48,7 @@ export async function callTheAgent(on) {
   }
 
   const ws = new WebSocket(
-    `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/browser/call`,
+    `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/browser/call${on.agent ? `?agent=${encodeURIComponent(on.agent)}` : ""}`,
   );
   ws.binaryType = "arraybuffer";
   let ready = false;

@@ -252,8 +252,15 @@ export async function startBridge(
   });
   access.guard(
     http,
-    (path) => path === "/" || path.startsWith("/console/") || path === "/calls" || path.startsWith("/calls/"),
+    (path) =>
+      path === "/" ||
+      path.startsWith("/console/") ||
+      path === "/calls" ||
+      path.startsWith("/calls/") ||
+      path === "/agents",
   );
+  // The agents a browser call can reach (the console's "Call the agent" offers each).
+  http.get("/agents", async () => ({ agents: agents.names }));
   registerReload(http, access, () => reload());
   registerCallRoutes(http, transcripts, recorder && ((callId) => recorder.pathOf(callId)));
   if (feed) {

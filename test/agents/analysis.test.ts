@@ -77,7 +77,7 @@ describe("the scripted engine in JSON mode", () => {
   let client: SvcClient;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "vb-analysis-"));
-    svc = await startLocalService({ dataDir: dir, apiKeys: ["k"], scriptedPaceMs: 0 });
+    svc = await startLocalService({ dataDir: dir, apiKeys: ["k"] });
     client = new SvcClient({ baseURL: svc.url, apiKey: "k" });
   });
   afterAll(async () => {

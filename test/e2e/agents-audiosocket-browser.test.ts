@@ -30,6 +30,11 @@ const firstWords = (callId: string) => {
 };
 
 describe("agents on AudioSocket and browser calls", () => {
+  it("lists the agents a browser call can reach (the console's choice)", async () => {
+    const res = await fetch(`${bridge.url}/agents`);
+    expect(await res.json()).toEqual({ agents: ["default", "sales", "support"] });
+  });
+
   it("an AudioSocket call goes to its route's agent, with the webhook's variables", async () => {
     const uuid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
     const client = await AsteriskClient.connect(bridge.audioSocket!.port);
