@@ -1,4 +1,4 @@
-// `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K]
+// `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
 //   [--ramp-s R] [--rtp-ports LOW-HIGH] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
@@ -16,7 +16,9 @@
 // the bridge runs full turns: VAD, end of turn, ASR request, chat stream, TTS session, paced
 // playout of a ~4 s reply. Calls start evenly over R seconds (default min(5, S/4)); the
 // steady-state window runs from R + 1 s after the first start until 0.5 s before the first end.
-// Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts. Everything is
+// Then (Twilio) the agents phase, bench/lib/calls-agents.ts: M calls without and M with a
+// call-start webhook, for the agent choice and greeting timings.
+// Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts and calls-agents.ts. Everything is
 // bounded in time and every process this starts is stopped before it exits.
 
 import type { ChildProcess } from "node:child_process";
@@ -24,6 +26,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { numberArg, stringArg } from "./lib/args.ts";
+import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
 import type { LoadReport } from "./lib/calls-load.ts";
 import {
@@ -59,6 +62,8 @@ const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const KEY = "bench-key";
+/** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
+const PICK_CALLS = Math.round(arg("pick-calls", 20));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -125,7 +130,8 @@ async function main(): Promise<void> {
   const configPath = join(dir, "bridge.yaml");
   // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
-  writeFileSync(configPath, `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`);
+  const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
+  writeFileSync(configPath, baseConfig);
   const transport = benchBridge(TRANSPORT, RTP_PORTS);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -228,6 +234,19 @@ async function main(): Promise<void> {
     reports.push(JSON.parse(readFileSync(l.out, "utf8")) as LoadReport);
   }
 
+  // The agents phase (Twilio): agent choice and greeting timing, without and with a webhook.
+  const agents =
+    TRANSPORT === "twilio" && PICK_CALLS > 0
+      ? await agentsPhase({
+          bridgeUrl,
+          bridgeLog,
+          configPath,
+          baseConfig,
+          authToken: TWILIO_TOKEN,
+          calls: PICK_CALLS,
+        })
+      : {};
+
   await stopProcess(bridge, 40_000);
   await stopProcess(svc, 10_000);
 
@@ -251,7 +270,7 @@ async function main(): Promise<void> {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  console.log(JSON.stringify(result));
+  console.log(JSON.stringify({ ...result, ...agents }));
 }
 
 async function readyCalls(url: string): Promise<number> {

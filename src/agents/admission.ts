@@ -50,17 +50,26 @@ export class CallAdmission {
     try {
       const pick = await this.#directory().pick(info, log);
       if (pick.kind === "reject")
-        log.info({ agent: pick.agent, reason: pick.reason }, "call rejected by the call-start webhook");
+        log.info(
+          { agent: pick.agent, reason: pick.reason, ...pick.timing },
+          "call rejected by the call-start webhook",
+        );
       else
         log.info(
-          { agent: pick.agent.name, chosenBy: pick.agent.chosenBy, from: info.from, to: info.to },
+          {
+            agent: pick.agent.name,
+            chosenBy: pick.agent.chosenBy,
+            from: info.from,
+            to: info.to,
+            ...pick.timing,
+          },
           `agent "${pick.agent.name}" takes the call`,
         );
       return pick;
     } catch (err) {
       // Never expected; a call without an agent cannot go on.
       log.error({ err }, "choosing the call's agent failed");
-      return { kind: "reject", reason: "no agent could be chosen", agent: "default" };
+      return { kind: "reject", reason: "no agent could be chosen", agent: "default", timing: { pickMs: 0 } };
     }
   }
 }

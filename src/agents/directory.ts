@@ -13,15 +13,19 @@ import { type Agent, agentSchema } from "./schema.ts";
 import { nowIn, TemplateRenderer } from "./templates.ts";
 import { askCallStart, type WebhookFailure } from "./webhook.ts";
 
+/** How long the choice took, ms: all of it, and the webhook's round trip when one was asked. */
+export interface PickTiming {
+  pickMs: number;
+  webhookMs?: number;
+}
+
 export type AgentPick =
-  | { kind: "agent"; agent: CallAgent }
-  | { kind: "reject"; reason: string; agent: string };
+  | { kind: "agent"; agent: CallAgent; timing: PickTiming }
+  | { kind: "reject"; reason: string; agent: string; timing: PickTiming };
 
 export interface PickObserver {
   /** A webhook answer that could not be used (the /metrics counter). */
   webhookFailed?(cause: WebhookFailure | "unknown_agent" | "bad_overrides"): void;
-  /** How long the choice took, ms (routing plus any webhook). */
-  picked?(ms: number, withWebhook: boolean): void;
 }
 
 export class AgentDirectory {
@@ -62,6 +66,11 @@ export class AgentDirectory {
     let chosenBy: CallAgent["chosenBy"] = chosen.by;
     let variables: Record<string, string> = {};
     let overrides: Record<string, unknown> | undefined;
+    let webhookMs: number | undefined;
+    const timing = (): PickTiming => ({
+      pickMs: round(performance.now() - started),
+      ...(webhookMs !== undefined ? { webhookMs } : {}),
+    });
     if (hook) {
       const result = await askCallStart(hook, {
         callId: info.callId,
@@ -71,6 +80,7 @@ export class AgentDirectory {
         params: info.params,
         agent: name,
       });
+      webhookMs = result.ms;
       if (!result.ok) {
         this.#observer.webhookFailed?.(result.cause);
         log.warn(
@@ -84,8 +94,7 @@ export class AgentDirectory {
             typeof a.reject === "object" && a.reject.reason
               ? a.reject.reason
               : "rejected by the call-start webhook";
-          this.#observer.picked?.(performance.now() - started, true);
-          return { kind: "reject", reason, agent: name };
+          return { kind: "reject", reason, agent: name, timing: timing() };
         }
         if (a.agent !== undefined && !this.#agents.has(a.agent)) {
           this.#observer.webhookFailed?.("unknown_agent");
@@ -124,8 +133,7 @@ export class AgentDirectory {
       recording: agent.recording,
       chosenBy,
     };
-    this.#observer.picked?.(performance.now() - started, hook !== undefined);
-    return { kind: "agent", agent: callAgent };
+    return { kind: "agent", agent: callAgent, timing: timing() };
   }
 
   /** The agent with the webhook's overrides, when they are valid settings of an agent. */
@@ -142,4 +150,8 @@ export class AgentDirectory {
     log.warn({ problems }, "call-start webhook: overrides refused; the agent's own settings apply");
     return agent;
   }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
 }

@@ -100,7 +100,11 @@ describe("the call-start webhook", () => {
 
   it("rejects the call when it says so", async () => {
     const { dir } = directory("/reject");
-    expect(await dir.pick(info, log)).toEqual({ kind: "reject", reason: "blocked number", agent: "default" });
+    expect(await dir.pick(info, log)).toMatchObject({
+      kind: "reject",
+      reason: "blocked number",
+      agent: "default",
+    });
   });
 
   it.each([
