@@ -4,13 +4,13 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { encodeWav } from "../../codecs/wav.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import { type AgentsFixture, agentsFixture } from "../helpers/agents-fixture.ts";
-import { launchChromium, screenshotDir } from "../helpers/chromium.ts";
+import { launchChromium, openConsole, screenshotDir } from "../helpers/chromium.ts";
 
 let f: AgentsFixture;
 let bridge: Bridge;
@@ -31,18 +31,9 @@ afterAll(async () => {
   if (f) rmSync(f.dir, { recursive: true, force: true });
 });
 
-async function openConsole(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(`${err.message}\n${err.stack}`));
-  await page.goto(`${bridge.url}/`);
-  await expect.poll(() => page.locator("#feed").getAttribute("data-state")).toBe("live");
-  return { page, errors };
-}
-
 describe("the console with several agents", () => {
   it("offers each agent to call, and calls the one chosen", async () => {
-    const { page, errors } = await openConsole();
+    const { page, errors } = await openConsole(browser, bridge.url);
     const choice = page.locator("#agent-choice");
     await expect.poll(() => choice.isVisible()).toBe(true);
     expect(await choice.locator("option").allTextContents()).toEqual(["default", "sales", "support"]);
@@ -68,7 +59,7 @@ describe("the console with several agents", () => {
   }, 60_000);
 
   it("shows the agent of a call, then its analysis once the call is over", async () => {
-    const { page, errors } = await openConsole();
+    const { page, errors } = await openConsole(browser, bridge.url);
     const call = simulateCall({
       url: bridge.url,
       to: "+15550001",

@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { encodeWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
-import { launchChromium, screenshotDir } from "../helpers/chromium.ts";
+import { launchChromium, openConsole, screenshotDir } from "../helpers/chromium.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
 
 const GREETING = "Thanks for calling Acme Bikes. How can I help you?";
@@ -73,19 +73,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The console in a new tab, its live feed connected; `errors` collects what the page throws. */
-async function openConsole(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(`${err.message}\n${err.stack}`));
-  await page.goto(`${bridge.url}/`);
-  await expect.poll(() => page.locator("#feed").getAttribute("data-state")).toBe("live");
-  return { page, errors };
-}
-
 describe("the console in a browser", () => {
   it("calls the agent from the browser: greeting, a barge-in that stops playback, the caller answered", async () => {
-    const { page, errors } = await openConsole();
+    const { page, errors } = await openConsole(browser, bridge.url);
     await page.getByRole("button", { name: "Call the agent" }).click();
     const phone = page.locator("#phone");
     await expect.poll(() => phone.getAttribute("data-state"), { timeout: 10_000 }).toBe("live");
@@ -129,7 +119,7 @@ describe("the console in a browser", () => {
   }, 90_000);
 
   it("shows a simulated Twilio call live as it happens, its waterfall filling in, then its record", async () => {
-    const { page, errors } = await openConsole();
+    const { page, errors } = await openConsole(browser, bridge.url);
     const say = (text: string) => ({ samples: speak(text, { rate: 8000 }), rate: 8000, label: text });
     const call = simulateCall({
       url: bridge.url,

@@ -3,7 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -35,4 +36,14 @@ export function screenshotDir(): string {
   const dir = process.env.CONSOLE_SCREENSHOTS ?? join(tmpdir(), "voice-bridge-console-screenshots");
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** The console of the bridge at `url` in a new tab, its live feed connected; `errors` collects what the page throws. */
+export async function openConsole(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors: string[] = [];
+  page.on("pageerror", (err) => errors.push(`${err.message}\n${err.stack}`));
+  await page.goto(`${url}/`);
+  await expect.poll(() => page.locator("#feed").getAttribute("data-state")).toBe("live");
+  return { page, errors };
 }
