@@ -249,6 +249,8 @@ program
     if (masked.local.ttsUpstreamApiKey) masked.local.ttsUpstreamApiKey = "***";
     if (masked.discord.token) masked.discord.token = "***";
     if (masked.callReports.secret) masked.callReports.secret = "***";
+    if (masked.agentWebhook) masked.agentWebhook.secret = "***";
+    for (const r of masked.routes) if (r.agentWebhook) r.agentWebhook.secret = "***";
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     const engines = usesLocalService(config)
       ? (await import("./service/index.ts")).describeEngines(config.local)

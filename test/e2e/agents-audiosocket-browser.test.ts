@@ -32,7 +32,7 @@ const firstWords = (callId: string) => {
 describe("agents on AudioSocket and browser calls", () => {
   it("lists the agents a browser call can reach (the console's choice)", async () => {
     const res = await fetch(`${bridge.url}/agents`);
-    expect(await res.json()).toEqual({ agents: ["default", "sales", "support"] });
+    expect(await res.json()).toEqual({ agents: ["default", "sales", "support", "broken"] });
   });
 
   it("an AudioSocket call goes to its route's agent, with the webhook's variables", async () => {

@@ -89,6 +89,19 @@ describe("two agents on one Twilio number range", () => {
     expect(pitch).toBeGreaterThan(salesPitch * 1.3);
   }, 60_000);
 
+  it("records a failed analysis as failed, and the report still goes; /metrics counts agents and analyses", async () => {
+    const r = await simulateCall({ url: bridge.url, to: "+15550003", hangUpAfterMs: 500, maxSeconds: 5 });
+    expect(record(r).agent).toBe("broken");
+    const sent = await until(() => report(r.callSid), "the call's report");
+    expect(sent.analysis).toMatchObject({ status: "failed" });
+    expect(sent.analysis?.status === "failed" && sent.analysis.error).toMatch(/svc-no-such-model|model/);
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    expect(metrics).toMatch(/voice_bridge_agent_calls_total\{agent="sales"\} [1-9]/);
+    expect(metrics).toMatch(/voice_bridge_agent_calls_total\{agent="support"\} [1-9]/);
+    expect(metrics).toMatch(/voice_bridge_call_analyses_total\{status="done"\} [1-9]/);
+    expect(metrics).toMatch(/voice_bridge_call_analyses_total\{status="failed"\} [1-9]/);
+  }, 60_000);
+
   it("answers <Reject/> when the webhook rejects the caller, and no call is recorded", async () => {
     const callSid = `CA${"7".repeat(32)}`;
     await expect(
@@ -108,7 +121,7 @@ describe("two agents on one Twilio number range", () => {
     });
     const res = await fetch(`${bridge.url}/admin/reload`, { method: "POST" });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, agents: ["default", "sales", "support"] });
+    expect(await res.json()).toMatchObject({ ok: true, agents: ["default", "sales", "support", "broken"] });
     const old = await live;
     expect(greeting(old)).toMatchObject({ generated: "Sales line. Hello +15005550006, account ." });
     const next = await simulateCall({ url: bridge.url, to: "+15550001", hangUpAfterMs: 500, maxSeconds: 6 });

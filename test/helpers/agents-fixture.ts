@@ -91,11 +91,18 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
         },
       },
       support: { greeting: "Support line for {{var.tier}} customers.", voice: "en_female_aria" },
+      // Its analysis cannot succeed: the service knows no such chat model.
+      broken: {
+        greeting: "Broken line.",
+        chatModel: "svc-no-such-model",
+        analysis: { fields: { x: { type: "integer", description: "anything" } } },
+      },
     },
     routes: [
       // AudioSocket carries no numbers: its line is its transport (the webhook sees the UUID).
       { transport: "audiosocket", agent: "support", agentWebhook: hook },
       { to: "+15550001", agent: "sales" },
+      { to: "+15550003", agent: "broken" },
       { to: "sales", agent: "sales" },
       { guild: GUILD, agent: "support", agentWebhook: hook },
       { to: "+15550002", agent: "support", agentWebhook: hook },
