@@ -36,7 +36,12 @@ describe("the console with several agents", () => {
     const { page, errors } = await openConsole(browser, bridge.url);
     const choice = page.locator("#agent-choice");
     await expect.poll(() => choice.isVisible()).toBe(true);
-    expect(await choice.locator("option").allTextContents()).toEqual(["default", "sales", "support", "broken"]);
+    expect(await choice.locator("option").allTextContents()).toEqual([
+      "default",
+      "sales",
+      "support",
+      "broken",
+    ]);
     await choice.selectOption("sales");
     await page.getByRole("button", { name: "Call the agent" }).click();
     await expect
