@@ -68,7 +68,7 @@ function own(record: Readonly<Record<string, string>>, key: string): string | un
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-/** The time written for `{{now}}`: e.g. "Tuesday, 24 November 2026, 23:05 (Europe/Paris)". */
+/** The time written for `{{now}}`: e.g. "Tuesday, 24 November 2026 at 23:05 (Europe/Paris)". */
 export function nowIn(timeZone: string, at: Date): string {
   const text = new Intl.DateTimeFormat("en-GB", {
     timeZone,
