@@ -4,7 +4,8 @@
 // agent's HTTP tool gets the call's variables in its URL and body; the call-start webhook can
 // reject; the analysis reaches the record and the signed end-of-call report; a reload during a
 // live call leaves it its agent and gives the next call the new one, and a broken config is refused.
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallRejectedError, simulateCall } from "../../bridges/twilio/sim/simulate.ts";
@@ -68,6 +69,7 @@ describe("two agents on one Twilio number range", () => {
     expect(sent.analysis).toMatchObject({ status: "done", fields: { line: "sales", callback: false } });
     expect(sent.analysis?.status === "done" && sent.analysis.summary).toMatch(/Sales line/);
     expect(bridge.transcripts.get(r.callSid)?.analysis?.status).toBe("done");
+    expect(existsSync(join(f.dir, "recordings", `${r.callSid}.wav`))).toBe(true);
     salesPitch = medianF0(r.agentAudio, 8000);
     expect(salesPitch).toBeGreaterThan(60);
   }, 60_000);
@@ -85,6 +87,8 @@ describe("two agents on one Twilio number range", () => {
       agent: "support",
     });
     // The female voice is well above the male one.
+    // This agent's calls are not recorded.
+    expect(existsSync(join(f.dir, "recordings", `${r.callSid}.wav`))).toBe(false);
     const pitch = medianF0(r.agentAudio, 8000);
     expect(pitch).toBeGreaterThan(salesPitch * 1.3);
   }, 60_000);

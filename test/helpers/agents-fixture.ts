@@ -68,7 +68,8 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
     server: { host: "127.0.0.1", port: 0 },
     sip: { port: "off" },
     local: { dataDir: join(dir, "data"), scriptedAgent: scripted, scriptedPaceMs: 0 },
-    agent: { greeting: "This is the default line." },
+    // Calls are recorded, but the support agent's are not.
+    agent: { greeting: "This is the default line.", recordingDir: join(dir, "recordings") },
     agents: {
       sales: {
         greeting: "Sales line. Hello {{caller}}, account {{param.account}}.",
@@ -90,7 +91,11 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
           },
         },
       },
-      support: { greeting: "Support line for {{var.tier}} customers.", voice: "en_female_aria" },
+      support: {
+        greeting: "Support line for {{var.tier}} customers.",
+        voice: "en_female_aria",
+        recording: false,
+      },
       // Its analysis cannot succeed: the service knows no such chat model.
       broken: {
         greeting: "Broken line.",
