@@ -70,18 +70,25 @@ function own(record: Readonly<Record<string, string>>, key: string): string | un
 
 /** The time written for `{{now}}`: e.g. "Tuesday, 24 November 2026 at 23:05 (Europe/Paris)". */
 export function nowIn(timeZone: string, at: Date): string {
-  const text = new Intl.DateTimeFormat("en-GB", {
-    timeZone,
-    weekday: "long",
-    year: "numeric",
-    month: "long",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-  }).format(at);
-  return `${text} (${timeZone})`;
+  let format = formats.get(timeZone);
+  if (!format) {
+    // Made once per zone: a formatter costs far more to build than to use, and calls start often.
+    format = new Intl.DateTimeFormat("en-GB", {
+      timeZone,
+      weekday: "long",
+      year: "numeric",
+      month: "long",
+      day: "numeric",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23",
+    });
+    formats.set(timeZone, format);
+  }
+  return `${format.format(at)} (${timeZone})`;
 }
+
+const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** True when `zone` is a time zone this runtime knows (an IANA name such as Europe/Paris, or UTC). */
 export function knownTimeZone(zone: string): boolean {
