@@ -32,6 +32,8 @@ function contextSamples(rate: SileroRate): number {
  * tens of µs whatever its size; waiting a few ms (a window is 32 ms of audio) makes batches of many
  * calls' windows instead of one or two.
  */
+// The sources run as .ts in a checkout and as compiled .js in the installed package.
+const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
 const GATHER_MS = 8;
 
 /** Default of SileroModel.inlineStreams: a Discord channel's handful of speakers, a few calls. */
@@ -271,7 +273,7 @@ function startWorker(): Promise<{ worker: Worker; batch: SharedBatch }> {
   return new Promise((resolve, reject) => {
     const batch = sharedBatch();
     const workerData: SileroWorkerData = { shared: batch.buffer };
-    const worker = new Worker(new URL("./silero-worker.ts", import.meta.url), { workerData });
+    const worker = new Worker(new URL(`./silero-worker.${SOURCE_EXT}`, import.meta.url), { workerData });
     worker.unref();
     const onExit = (code: number) => reject(new Error(`Silero worker exited (${code}) before it was ready`));
     worker.once("error", reject);

@@ -10,7 +10,9 @@ import { type Config, usesLocalService } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import { loginProblem } from "./login-problems.ts";
 
-const CLI = fileURLToPath(new URL("../../src/cli.ts", import.meta.url));
+const CLI = fileURLToPath(
+  new URL(`../../src/cli.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`, import.meta.url),
+);
 
 /** The shard this process is, when a ShardingManager started it. */
 export function shardOfThisProcess(env: NodeJS.ProcessEnv = process.env): number | undefined {

@@ -18,7 +18,7 @@ export class SseWriter {
   private readonly raw: ServerResponse;
   private readonly abort = new AbortController();
   /** Aborted when the client disconnects before the stream ended. */
-  readonly signal = this.abort.signal;
+  readonly signal: AbortSignal = this.abort.signal;
   private ended = false;
 
   constructor(reply: FastifyReply, headers: Record<string, string> = {}) {

@@ -20,6 +20,8 @@ import { decodedRate } from "./payload.ts";
 import type { FromWorker, FromWorkerEvent, RtpWorkerData, ToWorker } from "./worker-protocol.ts";
 
 /** Why a worker's calls end when the bridge stops it (close()). */
+// The sources run as .ts in a checkout and as compiled .js in the installed package.
+const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
 const STOPPED = "the RTP worker was stopped";
 
 class WorkerMediaLink implements RtpMediaLink {
@@ -188,7 +190,7 @@ export class RtpWorker implements RtpPortPool {
   constructor(opts: RtpWorkerOptions) {
     this.#log = opts.log;
     const data: RtpWorkerData = { host: opts.host, ports: opts.ports };
-    this.#worker = new Worker(new URL("./media-worker.ts", import.meta.url), {
+    this.#worker = new Worker(new URL(`./media-worker.${SOURCE_EXT}`, import.meta.url), {
       workerData: data,
       name: "rtp",
     });
