@@ -132,10 +132,17 @@ function firstEvent(path: string): CallEvent | undefined {
   }
 }
 
-/** Keeps call records on disk (JSON lines) and the recent ones in memory. */
+/**
+ * Keeps call records on disk (JSON lines) and in memory every live call plus the `keep` most
+ * recently ended ones: a live call is never evicted (its record and end-of-call report are built
+ * from memory), so memory grows with the calls in progress and the ended calls kept, nothing else.
+ */
 export class TranscriptStore {
   readonly #dir: string | undefined;
-  readonly #recent = new Map<string, CallEvent[]>();
+  /** Calls whose call-end has not been appended yet: never evicted. */
+  readonly #live = new Map<string, CallEvent[]>();
+  /** Ended calls, oldest first, at most `keep`. */
+  readonly #ended = new Map<string, CallEvent[]>();
   readonly #keep: number;
   /** Open files of calls whose call-end has not been written yet. */
   readonly #files = new Map<string, AppendFile>();
@@ -164,18 +171,15 @@ export class TranscriptStore {
   }
 
   append(callId: string, event: CallEvent): void {
-    let events = this.#recent.get(callId);
+    let events = this.#live.get(callId);
     if (!events) {
-      events = [];
-      this.#recent.set(callId, events);
-      if (this.#recent.size > this.#keep) {
-        const oldest = this.#recent.keys().next().value!;
-        this.#recent.delete(oldest);
-        // In memory only, a call forgotten is gone from the list too.
-        if (!this.#dir) this.#index.remove(oldest);
-      }
+      // A call id that comes back after its end (a reconnecting Twilio stream) goes on the same record.
+      events = this.#ended.get(callId) ?? [];
+      this.#ended.delete(callId);
+      this.#live.set(callId, events);
     }
     events.push(event);
+    if (event.type === "call-end") this.#retire(callId, events);
     if (event.type === "call-start") this.#index.add({ startedAt: event.at, callId });
     for (const observer of this.#observers) observer(callId, event);
     if (!this.#dir) return;
@@ -189,6 +193,18 @@ export class TranscriptStore {
       this.#files.delete(callId);
       const closed: Promise<void> = file.close().finally(() => this.#closing.delete(closed));
       this.#closing.add(closed);
+    }
+  }
+
+  /** Moves an ended call from the live calls to the ended ones, forgetting the oldest beyond `keep`. */
+  #retire(callId: string, events: CallEvent[]): void {
+    this.#live.delete(callId);
+    this.#ended.set(callId, events);
+    while (this.#ended.size > this.#keep) {
+      const oldest = this.#ended.keys().next().value!;
+      this.#ended.delete(oldest);
+      // In memory only, a call forgotten is gone from the list too.
+      if (!this.#dir) this.#index.remove(oldest);
     }
   }
 
@@ -211,8 +227,10 @@ export class TranscriptStore {
   }
 
   #record(callId: string): CallRecord | undefined {
-    const events = this.#recent.get(callId);
-    if (events) return recordFromEvents(events);
+    const events = this.#live.get(callId) ?? this.#ended.get(callId);
+    // Events without their call-start: a call that came back after being forgotten; the file has it all.
+    const inMemory = events && recordFromEvents(events);
+    if (inMemory) return inMemory;
     if (!this.#dir) return undefined;
     try {
       const lines = readFileSync(this.#path(callId), "utf8").split("\n").filter(Boolean);

@@ -113,3 +113,40 @@ describe("TranscriptStore on disk", () => {
     expect(store.get("CA-e")?.turns).toHaveLength(4);
   });
 });
+
+describe("TranscriptStore under load", () => {
+  it("keeps every live call, however many run at once, and bounds only the ended ones", async () => {
+    const dir = tempDir();
+    const store = new TranscriptStore(dir, 200);
+    const ids = Array.from({ length: 400 }, (_, i) => `CA-load-${i}`);
+    const calls = ids.map((id) => callEvents(id, 2));
+    // 400 calls at once: each starts, talks, and only then do they end (past the old bound of 200).
+    for (let step = 0; step < calls[0]!.length; step++) {
+      for (const [i, id] of ids.entries()) {
+        store.append(id, calls[i]![step]!);
+        if (step === calls[0]!.length - 1) {
+          // As at the end of a call: the report is built from the record at once.
+          expect(store.get(id)?.events).toEqual(calls[i]);
+        }
+      }
+    }
+    await store.flush();
+    for (const [i, id] of ids.entries()) expect(store.get(id)?.events).toEqual(calls[i]);
+    const fresh = new TranscriptStore(dir, 200);
+    for (const [i, id] of ids.entries()) expect(fresh.get(id)?.events).toEqual(calls[i]);
+  });
+
+  it("in memory only, forgets the oldest ended calls beyond the bound, never a live one", () => {
+    const store = new TranscriptStore(undefined, 2);
+    const live = callEvents("CA-live", 1);
+    store.append("CA-live", live[0]!);
+    for (const id of ["CA-1", "CA-2", "CA-3"]) for (const e of callEvents(id, 1)) store.append(id, e);
+    expect(store.get("CA-1")).toBeUndefined();
+    expect(store.get("CA-2")?.callId).toBe("CA-2");
+    for (const e of live.slice(1)) store.append("CA-live", e);
+    expect(store.get("CA-live")?.events).toEqual(live);
+    // Its end made it the newest ended call: CA-2 is forgotten now.
+    expect(store.get("CA-2")).toBeUndefined();
+    expect(store.list(10).calls.map((c) => c.callId)).toEqual(["CA-live", "CA-3"]);
+  });
+});
