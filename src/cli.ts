@@ -1,6 +1,7 @@
 // Command-line entry point. Each subcommand loads and validates the configuration first,
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
+import { programToken } from "./bridge-token.ts";
 import { type Config, ConfigError, loadConfig, usesLocalService } from "./config.ts";
 import { createLogger, logsArePretty } from "./log.ts";
 
@@ -27,7 +28,8 @@ const program = new Command("voice-bridge")
     `
 Configuration comes from defaults, then the config file, then environment variables:
   HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
-  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); a token for it and /calls
+  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); the token it and /calls
+                                    ask for (unset: made at first start, kept in <data dir>/bridge-token; off: none)
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
   SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
@@ -137,6 +139,10 @@ program
   .option("--out <file>", "write what the caller heard (the agent) as a WAV file")
   .option("--both", "with --out: caller on the left channel, agent on the right")
   .option("--auth-token <token>", "sign requests with this Twilio auth token (default: TWILIO_AUTH_TOKEN)")
+  .option(
+    "--token <token>",
+    "the bridge's token, to read the call's transcript (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
   .option("--max-seconds <n>", "hang up after this long at the latest (default 120)")
   .option("--verbose", "print call events as they happen (stderr)")
   .action(
@@ -148,6 +154,7 @@ program
       out?: string;
       both?: boolean;
       authToken?: string;
+      token?: string;
       maxSeconds?: string;
       verbose?: boolean;
     }) => {
@@ -158,6 +165,7 @@ program
           ...opts,
           url: opts.url ?? `http://127.0.0.1:${config.server.port}`,
           authToken: opts.authToken ?? config.twilio.authToken,
+          bridgeToken: opts.token ?? programToken(config.server.token, config.local.dataDir),
           maxSeconds: opts.maxSeconds !== undefined ? Number(opts.maxSeconds) : undefined,
         });
         process.exit(code);

@@ -38,9 +38,18 @@ export const configSchema = z.object({
       /**
        * Bearer token people need for the bridge's own pages and records: the console, its live feed,
        * browser calls, /calls and recordings (Twilio's routes have their signature; probes and
-       * /metrics stay open). Unset: no token asked.
+       * /metrics stay open). Unset: a random token is made at first start and kept in
+       * <local.dataDir>/bridge-token (mode 600). `off`: no token asked, on purpose.
        */
-      token: z.string().min(16, { error: "expected a token of at least 16 characters" }).optional(),
+      token: z
+        .preprocess(
+          (v) => (v === false ? "off" : v),
+          z.union([
+            z.literal("off"),
+            z.string().min(16, { error: 'expected a token of at least 16 characters, or "off"' }),
+          ]),
+        )
+        .optional(),
     })
     .prefault({}),
   console: z

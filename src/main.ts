@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
+import { isLoopbackHost } from "../bridges/loopback.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
   createRtpCallTransportFactory,
@@ -21,6 +22,7 @@ import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/
 import { BridgeAccess } from "./access.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
+import { resolveBridgeToken } from "./bridge-token.ts";
 import { registerCallRoutes } from "./call-routes.ts";
 import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
 import { WatchedTransport, watchServices } from "./console/call-activity.ts";
@@ -61,6 +63,8 @@ export interface Bridge {
   readonly audioSocket: AudioSocketServer | undefined;
   /** Browser calls (WS /browser/call), when the console is on. */
   readonly browser: BrowserCalls | undefined;
+  /** The token the console and /calls ask for (Authorization: Bearer …); undefined when `off`. */
+  readonly token: string | undefined;
   /** Where people and programs reach the agent: the console's URL (with the token), and the rest. */
   readonly entrances: Entrances;
   /** Stops taking calls, lets live ones finish (up to `drainMs`), then closes everything. */
@@ -205,7 +209,20 @@ export async function startBridge(
   const sessionConfig = sessionConfigFrom(config);
   const live = new Set<CallSession>();
   let draining = false;
-  const access = new BridgeAccess(config.server.token);
+  const token = await resolveBridgeToken(config.server.token, config.local.dataDir);
+  const access = new BridgeAccess(token.token);
+  if (token.source === "generated")
+    log.info(
+      { file: token.path },
+      "bridge token: none configured (BRIDGE_TOKEN); made one and kept it in the file",
+    );
+  else if (token.source === "stored")
+    log.info({ file: token.path }, "bridge token: the one kept in the file (BRIDGE_TOKEN unset)");
+  else if (token.source === "off" && !isLoopbackHost(config.server.host))
+    log.warn(
+      { host: config.server.host },
+      "BRIDGE_TOKEN=off: the console, every call record, recording and browser calls answer anyone who can reach this address",
+    );
   // The console watches each call from outside: its feed hears the records and each call's activity.
   const feed = consoleEnabled(config) ? new LiveFeed(transcripts) : undefined;
 
@@ -340,6 +357,7 @@ export async function startBridge(
     sip,
     audioSocket,
     browser,
+    token: token.token,
     entrances,
     discord,
     get activeCalls() {

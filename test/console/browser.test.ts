@@ -14,6 +14,7 @@ import { encodeWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { launchChromium, screenshotDir } from "../helpers/chromium.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
 
@@ -78,7 +79,7 @@ async function openConsole(): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors: string[] = [];
   page.on("pageerror", (err) => errors.push(`${err.message}\n${err.stack}`));
-  await page.goto(`${bridge.url}/`);
+  await page.goto(bridge.entrances.console!);
   await expect.poll(() => page.locator("#feed").getAttribute("data-state")).toBe("live");
   return { page, errors };
 }
@@ -119,7 +120,7 @@ describe("the console in a browser", () => {
     expect(errors.join("\n")).toBe("");
 
     // The record agrees: the greeting cut short by the caller, a caller turn and an answer.
-    const record = (await (await fetch(`${bridge.url}/calls/${callId}`)).json()) as CallRecord;
+    const record = (await (await bridgeFetch(bridge, `/calls/${callId}`)).json()) as CallRecord;
     expect(record).toMatchObject({ transport: "browser", endReason: "caller hung up" });
     expect(record.turns[0]).toMatchObject({ role: "assistant", generated: GREETING, interrupted: true });
     const firstCaller = record.turns.findIndex((t) => t.role === "user");
@@ -133,6 +134,7 @@ describe("the console in a browser", () => {
     const say = (text: string) => ({ samples: speak(text, { rate: 8000 }), rate: 8000, label: text });
     const call = simulateCall({
       url: bridge.url,
+      bridgeToken: bridge.token,
       says: [say("Where are you located?"), say("That's all, goodbye.")],
       maxSeconds: 45,
     });

@@ -14,6 +14,7 @@ import type { CallReport } from "../../src/reports/report.ts";
 import type { SessionServices, TtsEvent } from "../../src/session/services.ts";
 import type { CallSummary } from "../../src/session/transcript.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { Attempts } from "../reports/attempts.ts";
 import { Receiver } from "../reports/receiver.ts";
 import { Channel } from "../session/harness.ts";
@@ -106,8 +107,11 @@ async function call(bridge: Bridge, uuid: string): Promise<void> {
   client.send(frame(0x00));
 }
 
-async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(url);
+async function getJson(
+  bridge: Bridge,
+  path: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await bridgeFetch(bridge, path);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -146,7 +150,7 @@ describe("end-of-call reports through the bridge", () => {
     expect(delivered.headers["x-voice-bridge-report-id"]).toBe(report.reportId);
 
     // The body: the call's record as GET /calls/:id gives it, plus how and when it ended.
-    const record = await getJson(`${second.url}/calls/${uuids[0]}`);
+    const record = await getJson(second, `/calls/${uuids[0]}`);
     expect(record.status).toBe(200);
     const { reportId, instance, outcome, durationMs, recordingPath, ...rest } = report;
     expect(rest).toEqual(record.body);
@@ -171,17 +175,17 @@ describe("end-of-call reports through the bridge", () => {
     expect(reported).toEqual(uuids);
 
     // GET /calls: newest first, two a page, the first run's call included.
-    const page1 = await getJson(`${second.url}/calls?limit=2`);
+    const page1 = await getJson(second, `/calls?limit=2`);
     expect(page1.status).toBe(200);
     const calls1 = page1.body.calls as CallSummary[];
     expect(calls1.map((c) => c.callId)).toEqual([uuids[2], uuids[1]]);
     expect(calls1[0]).toMatchObject({ transport: "audiosocket", outcome: "caller_hangup", turns: 1 });
     expect(Date.parse(calls1[0]!.endedAt!)).toBeGreaterThanOrEqual(Date.parse(calls1[0]!.startedAt));
     expect(page1.body.next_cursor).toEqual(expect.any(String));
-    const page2 = await getJson(`${second.url}/calls?limit=2&cursor=${page1.body.next_cursor}`);
+    const page2 = await getJson(second, `/calls?limit=2&cursor=${page1.body.next_cursor}`);
     expect((page2.body.calls as CallSummary[]).map((c) => c.callId)).toEqual([uuids[0]]);
     expect(page2.body.next_cursor).toBeNull();
-    const all = await getJson(`${second.url}/calls`);
+    const all = await getJson(second, `/calls`);
     expect((all.body.calls as CallSummary[]).map((c) => c.callId)).toEqual([...uuids].reverse());
 
     for (const [query, message] of [
@@ -190,7 +194,7 @@ describe("end-of-call reports through the bridge", () => {
       ["limit=ten", /^limit: /],
       ["cursor=not-a-cursor", /^cursor: not a cursor from a GET \/calls page/],
     ] as const) {
-      const bad = await getJson(`${second.url}/calls?${query}`);
+      const bad = await getJson(second, `/calls?${query}`);
       expect(bad.status).toBe(400);
       expect((bad.body.error as { message: string }).message).toMatch(message);
     }
