@@ -242,10 +242,38 @@ function endedItem(c) {
   );
 }
 
+/** The ended-calls filters as GET /calls takes them (empty fields left out; dates as UTC days). */
+function endedQuery() {
+  const params = new URLSearchParams({ limit: "15" });
+  for (const el of $("ended-filters").elements) {
+    if (!el.name || !el.value.trim()) continue;
+    // `until` is a day: calls of that day included.
+    const value =
+      el.name === "until"
+        ? new Date(Date.parse(el.value) + 86_400_000).toISOString().slice(0, 10)
+        : el.value.trim();
+    params.set(el.name, value);
+  }
+  return params;
+}
+
+/** Each refresh supersedes the one before (typing in the search box sends one per pause). */
+let endedRequest = 0;
+
 async function refreshEnded(more = false) {
-  const query = more && endedCursor ? `?limit=15&cursor=${encodeURIComponent(endedCursor)}` : "?limit=15";
-  const res = await fetch(`/calls${query}`);
+  const params = endedQuery();
+  if (more && endedCursor) params.set("cursor", endedCursor);
+  const mine = ++endedRequest;
+  const res = await fetch(`/calls?${params}`);
+  if (mine !== endedRequest) return;
+  $("ended-error").hidden = true;
   if (!res.ok) {
+    const answer = await res.json().catch(() => undefined);
+    if (res.status === 400) {
+      $("ended-error").textContent = answer?.error?.message ?? "Bad filter.";
+      $("ended-error").hidden = false;
+      return;
+    }
     $("ended-empty").textContent =
       res.status === 401
         ? "Needs the bridge's token: open the address the bridge printed."
@@ -254,6 +282,10 @@ async function refreshEnded(more = false) {
   }
   const page = await res.json();
   endedCursor = page.next_cursor;
+  const filtered =
+    [...params.keys()].some((k) => k !== "limit" && k !== "cursor" && k !== "outcome") ||
+    params.get("outcome") !== "ended";
+  $("ended-empty").textContent = filtered ? "No call matches." : "None yet.";
   const items = page.calls.filter((c) => c.endedAt).map(endedItem);
   if (more) $("ended-list").append(...items);
   else $("ended-list").replaceChildren(...items);
@@ -274,6 +306,15 @@ setInterval(() => {
 }, 1000);
 
 $("ended-more").addEventListener("click", () => void refreshEnded(true));
+let typing;
+$("ended-filters").addEventListener("input", () => {
+  clearTimeout(typing);
+  typing = setTimeout(() => void refreshEnded(), 300);
+});
+$("ended-filters").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void refreshEnded();
+});
 setUpPhone((callId) => {
   const call = live.get(callId);
   if (call) show(call);

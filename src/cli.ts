@@ -31,7 +31,8 @@ Configuration comes from defaults, then the config file, then environment variab
   CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); the token it and /calls
                                     ask for (unset: made at first start, kept in <data dir>/bridge-token; off: none)
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
-  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
+  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service (and where the bridge keeps its data)
+  BRIDGE_INSTANCE                   this bridge's name in the call records (default: the host name)
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot

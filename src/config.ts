@@ -117,7 +117,10 @@ export const configSchema = z.object({
       maxReprompts: z.coerce.number().int().min(0).max(10).default(2),
       maxCallSeconds: z.coerce.number().int().min(10).default(900),
       apologyText: z.string().min(1).optional(),
-      /** Call records (JSON lines per call) go here; default: <local.dataDir>/calls. */
+      /**
+       * Where earlier versions wrote call records (one .jsonl file per call); imported once into the
+       * store at first start, the files kept. Default: <local.dataDir>/calls.
+       */
       transcriptDir: z.string().min(1).optional(),
       /** When set, each call is recorded here as <callId>.wav: stereo, caller left, agent (as heard) right. */
       recordingDir: z.string().min(1).optional(),
@@ -331,6 +334,14 @@ export const configSchema = z.object({
           message: "required when callReports.url (CALL_REPORT_URL) is set: set CALL_REPORT_SECRET",
         });
     }),
+  store: z
+    .object({
+      /** This bridge's name in the records and the console (several bridges on one database). Default: the host name. */
+      instance: z.string().min(1).max(64).optional(),
+      /** Ended calls kept in memory for the console and reports (the live ones always are). */
+      keepEnded: z.coerce.number().int().min(0).max(100_000).default(200),
+    })
+    .prefault({}),
   log: z
     .object({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -406,6 +417,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   CALL_REPORT_URL: ["callReports", "url"],
   CALL_REPORT_SECRET: ["callReports", "secret"],
   CALL_REPORT_DIR: ["callReports", "dir"],
+  BRIDGE_INSTANCE: ["store", "instance"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };
@@ -444,7 +456,7 @@ function readConfigFile(file: string): Tree {
   if (parsed == null) return {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(
-      `config file ${file}: expected a mapping of sections (server, console, service, agent, local, twilio, sip, audiosocket, discord, callReports, log)`,
+      `config file ${file}: expected a mapping of sections (server, console, service, agent, local, twilio, sip, audiosocket, discord, callReports, store, log)`,
     );
   }
   return parsed as Tree;

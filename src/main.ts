@@ -3,8 +3,7 @@
 // CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { existsSync } from "node:fs";
-import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
@@ -23,7 +22,7 @@ import { BridgeAccess } from "./access.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
 import { resolveBridgeToken } from "./bridge-token.ts";
-import { registerCallRoutes } from "./call-routes.ts";
+import { type CallReader, registerCallRoutes } from "./call-routes.ts";
 import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
 import { WatchedTransport, watchServices } from "./console/call-activity.ts";
 import { LiveFeed } from "./console/live-feed.ts";
@@ -45,13 +44,18 @@ import { svcServices } from "./session/svc-adapters.ts";
 import { TranscriptStore } from "./session/transcript.ts";
 import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
+import type { CallStore } from "./store/call-store.ts";
+import { instanceName, openCallStore } from "./store/open.ts";
 import { turnTakingFrom } from "./turn-taking-config.ts";
 
 export interface Bridge {
   readonly url: string;
   readonly http: FastifyInstance;
   readonly metrics: BridgeMetrics;
+  /** The records of live and recently ended calls, in memory. */
   readonly transcripts: TranscriptStore;
+  /** Every call's record (SQLite in the data dir, or PostgreSQL). */
+  readonly store: CallStore;
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
   /** The Discord bot, when DISCORD_TOKEN is set. */
@@ -163,11 +167,9 @@ export async function startBridge(
   if (overrides.wrapServices) services = overrides.wrapServices(services);
   const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
   const metrics = new BridgeMetrics();
-  const transcripts = new TranscriptStore(
-    config.agent.transcriptDir ?? join(config.local.dataDir, "calls"),
-    200,
-    (err, callId) => log.error({ err, callId }, "transcript write failed"),
-  );
+  const instance = instanceName(config);
+  const store = await openCallStore(config, log);
+  const transcripts = new TranscriptStore(store, config.store.keepEnded);
   const recorder = config.agent.recordingDir
     ? new CallRecorder(
         config.agent.recordingDir,
@@ -187,7 +189,7 @@ export async function startBridge(
     );
   }
   const reports = config.callReports;
-  const reportDir = reports.dir ?? join(config.local.dataDir, "call-reports");
+  const reportDir = reports.dir ?? `${config.local.dataDir}/call-reports`;
   const reporter =
     reports.url && reports.secret
       ? new CallReporter({
@@ -196,7 +198,11 @@ export async function startBridge(
           spool: new ReportSpool(reportDir),
           clock,
           log: log.child({ component: "reports" }),
-          ...(overrides.onReportAttempt ? { onAttempt: overrides.onReportAttempt } : {}),
+          onAttempt: (result) => {
+            const state = result.kind === "retry" ? "pending" : result.kind;
+            store.setReport(result.reportId, state, result.status);
+            overrides.onReportAttempt?.(result);
+          },
         })
       : undefined;
   if (reporter) {
@@ -232,9 +238,15 @@ export async function startBridge(
     logController: new LogController({ disableRequestLogging: true }),
   });
   http.get("/healthz", async () => ({ status: "ok" }));
-  http.get("/readyz", async (_req, reply) =>
-    draining ? reply.code(503).send({ status: "draining" }) : { status: "ready", calls: live.size },
-  );
+  // Ready while the database is down (calls go on, writes wait): the store's trouble is said here.
+  http.get("/readyz", async (_req, reply) => {
+    const records = store.trouble
+      ? { engine: store.engine, trouble: store.trouble }
+      : { engine: store.engine };
+    return draining
+      ? reply.code(503).send({ status: "draining", store: records })
+      : { status: "ready", calls: live.size, store: records };
+  });
   http.get("/metrics", async (_req, reply) => {
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
@@ -243,7 +255,19 @@ export async function startBridge(
     http,
     (path) => path === "/" || path.startsWith("/console/") || path === "/calls" || path.startsWith("/calls/"),
   );
-  registerCallRoutes(http, transcripts, recorder && ((callId) => recorder.pathOf(callId)));
+  const reader: CallReader = {
+    // A call in memory (live, or just ended) is read from there: the store may be a write behind.
+    async get(callId) {
+      const here = transcripts.get(callId);
+      return here ? { ...here, instance } : store.get(callId);
+    },
+    list: (query) => store.list(query),
+    async recordingOf(callId) {
+      return (await store.get(callId))?.recording?.path ?? recorder?.pathOf(callId);
+    },
+    recording: recorder !== undefined,
+  };
+  registerCallRoutes(http, reader);
   if (feed) {
     registerConsole(http, { feed, metrics, log, authorize: (req, socket) => access.upgrade(req, socket) });
   }
@@ -270,10 +294,16 @@ export async function startBridge(
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
+        const callId = transport.info.callId;
         const recorded = recording?.close();
+        if (recording)
+          void recorded?.then(
+            () => existsSync(recording.path) && store.setRecording(callId, resolve(recording.path)),
+          );
         if (reporter) {
-          const record = transcripts.get(transport.info.callId);
-          const report = record && callReport(record, { instance: hostname() });
+          const record = transcripts.get(callId);
+          const report = record && callReport(record, { instance });
+          if (report) store.setReport(report.reportId, "pending", undefined, callId);
           void reporter.submit(report && withRecording(report, recording, recorded));
         }
         live.delete(session);
@@ -353,6 +383,7 @@ export async function startBridge(
     http,
     metrics,
     transcripts,
+    store,
     localService,
     sip,
     audioSocket,
@@ -378,9 +409,9 @@ export async function startBridge(
       await rtpWorker?.close();
       await audioSocket?.close();
       await http.close();
-      await transcripts.flush();
       await recorder?.close();
       await reporter?.close();
+      await store.close();
       await localService?.close();
     },
   };

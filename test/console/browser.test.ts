@@ -183,6 +183,19 @@ describe("the console in a browser", () => {
       )
       .toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: join(shots, "twilio-call-record.png"), fullPage: true });
+    // The ended calls are searched by the words said and filtered by transport.
+    const listed = () => page.locator(`#ended-list .call-item[data-call-id="${result.callSid}"]`).count();
+    await page.locator("#f-q").fill("acme bikes");
+    await expect.poll(listed).toBe(1);
+    await page.locator("#f-q").fill("zebra crossing");
+    await expect.poll(listed).toBe(0);
+    await expect.poll(() => page.locator("#ended-empty").textContent()).toBe("No call matches.");
+    await page.locator("#f-q").fill("");
+    await page.locator("#f-transport").selectOption("sip");
+    await expect.poll(listed).toBe(0);
+    await page.locator("#f-transport").selectOption("twilio");
+    await expect.poll(listed).toBe(1);
+    await page.screenshot({ path: join(shots, "ended-calls-search.png") });
     await page.close();
     expect(errors.join("\n")).toBe("");
   }, 90_000);

@@ -11,65 +11,19 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallReport } from "../../src/reports/report.ts";
-import type { SessionServices, TtsEvent } from "../../src/session/services.ts";
-import type { CallSummary } from "../../src/session/transcript.ts";
+import type { CallSummary } from "../../src/store/call-store.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { Attempts } from "../reports/attempts.ts";
 import { Receiver } from "../reports/receiver.ts";
-import { Channel } from "../session/harness.ts";
+import { GREETING, scripted } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";
-const GREETING = "Hello, this is the test agent.";
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-reports-"));
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
   rmSync(dir, { recursive: true, force: true });
-});
-
-/** Scripted services: the agent says GREETING (200 ms of audio per sentence), hears nothing. */
-const scripted = (): SessionServices => ({
-  asr: {
-    recognize: async () => "",
-    open: () => ({ write() {}, end: async () => "", abort() {} }),
-  },
-  chat: {
-    async *stream() {
-      yield { type: "text", text: GREETING };
-    },
-  },
-  tts: {
-    async open(format) {
-      const events = new Channel<TtsEvent>();
-      let text = "";
-      let closed = false;
-      return {
-        sendText: (t: string) => {
-          text += t;
-        },
-        flush: () => {
-          const sentence = text.trim();
-          text = "";
-          if (sentence && format.kind === "pcm") {
-            events.push({ type: "sentence-start", text: sentence });
-            const audio = new Int16Array(format.rate / 5).fill(1000);
-            events.push({ type: "audio", audio, durationMs: 200 });
-            events.push({ type: "sentence-end", text: sentence });
-          }
-          events.push({ type: "flushed" });
-        },
-        close: () => {
-          closed = true;
-          events.close();
-        },
-        get closed() {
-          return closed;
-        },
-        events,
-      };
-    },
-  },
 });
 
 async function bridgeReportingTo(url: string, attempts: Attempts): Promise<Bridge> {
@@ -152,8 +106,11 @@ describe("end-of-call reports through the bridge", () => {
     // The body: the call's record as GET /calls/:id gives it, plus how and when it ended.
     const record = await getJson(second, `/calls/${uuids[0]}`);
     expect(record.status).toBe(200);
-    const { reportId, instance, outcome, durationMs, recordingPath, ...rest } = report;
-    expect(rest).toEqual(record.body);
+    // (The record says where the recording is as the store keeps it; the report as a path.)
+    const { reportId, outcome, durationMs, recordingPath, ...rest } = report;
+    const { recording, ...recordBody } = record.body;
+    expect(rest).toEqual(recordBody);
+    expect(recording).toEqual({ instance: report.instance, path: recordingPath });
     expect(report).toMatchObject({
       callId: uuids[0],
       transport: "audiosocket",
@@ -161,7 +118,7 @@ describe("end-of-call reports through the bridge", () => {
       outcome: "caller_hangup",
     });
     expect(durationMs).toBeGreaterThan(0);
-    expect(instance).toBeTruthy();
+    expect(report.instance).toBeTruthy();
     expect(report.turns[0]).toMatchObject({ role: "assistant", generated: GREETING, heard: GREETING });
     expect(recordingPath).toMatch(new RegExp(`/recordings/${uuids[0]}\\.wav$`));
     expect(existsSync(recordingPath!)).toBe(true);
@@ -193,6 +150,12 @@ describe("end-of-call reports through the bridge", () => {
       ["limit=101", /^limit: /],
       ["limit=ten", /^limit: /],
       ["cursor=not-a-cursor", /^cursor: not a cursor from a GET \/calls page/],
+      ["transport=fax", /^transport: expected one of twilio, sip, audiosocket, discord, browser, got "fax"/],
+      ["outcome=happy", /^outcome: expected one of agent_hangup, .*live, got "happy"/],
+      ["since=yesterday", /^since: expected an ISO 8601 date/],
+      ["since=2026-03-02&until=2026-03-01", /^until: must be after since/],
+      ["q=%20!!", /^q: expected words/],
+      ["form=%2B15550001", /^form: not a filter of GET \/calls/],
     ] as const) {
       const bad = await getJson(second, `/calls?${query}`);
       expect(bad.status).toBe(400);
