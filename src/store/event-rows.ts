@@ -1,9 +1,9 @@
 // What one call event changes in the tables, the same for every engine: the call's row (started,
 // a turn more, ended), the turn's row with its metrics and its words for search. Rows read back
 // become summaries here too, so both engines answer GET /calls alike.
-import { outcomeOf } from "../session/call-outcome.ts";
+import { INSTANCE_LOST, outcomeOf } from "../session/call-outcome.ts";
 import type { CallEvent } from "../session/transcript.ts";
-import type { CallSummary } from "./call-store.ts";
+import type { CallPage, CallSummary } from "./call-store.ts";
 
 /** A turn as the `turns` table holds it. */
 export interface TurnRow {
@@ -150,4 +150,19 @@ export function summaryOfRow(r: CallRow): CallSummary {
       ? { recording: { instance: r.recording_instance ?? r.instance, path: r.recording_path } }
       : {}),
   };
+}
+
+/** A page from rows fetched with one more than `limit`: that one says another page follows. */
+export function pageOf(rows: CallRow[], limit: number): CallPage {
+  const calls = rows.slice(0, limit).map(summaryOfRow);
+  const last = calls[calls.length - 1];
+  return rows.length > limit && last
+    ? { calls, next: { startedAt: last.startedAt, callId: last.callId } }
+    : { calls };
+}
+
+/** The call-end another run or bridge writes for a call whose instance died without ending it. */
+export function lostEnd(startedAt: string, now: Date): Extract<CallEvent, { type: "call-end" }> {
+  const durationMs = Math.max(0, now.getTime() - Date.parse(startedAt));
+  return { type: "call-end", at: now.toISOString(), reason: INSTANCE_LOST, durationMs };
 }

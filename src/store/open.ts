@@ -23,6 +23,11 @@ export async function openCallStore(config: Config, log: Logger): Promise<CallSt
   const path = join(config.local.dataDir, SQLITE_FILE);
   const store = await SqliteCallStore.open({ path, instance, onWriteError });
   storeLog.info({ path, instance, migrationsApplied: store.migrations }, "call records: SQLite");
+  if (store.lost.length)
+    storeLog.warn(
+      { calls: store.lost.length, callIds: store.lost.slice(0, 20) },
+      "call records: calls left live by this bridge's last run (it died) are ended as `instance lost`",
+    );
   await importJsonlOnce(store, config.agent.transcriptDir ?? join(config.local.dataDir, "calls"), storeLog);
   return store;
 }

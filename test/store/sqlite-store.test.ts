@@ -56,13 +56,20 @@ describe("SQLite call store", () => {
       },
     );
     expect(child.signal).toBe("SIGKILL");
-    const store = await open("after", path);
+    const store = await open("doomed", path);
     const events = callEvents("CA-crash", 3);
     // Everything appended before the last few milliseconds is there, whole; the event appended
     // as the process died may or may not be.
     const kept = (await store.get("CA-crash"))?.events ?? [];
     expect(kept.slice(0, events.length - 2)).toEqual(events.slice(0, -2));
-    expect(kept.length).toBeLessThanOrEqual(events.length - 1);
+    // Left live by the dead run, the call is ended by the next start of the same instance.
+    expect(store.lost).toEqual(["CA-crash"]);
+    expect(kept.at(-1)).toMatchObject({ type: "call-end", reason: "instance lost" });
+    expect(kept.length).toBeLessThanOrEqual(events.length);
+    expect((await store.list({ limit: 1 })).calls[0]).toMatchObject({
+      outcome: "instance_lost",
+      endReason: "instance lost",
+    });
     await store.close();
   });
 });

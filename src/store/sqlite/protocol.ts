@@ -27,4 +27,4 @@ export type ToWorker =
 export type FromWorker =
   | { id: number; ok: true; result?: unknown }
   | { id: number; ok: false; error: string }
-  | { id: 0; ready: true; migrations: string[] };
+  | { id: 0; ready: true; migrations: string[]; lost: string[] };

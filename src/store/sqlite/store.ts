@@ -23,6 +23,8 @@ export class SqliteCallStore implements CallStore {
   readonly path: string;
   /** Migrations applied by this start. */
   readonly migrations: string[];
+  /** Calls an earlier run of this instance left live, ended as `instance lost` by this start. */
+  readonly lost: string[];
   readonly #worker: Worker;
   readonly #waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   readonly #onWriteError: SqliteStoreOptions["onWriteError"];
@@ -31,11 +33,16 @@ export class SqliteCallStore implements CallStore {
   #scheduled: NodeJS.Immediate | undefined;
   #dead: Error | undefined;
 
-  private constructor(worker: Worker, opts: SqliteStoreOptions, migrations: string[]) {
+  private constructor(
+    worker: Worker,
+    opts: SqliteStoreOptions,
+    ready: { migrations: string[]; lost: string[] },
+  ) {
     this.#worker = worker;
     this.path = opts.path;
     this.#onWriteError = opts.onWriteError;
-    this.migrations = migrations;
+    this.migrations = ready.migrations;
+    this.lost = ready.lost;
     worker.on("message", (msg: FromWorker) => {
       if (!("ok" in msg)) return;
       const waiting = this.#waiting.get(msg.id);
@@ -51,18 +58,18 @@ export class SqliteCallStore implements CallStore {
   static async open(opts: SqliteStoreOptions): Promise<SqliteCallStore> {
     const data: SqliteWorkerData = { path: opts.path, instance: opts.instance };
     const worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: data, name: "sqlite" });
-    const migrations = await new Promise<string[]>((resolve, reject) => {
+    const ready = await new Promise<{ migrations: string[]; lost: string[] }>((resolve, reject) => {
       const onReady = (msg: FromWorker) => {
         if ("ready" in msg) {
           worker.off("message", onReady);
           worker.off("error", reject);
-          resolve(msg.migrations);
+          resolve(msg);
         }
       };
       worker.on("message", onReady);
       worker.once("error", (err: Error) => reject(new Error(`${opts.path}: ${err.message}`)));
     });
-    return new SqliteCallStore(worker, opts, migrations);
+    return new SqliteCallStore(worker, opts, ready);
   }
 
   get trouble(): string | undefined {

@@ -8,12 +8,15 @@ import {
   type CallRow,
   endColumns,
   iso,
+  lostEnd,
+  pageOf,
   SUMMARY_COLUMNS,
   summaryOfRow,
   TURN_COLUMNS,
   turnRowOf,
   turnWords,
 } from "../event-rows.ts";
+import { listSql, type SqlDialect } from "../list-sql.ts";
 import { MIGRATIONS_TABLE, migrationsOf } from "../migrations.ts";
 import type { EventWrite, FromWorker, SqliteWorkerData, ToWorker } from "./protocol.ts";
 
@@ -136,48 +139,33 @@ function get(callId: string): StoredRecord | undefined {
   };
 }
 
-/** A full-text query of plain words (each quoted: no FTS5 syntax from the outside). */
-const match = (words: string[]) => words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" ");
+const dialect: SqlDialect = {
+  param: () => "?",
+  words: (param) => `call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ${param})`,
+  // Each word quoted: no FTS5 syntax from the outside; all of them must be there.
+  wordsParam: (words) => words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" "),
+};
 
 function list(query: CallQuery): CallPage {
-  const where: string[] = [];
-  const args: SQLInputValue[] = [];
-  const eq = (column: string, value: string | undefined) => {
-    if (value === undefined) return;
-    where.push(`${column} = ?`);
-    args.push(value);
-  };
-  eq("from_number", query.from);
-  eq("to_number", query.to);
-  eq("transport", query.transport);
-  eq("agent", query.agent);
-  if (query.outcome === "live") where.push("ended_at IS NULL");
-  else if (query.outcome === "ended") where.push("ended_at IS NOT NULL");
-  else eq("outcome", query.outcome);
-  if (query.since) {
-    where.push("started_at >= ?");
-    args.push(query.since);
-  }
-  if (query.until) {
-    where.push("started_at < ?");
-    args.push(query.until);
-  }
-  if (query.q) {
-    where.push("call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ?)");
-    args.push(match(query.q));
-  }
-  if (query.after) {
-    where.push("(started_at < ? OR (started_at = ? AND call_id < ?))");
-    args.push(query.after.startedAt, query.after.startedAt, query.after.callId);
-  }
-  const sql = `SELECT ${SUMMARY_COLUMNS} FROM calls ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY started_at DESC, call_id DESC LIMIT ?`;
-  const rows = db.prepare(sql).all(...args, query.limit + 1) as unknown as CallRow[];
-  const calls = rows.slice(0, query.limit).map(summaryOfRow);
-  const last = calls[calls.length - 1];
-  return rows.length > query.limit && last
-    ? { calls, next: { startedAt: last.startedAt, callId: last.callId } }
-    : { calls };
+  const { sql, args } = listSql(query, dialect);
+  const rows = db.prepare(sql).all(...args) as unknown as CallRow[];
+  return pageOf(rows, query.limit);
+}
+
+/**
+ * Calls this instance left live when it died (killed, power cut): ended now with reason
+ * `instance lost`, so no call stays live forever. Run once at start, before any new call.
+ */
+function endLostCalls(): string[] {
+  const lost = db
+    .prepare("SELECT call_id, started_at FROM calls WHERE ended_at IS NULL AND instance = ?")
+    .all(instance) as { call_id: string; started_at: string }[];
+  if (lost.length === 0) return [];
+  const now = new Date();
+  inTransaction(() => {
+    for (const c of lost) writeEvent(c.call_id, lostEnd(c.started_at, now));
+  });
+  return lost.map((c) => c.call_id);
 }
 
 function handle(msg: ToWorker): unknown {
@@ -227,4 +215,5 @@ port.on("message", (msg: ToWorker) => {
   port.postMessage(reply);
   if (msg.op === "close") port.close();
 });
-port.postMessage({ id: 0, ready: true, migrations: applied } satisfies FromWorker);
+const lost = endLostCalls();
+port.postMessage({ id: 0, ready: true, migrations: applied, lost } satisfies FromWorker);
