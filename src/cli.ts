@@ -32,7 +32,8 @@ Configuration comes from defaults, then the config file, then environment variab
                                     ask for (unset: made at first start, kept in <data dir>/bridge-token; off: none)
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
   SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service (and where the bridge keeps its data)
-  BRIDGE_INSTANCE                   this bridge's name in the call records (default: the host name)
+  DATABASE_URL, BRIDGE_INSTANCE     call records in PostgreSQL, shared by every bridge on it (unset: SQLite
+                                    in the data dir); this bridge's name in them (default: the host name)
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
@@ -195,6 +196,8 @@ program
     if (masked.local.ttsUpstreamApiKey) masked.local.ttsUpstreamApiKey = "***";
     if (masked.discord.token) masked.discord.token = "***";
     if (masked.callReports.secret) masked.callReports.secret = "***";
+    if (masked.store.databaseUrl)
+      masked.store.databaseUrl = masked.store.databaseUrl.replace(/:[^:@/]*@/, ":***@");
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     const engines = usesLocalService(config)
       ? (await import("./service/index.ts")).describeEngines(config.local)

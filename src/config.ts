@@ -336,6 +336,16 @@ export const configSchema = z.object({
     }),
   store: z
     .object({
+      /**
+       * PostgreSQL for call records (postgres://user:password@host:5432/database), shared by every
+       * bridge on it. Unset: SQLite in <local.dataDir>/voice-bridge.db.
+       */
+      databaseUrl: z
+        .string()
+        .regex(/^postgres(ql)?:\/\/\S+$/, {
+          error: "expected a postgres://user:password@host:5432/database URL",
+        })
+        .optional(),
       /** This bridge's name in the records and the console (several bridges on one database). Default: the host name. */
       instance: z.string().min(1).max(64).optional(),
       /** Ended calls kept in memory for the console and reports (the live ones always are). */
@@ -418,6 +428,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   CALL_REPORT_SECRET: ["callReports", "secret"],
   CALL_REPORT_DIR: ["callReports", "dir"],
   BRIDGE_INSTANCE: ["store", "instance"],
+  DATABASE_URL: ["store", "databaseUrl"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };

@@ -79,6 +79,8 @@ export interface CallStore extends CallEventSink {
   /** Resolves once everything appended so far is written (or buffered, when the engine is down). */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Other bridges' call events as they happen (engines shared by several bridges only). */
+  watchOthers?(listener: (e: { instance: string; callId: string; event: CallEvent }) => void): () => void;
   /** Why writes are being held back (the database is unreachable), or undefined when all is well. */
   readonly trouble: string | undefined;
 }

@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { CallStore } from "./call-store.ts";
 import { importJsonlOnce } from "./import-jsonl.ts";
+import { PostgresCallStore } from "./postgres/store.ts";
 import { SQLITE_FILE, SqliteCallStore } from "./sqlite/store.ts";
 
 /** The name of this bridge in the records (several bridges on one database). */
@@ -17,17 +18,33 @@ export function instanceName(config: Config): string {
 export async function openCallStore(config: Config, log: Logger): Promise<CallStore> {
   const storeLog = log.child({ component: "store" });
   const instance = instanceName(config);
-  const onWriteError = (err: Error, callIds: string[]) =>
-    storeLog.error({ err, callIds }, "call records: write failed (the live calls' records stay in memory)");
+  const store = config.store.databaseUrl
+    ? await PostgresCallStore.open({ url: config.store.databaseUrl, instance, log: storeLog })
+    : await openSqlite(config, instance, storeLog);
+  const oldRecords = config.agent.transcriptDir ?? join(config.local.dataDir, "calls");
+  await importJsonlOnce(store, oldRecords, storeLog).catch((err: Error) =>
+    storeLog.error(
+      { err, dir: oldRecords },
+      "call records: could not import the .jsonl records now; trying again at the next start",
+    ),
+  );
+  return store;
+}
+
+async function openSqlite(config: Config, instance: string, log: Logger): Promise<CallStore> {
   await mkdir(config.local.dataDir, { recursive: true });
   const path = join(config.local.dataDir, SQLITE_FILE);
+  const onWriteError = (err: Error, callIds: string[]) =>
+    log.error({ err, callIds }, "call records: write failed (the live calls' records stay in memory)");
   const store = await SqliteCallStore.open({ path, instance, onWriteError });
-  storeLog.info({ path, instance, migrationsApplied: store.migrations }, "call records: SQLite");
+  log.info(
+    { path, instance, migrationsApplied: store.migrations },
+    "call records: SQLite (DATABASE_URL=postgres://… shares them between bridges)",
+  );
   if (store.lost.length)
-    storeLog.warn(
+    log.warn(
       { calls: store.lost.length, callIds: store.lost.slice(0, 20) },
       "call records: calls left live by this bridge's last run (it died) are ended as `instance lost`",
     );
-  await importJsonlOnce(store, config.agent.transcriptDir ?? join(config.local.dataDir, "calls"), storeLog);
   return store;
 }
