@@ -46,7 +46,7 @@ function onFeed(m) {
   if (m.type === "hello") {
     live.clear();
     for (const c of m.calls) {
-      const call = { callId: c.callId, events: c.events, forming: emptyForming(), live: true };
+      const call = { callId: c.callId, instance: c.instance, events: c.events, forming: emptyForming(), live: true };
       for (const a of c.forming) applyActivity(call.forming, a);
       live.set(c.callId, call);
     }
@@ -58,13 +58,13 @@ function onFeed(m) {
     } else if (!shown && live.size) show(live.values().next().value);
     void refreshEnded();
     void refreshLatency();
-  } else if (m.type === "event") onEvent(m.callId, m.event);
+  } else if (m.type === "event") onEvent(m.callId, m.event, m.instance);
   else if (m.type === "activity") onActivity(m.callId, m.activity);
 }
 
-function onEvent(callId, event) {
+function onEvent(callId, event, instance) {
   if (event.type === "call-start")
-    live.set(callId, { callId, events: [], forming: emptyForming(), live: true });
+    live.set(callId, { callId, instance, events: [], forming: emptyForming(), live: true });
   const call = live.get(callId);
   if (!call) return;
   call.events.push(event);
@@ -199,7 +199,7 @@ function renderLiveList() {
       "li",
       {
         class: "call-item",
-        dataset: { callId: call.callId, transport: start?.transport ?? "" },
+        dataset: { callId: call.callId, transport: start?.transport ?? "", instance: call.instance ?? "" },
         onclick: () => show(call),
       },
       h(
@@ -210,6 +210,8 @@ function renderLiveList() {
         h("span", { class: "elapsed", dataset: { since } }, fmtDuration(Date.now() - since)),
       ),
       h("div", { class: "line" }, liveLine(call)),
+      // Several bridges on one database: which one has the call.
+      call.instance ? h("div", { class: "instance", title: "the bridge taking this call" }, call.instance) : "",
     );
   });
   $("live-list").replaceChildren(...items);
@@ -239,6 +241,7 @@ function endedItem(c) {
       { class: "line" },
       `${fmtTime(c.startedAt)} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}`,
     ),
+    c.instance ? h("div", { class: "instance", title: "the bridge that took this call" }, c.instance) : "",
   );
 }
 

@@ -24,16 +24,30 @@ export interface CallReader {
 
 export function registerCallRoutes(http: FastifyInstance, calls: CallReader): void {
   const bad = (message: string) => ({ error: { message, type: "invalid_request" } });
+  // The database down: a clear 503 (calls go on; their records are written once it is back).
+  const unavailable = (err: unknown) => ({
+    error: { message: `call records unavailable: ${(err as Error).message}`, type: "unavailable" },
+  });
 
   http.get("/calls", async (req, reply) => {
     const parsed = parseCallQuery(req.query as Record<string, unknown>);
     if (!parsed.ok) return reply.code(400).send(bad(parsed.message));
-    const page = await calls.list(parsed.query);
+    let page: CallPage;
+    try {
+      page = await calls.list(parsed.query);
+    } catch (err) {
+      return reply.code(503).send(unavailable(err));
+    }
     return { calls: page.calls, next_cursor: page.next ? encodeCursor(page.next) : null };
   });
 
   http.get<{ Params: { callId: string } }>("/calls/:callId", async (req, reply) => {
-    const record = await calls.get(req.params.callId);
+    let record: CallRecord | undefined;
+    try {
+      record = await calls.get(req.params.callId);
+    } catch (err) {
+      return reply.code(503).send(unavailable(err));
+    }
     return (
       record ??
       reply.code(404).send({ error: { message: `no call ${req.params.callId}`, type: "not_found" } })
@@ -42,7 +56,7 @@ export function registerCallRoutes(http: FastifyInstance, calls: CallReader): vo
 
   http.get<{ Params: { callId: string } }>("/calls/:callId/recording", async (req, reply) => {
     const { callId } = req.params;
-    const path = await calls.recordingOf(callId);
+    const path = await calls.recordingOf(callId).catch(() => undefined);
     const size: number | undefined = path
       ? await stat(path).then(
           (s) => (s.isFile() ? s.size : undefined),

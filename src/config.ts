@@ -348,6 +348,12 @@ export const configSchema = z.object({
         .optional(),
       /** This bridge's name in the records and the console (several bridges on one database). Default: the host name. */
       instance: z.string().min(1).max(64).optional(),
+      /**
+       * PostgreSQL: a bridge silent this long is lost (killed, its machine gone); the next bridge
+       * that notices ends its live calls with reason `instance lost`. Each bridge says it is alive
+       * six times in this period.
+       */
+      lostAfterSeconds: z.coerce.number().min(1).max(3600).default(30),
       /** Ended calls kept in memory for the console and reports (the live ones always are). */
       keepEnded: z.coerce.number().int().min(0).max(100_000).default(200),
     })
@@ -429,6 +435,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   CALL_REPORT_DIR: ["callReports", "dir"],
   BRIDGE_INSTANCE: ["store", "instance"],
   DATABASE_URL: ["store", "databaseUrl"],
+  STORE_LOST_AFTER_SECONDS: ["store", "lostAfterSeconds"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };

@@ -230,7 +230,14 @@ export async function startBridge(
       "BRIDGE_TOKEN=off: the console, every call record, recording and browser calls answer anyone who can reach this address",
     );
   // The console watches each call from outside: its feed hears the records and each call's activity.
-  const feed = consoleEnabled(config) ? new LiveFeed(transcripts) : undefined;
+  const feed = consoleEnabled(config) ? new LiveFeed(transcripts, instance) : undefined;
+  if (feed && store.watchOthers) {
+    // Every bridge on the database shows every live call: those already running, then as they go.
+    store.watchOthers((e) => feed.elsewhere(e.instance, e.callId, e.event));
+    await seedOtherBridgesCalls(store, feed, instance).catch((err: Error) =>
+      log.warn({ err }, "console: could not read the other bridges' live calls"),
+    );
+  }
 
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
@@ -263,7 +270,8 @@ export async function startBridge(
     },
     list: (query) => store.list(query),
     async recordingOf(callId) {
-      return (await store.get(callId))?.recording?.path ?? recorder?.pathOf(callId);
+      const stored = await store.get(callId).catch(() => undefined);
+      return stored?.recording?.path ?? recorder?.pathOf(callId);
     },
     recording: recorder !== undefined,
   };
@@ -415,6 +423,15 @@ export async function startBridge(
       await localService?.close();
     },
   };
+}
+
+/** The live calls of the other bridges on the store, as they are now, for the console. */
+async function seedOtherBridgesCalls(store: CallStore, feed: LiveFeed, instance: string): Promise<void> {
+  const { calls } = await store.list({ outcome: "live", limit: 100 });
+  for (const call of calls.filter((c) => c.instance !== instance)) {
+    const record = await store.get(call.callId);
+    if (record) feed.seedElsewhere(call.instance, call.callId, record.events);
+  }
 }
 
 /** The report with its recording's path, once the file is complete (if the call was recorded). */

@@ -19,7 +19,13 @@ export async function openCallStore(config: Config, log: Logger): Promise<CallSt
   const storeLog = log.child({ component: "store" });
   const instance = instanceName(config);
   const store = config.store.databaseUrl
-    ? await PostgresCallStore.open({ url: config.store.databaseUrl, instance, log: storeLog })
+    ? await PostgresCallStore.open({
+        url: config.store.databaseUrl,
+        instance,
+        log: storeLog,
+        lostAfterMs: config.store.lostAfterSeconds * 1000,
+        heartbeatMs: (config.store.lostAfterSeconds * 1000) / 6,
+      })
     : await openSqlite(config, instance, storeLog);
   const oldRecords = config.agent.transcriptDir ?? join(config.local.dataDir, "calls");
   await importJsonlOnce(store, oldRecords, storeLog).catch((err: Error) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
+import { Postgres } from "../../bench/lib/postgres-server.ts";
 import { silentLogger } from "../../src/log.ts";
 import { PostgresCallStore } from "../../src/store/postgres/store.ts";
-import { Postgres } from "../helpers/postgres.ts";
 import { storeContract } from "./store-contract.ts";
 
 let server: Postgres;

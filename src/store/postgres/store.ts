@@ -54,6 +54,10 @@ export class PostgresCallStore implements CallStore {
   readonly #pool: pg.Pool;
   readonly #o: Required<Omit<PostgresStoreOptions, "url">>;
   readonly #queue: Op[] = [];
+  /** Writes ever queued, and ever written: a read waits for those queued before it. */
+  #queued = 0;
+  #written = 0;
+  readonly #readers: { upTo: number; resolve: () => void }[] = [];
   #nextSeq = new Map<string, number>();
   #drain: Promise<void> | undefined;
   #migrated = false;
@@ -77,8 +81,7 @@ export class PostgresCallStore implements CallStore {
       this.#o.maxBackoffMs,
     );
     this.#instances = new InstanceWatch(this.#pool, this.#o, (writes) => {
-      for (const write of writes) this.#queue.push({ kind: "event", write });
-      this.#kick();
+      for (const write of writes) this.#enqueue({ kind: "event", write });
     });
   }
 
@@ -102,27 +105,48 @@ export class PostgresCallStore implements CallStore {
   }
 
   append(callId: string, event: CallEvent): void {
-    this.#queue.push({ kind: "event", write: { callId, event } });
-    this.#kick();
+    this.#enqueue({ kind: "event", write: { callId, event } });
   }
 
   setRecording(callId: string, path: string): void {
-    this.#queue.push({ kind: "recording", callId, path });
-    this.#kick();
+    this.#enqueue({ kind: "recording", callId, path });
   }
 
   setReport(reportId: string, state: ReportState, status?: number, callId?: string): void {
-    this.#queue.push({
+    this.#enqueue({
       kind: "report",
       reportId,
       state,
       ...(status !== undefined ? { status } : {}),
       ...(callId ? { callId } : {}),
     });
+  }
+
+  #enqueue(op: Op): void {
+    this.#queue.push(op);
+    this.#queued++;
     this.#kick();
   }
 
+  /** Waits until what was queued before now is written (not while the database is down: reads fail then). */
+  async #caughtUp(): Promise<void> {
+    if (this.#written >= this.#queued || this.#trouble) return;
+    await new Promise<void>((resolve) => this.#readers.push({ upTo: this.#queued, resolve }));
+  }
+
+  #wrote(n: number): void {
+    this.#written += n;
+    for (let i = this.#readers.length - 1; i >= 0; i--) {
+      const r = this.#readers[i]!;
+      if (this.#written >= r.upTo || this.#trouble) {
+        this.#readers.splice(i, 1);
+        r.resolve();
+      }
+    }
+  }
+
   async get(callId: string): Promise<StoredRecord | undefined> {
+    await this.#caughtUp();
     const events = await this.#pool.query<{ body: CallEvent }>(
       "SELECT body FROM events WHERE call_id = $1 ORDER BY seq",
       [callId],
@@ -141,6 +165,7 @@ export class PostgresCallStore implements CallStore {
   }
 
   async list(query: CallQuery): Promise<CallPage> {
+    await this.#caughtUp();
     const { sql, args } = listSql(query, dialect);
     return pageOf((await this.#pool.query<CallRow>(sql, args)).rows, query.limit);
   }
@@ -245,6 +270,7 @@ export class PostgresCallStore implements CallStore {
         try {
           await this.#write(batch);
           this.#queue.splice(0, batch.length);
+          this.#wrote(batch.length);
           if (single > 0) single--;
           backoff = 250;
           this.#up();
@@ -257,6 +283,7 @@ export class PostgresCallStore implements CallStore {
               continue;
             }
             this.#queue.shift();
+            this.#wrote(1);
             single = Math.max(0, single - 1);
             this.#o.log.error(
               { err, op: batch[0] },
@@ -329,6 +356,7 @@ export class PostgresCallStore implements CallStore {
       );
     }
     this.#trouble = `PostgreSQL unreachable since ${new Date(this.#downSince!).toISOString()} (${why})`;
+    this.#wrote(0);
   }
 
   #up(): void {

@@ -143,6 +143,9 @@ export class SqliteCallStore implements CallStore {
 
   #call(request: Request): Promise<unknown> {
     if (this.#dead) return Promise.reject(this.#dead);
+    // The worker answers in order: writes appended before this request go first, so a read
+    // sees every event appended before it (the console lists a call the moment it hears it end).
+    if (request.op !== "write" && this.#writes.length) this.#sendWrites();
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });

@@ -1,13 +1,13 @@
-// A real PostgreSQL server for a test file (Debian's postgresql 15, installed by
+// A real PostgreSQL server for a test file or the store benchmark (Debian's postgresql 15, installed by
 // scripts/bootstrap.sh): its own cluster in a temp dir owned by the postgres user (initdb refuses
 // root), a private TCP port on 127.0.0.1 and a private socket dir. Stopped and removed at close;
 // stop()/start() let a test take the database away mid-call and bring it back.
 import { execFile } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort } from "./baresip.ts";
 
 const run = promisify(execFile);
 const BIN = "/usr/lib/postgresql/15/bin";
@@ -87,4 +87,12 @@ async function pgIds(): Promise<{ uid: number; gid: number }> {
   if (!uid || !gid)
     throw new Error(`no postgres user (install Debian's postgresql: scripts/bootstrap.sh): ${stdout}`);
   return { uid: Number(uid), gid: Number(gid) };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
