@@ -46,7 +46,13 @@ function onFeed(m) {
   if (m.type === "hello") {
     live.clear();
     for (const c of m.calls) {
-      const call = { callId: c.callId, instance: c.instance, events: c.events, forming: emptyForming(), live: true };
+      const call = {
+        callId: c.callId,
+        instance: c.instance,
+        events: c.events,
+        forming: emptyForming(),
+        live: true,
+      };
       for (const a of c.forming) applyActivity(call.forming, a);
       live.set(c.callId, call);
     }
@@ -211,7 +217,9 @@ function renderLiveList() {
       ),
       h("div", { class: "line" }, liveLine(call)),
       // Several bridges on one database: which one has the call.
-      call.instance ? h("div", { class: "instance", title: "the bridge taking this call" }, call.instance) : "",
+      call.instance
+        ? h("div", { class: "instance", title: "the bridge taking this call" }, call.instance)
+        : "",
     );
   });
   $("live-list").replaceChildren(...items);
