@@ -4,13 +4,14 @@
 //   (search_ms_p50), each timed from the bridge's event loop; loop_stall_ms_max, the longest
 //   event-loop delay while those run beside `--live` simulated calls (a 20 ms audio frame timer
 //   each, and their turns appended to the store); turn_writes_per_s, turn events appended through
-//   the store and written (flushed). PostgreSQL runs on a server the benchmark starts (Debian's
+//   the store and written (flushed). loop_stall_ms_max_calls_only is the same calls alone for as
+//   long: on a busy machine, the part of the stall the machine itself causes. PostgreSQL runs on a server the benchmark starts (Debian's
 //   postgresql, as the tests do) unless DATABASE_URL names one. Prints one JSON line.
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import pg from "pg";
+import { Worker } from "node:worker_threads";
 import { mulawEncode } from "../codecs/g711.ts";
 import { silentLogger } from "../src/log.ts";
 import type { CallEvent } from "../src/session/transcript.ts";
@@ -21,7 +22,7 @@ import { numberArg, stringArg } from "./lib/args.ts";
 import { machineBusyUs } from "./lib/calls-procs.ts";
 import { percentile, round } from "./lib/measure.ts";
 import { Postgres } from "./lib/postgres-server.ts";
-import { searchTerms, seedPostgres, seedSqlite } from "./lib/store-seed.ts";
+import { searchTerms } from "./lib/store-seed.ts";
 
 const CALLS = numberArg("calls", 100_000);
 const LIVE = numberArg("live", 100);
@@ -37,6 +38,8 @@ interface Figures {
   search_ms_p50: number;
   search_ms_p99: number;
   loop_stall_ms_max: number;
+  /** The same simulated calls for as long, with no list or search: what the machine itself costs. */
+  loop_stall_ms_max_calls_only: number;
   turn_writes_per_s: number;
   seed_s: number;
 }
@@ -126,9 +129,14 @@ async function measure(store: CallStore, seedS: number): Promise<Figures> {
   await new Promise((r) => setTimeout(r, 500));
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
+  const t = performance.now();
   const listMs = await timed(store, lists);
   const searchMs = await timed(store, searches);
   delay.disable();
+  const baseline = monitorEventLoopDelay({ resolution: 1 });
+  baseline.enable();
+  await new Promise((r) => setTimeout(r, performance.now() - t));
+  baseline.disable();
   stop();
   await store.flush();
   const writes = await turnWritesPerS(store);
@@ -138,9 +146,22 @@ async function measure(store: CallStore, seedS: number): Promise<Figures> {
     search_ms_p50: round(percentile(searchMs, 50), 2),
     search_ms_p99: round(percentile(searchMs, 99), 2),
     loop_stall_ms_max: round(delay.max / 1e6, 1),
+    loop_stall_ms_max_calls_only: round(baseline.max / 1e6, 1),
     turn_writes_per_s: Math.round(writes),
     seed_s: round(seedS, 1),
   };
+}
+
+/** Seeds in a worker thread: the set-up's garbage stays out of the measured heap. */
+function seed(engine: "sqlite" | "postgres", target: string): Promise<void> {
+  const worker = new Worker(new URL("./lib/store-seed-worker.ts", import.meta.url), {
+    workerData: { engine, target, calls: CALLS },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once("message", () => resolve());
+    worker.once("error", reject);
+    worker.once("exit", (code) => (code ? reject(new Error(`seeding exited with ${code}`)) : resolve()));
+  });
 }
 
 async function sqlite(dir: string): Promise<Figures> {
@@ -149,7 +170,7 @@ async function sqlite(dir: string): Promise<Figures> {
     SqliteCallStore.open({ path, instance: "bench", onWriteError: (err) => console.error(err) });
   await (await open()).close(); // the schema
   const t = performance.now();
-  seedSqlite(path, CALLS);
+  await seed("sqlite", path);
   const seedS = (performance.now() - t) / 1000;
   const store = await open();
   try {
@@ -165,10 +186,8 @@ async function postgres(): Promise<Figures> {
     const url = process.env.DATABASE_URL ?? (await server!.database("bench"));
     const store = await PostgresCallStore.open({ url, instance: "bench", log: silentLogger });
     try {
-      const pool = new pg.Pool({ connectionString: url });
       const t = performance.now();
-      await seedPostgres(pool, CALLS);
-      await pool.end();
+      await seed("postgres", url);
       return await measure(store, (performance.now() - t) / 1000);
     } finally {
       await store.close();

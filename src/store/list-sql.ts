@@ -7,10 +7,10 @@ import { SUMMARY_COLUMNS } from "./event-rows.ts";
 export interface SqlDialect {
   /** The n-th placeholder (1-based): `?` or `$n`. */
   param(n: number): string;
-  /** A condition on call_id for calls whose turns hold all `words` (the placeholder given). */
-  words(placeholder: string): string;
-  /** The words as the search parameter. */
-  wordsParam(words: string[]): string;
+  /** A condition on call_id for calls one of whose turns holds the word (the placeholder given). */
+  word(placeholder: string): string;
+  /** The word as the search parameter. */
+  wordParam(word: string): string;
 }
 
 export function listSql(query: CallQuery, dialect: SqlDialect): { sql: string; args: (string | number)[] } {
@@ -32,7 +32,8 @@ export function listSql(query: CallQuery, dialect: SqlDialect): { sql: string; a
   else eq("outcome", query.outcome);
   if (query.since) where.push(`started_at >= ${p(query.since)}`);
   if (query.until) where.push(`started_at < ${p(query.until)}`);
-  if (query.q) where.push(dialect.words(p(dialect.wordsParam(query.q))));
+  // Every word, each said in any turn of the call (by either side).
+  for (const word of query.q ?? []) where.push(dialect.word(p(dialect.wordParam(word))));
   if (query.after) {
     const { startedAt, callId } = query.after;
     where.push(`(started_at < ${p(startedAt)} OR (started_at = ${p(startedAt)} AND call_id < ${p(callId)}))`);

@@ -16,7 +16,7 @@ import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { Attempts } from "../reports/attempts.ts";
 import { Receiver } from "../reports/receiver.ts";
-import { GREETING, scripted } from "./scripted-services.ts";
+import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-reports-"));
@@ -29,15 +29,7 @@ afterAll(async () => {
 async function bridgeReportingTo(url: string, attempts: Attempts): Promise<Bridge> {
   const config = loadConfig({
     env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      AUDIOSOCKET_HOST: "127.0.0.1",
-      AUDIOSOCKET_PORT: "0",
-      // A hosted service that is never called (the services are scripted): no local service.
-      SVC_BASE_URL: "http://127.0.0.1:9/v1",
-      SVC_API_KEY: "unused",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
+      ...scriptedBridgeEnv(join(dir, "data")),
       AGENT_RECORDING_DIR: join(dir, "recordings"),
       CALL_REPORT_URL: url,
       CALL_REPORT_SECRET: SECRET,

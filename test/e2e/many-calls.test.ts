@@ -13,7 +13,7 @@ import type { CallReport } from "../../src/reports/report.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { Receiver } from "../reports/receiver.ts";
-import { scripted } from "./scripted-services.ts";
+import { scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";
 const CALLS = 400;
@@ -31,14 +31,7 @@ describe("400 calls at once", () => {
     cleanups.push(() => receiver.close());
     const config = loadConfig({
       env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        SIP_PORT: "off",
-        AUDIOSOCKET_HOST: "127.0.0.1",
-        AUDIOSOCKET_PORT: "0",
-        SVC_BASE_URL: "http://127.0.0.1:9/v1",
-        SVC_API_KEY: "unused",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
+        ...scriptedBridgeEnv(join(dir, "data")),
         CALL_REPORT_URL: receiver.url,
         CALL_REPORT_SECRET: SECRET,
       },

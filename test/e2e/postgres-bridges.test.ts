@@ -18,7 +18,7 @@ import type { CallSummary } from "../../src/store/call-store.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { freePort } from "../helpers/baresip.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
-import { GREETING, scripted } from "./scripted-services.ts";
+import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-pg-"));
 const TOKEN = "shared-bridge-token-0123456789";
@@ -36,15 +36,8 @@ afterAll(async () => {
 });
 
 const env = (instance: string): Record<string, string> => ({
-  HOST: "127.0.0.1",
-  PORT: "0",
-  SIP_PORT: "off",
-  AUDIOSOCKET_HOST: "127.0.0.1",
-  AUDIOSOCKET_PORT: "0",
-  SVC_BASE_URL: "http://127.0.0.1:9/v1",
-  SVC_API_KEY: "unused",
+  ...scriptedBridgeEnv(join(dir, instance)),
   CONSOLE_ENABLED: "true",
-  SVC_LOCAL_DATA_DIR: join(dir, instance),
   DATABASE_URL: url,
   BRIDGE_INSTANCE: instance,
   BRIDGE_TOKEN: TOKEN,

@@ -5,6 +5,23 @@ import { Channel } from "../session/harness.ts";
 
 export const GREETING = "Hello, this is the test agent.";
 
+/**
+ * The environment of a bridge on these services: HTTP and AudioSocket on free loopback ports, no
+ * SIP, and a hosted service that is never called (the services are scripted), so no local service.
+ */
+export function scriptedBridgeEnv(dataDir: string): Record<string, string> {
+  return {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SIP_PORT: "off",
+    AUDIOSOCKET_HOST: "127.0.0.1",
+    AUDIOSOCKET_PORT: "0",
+    SVC_BASE_URL: "http://127.0.0.1:9/v1",
+    SVC_API_KEY: "unused",
+    SVC_LOCAL_DATA_DIR: dataDir,
+  };
+}
+
 /** Scripted services: the agent says GREETING (200 ms of audio per sentence), hears nothing. */
 export const scripted = (): SessionServices => ({
   asr: {

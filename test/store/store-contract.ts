@@ -76,6 +76,9 @@ export function storeContract(engine: Engine): void {
       // Words of either side, all of them; whole words as the engine's tokenizer sees them.
       expect(await ids({ limit: 10, q: ["bicycle"] })).toEqual(["SIP-1", "CA-bike"]);
       expect(await ids({ limit: 10, q: ["bicycle", "flat"] })).toEqual(["CA-bike"]);
+      // All the words, each said anywhere in the call, by either side.
+      expect(await ids({ limit: 10, q: ["open", "five"] })).toEqual(["CA-hours"]);
+      expect(await ids({ limit: 10, q: ["bicycle", "five"] })).toEqual([]);
       expect(await ids({ limit: 10, q: ["five"] })).toEqual(["CA-hours"]);
       expect(await ids({ limit: 10, q: ["nothing"] })).toEqual([]);
       expect(await ids({ limit: 10, agent: "sales" })).toEqual([]);

@@ -37,9 +37,9 @@ const BATCH = 500;
 
 const dialect: SqlDialect = {
   param: (n) => `$${n}`,
-  words: (param) => `call_id IN (SELECT call_id FROM turns WHERE words @@ to_tsquery('simple', ${param}))`,
-  // Plain words only (call-query.ts keeps letters and digits), all of them.
-  wordsParam: (words) => words.join(" & "),
+  word: (param) => `call_id IN (SELECT call_id FROM turns WHERE words @@ to_tsquery('simple', ${param}))`,
+  // Letters and digits only (call-query.ts), so the word is a valid tsquery of one lexeme.
+  wordParam: (word) => word,
 };
 
 /** A failure that says "not now" (no connection, the server going down), not "never". */

@@ -141,9 +141,9 @@ function get(callId: string): StoredRecord | undefined {
 
 const dialect: SqlDialect = {
   param: () => "?",
-  words: (param) => `call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ${param})`,
-  // Each word quoted: no FTS5 syntax from the outside; all of them must be there.
-  wordsParam: (words) => words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" "),
+  word: (param) => `call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ${param})`,
+  // Quoted: no FTS5 syntax from the outside.
+  wordParam: (word) => `"${word.replaceAll('"', '""')}"`,
 };
 
 function list(query: CallQuery): CallPage {
