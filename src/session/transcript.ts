@@ -16,7 +16,16 @@ export interface TurnMetrics {
 }
 
 export type CallEvent =
-  | { type: "call-start"; at: string; callId: string; transport: string; from?: string; to?: string }
+  | {
+      type: "call-start";
+      at: string;
+      callId: string;
+      transport: string;
+      from?: string;
+      to?: string;
+      /** The agent answering the call, once agents exist (the store's `agent` column). */
+      agent?: string;
+    }
   | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
   | {
       type: "assistant";

@@ -82,6 +82,16 @@ export function storeContract(engine: Engine): void {
       expect(await ids({ limit: 10, q: ["five"] })).toEqual(["CA-hours"]);
       expect(await ids({ limit: 10, q: ["nothing"] })).toEqual([]);
       expect(await ids({ limit: 10, agent: "sales" })).toEqual([]);
+      store.append("CA-sales", {
+        type: "call-start",
+        at: minute(9),
+        callId: "CA-sales",
+        transport: "sip",
+        agent: "sales",
+      });
+      await store.flush();
+      expect(await ids({ limit: 10, agent: "sales" })).toEqual(["CA-sales"]);
+      expect((await store.list({ limit: 1 })).calls[0]).toMatchObject({ callId: "CA-sales", agent: "sales" });
       const page1 = await store.list({ limit: 1, from: "+15550101" });
       expect(page1.next).toEqual({ startedAt: minute(3), callId: "SIP-1" });
       const page2 = await store.list({ limit: 1, from: "+15550101", after: page1.next! });

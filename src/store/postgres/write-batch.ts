@@ -60,9 +60,17 @@ export async function writeBatch(
     ]);
     if (event.type === "call-start") {
       await client.query(
-        `INSERT INTO calls (call_id, instance, transport, from_number, to_number, started_at)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (call_id) DO NOTHING`,
-        [callId, instance, event.transport, event.from ?? null, event.to ?? null, iso(event.at)],
+        `INSERT INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO NOTHING`,
+        [
+          callId,
+          instance,
+          event.transport,
+          event.from ?? null,
+          event.to ?? null,
+          event.agent ?? null,
+          iso(event.at),
+        ],
       );
     } else if (event.type === "call-end") {
       const e = endColumns(event);

@@ -62,7 +62,7 @@ const q = {
   maxSeq: db.prepare("SELECT max(seq) AS seq FROM events WHERE call_id = ?"),
   event: db.prepare("INSERT INTO events (call_id, seq, type, at, body) VALUES (?, ?, ?, ?, ?)"),
   start: db.prepare(
-    "INSERT OR IGNORE INTO calls (call_id, instance, transport, from_number, to_number, started_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
   ),
   turn: db.prepare(
     `INSERT OR REPLACE INTO turns (call_id, seq, ${TURN_COLUMNS.join(", ")}) VALUES (?, ?, ${TURN_COLUMNS.map(() => "?").join(", ")})`,
@@ -97,7 +97,15 @@ function writeEvent(callId: string, event: CallEvent): void {
   nextSeq.set(callId, seq + 1);
   q.event.run(callId, seq, event.type, iso(event.at), JSON.stringify(event));
   if (event.type === "call-start") {
-    q.start.run(callId, instance, event.transport, event.from ?? null, event.to ?? null, iso(event.at));
+    q.start.run(
+      callId,
+      instance,
+      event.transport,
+      event.from ?? null,
+      event.to ?? null,
+      event.agent ?? null,
+      iso(event.at),
+    );
     return;
   }
   if (event.type === "call-end") {
