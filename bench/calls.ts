@@ -25,6 +25,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { programToken } from "../src/bridge-token.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
@@ -159,6 +160,8 @@ async function main(): Promise<void> {
   const bridgePid = bridge.pid!;
 
   const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
+  // Read as any program on this machine reads it: BRIDGE_TOKEN, else the file the bridge made.
+  const bridgeToken = programToken(env.BRIDGE_TOKEN, join(dir, "bridge"));
 
   // Warm-up (code paths compiled, pools filled), then the idle footprint.
   await target.warmUp(timeline.subarray(0, 12 * 8000));
@@ -176,6 +179,7 @@ async function main(): Promise<void> {
       seconds: S,
       startsAtMs: starts.filter((_, i) => i % K === k),
       windowMs: window,
+      bridgeToken,
     });
     const specPath = join(dir, `load-${k}.json`);
     writeFileSync(specPath, JSON.stringify(spec));

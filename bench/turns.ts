@@ -80,8 +80,8 @@ lag.enable();
 const show = (set: string) => (o: Outcome) => {
   if (verbose) process.stderr.write(`${JSON.stringify({ set, ...o })}\n`);
 };
-const projectOutcomes = await runCases(bridge.url, project, concurrency, show("project"));
-const fliteOutcomes = await runCases(bridge.url, flite, concurrency, show("flite"));
+const projectOutcomes = await runCases(bridge, project, concurrency, show("project"));
+const fliteOutcomes = await runCases(bridge, flite, concurrency, show("flite"));
 lag.disable();
 await close();
 

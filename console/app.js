@@ -46,7 +46,13 @@ function onFeed(m) {
   if (m.type === "hello") {
     live.clear();
     for (const c of m.calls) {
-      const call = { callId: c.callId, events: c.events, forming: emptyForming(), live: true };
+      const call = {
+        callId: c.callId,
+        instance: c.instance,
+        events: c.events,
+        forming: emptyForming(),
+        live: true,
+      };
       for (const a of c.forming) applyActivity(call.forming, a);
       live.set(c.callId, call);
     }
@@ -58,11 +64,11 @@ function onFeed(m) {
     } else if (!shown && live.size) show(live.values().next().value);
     void refreshEnded();
     void refreshLatency();
-  } else if (m.type === "event") onEvent(m.callId, m.event);
+  } else if (m.type === "event") onEvent(m.callId, m.event, m.instance);
   else if (m.type === "activity") onActivity(m.callId, m.activity);
 }
 
-function onEvent(callId, event) {
+function onEvent(callId, event, instance) {
   // The analysis comes once the call is over: it belongs to the call on screen, if that is the one.
   if (event.type === "analysis") {
     if (shown?.callId === callId) {
@@ -73,7 +79,7 @@ function onEvent(callId, event) {
     return;
   }
   if (event.type === "call-start")
-    live.set(callId, { callId, events: [], forming: emptyForming(), live: true });
+    live.set(callId, { callId, instance, events: [], forming: emptyForming(), live: true });
   const call = live.get(callId);
   if (!call) return;
   call.events.push(event);
@@ -208,7 +214,7 @@ function renderLiveList() {
       "li",
       {
         class: "call-item",
-        dataset: { callId: call.callId, transport: start?.transport ?? "" },
+        dataset: { callId: call.callId, transport: start?.transport ?? "", instance: call.instance ?? "" },
         onclick: () => show(call),
       },
       h(
@@ -219,6 +225,10 @@ function renderLiveList() {
         h("span", { class: "elapsed", dataset: { since } }, fmtDuration(Date.now() - since)),
       ),
       h("div", { class: "line" }, liveLine(call)),
+      // Several bridges on one database: which one has the call.
+      call.instance
+        ? h("div", { class: "instance", title: "the bridge taking this call" }, call.instance)
+        : "",
     );
   });
   $("live-list").replaceChildren(...items);
@@ -248,13 +258,42 @@ function endedItem(c) {
       { class: "line" },
       `${fmtTime(c.startedAt)}${c.agent ? ` · ${c.agent}` : ""} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}`,
     ),
+    c.instance ? h("div", { class: "instance", title: "the bridge that took this call" }, c.instance) : "",
   );
 }
 
+/** The ended-calls filters as GET /calls takes them (empty fields left out; dates as UTC days). */
+function endedQuery() {
+  const params = new URLSearchParams({ limit: "15" });
+  for (const el of $("ended-filters").elements) {
+    if (!el.name || !el.value.trim()) continue;
+    // `until` is a day: calls of that day included.
+    const value =
+      el.name === "until"
+        ? new Date(Date.parse(el.value) + 86_400_000).toISOString().slice(0, 10)
+        : el.value.trim();
+    params.set(el.name, value);
+  }
+  return params;
+}
+
+/** Each refresh supersedes the one before (typing in the search box sends one per pause). */
+let endedRequest = 0;
+
 async function refreshEnded(more = false) {
-  const query = more && endedCursor ? `?limit=15&cursor=${encodeURIComponent(endedCursor)}` : "?limit=15";
-  const res = await fetch(`/calls${query}`);
+  const params = endedQuery();
+  if (more && endedCursor) params.set("cursor", endedCursor);
+  const mine = ++endedRequest;
+  const res = await fetch(`/calls?${params}`);
+  if (mine !== endedRequest) return;
+  $("ended-error").hidden = true;
   if (!res.ok) {
+    const answer = await res.json().catch(() => undefined);
+    if (res.status === 400) {
+      $("ended-error").textContent = answer?.error?.message ?? "Bad filter.";
+      $("ended-error").hidden = false;
+      return;
+    }
     $("ended-empty").textContent =
       res.status === 401
         ? "Needs the bridge's token: open the address the bridge printed."
@@ -263,6 +302,10 @@ async function refreshEnded(more = false) {
   }
   const page = await res.json();
   endedCursor = page.next_cursor;
+  const filtered =
+    [...params.keys()].some((k) => k !== "limit" && k !== "cursor" && k !== "outcome") ||
+    params.get("outcome") !== "ended";
+  $("ended-empty").textContent = filtered ? "No call matches." : "None yet.";
   const items = page.calls.filter((c) => c.endedAt).map(endedItem);
   if (more) $("ended-list").append(...items);
   else $("ended-list").replaceChildren(...items);
@@ -283,6 +326,15 @@ setInterval(() => {
 }, 1000);
 
 $("ended-more").addEventListener("click", () => void refreshEnded(true));
+let typing;
+$("ended-filters").addEventListener("input", () => {
+  clearTimeout(typing);
+  typing = setTimeout(() => void refreshEnded(), 300);
+});
+$("ended-filters").addEventListener("submit", (e) => {
+  e.preventDefault();
+  void refreshEnded();
+});
 setUpPhone((callId) => {
   const call = live.get(callId);
   if (call) show(call);

@@ -1,50 +1,53 @@
-// The bridge's call records over HTTP: GET /calls lists this instance's calls, newest first, a
-// page at a time; GET /calls/:callId gives one call's whole record; GET /calls/:callId/recording
-// its recording, when calls are recorded (a WAV, with byte ranges so a player can seek).
-import { createReadStream, statSync } from "node:fs";
+// The bridge's call records over HTTP: GET /calls lists the calls of every bridge on the store,
+// newest first, a page at a time, filtered (call-query.ts); GET /calls/:callId gives one call's
+// whole record; GET /calls/:callId/recording its recording, when the call was recorded and the
+// file is reachable from here (this instance, or a volume the instances share): a WAV, with byte
+// ranges so a player can seek.
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import type { FastifyInstance } from "fastify";
-import { decodeCursor, encodeCursor } from "./session/call-index.ts";
-import type { TranscriptStore } from "./session/transcript.ts";
+import type { CallRecord } from "./session/transcript.ts";
+import { encodeCursor, parseCallQuery } from "./store/call-query.ts";
+import type { CallPage, CallQuery } from "./store/call-store.ts";
 
-export const DEFAULT_PAGE = 20;
-export const MAX_PAGE = 100;
+export { DEFAULT_PAGE, MAX_PAGE } from "./store/call-query.ts";
 
-interface ListQuery {
-  limit?: string;
-  cursor?: string;
+/** What the routes read: memory for live calls, the store for the rest. */
+export interface CallReader {
+  get(callId: string): Promise<CallRecord | undefined>;
+  list(query: CallQuery): Promise<CallPage>;
+  /** The recording's file, if the call was recorded and the file is here. */
+  recordingOf(callId: string): Promise<string | undefined>;
+  /** Whether calls are recorded on this bridge (for the 404's wording). */
+  readonly recording: boolean;
 }
 
-/**
- * `recordingOf` names the file a call was recorded to, if there is one (undefined: calls are not
- * recorded).
- */
-export function registerCallRoutes(
-  http: FastifyInstance,
-  transcripts: TranscriptStore,
-  recordingOf?: (callId: string) => string | undefined,
-): void {
+export function registerCallRoutes(http: FastifyInstance, calls: CallReader): void {
   const bad = (message: string) => ({ error: { message, type: "invalid_request" } });
+  // The database down: a clear 503 (calls go on; their records are written once it is back).
+  const unavailable = (err: unknown) => ({
+    error: { message: `call records unavailable: ${(err as Error).message}`, type: "unavailable" },
+  });
 
-  http.get<{ Querystring: ListQuery }>("/calls", async (req, reply) => {
-    const { limit: rawLimit, cursor: rawCursor } = req.query;
-    const limit = rawLimit === undefined ? DEFAULT_PAGE : /^\d+$/.test(rawLimit) ? Number(rawLimit) : 0;
-    if (limit < 1 || limit > MAX_PAGE) {
-      return reply
-        .code(400)
-        .send(bad(`limit: expected a whole number from 1 to ${MAX_PAGE}, got ${JSON.stringify(rawLimit)}`));
+  http.get("/calls", async (req, reply) => {
+    const parsed = parseCallQuery(req.query as Record<string, unknown>);
+    if (!parsed.ok) return reply.code(400).send(bad(parsed.message));
+    let page: CallPage;
+    try {
+      page = await calls.list(parsed.query);
+    } catch (err) {
+      return reply.code(503).send(unavailable(err));
     }
-    const after = rawCursor === undefined ? undefined : decodeCursor(rawCursor);
-    if (rawCursor !== undefined && !after) {
-      return reply
-        .code(400)
-        .send(bad("cursor: not a cursor from a GET /calls page (use its next_cursor as is)"));
-    }
-    const page = transcripts.list(limit, after);
     return { calls: page.calls, next_cursor: page.next ? encodeCursor(page.next) : null };
   });
 
   http.get<{ Params: { callId: string } }>("/calls/:callId", async (req, reply) => {
-    const record = transcripts.get(req.params.callId);
+    let record: CallRecord | undefined;
+    try {
+      record = await calls.get(req.params.callId);
+    } catch (err) {
+      return reply.code(503).send(unavailable(err));
+    }
     return (
       record ??
       reply.code(404).send({ error: { message: `no call ${req.params.callId}`, type: "not_found" } })
@@ -53,14 +56,19 @@ export function registerCallRoutes(
 
   http.get<{ Params: { callId: string } }>("/calls/:callId/recording", async (req, reply) => {
     const { callId } = req.params;
-    const path = recordingOf?.(callId);
-    if (!path) {
-      const why = recordingOf
-        ? `no recording of call ${callId}`
-        : "calls are not recorded (AGENT_RECORDING_DIR)";
+    const path = await calls.recordingOf(callId).catch(() => undefined);
+    const size: number | undefined = path
+      ? await stat(path).then(
+          (s) => (s.isFile() ? s.size : undefined),
+          () => undefined,
+        )
+      : undefined;
+    if (!path || size === undefined) {
+      const why = calls.recording
+        ? `no recording of call ${callId} here`
+        : `no recording of call ${callId} here (this bridge does not record calls: AGENT_RECORDING_DIR)`;
       return reply.code(404).send({ error: { message: why, type: "not_found" } });
     }
-    const size = statSync(path).size;
     const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? "");
     reply.type("audio/wav").header("accept-ranges", "bytes").header("cache-control", "no-cache");
     if (!range || (range[1] === "" && range[2] === ""))

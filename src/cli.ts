@@ -1,6 +1,7 @@
 // Command-line entry point. Each subcommand loads and validates the configuration first,
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
+import { programToken } from "./bridge-token.ts";
 import { type Config, ConfigError, loadConfig, usesLocalService } from "./config.ts";
 import { createLogger, logsArePretty } from "./log.ts";
 
@@ -27,9 +28,12 @@ const program = new Command("voice-bridge")
     `
 Configuration comes from defaults, then the config file, then environment variables:
   HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
-  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); a token for it and /calls
+  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); the token it and /calls
+                                    ask for (unset: made at first start, kept in <data dir>/bridge-token; off: none)
   SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
-  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service
+  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service (and where the bridge keeps its data)
+  DATABASE_URL, BRIDGE_INSTANCE     call records in PostgreSQL, shared by every bridge on it (unset: SQLite
+                                    in the data dir); this bridge's name in them (default: the host name)
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
@@ -148,6 +152,10 @@ program
   .option("--out <file>", "write what the caller heard (the agent) as a WAV file")
   .option("--both", "with --out: caller on the left channel, agent on the right")
   .option("--auth-token <token>", "sign requests with this Twilio auth token (default: TWILIO_AUTH_TOKEN)")
+  .option(
+    "--token <token>",
+    "the bridge's token, to read the call's transcript (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
   .option("--max-seconds <n>", "hang up after this long at the latest (default 120)")
   .option("--from <number>", "the caller's number (Twilio From; routes and {{caller}})")
   .option("--to <number>", "the number called (Twilio To; routes and {{called}})")
@@ -167,6 +175,7 @@ program
       out?: string;
       both?: boolean;
       authToken?: string;
+      token?: string;
       maxSeconds?: string;
       verbose?: boolean;
       from?: string;
@@ -182,6 +191,7 @@ program
           params: parseParams(param),
           url: opts.url ?? `http://127.0.0.1:${config.server.port}`,
           authToken: opts.authToken ?? config.twilio.authToken,
+          bridgeToken: opts.token ?? programToken(config.server.token, config.local.dataDir),
           maxSeconds: opts.maxSeconds !== undefined ? Number(opts.maxSeconds) : undefined,
         });
         process.exit(code);
@@ -251,6 +261,8 @@ program
     if (masked.callReports.secret) masked.callReports.secret = "***";
     if (masked.agentWebhook) masked.agentWebhook.secret = "***";
     for (const r of masked.routes) if (r.agentWebhook) r.agentWebhook.secret = "***";
+    if (masked.store.databaseUrl)
+      masked.store.databaseUrl = masked.store.databaseUrl.replace(/:[^:@/]*@/, ":***@");
     masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
     const engines = usesLocalService(config)
       ? (await import("./service/index.ts")).describeEngines(config.local)

@@ -19,9 +19,18 @@ export const configSchema = z.object({
       /**
        * Bearer token people need for the bridge's own pages and records: the console, its live feed,
        * browser calls, /calls and recordings (Twilio's routes have their signature; probes and
-       * /metrics stay open). Unset: no token asked.
+       * /metrics stay open). Unset: a random token is made at first start and kept in
+       * <local.dataDir>/bridge-token (mode 600). `off`: no token asked, on purpose.
        */
-      token: z.string().min(16, { error: "expected a token of at least 16 characters" }).optional(),
+      token: z
+        .preprocess(
+          (v) => (v === false ? "off" : v),
+          z.union([
+            z.literal("off"),
+            z.string().min(16, { error: 'expected a token of at least 16 characters, or "off"' }),
+          ]),
+        )
+        .optional(),
     })
     .prefault({}),
   console: z
@@ -236,6 +245,30 @@ export const configSchema = z.object({
           message: "required when callReports.url (CALL_REPORT_URL) is set: set CALL_REPORT_SECRET",
         });
     }),
+  store: z
+    .object({
+      /**
+       * PostgreSQL for call records (postgres://user:password@host:5432/database), shared by every
+       * bridge on it. Unset: SQLite in <local.dataDir>/voice-bridge.db.
+       */
+      databaseUrl: z
+        .string()
+        .regex(/^postgres(ql)?:\/\/\S+$/, {
+          error: "expected a postgres://user:password@host:5432/database URL",
+        })
+        .optional(),
+      /** This bridge's name in the records and the console (several bridges on one database). Default: the host name. */
+      instance: z.string().min(1).max(64).optional(),
+      /**
+       * PostgreSQL: a bridge silent this long is lost (killed, its machine gone); the next bridge
+       * that notices ends its live calls with reason `instance lost`. Each bridge says it is alive
+       * six times in this period.
+       */
+      lostAfterSeconds: z.coerce.number().min(1).max(3600).default(30),
+      /** Ended calls kept in memory for the console and reports (the live ones always are). */
+      keepEnded: z.coerce.number().int().min(0).max(100_000).default(200),
+    })
+    .prefault({}),
   log: z
     .object({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -311,6 +344,9 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   CALL_REPORT_URL: ["callReports", "url"],
   CALL_REPORT_SECRET: ["callReports", "secret"],
   CALL_REPORT_DIR: ["callReports", "dir"],
+  BRIDGE_INSTANCE: ["store", "instance"],
+  DATABASE_URL: ["store", "databaseUrl"],
+  STORE_LOST_AFTER_SECONDS: ["store", "lostAfterSeconds"],
   LOG_LEVEL: ["log", "level"],
   LOG_FORMAT: ["log", "format"],
 };

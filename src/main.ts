@@ -3,12 +3,12 @@
 // CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
 import { existsSync } from "node:fs";
-import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
+import { isLoopbackHost } from "../bridges/loopback.ts";
 import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
   createRtpCallTransportFactory,
@@ -24,8 +24,9 @@ import type { CallAgent } from "./agents/call-agent.ts";
 import { AgentDirectory } from "./agents/directory.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
+import { resolveBridgeToken } from "./bridge-token.ts";
 import { runAnalysis } from "./call-analysis.ts";
-import { registerCallRoutes } from "./call-routes.ts";
+import { type CallReader, registerCallRoutes } from "./call-routes.ts";
 import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
 import { WatchedTransport, watchServices } from "./console/call-activity.ts";
 import { LiveFeed } from "./console/live-feed.ts";
@@ -48,12 +49,17 @@ import { svcServices } from "./session/svc-adapters.ts";
 import { TranscriptStore } from "./session/transcript.ts";
 import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
+import type { CallStore } from "./store/call-store.ts";
+import { instanceName, openCallStore } from "./store/open.ts";
 
 export interface Bridge {
   readonly url: string;
   readonly http: FastifyInstance;
   readonly metrics: BridgeMetrics;
+  /** The records of live and recently ended calls, in memory. */
   readonly transcripts: TranscriptStore;
+  /** Every call's record (SQLite in the data dir, or PostgreSQL). */
+  readonly store: CallStore;
   /** The embedded local service, when the bridge runs one. */
   readonly localService: LocalService | undefined;
   /** The Discord bot, when DISCORD_TOKEN is set. */
@@ -65,6 +71,8 @@ export interface Bridge {
   readonly audioSocket: AudioSocketServer | undefined;
   /** Browser calls (WS /browser/call), when the console is on. */
   readonly browser: BrowserCalls | undefined;
+  /** The token the console and /calls ask for (Authorization: Bearer …); undefined when `off`. */
+  readonly token: string | undefined;
   /** Where people and programs reach the agent: the console's URL (with the token), and the rest. */
   readonly entrances: Entrances;
   /** The agents' names, `default` first (the console offers each). */
@@ -161,11 +169,9 @@ export async function startBridge(
   };
   const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
   const metrics = new BridgeMetrics();
-  const transcripts = new TranscriptStore(
-    config.agent.transcriptDir ?? join(config.local.dataDir, "calls"),
-    200,
-    (err, callId) => log.error({ err, callId }, "transcript write failed"),
-  );
+  const instance = instanceName(config);
+  const store = await openCallStore(config, log);
+  const transcripts = new TranscriptStore(store, config.store.keepEnded);
   const recorder = config.agent.recordingDir
     ? new CallRecorder(
         config.agent.recordingDir,
@@ -185,7 +191,7 @@ export async function startBridge(
     );
   }
   const reports = config.callReports;
-  const reportDir = reports.dir ?? join(config.local.dataDir, "call-reports");
+  const reportDir = reports.dir ?? `${config.local.dataDir}/call-reports`;
   const reporter =
     reports.url && reports.secret
       ? new CallReporter({
@@ -194,7 +200,11 @@ export async function startBridge(
           spool: new ReportSpool(reportDir),
           clock,
           log: log.child({ component: "reports" }),
-          ...(overrides.onReportAttempt ? { onAttempt: overrides.onReportAttempt } : {}),
+          onAttempt: (result) => {
+            const state = result.kind === "retry" ? "pending" : result.kind;
+            store.setReport(result.reportId, state, result.status);
+            overrides.onReportAttempt?.(result);
+          },
         })
       : undefined;
   if (reporter) {
@@ -233,9 +243,29 @@ export async function startBridge(
     runAnalysis(agent, callId, { client, transcripts, metrics, log });
   const live = new Set<CallSession>();
   let draining = false;
-  const access = new BridgeAccess(config.server.token);
+  const token = await resolveBridgeToken(config.server.token, config.local.dataDir);
+  const access = new BridgeAccess(token.token);
+  if (token.source === "generated")
+    log.info(
+      { file: token.path },
+      "bridge token: none configured (BRIDGE_TOKEN); made one and kept it in the file",
+    );
+  else if (token.source === "stored")
+    log.info({ file: token.path }, "bridge token: the one kept in the file (BRIDGE_TOKEN unset)");
+  else if (token.source === "off" && !isLoopbackHost(config.server.host))
+    log.warn(
+      { host: config.server.host },
+      "BRIDGE_TOKEN=off: the console, every call record, recording and browser calls answer anyone who can reach this address",
+    );
   // The console watches each call from outside: its feed hears the records and each call's activity.
-  const feed = consoleEnabled(config) ? new LiveFeed(transcripts) : undefined;
+  const feed = consoleEnabled(config) ? new LiveFeed(transcripts, instance) : undefined;
+  if (feed && store.watchOthers) {
+    // Every bridge on the database shows every live call: those already running, then as they go.
+    store.watchOthers((e) => feed.elsewhere(e.instance, e.callId, e.event));
+    await seedOtherBridgesCalls(store, feed, instance).catch((err: Error) =>
+      log.warn({ err }, "console: could not read the other bridges' live calls"),
+    );
+  }
 
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
@@ -243,9 +273,15 @@ export async function startBridge(
     logController: new LogController({ disableRequestLogging: true }),
   });
   http.get("/healthz", async () => ({ status: "ok" }));
-  http.get("/readyz", async (_req, reply) =>
-    draining ? reply.code(503).send({ status: "draining" }) : { status: "ready", calls: live.size },
-  );
+  // Ready while the database is down (calls go on, writes wait): the store's trouble is said here.
+  http.get("/readyz", async (_req, reply) => {
+    const records = store.trouble
+      ? { engine: store.engine, trouble: store.trouble }
+      : { engine: store.engine };
+    return draining
+      ? reply.code(503).send({ status: "draining", store: records })
+      : { status: "ready", calls: live.size, store: records };
+  });
   http.get("/metrics", async (_req, reply) => {
     const { contentType, body } = await metrics.render();
     return reply.type(contentType).send(body);
@@ -262,7 +298,20 @@ export async function startBridge(
   // The agents a browser call can reach (the console's "Call the agent" offers each).
   http.get("/agents", async () => ({ agents: agents.names }));
   registerReload(http, access, () => reload());
-  registerCallRoutes(http, transcripts, recorder && ((callId) => recorder.pathOf(callId)));
+  const reader: CallReader = {
+    // A call in memory (live, or just ended) is read from there: the store may be a write behind.
+    async get(callId) {
+      const here = transcripts.get(callId);
+      return here ? { ...here, instance } : store.get(callId);
+    },
+    list: (query) => store.list(query),
+    async recordingOf(callId) {
+      const stored = await store.get(callId).catch(() => undefined);
+      return stored?.recording?.path ?? recorder?.pathOf(callId);
+    },
+    recording: recorder !== undefined,
+  };
+  registerCallRoutes(http, reader);
   if (feed) {
     registerConsole(http, { feed, metrics, log, authorize: (req, socket) => access.upgrade(req, socket) });
   }
@@ -301,13 +350,20 @@ export async function startBridge(
       transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
+        const callId = transport.info.callId;
         const recorded = recording?.close();
+        if (recording)
+          void recorded?.then(
+            () => existsSync(recording.path) && store.setRecording(callId, resolve(recording.path)),
+          );
         // The analysis (when the agent has one) goes into the record before the report is made.
         const analysed = agent.analysis ? analyse(agent, callId) : Promise.resolve();
         if (reporter) {
           const report = analysed.then(() => {
             const record = transcripts.get(callId);
-            return record && callReport(record, { instance: hostname() });
+            const made = record && callReport(record, { instance });
+            if (made) store.setReport(made.reportId, "pending", undefined, callId);
+            return made;
           });
           void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
         }
@@ -391,10 +447,12 @@ export async function startBridge(
     http,
     metrics,
     transcripts,
+    store,
     localService,
     sip,
     audioSocket,
     browser,
+    token: token.token,
     entrances,
     discord,
     get activeCalls() {
@@ -419,12 +477,21 @@ export async function startBridge(
       await rtpWorker?.close();
       await audioSocket?.close();
       await http.close();
-      await transcripts.flush();
       await recorder?.close();
       await reporter?.close();
+      await store.close();
       await localService?.close();
     },
   };
+}
+
+/** The live calls of the other bridges on the store, as they are now, for the console. */
+async function seedOtherBridgesCalls(store: CallStore, feed: LiveFeed, instance: string): Promise<void> {
+  const { calls } = await store.list({ outcome: "live", limit: 100 });
+  for (const call of calls.filter((c) => c.instance !== instance)) {
+    const record = await store.get(call.callId);
+    if (record) feed.seedElsewhere(call.instance, call.callId, record.events);
+  }
 }
 
 /** The report with its recording's path, once the file is complete (if the call was recorded). */

@@ -59,8 +59,10 @@ describe("loadConfig", () => {
       /CONSOLE_ENABLED \(console\.enabled\): expected true or false/,
     );
     expect(() => loadConfig({ env: { BRIDGE_TOKEN: "short" } })).toThrow(
-      /BRIDGE_TOKEN \(server\.token\): expected a token of at least 16 characters/,
+      /BRIDGE_TOKEN \(server\.token\): expected a token of at least 16 characters, or "off"/,
     );
+    expect(loadConfig({ env: { BRIDGE_TOKEN: "off" } }).server.token).toBe("off");
+    expect(loadConfig({ env: {} }).server.token).toBeUndefined();
   });
 
   it("names the environment variable and the key of a bad value", () => {

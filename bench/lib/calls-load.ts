@@ -13,6 +13,8 @@ import { measureLoad } from "./load-window.ts";
 export interface LoadSpec {
   url: string;
   authToken: string;
+  /** The bridge's token, for GET /calls/:id. */
+  bridgeToken?: string | undefined;
   /** Raw little-endian Int16 mono 8 kHz: what every caller says, from the start of its stream. */
   timelinePath: string;
   seconds: number;
@@ -81,6 +83,7 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
     const r = await simulateCall({
       url: spec.url,
       authToken: spec.authToken,
+      bridgeToken: spec.bridgeToken,
       caller: { samples: caller, rate: 8000 },
       maxSeconds: spec.seconds,
       onEvent: (e) => {

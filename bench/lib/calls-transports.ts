@@ -16,6 +16,8 @@ export interface CommonLoad {
   seconds: number;
   startsAtMs: number[];
   windowMs: [number, number];
+  /** The bridge's token (made at its first start, kept in its data dir), for GET /calls/:id. */
+  bridgeToken?: string | undefined;
 }
 
 export interface BenchBridge {

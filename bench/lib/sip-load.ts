@@ -11,6 +11,8 @@ export interface SipLoadSpec {
   target: { address: string; port: number };
   /** The bridge's HTTP base URL, to read each call's turns (GET /calls/{Call-ID}); optional. */
   url?: string;
+  /** The bridge's token, for GET /calls/{Call-ID}. */
+  bridgeToken?: string | undefined;
   /** Raw little-endian Int16 mono 8 kHz: what every caller says. */
   timelinePath: string;
   seconds: number;
@@ -45,7 +47,8 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
     codec: spec.codec ?? "pcmu",
   });
   const [w0, w1] = spec.windowMs;
-  const turns = spec.url && r.status === 200 ? await readTurns(spec.url, r.callId) : { turns: [] };
+  const turns =
+    spec.url && r.status === 200 ? await readTurns(spec.url, r.callId, spec.bridgeToken) : { turns: [] };
   return {
     callSid: r.callId,
     ...(r.error ? { error: r.error } : {}),
@@ -68,9 +71,14 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
 }
 
 /** The bridge's metrics per assistant reply to caller speech, as the Twilio load generator reads them. */
-async function readTurns(url: string, callId: string): Promise<{ turns: TurnFigures[]; error?: string }> {
+async function readTurns(
+  url: string,
+  callId: string,
+  bridgeToken: string | undefined,
+): Promise<{ turns: TurnFigures[]; error?: string }> {
   try {
-    const res = await fetch(`${url}/calls/${encodeURIComponent(callId)}`);
+    const headers: Record<string, string> = bridgeToken ? { authorization: `Bearer ${bridgeToken}` } : {};
+    const res = await fetch(`${url}/calls/${encodeURIComponent(callId)}`, { headers });
     if (!res.ok) return { turns: [], error: `GET /calls/${callId}: ${res.status}` };
     const body = (await res.json()) as { turns?: Array<{ role?: string; metrics?: TurnFigures }> };
     return {

@@ -68,23 +68,28 @@ export async function startBenchBridge(
 }
 
 /** GET /calls/:id once the call has been filed (its call-end event), plus a moment for the last reply. */
-async function fetchRecord(url: string, callSid: string): Promise<unknown> {
+async function fetchRecord(target: BridgeTarget, callSid: string): Promise<unknown> {
+  const url = target.url;
+  const headers: Record<string, string> = target.token ? { authorization: `Bearer ${target.token}` } : {};
   for (let attempt = 0; attempt < 20; attempt++) {
     await new Promise((r) => setTimeout(r, 150));
-    const res = await fetch(`${url}/calls/${encodeURIComponent(callSid)}`);
+    const res = await fetch(`${url}/calls/${encodeURIComponent(callSid)}`, { headers });
     if (!res.ok) continue;
     const record = (await res.json()) as { events?: Array<{ type: string }> };
     if (!record.events?.some((e) => e.type === "call-end")) continue;
     await new Promise((r) => setTimeout(r, 250));
-    return (await fetch(`${url}/calls/${encodeURIComponent(callSid)}`)).json();
+    return (await fetch(`${url}/calls/${encodeURIComponent(callSid)}`, { headers })).json();
   }
   throw new Error(`GET /calls/${callSid}: no finished record`);
 }
 
-export async function runCase(url: string, c: TurnCase): Promise<Outcome> {
+/** Where the cases' calls go: the bridge's URL and its token (for GET /calls/:id). */
+export type BridgeTarget = Pick<Bridge, "url" | "token">;
+
+export async function runCase(target: BridgeTarget, c: TurnCase): Promise<Outcome> {
   try {
     const sim = await simulateCall({
-      url,
+      url: target.url,
       caller: { samples: c.caller, rate: CALL_RATE, label: c.id },
       maxSeconds: c.maxSeconds,
       // Hang up as soon as the agent has finished: a reply cut short by the hang-up is not filed
@@ -95,7 +100,7 @@ export async function runCase(url: string, c: TurnCase): Promise<Outcome> {
       // The simulator's own speech yardstick must sit above the noise bed.
       ...(c.noiseDbfs !== undefined ? { speechThresholdDbfs: Math.max(-45, c.noiseDbfs + 10) } : {}),
     });
-    sim.transcript = await fetchRecord(url, sim.callSid);
+    sim.transcript = await fetchRecord(target, sim.callSid);
     return { ...judge(c, sim), callSid: sim.callSid };
   } catch (err) {
     return {
@@ -115,7 +120,7 @@ export async function runCase(url: string, c: TurnCase): Promise<Outcome> {
 
 /** Runs the cases `concurrency` at a time (starts staggered so speech ends do not line up). */
 export async function runCases(
-  url: string,
+  target: BridgeTarget,
   cases: readonly TurnCase[],
   concurrency: number,
   onDone?: (o: Outcome) => void,
@@ -126,7 +131,7 @@ export async function runCases(
     await new Promise((r) => setTimeout(r, w * 900));
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCase(url, cases[i]!);
+      results[i] = await runCase(target, cases[i]!);
       onDone?.(results[i]!);
     }
   };

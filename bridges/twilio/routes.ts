@@ -2,6 +2,7 @@
 //   POST /twilio/voice   voice webhook → TwiML <Connect><Stream url="wss://…/twilio/media">
 //   GET  /twilio/media   WebSocket upgrade → Media Streams protocol → a CallTransport per call
 // Both are signature-checked (X-Twilio-Signature) whenever an auth token is configured.
+
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
@@ -9,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import type { Config } from "../../src/config.ts";
 import type { Logger } from "../../src/log.ts";
 import { type Clock, systemClock } from "../../src/session/clock.ts";
+import { isLoopbackCaller } from "../loopback.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import { serveWebSocketPath } from "../websocket-path.ts";
 import { type CallControl, restCallControl } from "./call-control.ts";
@@ -63,7 +65,9 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
     opts.callControl ?? (accountSid && authToken ? restCallControl({ accountSid, authToken }) : undefined);
 
   if (!authToken)
-    log.warn("X-Twilio-Signature is not checked: no Twilio auth token configured (TWILIO_AUTH_TOKEN)");
+    log.warn(
+      "no TWILIO_AUTH_TOKEN to check X-Twilio-Signature: the voice webhook and media stream accept callers on this machine only (the simulator, `voice-bridge call`)",
+    );
   if (!control)
     log.info(
       "no Twilio account credentials (TWILIO_ACCOUNT_SID + TWILIO_AUTH_TOKEN): hang-up closes the media stream, transfer is unavailable",
@@ -79,6 +83,13 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
       const params = (req.body ?? {}) as Record<string, string>;
       const callLog = log.child({ callSid: params.CallSid });
       const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req.raw));
+      if (!authToken && !isLoopbackCaller(req.socket.remoteAddress, req.headers)) {
+        callLog.warn(
+          { remote: req.socket.remoteAddress },
+          "voice webhook refused: not from this machine, and no TWILIO_AUTH_TOKEN to check its signature",
+        );
+        return reply.code(403).type("text/plain").send("set TWILIO_AUTH_TOKEN to take calls from Twilio");
+      }
       if (authToken) {
         const url = pub.base + req.url;
         if (!signatureValid(authToken, req.headers["x-twilio-signature"], url, params)) {
@@ -121,7 +132,15 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
   const media = serveWebSocketPath(http, {
     path: MEDIA_PATH,
     authorize: (req, socket) => {
-      if (!authToken) return true;
+      if (!authToken) {
+        if (isLoopbackCaller(req.socket.remoteAddress, req.headers)) return true;
+        log.warn(
+          { remote: req.socket.remoteAddress },
+          "media stream refused: not from this machine, and no TWILIO_AUTH_TOKEN to check its signature",
+        );
+        refuse(socket, 403, "Forbidden");
+        return false;
+      }
       const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req));
       const url = wsBase(pub.base) + req.url;
       if (signatureValid(authToken, req.headers["x-twilio-signature"], url, {})) return true;

@@ -40,6 +40,8 @@ export type CallActivity =
 /** A live call as a page first sees it. */
 export interface LiveCall {
   callId: string;
+  /** The bridge that has the call (several bridges on one database each show all live calls). */
+  instance: string;
   /** The call's record events so far, in order (starting with call-start). */
   events: CallEvent[];
   /** What is forming now, oldest first (at most one caller state, one reply, one audio state). */
@@ -48,5 +50,5 @@ export interface LiveCall {
 
 export type ConsoleMessage =
   | { type: "hello"; calls: LiveCall[] }
-  | { type: "event"; callId: string; event: CallEvent }
+  | { type: "event"; callId: string; instance: string; event: CallEvent }
   | { type: "activity"; callId: string; activity: CallActivity };

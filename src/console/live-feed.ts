@@ -17,16 +17,41 @@ export type Subscriber = (json: string) => void;
 
 export class LiveFeed {
   readonly #store: TranscriptStore;
+  readonly #instance: string;
   readonly #live = new Map<string, Forming>();
+  /** Live calls of other bridges on the same database: their events so far, by call id. */
+  readonly #elsewhere = new Map<string, { instance: string; events: CallEvent[] }>();
   readonly #subscribers = new Set<Subscriber>();
 
-  constructor(store: TranscriptStore) {
+  /** `instance`: this bridge's name, which marks its calls (several bridges share one database). */
+  constructor(store: TranscriptStore, instance: string) {
     this.#store = store;
+    this.#instance = instance;
     store.observe((callId, event) => this.#onEvent(callId, event));
   }
 
   get liveCalls(): number {
-    return this.#live.size;
+    return this.#live.size + this.#elsewhere.size;
+  }
+
+  /** An event of another bridge's call (heard from the shared database). */
+  elsewhere(instance: string, callId: string, event: CallEvent): void {
+    if (this.#live.has(callId)) return;
+    let call = this.#elsewhere.get(callId);
+    if (!call) {
+      call = { instance, events: [] };
+      this.#elsewhere.set(callId, call);
+    }
+    call.events.push(event);
+    if (event.type === "call-end") this.#elsewhere.delete(callId);
+    this.#broadcast({ type: "event", callId, instance, event });
+  }
+
+  /** Another bridge's call that was live before this bridge started, with its events so far. */
+  seedElsewhere(instance: string, callId: string, events: CallEvent[]): void {
+    if (this.#live.has(callId) || this.#elsewhere.has(callId)) return;
+    if (events.some((e) => e.type === "call-end")) return;
+    this.#elsewhere.set(callId, { instance, events: [...events] });
   }
 
   get subscribers(): number {
@@ -47,9 +72,12 @@ export class LiveFeed {
   subscribe(send: Subscriber): () => void {
     const calls: LiveCall[] = [...this.#live].map(([callId, f]) => ({
       callId,
+      instance: this.#instance,
       events: this.#store.get(callId)?.events ?? [],
       forming: [f.caller, f.reply, f.audio].filter((a): a is CallActivity => a !== undefined),
     }));
+    for (const [callId, c] of this.#elsewhere)
+      calls.push({ callId, instance: c.instance, events: [...c.events], forming: [] });
     send(JSON.stringify({ type: "hello", calls } satisfies ConsoleMessage));
     this.#subscribers.add(send);
     return () => this.#subscribers.delete(send);
@@ -61,7 +89,7 @@ export class LiveFeed {
     if (forming && event.type === "user") delete forming.caller;
     if (forming && event.type === "assistant") delete forming.reply;
     if (event.type === "call-end") this.#live.delete(callId);
-    this.#broadcast({ type: "event", callId, event });
+    this.#broadcast({ type: "event", callId, instance: this.#instance, event });
   }
 
   #broadcast(message: ConsoleMessage): void {

@@ -19,7 +19,7 @@ import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { ToolBox } from "./tools.ts";
-import type { CallEvent, TranscriptStore, TurnMetrics } from "./transcript.ts";
+import type { CallEvent, CallEventSink, TurnMetrics } from "./transcript.ts";
 import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
@@ -33,7 +33,7 @@ export interface SessionDeps {
   clock: Clock;
   config: SessionConfig;
   log: Logger;
-  transcripts: TranscriptStore;
+  transcripts: CallEventSink;
   /** Per-turn figures, e.g. for Prometheus. */
   onTurnMetrics?: (m: TurnMetrics) => void;
   onEnd?: (reason: string) => void;

@@ -1,12 +1,7 @@
-// The record of a call, written as it happens: one JSON line per event appended to a file
-// (in order, off the event loop: append-file.ts), so a crash loses at most the turn in flight.
-// The same events rebuild the record for GET /calls/:id and for the simulator's report.
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
-import { join } from "node:path";
-import { AppendFile } from "./append-file.ts";
-import { callFileStem } from "./call-file-name.ts";
-import { CallIndex, type IndexedCall } from "./call-index.ts";
-import { type CallOutcome, outcomeOf } from "./call-outcome.ts";
+// The record of a call, as events appended while it happens (call-start, the turns, barge-ins,
+// call-end); the same events rebuild the record for GET /calls/:id, the console and the reports.
+// The session appends them here; they are kept in memory while the call lives and passed on to
+// the store (src/store) through CallEventSink, the session's own interface to it.
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -28,7 +23,7 @@ export type CallEvent =
       transport: string;
       from?: string;
       to?: string;
-      /** The agent that took the call. */
+      /** The agent that took the call (the store's `agent` column). */
       agent?: string;
     }
   | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
@@ -124,153 +119,76 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
   };
 }
 
-/** One line per call for GET /calls: the record without its turns and events, and how it ended. */
-export type CallSummary = Omit<CallRecord, "turns" | "events"> & {
-  outcome?: CallOutcome;
-  /** Spoken turns so far (the caller's and the agent's). */
-  turns: number;
-};
-
-function summaryOf(record: CallRecord): CallSummary {
-  const { turns, events: _events, ...call } = record;
-  const outcome = call.endReason !== undefined ? { outcome: outcomeOf(call.endReason) } : {};
-  return { ...call, ...outcome, turns: turns.length };
+/**
+ * Where a call's events go to be kept (the store of call records): the session's own interface,
+ * so the session never knows the engine. `append` must not block: it queues.
+ */
+export interface CallEventSink {
+  append(callId: string, event: CallEvent): void;
 }
 
-/** A call file's first event (its call-start), read without reading the whole file. */
-function firstEvent(path: string): CallEvent | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const head = Buffer.alloc(8192);
-    const n = readSync(fd, head, 0, head.length, 0);
-    const end = head.subarray(0, n).indexOf(10);
-    return end < 0 ? undefined : (JSON.parse(head.subarray(0, end).toString()) as CallEvent);
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** Keeps call records on disk (JSON lines) and the recent ones in memory. */
-export class TranscriptStore {
-  readonly #dir: string | undefined;
-  readonly #recent = new Map<string, CallEvent[]>();
+/**
+ * The records of the calls in progress and of the `keep` most recently ended ones, in memory,
+ * each event passed on to the sink (the database) as it is appended. A live call is never evicted:
+ * its record and end-of-call report are built from memory, so memory grows with the calls in
+ * progress and the ended calls kept, nothing else. Older calls are read from the store.
+ */
+export class TranscriptStore implements CallEventSink {
+  readonly #sink: CallEventSink | undefined;
+  /** Calls whose call-end has not been appended yet: never evicted. */
+  readonly #live = new Map<string, CallEvent[]>();
+  /** Ended calls, oldest first, at most `keep`. */
+  readonly #ended = new Map<string, CallEvent[]>();
   readonly #keep: number;
-  /** Open files of calls whose call-end has not been written yet. */
-  readonly #files = new Map<string, AppendFile>();
-  /** Files of ended calls still writing their last lines. */
-  readonly #closing = new Set<Promise<void>>();
-  readonly #onWriteError: (err: Error, callId: string) => void;
-  /** Every call on disk (or, without a directory, in memory) by start; filled from the directory on first use. */
-  readonly #index = new CallIndex();
-  #indexed = false;
   readonly #observers = new Set<(callId: string, event: CallEvent) => void>();
 
-  /**
-   * Without a directory, records live in memory only (tests, benchmarks). `onWriteError` hears
-   * failed file writes (the record in memory is kept); by default they go to stderr.
-   */
-  constructor(
-    dir: string | undefined,
-    keep = 200,
-    onWriteError: (err: Error, callId: string) => void = (err, callId) =>
-      process.stderr.write(`transcript of ${callId}: ${err.message}\n`),
-  ) {
-    this.#dir = dir;
+  /** Without a sink, records live in memory only (tests, benchmarks). */
+  constructor(sink: CallEventSink | undefined, keep = 200) {
+    this.#sink = sink;
     this.#keep = keep;
-    this.#onWriteError = onWriteError;
-    if (dir) mkdirSync(dir, { recursive: true });
   }
 
   append(callId: string, event: CallEvent): void {
-    let events = this.#recent.get(callId);
-    if (!events) {
-      events = [];
-      this.#recent.set(callId, events);
-      if (this.#recent.size > this.#keep) {
-        const oldest = this.#recent.keys().next().value!;
-        this.#recent.delete(oldest);
-        // In memory only, a call forgotten is gone from the list too.
-        if (!this.#dir) this.#index.remove(oldest);
-      }
+    let events = this.#live.get(callId);
+    if (!events && event.type === "analysis") {
+      // The analysis comes after the call's end: it joins the ended record (if still in memory),
+      // which stays ended; the store keeps it either way.
+      this.#ended.get(callId)?.push(event);
+    } else if (!events) {
+      // A call id that comes back after its end (a reconnecting Twilio stream) goes on the same record.
+      events = this.#ended.get(callId) ?? [];
+      this.#ended.delete(callId);
+      this.#live.set(callId, events);
     }
-    events.push(event);
-    if (event.type === "call-start") this.#index.add({ startedAt: event.at, callId });
+    if (events) {
+      events.push(event);
+      if (event.type === "call-end") this.#retire(callId, events);
+    }
+    this.#sink?.append(callId, event);
     for (const observer of this.#observers) observer(callId, event);
-    if (!this.#dir) return;
-    let file = this.#files.get(callId);
-    if (!file) {
-      file = new AppendFile(this.#path(callId), (err) => this.#onWriteError(err, callId));
-      this.#files.set(callId, file);
-    }
-    file.add(`${JSON.stringify(event)}\n`);
-    // The analysis, when there is one, comes after the call's end and is its last line.
-    if (event.type === "call-end" || event.type === "analysis") {
-      this.#files.delete(callId);
-      const closed: Promise<void> = file.close().finally(() => this.#closing.delete(closed));
-      this.#closing.add(closed);
-    }
   }
 
-  /** Hears every event from now on, once stored (the live console). Returns what stops it. */
+  /** Moves an ended call from the live calls to the ended ones, forgetting the oldest beyond `keep`. */
+  #retire(callId: string, events: CallEvent[]): void {
+    this.#live.delete(callId);
+    this.#ended.set(callId, events);
+    while (this.#ended.size > this.#keep) this.#ended.delete(this.#ended.keys().next().value!);
+  }
+
+  /** Hears every event from now on (the live console). Returns what stops it. */
   observe(observer: (callId: string, event: CallEvent) => void): () => void {
     this.#observers.add(observer);
     return () => this.#observers.delete(observer);
   }
 
-  /** Resolves once every event appended so far is on disk (shutdown). */
-  async flush(): Promise<void> {
-    await Promise.all([...this.#closing, ...[...this.#files.values()].map((f) => f.flushed())]);
+  /** The calls in progress. */
+  get liveCalls(): string[] {
+    return [...this.#live.keys()];
   }
 
+  /** A live or recently ended call's record (undefined when memory no longer has it whole). */
   get(callId: string): CallRecord | undefined {
-    // Any id (a SIP Call-ID has an @): callFileStem makes its file name safe, and two ids that
-    // share a file name are told apart by the id the file records.
-    const record = this.#record(callId);
-    return record?.callId === callId ? record : undefined;
-  }
-
-  #record(callId: string): CallRecord | undefined {
-    const events = this.#recent.get(callId);
-    if (events) return recordFromEvents(events);
-    if (!this.#dir) return undefined;
-    try {
-      const lines = readFileSync(this.#path(callId), "utf8").split("\n").filter(Boolean);
-      return recordFromEvents(lines.map((l) => JSON.parse(l) as CallEvent));
-    } catch {
-      return undefined;
-    }
-  }
-
-  /**
-   * Up to `limit` calls, newest first, started before `after` (the last call of the previous page)
-   * when given; `next` names the last call returned when there are more.
-   */
-  list(limit: number, after?: IndexedCall): { calls: CallSummary[]; next?: IndexedCall } {
-    this.#indexDir();
-    const page = this.#index.page(limit, after);
-    const calls = page.calls.flatMap((c) => {
-      // Ids of any shape (a SIP Call-ID has an @): the file name is made safe by callFileStem.
-      const record = this.#record(c.callId);
-      return record ? [summaryOf(record)] : [];
-    });
-    return page.next ? { calls, next: page.next } : { calls };
-  }
-
-  /** Adds the calls of earlier runs, from the first line of each file (once, when first listed). */
-  #indexDir(): void {
-    if (this.#indexed || !this.#dir) return;
-    this.#indexed = true;
-    for (const name of readdirSync(this.#dir)) {
-      if (!name.endsWith(".jsonl")) continue;
-      const start = firstEvent(join(this.#dir, name));
-      if (start?.type === "call-start") this.#index.add({ startedAt: start.at, callId: start.callId });
-    }
-  }
-
-  #path(callId: string): string {
-    return join(this.#dir!, `${callFileStem(callId)}.jsonl`);
+    const events = this.#live.get(callId) ?? this.#ended.get(callId);
+    return events && recordFromEvents(events);
   }
 }

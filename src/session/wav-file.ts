@@ -1,5 +1,5 @@
-// A 16-bit PCM WAV file written as it grows, off the event loop: the binary sibling of
-// append-file.ts. Samples handed to append() go out in the next write (all that queued up
+// A 16-bit PCM WAV file written as it grows, off the event loop, in order, without blocking:
+// samples handed to append() go out in the next write (all that queued up
 // during the previous one, in one write), each at its own offset in the file, and after every
 // write the header is rewritten with the sizes of the data that is now on disk. So at any
 // moment the file is a complete, playable WAV of everything written so far: a crash loses only

@@ -33,7 +33,7 @@ afterAll(async () => {
 
 describe("the console with several agents", () => {
   it("offers each agent to call, and calls the one chosen", async () => {
-    const { page, errors } = await openConsole(browser, bridge.url);
+    const { page, errors } = await openConsole(browser, bridge.entrances.console!);
     const choice = page.locator("#agent-choice");
     await expect.poll(() => choice.isVisible()).toBe(true);
     expect(await choice.locator("option").allTextContents()).toEqual([
@@ -64,7 +64,7 @@ describe("the console with several agents", () => {
   }, 60_000);
 
   it("shows the agent of a call, then its analysis once the call is over", async () => {
-    const { page, errors } = await openConsole(browser, bridge.url);
+    const { page, errors } = await openConsole(browser, bridge.entrances.console!);
     const call = simulateCall({
       url: bridge.url,
       to: "+15550001",

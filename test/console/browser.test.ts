@@ -14,6 +14,7 @@ import { encodeWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { launchChromium, openConsole, screenshotDir } from "../helpers/chromium.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
 
@@ -75,7 +76,7 @@ afterAll(async () => {
 
 describe("the console in a browser", () => {
   it("calls the agent from the browser: greeting, a barge-in that stops playback, the caller answered", async () => {
-    const { page, errors } = await openConsole(browser, bridge.url);
+    const { page, errors } = await openConsole(browser, bridge.entrances.console!);
     await page.getByRole("button", { name: "Call the agent" }).click();
     const phone = page.locator("#phone");
     await expect.poll(() => phone.getAttribute("data-state"), { timeout: 10_000 }).toBe("live");
@@ -109,7 +110,7 @@ describe("the console in a browser", () => {
     expect(errors.join("\n")).toBe("");
 
     // The record agrees: the greeting cut short by the caller, a caller turn and an answer.
-    const record = (await (await fetch(`${bridge.url}/calls/${callId}`)).json()) as CallRecord;
+    const record = (await (await bridgeFetch(bridge, `/calls/${callId}`)).json()) as CallRecord;
     expect(record).toMatchObject({ transport: "browser", endReason: "caller hung up" });
     expect(record.turns[0]).toMatchObject({ role: "assistant", generated: GREETING, interrupted: true });
     const firstCaller = record.turns.findIndex((t) => t.role === "user");
@@ -119,10 +120,11 @@ describe("the console in a browser", () => {
   }, 90_000);
 
   it("shows a simulated Twilio call live as it happens, its waterfall filling in, then its record", async () => {
-    const { page, errors } = await openConsole(browser, bridge.url);
+    const { page, errors } = await openConsole(browser, bridge.entrances.console!);
     const say = (text: string) => ({ samples: speak(text, { rate: 8000 }), rate: 8000, label: text });
     const call = simulateCall({
       url: bridge.url,
+      bridgeToken: bridge.token,
       says: [say("Where are you located?"), say("That's all, goodbye.")],
       maxSeconds: 45,
     });
@@ -171,6 +173,19 @@ describe("the console in a browser", () => {
       )
       .toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: join(shots, "twilio-call-record.png"), fullPage: true });
+    // The ended calls are searched by the words said and filtered by transport.
+    const listed = () => page.locator(`#ended-list .call-item[data-call-id="${result.callSid}"]`).count();
+    await page.locator("#f-q").fill("acme bikes");
+    await expect.poll(listed).toBe(1);
+    await page.locator("#f-q").fill("zebra crossing");
+    await expect.poll(listed).toBe(0);
+    await expect.poll(() => page.locator("#ended-empty").textContent()).toBe("No call matches.");
+    await page.locator("#f-q").fill("");
+    await page.locator("#f-transport").selectOption("sip");
+    await expect.poll(listed).toBe(0);
+    await page.locator("#f-transport").selectOption("twilio");
+    await expect.poll(listed).toBe(1);
+    await page.screenshot({ path: join(shots, "ended-calls-search.png") });
     await page.close();
     expect(errors.join("\n")).toBe("");
   }, 90_000);

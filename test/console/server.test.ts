@@ -2,7 +2,7 @@
 // the page and its files, a browser call placed by a program speaking the page's protocol
 // (bridges/browser/protocol.ts) while another socket reads the live feed (src/console/live-events.ts),
 // the call's record and recording, and the bridge's token.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -18,16 +18,21 @@ import { loadConfig } from "../../src/config.ts";
 import { type ConsoleMessage, LIVE_PATH } from "../../src/console/live-events.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
+import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
 
 const GREETING = "Thanks for calling Acme Bikes. How can I help you?";
 const TOKEN = "console-test-token-0123456789";
 
-async function start(env: Record<string, string>): Promise<{ bridge: Bridge; dir: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "vb-console-"));
+async function start(
+  env: Record<string, string>,
+  dir = mkdtempSync(join(tmpdir(), "vb-console-")),
+  lines: string[] = [],
+): Promise<{ bridge: Bridge; dir: string }> {
   const config = loadConfig({
     env: { HOST: "127.0.0.1", PORT: "0", SIP_PORT: "off", SVC_LOCAL_DATA_DIR: dir, ...env },
   });
-  return { bridge: await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" })), dir };
+  const log = pino({ level: process.env.E2E_LOG ?? "info" }, { write: (line: string) => lines.push(line) });
+  return { bridge: await startBridge(config, log), dir };
 }
 
 const wsUrl = (bridge: Bridge, path: string) => bridge.url.replace(/^http/, "ws") + path;
@@ -100,7 +105,7 @@ describe("the console, served by the bridge", () => {
   });
 
   it("serves the page at / with every file it names, and loads nothing from elsewhere", async () => {
-    const res = await fetch(`${bridge.url}/`);
+    const res = await bridgeFetch(bridge, "/");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
@@ -111,22 +116,25 @@ describe("the console, served by the bridge", () => {
     const app = readFileSync(new URL("../../console/app.js", import.meta.url), "utf8");
     const imports = [...app.matchAll(/from "\.\/([\w-]+\.js)"/g)].map((m) => `/console/${m[1]}`);
     for (const file of [...files, ...imports, "/console/call-worklet.js", "/console/phone.js"]) {
-      const r = await fetch(bridge.url + file);
+      const r = await bridgeFetch(bridge, file);
       expect(r.status, file).toBe(200);
     }
-    const missing = await fetch(`${bridge.url}/console/nope.js`);
+    const missing = await bridgeFetch(bridge, "/console/nope.js");
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { message: string } }).error.message).toBe(
       "no console file nope.js",
     );
-    expect(bridge.entrances.console).toBe(`${bridge.url}/`);
+    expect(bridge.entrances.console).toBe(`${bridge.url}/?token=${bridge.token}`);
   });
 
   it("takes a browser call, shows it on the live feed as it happens, and keeps its record and recording", async () => {
-    const { ws: feed, inbox: live } = await open<ConsoleMessage>(wsUrl(bridge, LIVE_PATH));
+    const { ws: feed, inbox: live } = await open<ConsoleMessage>(wsUrl(bridge, LIVE_PATH), bearer(bridge));
     expect(await live.next((m) => m.type === "hello")).toEqual({ type: "hello", calls: [] });
 
-    const { ws: call, inbox: said } = await open<BrowserServerMessage>(wsUrl(bridge, BROWSER_CALL_PATH));
+    const { ws: call, inbox: said } = await open<BrowserServerMessage>(
+      wsUrl(bridge, BROWSER_CALL_PATH),
+      bearer(bridge),
+    );
     const send = (m: BrowserClientMessage) => call.send(JSON.stringify(m));
     const ready = await said.next((m) => m.type === "ready");
     expect(ready).toMatchObject({ sampleRate: BROWSER_RATE, frameMs: 20 });
@@ -175,7 +183,7 @@ describe("the console, served by the bridge", () => {
         event: { heard: GREETING, generated: GREETING, interrupted: false },
       });
       // A page connecting now gets the live call with its record so far.
-      const late = await open<ConsoleMessage>(wsUrl(bridge, LIVE_PATH));
+      const late = await open<ConsoleMessage>(wsUrl(bridge, LIVE_PATH), bearer(bridge));
       const hello = await late.inbox.next((m) => m.type === "hello");
       late.ws.close();
       expect(
@@ -189,17 +197,19 @@ describe("the console, served by the bridge", () => {
     call.close(1000);
     await live.next((m) => m.type === "event" && m.event.type === "call-end");
     feed.close();
-    const record = (await (await fetch(`${bridge.url}/calls/${callId}`)).json()) as CallRecord;
+    const record = (await (await bridgeFetch(bridge, `/calls/${callId}`)).json()) as CallRecord;
     expect(record).toMatchObject({ transport: "browser", endReason: "caller hung up" });
     expect(record.turns[0]).toMatchObject({ role: "assistant", text: GREETING });
 
     // The recording: a WAV, served whole or by byte range.
     const wav = await until(async () => {
-      const r = await fetch(`${bridge.url}/calls/${callId}/recording`);
+      const r = await bridgeFetch(bridge, `/calls/${callId}/recording`);
       return r.ok ? Buffer.from(await r.arrayBuffer()) : undefined;
     }, "the recording");
     expect(wav.subarray(0, 4).toString()).toBe("RIFF");
-    const part = await fetch(`${bridge.url}/calls/${callId}/recording`, { headers: { range: "bytes=0-11" } });
+    const part = await bridgeFetch(bridge, `/calls/${callId}/recording`, {
+      headers: { range: "bytes=0-11" },
+    });
     expect(part.status).toBe(206);
     expect(part.headers.get("content-range")).toBe(`bytes 0-11/${wav.length}`);
     expect(
@@ -207,7 +217,7 @@ describe("the console, served by the bridge", () => {
         .subarray(8, 12)
         .toString(),
     ).toBe("WAVE");
-    const none = await fetch(`${bridge.url}/calls/nosuchcall/recording`);
+    const none = await bridgeFetch(bridge, "/calls/nosuchcall/recording");
     expect(none.status).toBe(404);
   });
 });
@@ -270,13 +280,67 @@ describe("with the console off", () => {
   it("serves no page, and the records as before", async () => {
     const { bridge, dir } = await start({ CONSOLE_ENABLED: "false" });
     try {
-      expect((await fetch(`${bridge.url}/`)).status).toBe(404);
-      expect((await fetch(`${bridge.url}/calls`)).status).toBe(200);
+      expect((await bridgeFetch(bridge, "/")).status).toBe(404);
+      expect((await fetch(`${bridge.url}/calls`)).status).toBe(401);
+      expect((await bridgeFetch(bridge, "/calls")).status).toBe(200);
       expect(bridge.browser).toBeUndefined();
       expect(bridge.entrances.console).toBeUndefined();
     } finally {
       await bridge.close(0);
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("closed by default", () => {
+  it("makes a token at first start, keeps it (mode 600) for the next start, and asks for it", async () => {
+    const lines: string[] = [];
+    const { bridge, dir } = await start({ CONSOLE_ENABLED: "false" }, undefined, lines);
+    let again: Bridge | undefined;
+    try {
+      const token = bridge.token!;
+      expect(token).toMatch(/^[\w-]{32}$/);
+      const file = join(dir, "bridge-token");
+      expect(readFileSync(file, "utf8").trim()).toBe(token);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(lines.join("")).toContain("made one and kept it in the file");
+      expect((await fetch(`${bridge.url}/calls`)).status).toBe(401);
+      expect((await bridgeFetch(bridge, "/calls")).status).toBe(200);
+      await bridge.close(0);
+      // The next start on the same data dir asks for the same token.
+      ({ bridge: again } = await start({ CONSOLE_ENABLED: "false" }, dir));
+      expect(again.token).toBe(token);
+      expect((await fetch(`${again.url}/calls`, { headers: { authorization: "Bearer nope" } })).status).toBe(
+        401,
+      );
+    } finally {
+      await again?.close(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("opens on purpose with BRIDGE_TOKEN=off, and warns when it listens beyond loopback", async () => {
+    const lines: string[] = [];
+    const { bridge, dir } = await start(
+      { BRIDGE_TOKEN: "off", HOST: "0.0.0.0", CONSOLE_ENABLED: "false" },
+      undefined,
+      lines,
+    );
+    try {
+      expect(bridge.token).toBeUndefined();
+      expect((await fetch(`${bridge.url}/calls`)).status).toBe(200);
+      const warning = lines
+        .map((l) => JSON.parse(l) as { level: number; msg: string })
+        .find((l) => l.msg.startsWith("BRIDGE_TOKEN=off"));
+      expect(warning?.level).toBe(40);
+    } finally {
+      await bridge.close(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const quiet: string[] = [];
+    const local = await start({ BRIDGE_TOKEN: "off", CONSOLE_ENABLED: "false" }, undefined, quiet);
+    await local.bridge.close(0);
+    rmSync(local.dir, { recursive: true, force: true });
+    expect(quiet.join("")).not.toContain("BRIDGE_TOKEN=off");
   });
 });

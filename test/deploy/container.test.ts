@@ -15,6 +15,7 @@ import { Baresip, freePort } from "../helpers/baresip.ts";
 import { buildImage, ensureBaseImage, logs, podman, podmanStatus, remove, runImage } from "./podman.ts";
 
 const TOKEN = "container-test-token";
+const BRIDGE_TOKEN = "container-test-bridge-token";
 let dir: string;
 let name: string;
 let httpPort: number;
@@ -94,6 +95,7 @@ beforeAll(async () => {
     SIP_PORT: String(sipPort),
     RTP_PORTS: "34000-34099",
     TWILIO_AUTH_TOKEN: TOKEN,
+    BRIDGE_TOKEN: BRIDGE_TOKEN,
     AGENT_GREETING: "Thanks for calling. How can I help?",
   });
   await until(async () => podmanStatus(["healthcheck", "run", name]) === 0, "the container's health check");
@@ -118,7 +120,11 @@ describe("the deployment image (podman)", () => {
     expect(call.mediaReceived).toBeGreaterThan(0);
     expect(levelDbfs(call.agentAudio)).toBeGreaterThan(-40);
     // The console is in the image and served (on by default with the embedded local service).
-    const page = await fetch(`http://127.0.0.1:${httpPort}/`);
+    // Closed by default: the console asks for the bridge's token.
+    expect((await fetch(`http://127.0.0.1:${httpPort}/`)).status).toBe(401);
+    const page = await fetch(`http://127.0.0.1:${httpPort}/`, {
+      headers: { authorization: `Bearer ${BRIDGE_TOKEN}` },
+    });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Call the agent");
   }, 60_000);

@@ -29,14 +29,14 @@ afterAll(async () => {
 
 /** The record of the call whose greeting has been heard, among calls not in `before`. */
 function newCall(before: Set<string>): CallRecord | undefined {
-  for (const summary of bridge.transcripts.list(50).calls) {
-    if (before.has(summary.callId)) continue;
-    const r = bridge.transcripts.get(summary.callId);
+  for (const callId of bridge.transcripts.liveCalls) {
+    if (before.has(callId)) continue;
+    const r = bridge.transcripts.get(callId);
     if (r?.turns.some((t) => t.role === "assistant")) return r;
   }
   return undefined;
 }
-const known = () => new Set(bridge.transcripts.list(50).calls.map((c) => c.callId));
+const known = () => new Set(bridge.transcripts.liveCalls);
 
 describe("two agents over SIP", () => {
   it.each([

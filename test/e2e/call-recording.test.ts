@@ -72,6 +72,7 @@ describe("a recorded call through the bridge", () => {
   it("leaves <recordingDir>/<callSid>.wav with the caller left and the agent as heard right", async () => {
     const r = await simulateCall({
       url: bridge.url,
+      bridgeToken: bridge.token,
       authToken: "test-auth-token-0123456789",
       says: [{ samples: speak("That's all, goodbye.", { rate: 8000 }), rate: 8000 }],
       maxSeconds: 30,

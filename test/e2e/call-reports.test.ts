@@ -11,15 +11,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallReport } from "../../src/reports/report.ts";
-import type { SessionServices, TtsEvent } from "../../src/session/services.ts";
-import type { CallSummary } from "../../src/session/transcript.ts";
+import type { CallSummary } from "../../src/store/call-store.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { Attempts } from "../reports/attempts.ts";
 import { Receiver } from "../reports/receiver.ts";
-import { Channel } from "../session/harness.ts";
+import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";
-const GREETING = "Hello, this is the test agent.";
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-reports-"));
 const cleanups: (() => unknown)[] = [];
 afterAll(async () => {
@@ -27,62 +26,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Scripted services: the agent says GREETING (200 ms of audio per sentence), hears nothing. */
-const scripted = (): SessionServices => ({
-  asr: {
-    recognize: async () => "",
-    open: () => ({ write() {}, end: async () => "", abort() {} }),
-  },
-  chat: {
-    async *stream() {
-      yield { type: "text", text: GREETING };
-    },
-  },
-  tts: {
-    async open(format) {
-      const events = new Channel<TtsEvent>();
-      let text = "";
-      let closed = false;
-      return {
-        sendText: (t: string) => {
-          text += t;
-        },
-        flush: () => {
-          const sentence = text.trim();
-          text = "";
-          if (sentence && format.kind === "pcm") {
-            events.push({ type: "sentence-start", text: sentence });
-            const audio = new Int16Array(format.rate / 5).fill(1000);
-            events.push({ type: "audio", audio, durationMs: 200 });
-            events.push({ type: "sentence-end", text: sentence });
-          }
-          events.push({ type: "flushed" });
-        },
-        close: () => {
-          closed = true;
-          events.close();
-        },
-        get closed() {
-          return closed;
-        },
-        events,
-      };
-    },
-  },
-});
-
 async function bridgeReportingTo(url: string, attempts: Attempts): Promise<Bridge> {
   const config = loadConfig({
     env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      AUDIOSOCKET_HOST: "127.0.0.1",
-      AUDIOSOCKET_PORT: "0",
-      // A hosted service that is never called (the services are scripted): no local service.
-      SVC_BASE_URL: "http://127.0.0.1:9/v1",
-      SVC_API_KEY: "unused",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
+      ...scriptedBridgeEnv(join(dir, "data")),
       AGENT_RECORDING_DIR: join(dir, "recordings"),
       CALL_REPORT_URL: url,
       CALL_REPORT_SECRET: SECRET,
@@ -106,8 +53,11 @@ async function call(bridge: Bridge, uuid: string): Promise<void> {
   client.send(frame(0x00));
 }
 
-async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(url);
+async function getJson(
+  bridge: Bridge,
+  path: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await bridgeFetch(bridge, path);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -146,10 +96,13 @@ describe("end-of-call reports through the bridge", () => {
     expect(delivered.headers["x-voice-bridge-report-id"]).toBe(report.reportId);
 
     // The body: the call's record as GET /calls/:id gives it, plus how and when it ended.
-    const record = await getJson(`${second.url}/calls/${uuids[0]}`);
+    const record = await getJson(second, `/calls/${uuids[0]}`);
     expect(record.status).toBe(200);
-    const { reportId, instance, outcome, durationMs, recordingPath, ...rest } = report;
-    expect(rest).toEqual(record.body);
+    // (The record says where the recording is as the store keeps it; the report as a path.)
+    const { reportId, outcome, durationMs, recordingPath, ...rest } = report;
+    const { recording, ...recordBody } = record.body;
+    expect(rest).toEqual(recordBody);
+    expect(recording).toEqual({ instance: report.instance, path: recordingPath });
     expect(report).toMatchObject({
       callId: uuids[0],
       transport: "audiosocket",
@@ -157,7 +110,7 @@ describe("end-of-call reports through the bridge", () => {
       outcome: "caller_hangup",
     });
     expect(durationMs).toBeGreaterThan(0);
-    expect(instance).toBeTruthy();
+    expect(report.instance).toBeTruthy();
     expect(report.turns[0]).toMatchObject({ role: "assistant", generated: GREETING, heard: GREETING });
     expect(recordingPath).toMatch(new RegExp(`/recordings/${uuids[0]}\\.wav$`));
     expect(existsSync(recordingPath!)).toBe(true);
@@ -171,17 +124,17 @@ describe("end-of-call reports through the bridge", () => {
     expect(reported).toEqual(uuids);
 
     // GET /calls: newest first, two a page, the first run's call included.
-    const page1 = await getJson(`${second.url}/calls?limit=2`);
+    const page1 = await getJson(second, `/calls?limit=2`);
     expect(page1.status).toBe(200);
     const calls1 = page1.body.calls as CallSummary[];
     expect(calls1.map((c) => c.callId)).toEqual([uuids[2], uuids[1]]);
     expect(calls1[0]).toMatchObject({ transport: "audiosocket", outcome: "caller_hangup", turns: 1 });
     expect(Date.parse(calls1[0]!.endedAt!)).toBeGreaterThanOrEqual(Date.parse(calls1[0]!.startedAt));
     expect(page1.body.next_cursor).toEqual(expect.any(String));
-    const page2 = await getJson(`${second.url}/calls?limit=2&cursor=${page1.body.next_cursor}`);
+    const page2 = await getJson(second, `/calls?limit=2&cursor=${page1.body.next_cursor}`);
     expect((page2.body.calls as CallSummary[]).map((c) => c.callId)).toEqual([uuids[0]]);
     expect(page2.body.next_cursor).toBeNull();
-    const all = await getJson(`${second.url}/calls`);
+    const all = await getJson(second, `/calls`);
     expect((all.body.calls as CallSummary[]).map((c) => c.callId)).toEqual([...uuids].reverse());
 
     for (const [query, message] of [
@@ -189,8 +142,14 @@ describe("end-of-call reports through the bridge", () => {
       ["limit=101", /^limit: /],
       ["limit=ten", /^limit: /],
       ["cursor=not-a-cursor", /^cursor: not a cursor from a GET \/calls page/],
+      ["transport=fax", /^transport: expected one of twilio, sip, audiosocket, discord, browser, got "fax"/],
+      ["outcome=happy", /^outcome: expected one of agent_hangup, .*live, got "happy"/],
+      ["since=yesterday", /^since: expected an ISO 8601 date/],
+      ["since=2026-03-02&until=2026-03-01", /^until: must be after since/],
+      ["q=%20!!", /^q: expected words/],
+      ["form=%2B15550001", /^form: not a filter of GET \/calls/],
     ] as const) {
-      const bad = await getJson(`${second.url}/calls?${query}`);
+      const bad = await getJson(second, `/calls?${query}`);
       expect(bad.status).toBe(400);
       expect((bad.body.error as { message: string }).message).toMatch(message);
     }

@@ -61,6 +61,7 @@ it("a call: the caller's turns recognized upstream, every answer spoken upstream
   up.transcribe = () => (n++ === 0 ? "Where are you located?" : "That's all, goodbye.");
   const r = await simulateCall({
     url: bridge.url,
+    bridgeToken: bridge.token,
     authToken: AUTH_TOKEN,
     says: [say("Where are you located?"), say("That's all, goodbye.")],
     maxSeconds: 40,

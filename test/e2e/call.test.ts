@@ -133,6 +133,7 @@ describe("a call through the bridge", () => {
   it("greets, answers several turns, and hangs up when the caller says goodbye", async () => {
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       says: [say("Where are you located?"), say("That's all, goodbye.")],
       maxSeconds: 40,
@@ -165,6 +166,7 @@ describe("a call through the bridge", () => {
     );
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       caller: { samples: scene.pcm, rate: 8000 },
       maxSeconds: 20,
@@ -194,6 +196,7 @@ describe("a call through the bridge", () => {
     );
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       caller: { samples: scene.pcm, rate: 8000 },
       maxSeconds: 20,
@@ -216,6 +219,7 @@ describe("a call through the bridge", () => {
   it("transfers the call when the caller presses 0 for an operator", async () => {
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       dtmf: [{ digit: "0", atMs: 4000 }],
       maxSeconds: 15,
@@ -230,6 +234,7 @@ describe("a call through the bridge", () => {
   it("passes keypad digits to the agent", async () => {
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       dtmf: [
         { digit: "4", atMs: 4000 },
@@ -247,7 +252,13 @@ describe("a call through the bridge", () => {
 
   it("refuses a forged signature on the webhook", async () => {
     await expect(
-      simulateCall({ url: h.bridge.url, authToken: "forged-token", says: [say("Hello")], maxSeconds: 5 }),
+      simulateCall({
+        url: h.bridge.url,
+        bridgeToken: h.bridge.token,
+        authToken: "forged-token",
+        says: [say("Hello")],
+        maxSeconds: 5,
+      }),
     ).rejects.toThrow(/403/);
   }, 30_000);
 
@@ -257,6 +268,7 @@ describe("a call through the bridge", () => {
     h.faults.ttsDrop = 1; // and one session drops mid-turn
     const r = await simulateCall({
       url: h.bridge.url,
+      bridgeToken: h.bridge.token,
       authToken: AUTH_TOKEN,
       says: [say("Where are you located?"), say("Where are you located?"), say("That's all, goodbye.")],
       maxSeconds: 50,

@@ -38,12 +38,18 @@ export function screenshotDir(): string {
   return dir;
 }
 
-/** The console of the bridge at `url` in a new tab, its live feed connected; `errors` collects what the page throws. */
-export async function openConsole(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+/**
+ * The console at `consoleUrl` (the bridge's console entrance, `/?token=…` when it has a token) in
+ * a new tab, its live feed connected; `errors` collects what the page throws.
+ */
+export async function openConsole(
+  browser: Browser,
+  consoleUrl: string,
+): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors: string[] = [];
   page.on("pageerror", (err) => errors.push(`${err.message}\n${err.stack}`));
-  await page.goto(`${url}/`);
+  await page.goto(consoleUrl);
   await expect.poll(() => page.locator("#feed").getAttribute("data-state")).toBe("live");
   return { page, errors };
 }

@@ -15,6 +15,8 @@ export interface CallCommandOptions {
   /** Write caller (left) and agent (right) as a stereo --out. */
   both?: boolean | undefined;
   authToken?: string | undefined;
+  /** The bridge's token, to read the call's transcript from GET /calls/:id. */
+  bridgeToken?: string | undefined;
   dtmf?: string | undefined;
   maxSeconds?: number | undefined;
   verbose?: boolean | undefined;
@@ -88,6 +90,7 @@ export async function runCallCommand(opts: CallCommandOptions): Promise<number> 
   const result = await simulateCall({
     url: opts.url,
     ...(opts.authToken ? { authToken: opts.authToken } : {}),
+    ...(opts.bridgeToken ? { bridgeToken: opts.bridgeToken } : {}),
     ...(caller ? { caller } : {}),
     says,
     dtmf,

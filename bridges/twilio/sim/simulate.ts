@@ -62,6 +62,8 @@ export interface SimulateCallOptions {
   mediaUrl?: string;
   /** Fetch GET {url}/calls/{callSid} after the call (default true). */
   fetchTranscript?: boolean;
+  /** The bridge's token (BRIDGE_TOKEN or its data dir's bridge-token), sent to read the transcript. */
+  bridgeToken?: string | undefined;
   clock?: Clock;
   onEvent?: (e: SimEvent) => void;
 }
@@ -186,12 +188,15 @@ async function fetchTranscript(
   base: string,
   callSid: string,
   clock: Clock,
+  bridgeToken: string | undefined,
 ): Promise<{ transcript?: unknown; error?: string }> {
   const url = `${base.replace(/\/+$/, "")}/calls/${encodeURIComponent(callSid)}`;
   // The bridge files the call once it has seen the stream end: allow it a moment.
   for (let attempt = 0; ; attempt++) {
     try {
-      const res = await fetch(url, { headers: { accept: "application/json" } });
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (bridgeToken) headers.authorization = `Bearer ${bridgeToken}`;
+      const res = await fetch(url, { headers });
       if (res.ok) return { transcript: await res.json() };
       if (res.status !== 404 || attempt >= 5) return { error: `GET ${url}: HTTP ${res.status}` };
     } catch (err) {
@@ -485,7 +490,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     turns,
   };
   if (opts.fetchTranscript !== false) {
-    const t = await fetchTranscript(opts.url, callSid, clock);
+    const t = await fetchTranscript(opts.url, callSid, clock, opts.bridgeToken);
     if (t.transcript !== undefined) result.transcript = t.transcript;
     if (t.error) result.transcriptError = t.error;
   }

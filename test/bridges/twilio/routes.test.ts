@@ -80,11 +80,17 @@ describe("POST /twilio/voice", () => {
     expect(text).toContain('<Stream url="wss://bridge.example.com/twilio/media">');
   });
 
-  it("accepts unsigned webhooks when no auth token is configured", async () => {
+  it("accepts unsigned webhooks when no auth token is configured, from this machine only", async () => {
     rig = await startRig();
     const res = await postVoice(rig, CALL);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("<Connect><Stream");
+    // Through a proxy or tunnel on this machine (it says whom it forwards for): not this machine's caller.
+    const proxied = await postVoice(rig, CALL, { "x-forwarded-for": "203.0.113.9" });
+    expect(proxied.status).toBe(403);
+    expect(await proxied.text()).toContain("TWILIO_AUTH_TOKEN");
+    await expect(StreamClient.open(rig.wsUrl, { forwarded: "for=203.0.113.9" })).rejects.toThrow("HTTP 403");
+    await expect(StreamClient.open(rig.wsUrl)).resolves.toBeInstanceOf(StreamClient);
   });
 });
 

@@ -1,0 +1,134 @@
+// What every engine of the call store must do, run against each engine by its own test file.
+import { expect, it } from "vitest";
+import type { CallStore } from "../../src/store/call-store.ts";
+import { callEvents } from "../session/call-events.ts";
+
+export interface Engine {
+  /** A fresh, empty store; `instance` names the bridge. */
+  open(instance?: string): Promise<CallStore>;
+}
+
+const minute = (m: number) => new Date(Date.UTC(2026, 2, 1, 9, m)).toISOString();
+
+export function storeContract(engine: Engine): void {
+  it("keeps every call's record whole with 400 calls at once, and lists them all newest first", async () => {
+    const store = await engine.open();
+    try {
+      const ids = Array.from({ length: 400 }, (_, i) => `CA-${String(i).padStart(3, "0")}`);
+      const calls = ids.map((id, i) => callEvents(id, 2, { at: minute(i % 60) }));
+      for (let step = 0; step < calls[0]!.length; step++)
+        for (const [i, id] of ids.entries()) store.append(id, calls[i]![step]!);
+      await store.flush();
+      for (const [i, id] of ids.entries()) {
+        const record = await store.get(id);
+        expect(record?.events).toEqual(calls[i]);
+        expect(record?.turns).toHaveLength(4);
+      }
+      const seen: string[] = [];
+      let after: Awaited<ReturnType<CallStore["list"]>>["next"];
+      do {
+        const page = await store.list({ limit: 100, ...(after ? { after } : {}) });
+        seen.push(...page.calls.map((c) => c.callId));
+        after = page.next;
+      } while (after);
+      expect(seen).toHaveLength(400);
+      expect(new Set(seen).size).toBe(400);
+      const first = await store.list({ limit: 1 });
+      expect(first.calls[0]).toMatchObject({
+        callId: "CA-359", // the last of those that started at minute 59
+        startedAt: minute(59),
+        outcome: "caller_hangup",
+        endReason: "caller hung up",
+        turns: 4,
+        durationMs: 1234,
+        transport: "twilio",
+        direction: "inbound",
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("filters by number, transport, outcome, time and words said, with cursor paging", async () => {
+    const store = await engine.open();
+    try {
+      const add = (id: string, m: number, opts: Parameters<typeof callEvents>[2], live = false) => {
+        const events = callEvents(id, 1, { at: minute(m), ...opts });
+        for (const e of live ? events.slice(0, -1) : events) store.append(id, e);
+      };
+      add("CA-bike", 1, {
+        from: "+15550101",
+        words: () => ["my bicycle has a flat tyre", "we repair bicycles"],
+      });
+      add("CA-hours", 2, { from: "+15550202", words: () => ["when are you open", "nine to five"] });
+      add("SIP-1", 3, { from: "+15550101", transport: "sip", words: () => ["a bicycle bell", "in stock"] });
+      add("CA-live", 4, { from: "+15550303", words: () => ["still talking", "yes"] }, true);
+      await store.flush();
+      const ids = async (q: Parameters<CallStore["list"]>[0]) =>
+        (await store.list(q)).calls.map((c) => c.callId);
+      expect(await ids({ limit: 10 })).toEqual(["CA-live", "SIP-1", "CA-hours", "CA-bike"]);
+      expect(await ids({ limit: 10, from: "+15550101" })).toEqual(["SIP-1", "CA-bike"]);
+      expect(await ids({ limit: 10, transport: "sip" })).toEqual(["SIP-1"]);
+      expect(await ids({ limit: 10, outcome: "live" })).toEqual(["CA-live"]);
+      expect(await ids({ limit: 10, outcome: "ended" })).toEqual(["SIP-1", "CA-hours", "CA-bike"]);
+      expect(await ids({ limit: 10, outcome: "caller_hangup" })).toEqual(["SIP-1", "CA-hours", "CA-bike"]);
+      expect(await ids({ limit: 10, since: minute(2), until: minute(4) })).toEqual(["SIP-1", "CA-hours"]);
+      // Words of either side, all of them; whole words as the engine's tokenizer sees them.
+      expect(await ids({ limit: 10, q: ["bicycle"] })).toEqual(["SIP-1", "CA-bike"]);
+      expect(await ids({ limit: 10, q: ["bicycle", "flat"] })).toEqual(["CA-bike"]);
+      // All the words, each said anywhere in the call, by either side.
+      expect(await ids({ limit: 10, q: ["open", "five"] })).toEqual(["CA-hours"]);
+      expect(await ids({ limit: 10, q: ["bicycle", "five"] })).toEqual([]);
+      expect(await ids({ limit: 10, q: ["five"] })).toEqual(["CA-hours"]);
+      expect(await ids({ limit: 10, q: ["nothing"] })).toEqual([]);
+      expect(await ids({ limit: 10, agent: "sales" })).toEqual([]);
+      store.append("CA-sales", {
+        type: "call-start",
+        at: minute(9),
+        callId: "CA-sales",
+        transport: "sip",
+        agent: "sales",
+      });
+      await store.flush();
+      expect(await ids({ limit: 10, agent: "sales" })).toEqual(["CA-sales"]);
+      expect((await store.list({ limit: 1 })).calls[0]).toMatchObject({ callId: "CA-sales", agent: "sales" });
+      const page1 = await store.list({ limit: 1, from: "+15550101" });
+      expect(page1.next).toEqual({ startedAt: minute(3), callId: "SIP-1" });
+      const page2 = await store.list({ limit: 1, from: "+15550101", after: page1.next! });
+      expect(page2.calls.map((c) => c.callId)).toEqual(["CA-bike"]);
+      expect(page2.next).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("keeps where a call was recorded, the delivery of its report, and imports a call once", async () => {
+    const store = await engine.open("bridge-a");
+    try {
+      const events = callEvents("CA-rec", 1, { at: minute(5) });
+      for (const e of events) store.append("CA-rec", e);
+      store.setRecording("CA-rec", "/var/calls/CA-rec.wav");
+      store.setReport("r-1", "pending", undefined, "CA-rec");
+      store.setReport("r-1", "delivered", 200);
+      await store.flush();
+      const record = await store.get("CA-rec");
+      expect(record).toMatchObject({
+        instance: "bridge-a",
+        recording: { instance: "bridge-a", path: "/var/calls/CA-rec.wav" },
+      });
+      expect((await store.list({ limit: 1 })).calls[0]).toMatchObject({
+        instance: "bridge-a",
+        recording: { path: "/var/calls/CA-rec.wav" },
+      });
+      expect(await store.importCall(events)).toBe(false);
+      const old = callEvents("CA-old", 1, { at: minute(0) });
+      expect(await store.importCall(old)).toBe(true);
+      expect((await store.get("CA-old"))?.events).toEqual(old);
+      expect(await store.meta("k")).toBeUndefined();
+      await store.setMeta("k", "v");
+      expect(await store.meta("k")).toBe("v");
+    } finally {
+      await store.close();
+    }
+  });
+}
