@@ -4,6 +4,13 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import {
+  allowFromSchema,
+  digestAlgorithmsSchema,
+  rateLimitSchema,
+  registrationsSchema,
+  usersSchema,
+} from "./sip-access-config.ts";
 
 const port = z.coerce
   .number({ error: "expected a port number 0-65535" })
@@ -269,6 +276,19 @@ export const configSchema = z.object({
        * thread. Either way the agent's packets leave from the native send thread.
        */
       rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker"),
+      /**
+       * Sources (CIDR ranges) that may send requests; others get 403. Default: loopback and the
+       * private ranges; `any` opens it to everyone. Registrars and outbound proxies are added.
+       */
+      allowFrom: allowFromSchema,
+      /** Requests per second each source may send outside calls; a flood beyond it is dropped. 0: no limit. */
+      rateLimit: rateLimitSchema,
+      /** `user:password` pairs; when set, every new INVITE must pass HTTP digest authentication. */
+      users: usersSchema,
+      /** Digest algorithms offered with sip.users, in order of preference (MD5, SHA-256). */
+      digestAlgorithms: digestAlgorithmsSchema,
+      /** Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]`. */
+      registrations: registrationsSchema,
     })
     .prefault({}),
   audiosocket: z
@@ -385,6 +405,11 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_CODECS: ["sip", "codecs"],
   SIP_MEDIA_TIMEOUT_S: ["sip", "mediaTimeoutS"],
   SIP_RTP_THREAD: ["sip", "rtpThread"],
+  SIP_ALLOW_FROM: ["sip", "allowFrom"],
+  SIP_RATE_LIMIT: ["sip", "rateLimit"],
+  SIP_USERS: ["sip", "users"],
+  SIP_DIGEST_ALGORITHMS: ["sip", "digestAlgorithms"],
+  SIP_REGISTER: ["sip", "registrations"],
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],

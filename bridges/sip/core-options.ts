@@ -7,8 +7,12 @@ import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import type { SipTimers } from "./transaction.ts";
 
+/** Access keys a caller of the stack may leave out: their defaults are the schema's (private sources only). */
+type AccessKeys = "allowFrom" | "rateLimit" | "users" | "digestAlgorithms" | "registrations";
+
 /** The `sip` config section less what only the media side reads (which thread RTP runs on). */
-export type SignallingConfig = Omit<Config["sip"], "rtpThread">;
+export type SignallingConfig = Omit<Config["sip"], "rtpThread" | AccessKeys> &
+  Partial<Pick<Config["sip"], AccessKeys>>;
 
 export interface SipCoreOptions {
   readonly config: SignallingConfig;
@@ -18,6 +22,8 @@ export interface SipCoreOptions {
   readonly ports: RtpPortPool;
   readonly createTransport: SipCallTransportFactory;
   readonly onCall: (transport: CallTransport) => void;
+  /** Realm of the digest challenges when sip.users is set (default voice-bridge). */
+  readonly digestRealm?: string;
   /** Retry-After on 503 while draining, seconds. */
   readonly retryAfterS: number;
   /** The port each transport listens on, for Via and Contact. */

@@ -15,6 +15,11 @@ export interface BaresipOptions {
   wav: string;
   /** Sample rate of `wav` (default 8000). */
   wavRate?: number;
+  /** The account's user (default caller) and extra parameters (e.g. `;auth_pass=…`). */
+  user?: string;
+  accountParams?: string;
+  /** More config lines (e.g. TLS settings) and modules to load. */
+  extraConfig?: string[];
 }
 
 export interface BaresipEvent {
@@ -75,12 +80,13 @@ export class Baresip {
         "module_app ctrl_tcp.so",
         `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
         `snd_path ${dir}`,
+        ...(opts.extraConfig ?? []),
         "",
       ].join("\n"),
     );
     writeFileSync(
       join(dir, "accounts"),
-      `<sip:caller@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}\n`,
+      `<sip:${opts.user ?? "caller"}@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}${opts.accountParams ?? ""}\n`,
     );
     const proc = spawn("baresip", ["-f", dir], { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
