@@ -57,17 +57,23 @@ export interface SipUser {
   readonly password: string;
 }
 
-const userPair = z.union([
-  z.object({ user: z.string().min(1), password: z.string().min(1) }),
-  z.string().transform((s, ctx): SipUser => {
-    const colon = s.indexOf(":");
-    if (colon <= 0 || colon === s.length - 1) {
-      ctx.addIssue({ code: "custom", message: `"${s.slice(0, 40)}" is not user:password` });
-      return z.NEVER;
-    }
-    return { user: s.slice(0, colon), password: s.slice(colon + 1) };
-  }),
-]);
+const userObject = z.object({ user: z.string().min(1), password: z.string().min(1) });
+
+/** `user:password`, or `{user, password}` in a config file. */
+const userPair = z.unknown().transform((v, ctx): SipUser => {
+  if (typeof v !== "string") {
+    const r = userObject.safeParse(v);
+    if (r.success) return r.data;
+    ctx.addIssue({ code: "custom", message: "expected user:password or {user, password}" });
+    return z.NEVER;
+  }
+  const colon = v.indexOf(":");
+  if (colon <= 0 || colon === v.length - 1) {
+    ctx.addIssue({ code: "custom", message: `"${v.slice(0, 40)}" is not user:password` });
+    return z.NEVER;
+  }
+  return { user: v.slice(0, colon), password: v.slice(colon + 1) };
+});
 
 export const usersSchema = z.preprocess(listOf, z.array(userPair)).default([]);
 
@@ -166,17 +172,20 @@ const registrationObject = z.object({
   expires: expiresSchema.default(3600),
 });
 
-const registration = z.union([
-  registrationObject,
-  z.string().transform((s, ctx): SipRegistration => {
-    const r = parseRegistrationUri(s);
-    if (typeof r === "string") {
-      ctx.addIssue({ code: "custom", message: r });
-      return z.NEVER;
-    }
-    return r;
-  }),
-]);
+/** A URI string, or an object in a config file (its fields' own errors kept). */
+const registration = z.unknown().transform((v, ctx): SipRegistration => {
+  if (typeof v === "string") {
+    const r = parseRegistrationUri(v);
+    if (typeof r !== "string") return r;
+    ctx.addIssue({ code: "custom", message: r });
+    return z.NEVER;
+  }
+  const r = registrationObject.safeParse(v);
+  if (r.success) return r.data;
+  for (const issue of r.error.issues)
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  return z.NEVER;
+});
 
 /** From the environment, several registrations are separated by whitespace. */
 export const registrationsSchema = z
