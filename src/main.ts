@@ -9,7 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
-import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
+import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
   createRtpCallTransportFactory,
   type RtpWorker,
@@ -215,8 +215,16 @@ export async function startBridge(
     logController: new LogController({ disableRequestLogging: true }),
   });
   http.get("/healthz", async () => ({ status: "ok" }));
+  // SIP registrations are detail, not readiness: a bridge whose trunk refused it still takes direct calls.
+  let sipForReadiness: SipServer | undefined;
+  const sipDetail = () => {
+    const registrations = sipForReadiness?.registrations() ?? [];
+    return registrations.length > 0 ? { sip: { registrations } } : {};
+  };
   http.get("/readyz", async (_req, reply) =>
-    draining ? reply.code(503).send({ status: "draining" }) : { status: "ready", calls: live.size },
+    draining
+      ? reply.code(503).send({ status: "draining", ...sipDetail() })
+      : { status: "ready", calls: live.size, ...sipDetail() },
   );
   http.get("/metrics", async (_req, reply) => {
     const { contentType, body } = await metrics.render();
@@ -307,6 +315,8 @@ export async function startBridge(
           createTransport: createRtpCallTransportFactory(),
           onCall,
         });
+  if (sip) registerSipMetrics(metrics.registry, sip);
+  sipForReadiness = sip;
   const audioSocket =
     config.audiosocket.port === false
       ? undefined

@@ -5,11 +5,14 @@ import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
+import { Registration, type RegistrationDeps, type RegistrationStatus } from "./registration.ts";
 import { SipCore, type SipStats } from "./server.ts";
 import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
 import { listenTcp, type TcpTransport } from "./transport-tcp.ts";
 import { listenUdp, type UdpTransport } from "./transport-udp.ts";
 
+export { registerSipMetrics } from "./metrics.ts";
+export type { RegistrationStatus } from "./registration.ts";
 export type { SipStats } from "./server.ts";
 export type { SipTimers } from "./transaction.ts";
 
@@ -25,17 +28,21 @@ export interface SipServerOptions {
   readonly timers?: SipTimers;
   /** Retry-After while draining, seconds (default 30). */
   readonly retryAfterS?: number;
+  /** Registration retry delays and route checks (tests shorten them). */
+  readonly registrationTiming?: Pick<RegistrationDeps, "backoffMs" | "watchMs">;
 }
 
 export interface SipServer {
   readonly udpPort: number;
   readonly tcpPort: number;
   readonly stats: SipStats;
+  /** Each account in sip.registrations: registered, registering, failed (and why). */
+  readonly registrations: () => RegistrationStatus[];
   /** TCP connections open now (callers', and ours for in-dialog requests). */
   readonly tcpConnections: number;
   /**
-   * Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on.
-   * Resolves when the last call has ended (then close()).
+   * Unregisters, refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress
+   * carry on. Resolves when the last call has ended (then close()).
    */
   drain(): Promise<void>;
   /** Hangs up every call (BYE), stops listening. */
@@ -80,6 +87,22 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     ports.tcp = await listenTcp(host, 0, handlers);
   }
   const { udp, tcp } = ports;
+  const registrations = (opts.config.registrations ?? []).map(
+    (account) =>
+      new Registration(account, {
+        clock: opts.clock,
+        log,
+        send: (req, flow) => core.request(req, flow),
+        flowTo: (transport, address, port) =>
+          transport === "TCP" ? tcp.connect(address, port) : udp.flowTo(address, port),
+        listenPort: (transport) => (transport === "TCP" ? tcp.port : udp.port),
+        ...(opts.config.publicIp ? { publicIp: opts.config.publicIp } : {}),
+        trust: (address) => core.trust(address),
+        ...opts.registrationTiming,
+      }),
+  );
+  for (const r of registrations) r.start();
+  const unregister = (): Promise<void[]> => Promise.all(registrations.map((r) => r.stop()));
   log.info(
     {
       host,
@@ -94,11 +117,16 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     udpPort: udp.port,
     tcpPort: tcp.port,
     stats: core.stats,
+    registrations: () => registrations.map((r) => r.status()),
     get tcpConnections() {
       return tcp.connections;
     },
-    drain: () => core.drain(),
+    drain: () => {
+      void unregister();
+      return core.drain();
+    },
     close: async () => {
+      await unregister();
       await core.close();
       await Promise.all([udp.close(), tcp.close()]);
       log.info("sip: closed");

@@ -11,7 +11,7 @@ import { DigestServer } from "./digest.ts";
 import type { SipFlow } from "./flow.ts";
 import { parseInfoDtmf } from "./info-dtmf.ts";
 import type { SipCodecName } from "./media-port.ts";
-import { header, headerValues, params, type SipRequest } from "./message.ts";
+import { header, headerValues, params, type SipRequest, type SipResponse } from "./message.ts";
 import { parseMessage } from "./parse.ts";
 import { checkRequest, markSource, unsupportedRequired } from "./request-checks.ts";
 import { RequestGate } from "./request-gate.ts";
@@ -126,6 +126,11 @@ export class SipCore {
         this.stats.calls++;
       },
     });
+  }
+
+  /** A request of our own outside any dialog (REGISTER) through a client transaction. */
+  request(req: SipRequest, flow: SipFlow): Promise<SipResponse> {
+    return this.#client.send(req, flow);
   }
 
   /** Sources that are allowed whatever sip.allowFrom says: the registrars we register with. */

@@ -24,6 +24,7 @@ export async function startServerRig(
     onCall?: (t: TestSipTransport) => void;
     /** Access keys (allowFrom, rateLimit, users …) over the test's defaults. */
     sip?: Partial<SipServerOptions["config"]>;
+    registrationTiming?: SipServerOptions["registrationTiming"];
   } = {},
 ): Promise<ServerRig> {
   const pool = new TestRtpPortPool();
@@ -43,6 +44,7 @@ export async function startServerRig(
     createTransport: media.create,
     onCall: (t) => opts.onCall?.(t as TestSipTransport),
     ...(opts.timers ? { timers: opts.timers } : {}),
+    ...(opts.registrationTiming ? { registrationTiming: opts.registrationTiming } : {}),
   });
   return {
     server,
