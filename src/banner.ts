@@ -25,7 +25,9 @@ export interface EntranceFacts {
   url: string;
   config: Config;
   consoleUrl: string | undefined;
-  sip: { udpPort: number; registrations?: () => { aor: string; state: string }[] } | undefined;
+  sip:
+    | { udpPort: number; tlsPort?: number; registrations?: () => { aor: string; state: string }[] }
+    | undefined;
   audioSocket: { port: number } | undefined;
 }
 
@@ -50,7 +52,7 @@ export function entrancesOf(f: EntranceFacts): Entrances {
       : `POST https://<public host>/twilio/voice (set PUBLIC_URL; a tunnel to port ${port})`,
     ...(f.sip
       ? {
-          sip: `sip:agent@${config.sip.publicIp ?? reachableHost(config.sip.host)}:${f.sip.udpPort} (UDP or TCP)${allowNote(config)}`,
+          sip: `sip:agent@${config.sip.publicIp ?? reachableHost(config.sip.host)}:${f.sip.udpPort} (UDP or TCP)${f.sip.tlsPort !== undefined ? `, sip:agent@…:${f.sip.tlsPort};transport=tls (TLS)` : ""}${allowNote(config)}`,
         }
       : {}),
     ...(f.sip?.registrations?.().length

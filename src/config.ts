@@ -9,6 +9,8 @@ import {
   digestAlgorithmsSchema,
   rateLimitSchema,
   registrationsSchema,
+  srtpSchema,
+  tlsPortSchema,
   usersSchema,
 } from "./sip-access-config.ts";
 
@@ -289,8 +291,27 @@ export const configSchema = z.object({
       digestAlgorithms: digestAlgorithmsSchema,
       /** Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]`. */
       registrations: registrationsSchema,
+      /** SIP over TLS on this port (5061 by convention); off unless set. Needs tlsCert and tlsKey. */
+      tlsPort: tlsPortSchema,
+      /** PEM certificate (chain) and key for TLS; read again on SIGHUP. */
+      tlsCert: z.string().min(1).optional(),
+      tlsKey: z.string().min(1).optional(),
+      /** Check the certificate chain and name of TLS peers we connect to (registrars); false only for tests. */
+      tlsVerify: flag.default(true),
+      /** SDES-SRTP: off, optional (take it when the caller offers it) or required (plain RTP gets 488). */
+      srtp: srtpSchema,
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((v, ctx) => {
+      if (v.tlsPort === false) return;
+      for (const key of ["tlsCert", "tlsKey"] as const)
+        if (!v[key])
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `required when sip.tlsPort (SIP_TLS_PORT) is set: set ${key === "tlsCert" ? "SIP_TLS_CERT" : "SIP_TLS_KEY"} to a PEM file`,
+          });
+    }),
   audiosocket: z
     .object({
       /** Asterisk AudioSocket TCP port; unset or false (`off`) disables it. */
@@ -410,6 +431,11 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_USERS: ["sip", "users"],
   SIP_DIGEST_ALGORITHMS: ["sip", "digestAlgorithms"],
   SIP_REGISTER: ["sip", "registrations"],
+  SIP_TLS_PORT: ["sip", "tlsPort"],
+  SIP_TLS_CERT: ["sip", "tlsCert"],
+  SIP_TLS_KEY: ["sip", "tlsKey"],
+  SIP_TLS_VERIFY: ["sip", "tlsVerify"],
+  SIP_SRTP: ["sip", "srtp"],
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],

@@ -214,3 +214,21 @@ export const digestAlgorithmsSchema = z
       .min(1, { error: "expected MD5, SHA-256 or both" }),
   )
   .default(["MD5"]);
+
+/** SIP over TLS: a port (5061 by convention) or off; off unless set. */
+export const tlsPortSchema = z
+  .union([
+    z.literal(false),
+    z.literal("off").transform(() => false as const),
+    z.coerce
+      .number({ error: "expected a port number 0-65535 or off" })
+      .int()
+      .min(0, { error: "expected a port number 0-65535 or off" })
+      .max(65535, { error: "expected a port number 0-65535 or off" }),
+  ])
+  .default(false);
+
+/** SDES-SRTP (RFC 4568): off, optional (take it when offered), or required (plain RTP gets 488). */
+export const srtpSchema = z
+  .enum(["off", "optional", "required"], { error: "expected off, optional or required" })
+  .default("optional");

@@ -171,6 +171,9 @@ describe("loadConfig", () => {
       users: [],
       digestAlgorithms: ["MD5"],
       registrations: [],
+      tlsPort: false,
+      tlsVerify: true,
+      srtp: "optional",
     });
     expect(d.audiosocket.port).toBe(false);
     expect(d.discord).toMatchObject({ autoJoin: [], respondTo: "all", textLog: false });

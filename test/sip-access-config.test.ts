@@ -108,6 +108,8 @@ describe("sip access configuration", () => {
     expect(bad({ SIP_REGISTER: "sip:a:b@pbx;expires=5" })).toMatch(/expires=5/);
     expect(bad({ SIP_DIGEST_ALGORITHMS: "SHA-1" })).toMatch(/SIP_DIGEST_ALGORITHMS.*MD5 or SHA-256/);
     expect(bad({ SIP_RATE_LIMIT: "-1" })).toMatch(/SIP_RATE_LIMIT/);
+    expect(bad({ SIP_TLS_PORT: "5061" })).toMatch(/sip\.tlsCert.*SIP_TLS_CERT/);
+    expect(bad({ SIP_SRTP: "always" })).toMatch(/SIP_SRTP.*off, optional or required/);
   });
 });
 

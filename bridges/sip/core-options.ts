@@ -8,7 +8,17 @@ import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
 import type { SipTimers } from "./transaction.ts";
 
 /** Access keys a caller of the stack may leave out: their defaults are the schema's (private sources only). */
-type AccessKeys = "allowFrom" | "rateLimit" | "users" | "digestAlgorithms" | "registrations";
+type AccessKeys =
+  | "allowFrom"
+  | "rateLimit"
+  | "users"
+  | "digestAlgorithms"
+  | "registrations"
+  | "tlsPort"
+  | "tlsCert"
+  | "tlsKey"
+  | "tlsVerify"
+  | "srtp";
 
 /** The `sip` config section less what only the media side reads (which thread RTP runs on). */
 export type SignallingConfig = Omit<Config["sip"], "rtpThread" | AccessKeys> &
@@ -28,6 +38,6 @@ export interface SipCoreOptions {
   readonly retryAfterS: number;
   /** The port each transport listens on, for Via and Contact. */
   readonly listenPort: (transport: SipFlow["transport"]) => number;
-  /** A new TCP connection, for in-dialog requests once the caller's connection has closed. */
-  readonly connect: (address: string, port: number) => SipFlow;
+  /** A new TCP or TLS connection, for in-dialog requests once the caller's connection has closed. */
+  readonly connect: (transport: SipFlow["transport"], address: string, port: number) => SipFlow;
 }

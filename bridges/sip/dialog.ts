@@ -39,8 +39,8 @@ export interface DialogDeps {
   readonly capabilities: readonly SipHeader[];
   /** The dialog ended: drop it from the table. */
   forget(d: Dialog): void;
-  /** A new TCP connection, when the one the call came on has closed. */
-  connect(address: string, port: number): SipFlow;
+  /** A new TCP or TLS connection, when the one the call came on has closed. */
+  connect(transport: SipFlow["transport"], address: string, port: number): SipFlow;
 }
 
 export interface DialogInit {
@@ -93,6 +93,8 @@ export class Dialog {
   readonly #remoteHeader: string;
   #remoteTarget: string;
   readonly #routes: string[];
+  /** The INVITE was for a sips: URI. */
+  readonly #secure: boolean;
   #offer?: DialogInit["offer"];
   #state: State = "waiting-ack";
   #localCseq = 1;
@@ -121,6 +123,7 @@ export class Dialog {
     this.#remoteTarget = parseNameAddr(header(inv, "contact") ?? "")?.uri ?? this.remoteUri;
     // The route set is the Record-Route of the INVITE as received (RFC 3261 §12.1.1).
     this.#routes = inv.headers.filter((h) => h.name === "record-route").map((h) => h.value);
+    this.#secure = /^sips:/i.test(inv.uri);
     this.#remoteCseq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
     this.log = deps.log.child({ callId: this.callId });
     this.#sessionTimer = new SessionTimer(deps.clock, (interval) => {
@@ -138,8 +141,10 @@ export class Dialog {
   }
 
   get contact(): string {
-    const t = this.flow.transport === "TCP" ? ";transport=tcp" : "";
-    return `<sip:voice-bridge@${this.#address}:${this.#sipPort}${t}>`;
+    const t = this.flow.transport === "UDP" ? "" : `;transport=${this.flow.transport.toLowerCase()}`;
+    // A sips: call keeps sips: in our Contact (RFC 5630): requests to us must stay on TLS too.
+    const scheme = this.flow.transport === "TLS" && this.#secure ? "sips" : "sip";
+    return `<${scheme}:voice-bridge@${this.#address}:${this.#sipPort}${t}>`;
   }
 
   /** Answers the INVITE (initial or re-) in `tx` with our SDP and waits for the ACK. */
@@ -361,7 +366,11 @@ export class Dialog {
       { host, port: uri.port ?? 5060 },
       "sip: the call's TCP connection closed, connecting again",
     );
-    this.flow = this.#deps.connect(host, uri.port ?? 5060);
+    this.flow = this.#deps.connect(
+      this.flow.transport,
+      host,
+      uri.port ?? (this.flow.transport === "TLS" ? 5061 : 5060),
+    );
     return this.flow;
   }
 

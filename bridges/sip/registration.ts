@@ -37,8 +37,8 @@ export interface RegistrationDeps {
   readonly log: Logger;
   /** Sends a request through a client transaction: the final response, or a local 408/503. */
   readonly send: (req: SipRequest, flow: SipFlow) => Promise<SipResponse>;
-  /** A flow to the registrar (UDP: a datagram path; TCP/TLS: a new connection). */
-  readonly flowTo: (transport: SipFlow["transport"], address: string, port: number) => SipFlow;
+  /** A flow to the registrar (UDP: a datagram path; TCP/TLS: a new connection, TLS checked against `name`). */
+  readonly flowTo: (transport: SipFlow["transport"], address: string, port: number, name: string) => SipFlow;
   readonly listenPort: (transport: SipFlow["transport"]) => number;
   /** SIP_PUBLIC_IP: written in Contact instead of the address we route from. */
   readonly publicIp?: string;
@@ -53,7 +53,7 @@ export interface RegistrationDeps {
 const TRANSPORTS: Record<SipRegistration["transport"], SipFlow["transport"] | undefined> = {
   udp: "UDP",
   tcp: "TCP",
-  tls: undefined,
+  tls: "TLS",
 };
 
 export class Registration {
@@ -169,6 +169,8 @@ export class Registration {
       return;
     }
     const wrong = res.status === 401 || res.status === 403 || res.status === 407;
+    const broken = this.#flow?.error;
+    if (res.status === 408 && broken) return this.#fail(`no way to the registrar: ${broken}`);
     this.#fail(
       wrong
         ? `the registrar refused the user name or password (${res.status} ${res.reason}): check the password in SIP_REGISTER / sip.registrations`
@@ -228,7 +230,7 @@ export class Registration {
     this.#target = { address, port };
     this.#d.trust(address);
     this.#contactHost = this.#d.publicIp ?? (await routeFrom(address, port));
-    this.#flow = this.#d.flowTo(this.#transport, address, port);
+    this.#flow = this.#d.flowTo(this.#transport, address, port, where.host);
     return this.#flow;
   }
 
