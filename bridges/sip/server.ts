@@ -106,6 +106,7 @@ export class SipCore {
       timers: o.timers,
       client: this.#client,
       codecs: o.config.codecs as SipCodecName[],
+      srtp: o.config.srtp ?? "optional",
       log: o.log,
       capabilities: [
         { name: "allow", value: ALLOW },

@@ -43,13 +43,27 @@ export interface NativeThreadStats {
   realtime: number;
 }
 
+/** Opaque inbound SRTP session (freed when collected). */
+export type SrtpInbound = object & { readonly __srtpInbound: unique symbol };
+
 /** Opaque handle of a registered call. */
 export type NativeStream = number & { readonly __nativeRtpStream: unique symbol };
 
 export interface RtpSenderAddon {
   /** A UDP socket bound to host:port (an IP literal), for dgram to adopt: its fd, or −errno. */
   bindUdp(host: string, port: number): number;
-  open(fd: number, opts: NativeStreamOptions, silence: Buffer): NativeStream;
+  /** Registers a call; with `srtpKey` (30 bytes, ours) and `srtpTagBits` its packets leave as SRTP. */
+  open(
+    fd: number,
+    opts: NativeStreamOptions,
+    silence: Buffer,
+    srtpKey?: Buffer,
+    srtpTagBits?: 80 | 32,
+  ): NativeStream;
+  /** An inbound SRTP session keyed by the caller's SDES key (libsrtp: replay window, rollover counter). */
+  srtpInbound(key: Buffer, tagBits: 80 | 32): SrtpInbound;
+  /** Checks and decrypts an SRTP packet in place: the plain packet's length, or −(libsrtp status). */
+  srtpUnprotect(session: SrtpInbound, packet: Buffer): number;
   /** Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. */
   push(stream: NativeStream, payloads: Buffer, lengths?: Uint16Array): number;
   /** Drops the unsent payloads; how many. */
