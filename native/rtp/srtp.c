@@ -47,8 +47,8 @@ static void finalize(napi_env env, void *data, void *hint) {
   free(s);
 }
 
-/** srtpInbound(key: Buffer(30), tagBits: 80 | 32): an inbound session (freed with its object). */
-static napi_value srtp_inbound(napi_env env, napi_callback_info info) {
+/** A session object for `outbound` (srtpProtect) or inbound (srtpUnprotect) use. */
+static napi_value session_js(napi_env env, napi_callback_info info, int outbound) {
   size_t argc = 2;
   napi_value argv[2], out;
   void *key;
@@ -65,7 +65,7 @@ static napi_value srtp_inbound(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "srtpInbound: out of memory");
     return NULL;
   }
-  int err = srtp_session_new(s, key, key_len, (int)bits, 0);
+  int err = srtp_session_new(s, key, key_len, (int)bits, outbound);
   if (err != 0) {
     free(s);
     napi_throw_range_error(env, NULL, err == -2 ? "srtpInbound: the key must be 30 bytes and the tag 80 or 32 bits"
@@ -78,6 +78,41 @@ static napi_value srtp_inbound(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "srtpInbound: Node-API call failed");
     return NULL;
   }
+  return out;
+}
+
+/** srtpInbound(key: Buffer(30), tagBits: 80 | 32): an inbound session (freed with its object). */
+static napi_value srtp_inbound(napi_env env, napi_callback_info info) { return session_js(env, info, 0); }
+
+/** srtpOutbound(key, tagBits): a session for srtpProtect (a caller in a test or a benchmark). */
+static napi_value srtp_outbound(napi_env env, napi_callback_info info) { return session_js(env, info, 1); }
+
+/**
+ * srtpProtect(session, buffer: Buffer, length): encrypts the RTP packet in buffer[0..length) in
+ * place and appends the tag (the buffer needs SRTP_MAX_TAG_LEN, 16, spare bytes); the new length,
+ * or −(libsrtp status).
+ */
+static napi_value srtp_protect_js(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], out;
+  srtp_t *s;
+  void *data;
+  size_t cap;
+  uint32_t len;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
+      napi_get_value_external(env, argv[0], (void **)&s) != napi_ok ||
+      napi_get_buffer_info(env, argv[1], &data, &cap) != napi_ok ||
+      napi_get_value_uint32(env, argv[2], &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "srtpProtect(session, buffer: Buffer, length: number)");
+    return NULL;
+  }
+  int result = -1;
+  if (*s && len >= 12 && (size_t)len + SRTP_MAX_TAG_LEN <= cap) {
+    int n = (int)len;
+    srtp_err_status_t st = srtp_protect(*s, data, &n);
+    result = st == srtp_err_status_ok ? n : -(int)st;
+  }
+  napi_create_int32(env, result, &out);
   return out;
 }
 
@@ -109,10 +144,11 @@ static napi_value srtp_unprotect_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/** srtpProtect(key, tagBits, packets…) is not needed by the bridge: the send thread protects. */
 int srtp_register(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"srtpInbound", NULL, srtp_inbound, NULL, NULL, NULL, napi_default, NULL},
+      {"srtpOutbound", NULL, srtp_outbound, NULL, NULL, NULL, napi_default, NULL},
+      {"srtpProtect", NULL, srtp_protect_js, NULL, NULL, NULL, napi_default, NULL},
       {"srtpUnprotect", NULL, srtp_unprotect_js, NULL, NULL, NULL, napi_default, NULL},
   };
   return napi_define_properties(env, exports, sizeof props / sizeof *props, props) == napi_ok ? 0 : -1;

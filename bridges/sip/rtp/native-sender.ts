@@ -46,6 +46,9 @@ export interface NativeThreadStats {
 /** Opaque inbound SRTP session (freed when collected). */
 export type SrtpInbound = object & { readonly __srtpInbound: unique symbol };
 
+/** Opaque outbound SRTP session (freed when collected). */
+export type SrtpOutbound = object & { readonly __srtpOutbound: unique symbol };
+
 /** Opaque handle of a registered call. */
 export type NativeStream = number & { readonly __nativeRtpStream: unique symbol };
 
@@ -62,6 +65,10 @@ export interface RtpSenderAddon {
   ): NativeStream;
   /** An inbound SRTP session keyed by the caller's SDES key (libsrtp: replay window, rollover counter). */
   srtpInbound(key: Buffer, tagBits: 80 | 32): SrtpInbound;
+  /** An outbound SRTP session for packets protected from JS (the bridge's own go through the send thread). */
+  srtpOutbound(key: Buffer, tagBits: 80 | 32): SrtpOutbound;
+  /** Encrypts buffer[0..length) in place and appends the tag (16 spare bytes needed): the new length, or −status. */
+  srtpProtect(session: SrtpOutbound, buffer: Buffer, length: number): number;
   /** Checks and decrypts an SRTP packet in place: the plain packet's length, or −(libsrtp status). */
   srtpUnprotect(session: SrtpInbound, packet: Buffer): number;
   /** Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. */
