@@ -98,7 +98,8 @@ export class Baresip {
     });
     // ctrl_tcp listens once the modules are loaded: try until it answers.
     let ctrl: Socket | undefined;
-    for (let i = 0; i < 100 && !ctrl; i++) {
+    // Up to 10 s: on a busy shared machine baresip takes a while to load its modules.
+    for (let i = 0; i < 200 && !ctrl; i++) {
       ctrl = await new Promise<Socket | undefined>((resolve) => {
         const s = connect(ctrlPort, "127.0.0.1");
         s.once("connect", () => resolve(s));
