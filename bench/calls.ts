@@ -1,5 +1,8 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
+//   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
+//   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -62,6 +65,8 @@ const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
 const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
+const SRTP = process.argv.includes("--srtp");
+if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
 const KEY = "bench-key";
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
 const PICK_CALLS = Math.round(arg("pick-calls", 20));
@@ -85,7 +90,7 @@ const deadline = setTimeout(
     for (const c of children) c.kill("SIGKILL");
     process.exit(3);
   },
-  (S + RAMP_S + 180) * 1000,
+  (S + RAMP_S + 180) * 1000 * (SRTP ? 2 : 1),
 );
 deadline.unref();
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -110,13 +115,13 @@ function callerTimeline(): Int16Array {
   return out;
 }
 
-async function main(): Promise<void> {
+async function main(srtp: boolean) {
   const timeline = callerTimeline();
   const timelinePath = join(dir, "caller.s16");
   writeFileSync(timelinePath, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
 
   // The local service, synthetic engines.
-  const svcLog = join(dir, "service.log");
+  const svcLog = join(dir, srtp ? "service-srtp.log" : "service.log");
   const svc = spawnNode(
     ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
     { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
@@ -127,13 +132,13 @@ async function main(): Promise<void> {
   const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
 
   // The bridge, as deployed: info logs (JSON lines, to a file), signed Twilio requests.
-  const bridgeLog = join(dir, "bridge.log");
+  const bridgeLog = join(dir, srtp ? "bridge-srtp.log" : "bridge.log");
   const configPath = join(dir, "bridge.yaml");
   // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
   writeFileSync(configPath, baseConfig);
-  const transport = benchBridge(TRANSPORT, RTP_PORTS);
+  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST: "127.0.0.1",
@@ -181,9 +186,10 @@ async function main(): Promise<void> {
       windowMs: window,
       bridgeToken,
     });
-    const specPath = join(dir, `load-${k}.json`);
+    const run = srtp ? "srtp-" : "";
+    const specPath = join(dir, `load-${run}${k}.json`);
     writeFileSync(specPath, JSON.stringify(spec));
-    const out = join(dir, `load-${k}.out.json`);
+    const out = join(dir, `load-${run}${k}.out.json`);
     const child = spawnNode(
       [
         ...(LG_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${LG_CPU_PROF}`] : []),
@@ -192,7 +198,7 @@ async function main(): Promise<void> {
         out,
       ],
       process.env,
-      join(dir, `load-${k}.log`),
+      join(dir, `load-${run}${k}.log`),
       NICE,
     );
     children.push(child);
@@ -274,7 +280,7 @@ async function main(): Promise<void> {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  console.log(JSON.stringify({ ...result, ...agents }));
+  return { ...result, ...agents };
 }
 
 async function readyCalls(url: string): Promise<number> {
@@ -287,7 +293,24 @@ async function readyCalls(url: string): Promise<number> {
 }
 
 try {
-  await main();
+  if (!SRTP) console.log(JSON.stringify(await main(false)));
+  else {
+    // The same calls twice in one invocation, plain then SRTP: the overhead is their difference.
+    const plain = await main(false);
+    const secure = await main(true);
+    const overhead =
+      (Number(secure.bridge_cpu_us_per_call_s) / Number(plain.bridge_cpu_us_per_call_s) - 1) * 100;
+    console.log(
+      JSON.stringify({
+        ...secure,
+        srtp: "AES_CM_128_HMAC_SHA1_80",
+        plain_bridge_cpu_us_per_call_s: plain.bridge_cpu_us_per_call_s,
+        plain_other_cpu_cores: plain.other_cpu_cores,
+        srtp_cpu_overhead_pct: Math.round(overhead * 10) / 10,
+        srtp_cpu_overhead_target_pct: 15,
+      }),
+    );
+  }
 } catch (err) {
   process.stderr.write(`bench calls: ${(err as Error).stack ?? err}\nlogs kept in ${dir}\n`);
   for (const c of children) c.kill("SIGKILL");

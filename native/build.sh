@@ -3,7 +3,7 @@
 #   sphinx.node       PocketSphinx as a Node-API addon (the decoder stays loaded in-process)
 #   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
 #   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
-# Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, and the
+# Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix).
 # Idempotent: rebuilds only when a source is newer than its output.
 set -euo pipefail
@@ -31,9 +31,12 @@ if stale "$OUT/sphinx.node" "$HERE/sphinx/addon.c"; then
   echo "built native/build/sphinx.node"
 fi
 
-if stale "$OUT/rtp-sender.node" "$HERE/rtp/sender.c"; then
+if stale "$OUT/rtp-sender.node" "$HERE/rtp/sender.c" || stale "$OUT/rtp-sender.node" "$HERE/rtp/srtp.c" ||
+  stale "$OUT/rtp-sender.node" "$HERE/rtp/srtp-session.h"; then
   # nodelete: a worker thread that loaded it may exit; the send thread still runs its code.
-  $CC $CFLAGS -shared -pthread -Wl,-z,nodelete -I"$node_inc" "$HERE/rtp/sender.c" -o "$OUT/rtp-sender.node"
+  # shellcheck disable=SC2046
+  $CC $CFLAGS -shared -pthread -Wl,-z,nodelete -I"$node_inc" $(pkg-config --cflags libsrtp2) \
+    "$HERE/rtp/sender.c" "$HERE/rtp/srtp.c" -o "$OUT/rtp-sender.node" $(pkg-config --libs libsrtp2)
   echo "built native/build/rtp-sender.node"
 fi
 

@@ -9,15 +9,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # Three sets of Debian packages, so an image carries only what the bridge needs:
-# what it runs (TTS, ASR, media conversion, audio tools), what its native pieces and npm's native
+# what it runs (TTS, ASR, media conversion, audio tools, libsrtp2 for SRTP), what its native pieces and npm's native
 # modules build against, and what the tests run for real: the SIP peers (baresip, a phone; SIPp as
 # sip-tester), Kamailio (the scale-out test's dispatcher), openssl (the fake Discord's certificate),
 # podman, runc and mmdebstrap (the container test builds and runs the image from a Debian base
 # it makes), chromium (the console's browser tests, driven by playwright-core) and flite (a second
 # synthesizer, so the turn-taking benchmark has caller voices nothing was tuned on) and postgresql
 # (the call store's PostgreSQL engine: tests start their own server).
-RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates)
-BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev pkg-config gcc g++ make python3)
+RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates libsrtp2-1)
+BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev pkg-config gcc g++ make python3)
 TEST_PACKAGES=(baresip-core sip-tester kamailio openssl podman runc mmdebstrap chromium flite postgresql)
 
 # --runtime (the container image): no test packages, no npm devDependencies.

@@ -3,6 +3,7 @@
 // terminal also prints it as a box above the logs.
 import { networkInterfaces } from "node:os";
 import type { Config } from "./config.ts";
+import { PRIVATE_SOURCES } from "./sip-access-config.ts";
 
 /** How to reach the agent, one sentence per way in. */
 export interface Entrances {
@@ -13,6 +14,8 @@ export interface Entrances {
   /** What to set as a Twilio number's voice webhook. */
   twilioWebhook: string;
   sip?: string;
+  /** The accounts the bridge registers with; calls to them reach the agent. */
+  sipRegistrations?: string;
   audioSocket?: string;
   discord?: string;
 }
@@ -22,7 +25,9 @@ export interface EntranceFacts {
   url: string;
   config: Config;
   consoleUrl: string | undefined;
-  sip: { udpPort: number } | undefined;
+  sip:
+    | { udpPort: number; tlsPort?: number; registrations?: () => { aor: string; state: string }[] }
+    | undefined;
   audioSocket: { port: number } | undefined;
 }
 
@@ -47,7 +52,15 @@ export function entrancesOf(f: EntranceFacts): Entrances {
       : `POST https://<public host>/twilio/voice (set PUBLIC_URL; a tunnel to port ${port})`,
     ...(f.sip
       ? {
-          sip: `sip:agent@${config.sip.publicIp ?? reachableHost(config.sip.host)}:${f.sip.udpPort} (UDP or TCP)`,
+          sip: `sip:agent@${config.sip.publicIp ?? reachableHost(config.sip.host)}:${f.sip.udpPort} (UDP or TCP)${f.sip.tlsPort !== undefined ? `, sip:agent@…:${f.sip.tlsPort};transport=tls (TLS)` : ""}${allowNote(config)}`,
+        }
+      : {}),
+    ...(f.sip?.registrations?.().length
+      ? {
+          sipRegistrations: `${f.sip
+            .registrations()
+            .map((r) => `${r.aor} (${r.state})`)
+            .join(", ")}; status on /readyz and /metrics`,
         }
       : {}),
     ...(f.audioSocket
@@ -61,6 +74,14 @@ export function entrancesOf(f: EntranceFacts): Entrances {
   };
 }
 
+/** Who the SIP side answers, when not everyone (a stranger's INVITE gets 403). */
+function allowNote(config: Config): string {
+  const list = config.sip.allowFrom;
+  if (list.some((e) => e.toLowerCase() === "any")) return config.sip.users.length ? ", digest required" : "";
+  const own = list.join(",") === PRIVATE_SOURCES.join(",") ? "private networks" : list.join(", ");
+  return `, from ${own} only (SIP_ALLOW_FROM)${config.sip.users.length ? ", digest required" : ""}`;
+}
+
 /** The entrances as a box of text for a terminal. */
 export function bannerText(e: Entrances): string {
   const rows: [string, string][] = [
@@ -69,6 +90,7 @@ export function bannerText(e: Entrances): string {
     ["", `(make q.wav with: espeak-ng -w q.wav "Where are you located?")`],
     ["Twilio voice webhook", e.twilioWebhook],
     ...(e.sip ? ([["SIP", e.sip]] as [string, string][]) : []),
+    ...(e.sipRegistrations ? ([["SIP registered as", e.sipRegistrations]] as [string, string][]) : []),
     ...(e.audioSocket ? ([["AudioSocket", e.audioSocket]] as [string, string][]) : []),
     ...(e.discord ? ([["Discord", e.discord]] as [string, string][]) : []),
   ];

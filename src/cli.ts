@@ -105,6 +105,8 @@ program
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
+    // A renewed SIP TLS certificate takes effect without a restart.
+    process.on("SIGHUP", () => void bridge.sip?.reloadTls());
   });
 
 program

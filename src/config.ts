@@ -6,7 +6,16 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { routeSchema, webhookSchema } from "./agents/routes.ts";
 import { agentName, agentSchema, defaultAgentSchema } from "./agents/schema.ts";
-import { httpUrl, port, url } from "./config-values.ts";
+import { flag, httpUrl, port, url } from "./config-values.ts";
+import {
+  allowFromSchema,
+  digestAlgorithmsSchema,
+  rateLimitSchema,
+  registrationsSchema,
+  srtpSchema,
+  tlsPortSchema,
+  usersSchema,
+} from "./sip-access-config.ts";
 import { unknownKeyMessage, unknownKeys } from "./unknown-keys.ts";
 
 export const configSchema = z.object({
@@ -192,8 +201,40 @@ export const configSchema = z.object({
        * thread. Either way the agent's packets leave from the native send thread.
        */
       rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker"),
+      /**
+       * Sources (CIDR ranges) that may send requests; others get 403. Default: loopback and the
+       * private ranges; `any` opens it to everyone. Registrars and outbound proxies are added.
+       */
+      allowFrom: allowFromSchema,
+      /** Requests per second each source may send outside calls; a flood beyond it is dropped. 0: no limit. */
+      rateLimit: rateLimitSchema,
+      /** `user:password` pairs; when set, every new INVITE must pass HTTP digest authentication. */
+      users: usersSchema,
+      /** Digest algorithms offered with sip.users, in order of preference (MD5, SHA-256). */
+      digestAlgorithms: digestAlgorithmsSchema,
+      /** Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]`. */
+      registrations: registrationsSchema,
+      /** SIP over TLS on this port (5061 by convention); off unless set. Needs tlsCert and tlsKey. */
+      tlsPort: tlsPortSchema,
+      /** PEM certificate (chain) and key for TLS; read again on SIGHUP. */
+      tlsCert: z.string().min(1).optional(),
+      tlsKey: z.string().min(1).optional(),
+      /** Check the certificate chain and name of TLS peers we connect to (registrars); false only for tests. */
+      tlsVerify: flag.default(true),
+      /** SDES-SRTP: off, optional (take it when the caller offers it) or required (plain RTP gets 488). */
+      srtp: srtpSchema,
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((v, ctx) => {
+      if (v.tlsPort === false) return;
+      for (const key of ["tlsCert", "tlsKey"] as const)
+        if (!v[key])
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `required when sip.tlsPort (SIP_TLS_PORT) is set: set ${key === "tlsCert" ? "SIP_TLS_CERT" : "SIP_TLS_KEY"} to a PEM file`,
+          });
+    }),
   audiosocket: z
     .object({
       /** Asterisk AudioSocket TCP port; unset or false (`off`) disables it. */
@@ -332,6 +373,16 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_CODECS: ["sip", "codecs"],
   SIP_MEDIA_TIMEOUT_S: ["sip", "mediaTimeoutS"],
   SIP_RTP_THREAD: ["sip", "rtpThread"],
+  SIP_ALLOW_FROM: ["sip", "allowFrom"],
+  SIP_RATE_LIMIT: ["sip", "rateLimit"],
+  SIP_USERS: ["sip", "users"],
+  SIP_DIGEST_ALGORITHMS: ["sip", "digestAlgorithms"],
+  SIP_REGISTER: ["sip", "registrations"],
+  SIP_TLS_PORT: ["sip", "tlsPort"],
+  SIP_TLS_CERT: ["sip", "tlsCert"],
+  SIP_TLS_KEY: ["sip", "tlsKey"],
+  SIP_TLS_VERIFY: ["sip", "tlsVerify"],
+  SIP_SRTP: ["sip", "srtp"],
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],

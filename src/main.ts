@@ -9,7 +9,7 @@ import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audio
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { isLoopbackHost } from "../bridges/loopback.ts";
-import { type SipServer, startSipServer } from "../bridges/sip/index.ts";
+import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
   createRtpCallTransportFactory,
   type RtpWorker,
@@ -274,13 +274,19 @@ export async function startBridge(
   });
   http.get("/healthz", async () => ({ status: "ok" }));
   // Ready while the database is down (calls go on, writes wait): the store's trouble is said here.
+  // SIP registrations are detail, not readiness: a bridge whose trunk refused it still takes direct calls.
+  let sipForReadiness: SipServer | undefined;
+  const sipDetail = () => {
+    const registrations = sipForReadiness?.registrations() ?? [];
+    return registrations.length > 0 ? { sip: { registrations } } : {};
+  };
   http.get("/readyz", async (_req, reply) => {
     const records = store.trouble
       ? { engine: store.engine, trouble: store.trouble }
       : { engine: store.engine };
     return draining
-      ? reply.code(503).send({ status: "draining", store: records })
-      : { status: "ready", calls: live.size, store: records };
+      ? reply.code(503).send({ status: "draining", store: records, ...sipDetail() })
+      : { status: "ready", calls: live.size, store: records, ...sipDetail() };
   });
   http.get("/metrics", async (_req, reply) => {
     const { contentType, body } = await metrics.render();
@@ -418,6 +424,8 @@ export async function startBridge(
           onCall,
           admit: (info) => admission.admit(info),
         });
+  if (sip) registerSipMetrics(metrics.registry, sip);
+  sipForReadiness = sip;
   const audioSocket =
     config.audiosocket.port === false
       ? undefined

@@ -22,7 +22,7 @@ describe("the start-up banner", () => {
       console: "http://127.0.0.1:8080/",
       simulatedCall: "voice-bridge call --say q.wav",
       twilioWebhook: "POST https://bridge.example.com/twilio/voice",
-      sip: "sip:agent@203.0.113.7:5060 (UDP or TCP)",
+      sip: "sip:agent@203.0.113.7:5060 (UDP or TCP), from private networks only (SIP_ALLOW_FROM)",
       audioSocket: "Asterisk dialplan: AudioSocket(<uuid>,10.0.0.5:9092)",
     });
     const box = bannerText(e).split("\n");
@@ -30,6 +30,37 @@ describe("the start-up banner", () => {
     expect(box.find((l) => l.includes("Open in a browser"))).toContain("http://127.0.0.1:8080/");
     // A box: every line as wide as the others.
     expect(new Set(box.map((l) => l.length)).size).toBe(1);
+  });
+
+  it("says who SIP answers and which accounts it registers with", () => {
+    const config = loadConfig({
+      env: {
+        SIP_ALLOW_FROM: "any",
+        SIP_USERS: "pbx:secret",
+        SIP_REGISTER: "sip:1001:pw@pbx.example.com",
+      },
+    });
+    const e = entrancesOf({
+      url: "http://127.0.0.1:8080",
+      config,
+      consoleUrl: undefined,
+      sip: {
+        udpPort: 5060,
+        registrations: () => [{ aor: "sip:1001@pbx.example.com", state: "registering" }],
+      },
+      audioSocket: undefined,
+    });
+    expect(e.sip).toMatch(/\(UDP or TCP\), digest required$/);
+    expect(e.sipRegistrations).toBe("sip:1001@pbx.example.com (registering); status on /readyz and /metrics");
+    expect(bannerText(e)).toContain("SIP registered as");
+    const only = entrancesOf({
+      url: "http://127.0.0.1:8080",
+      config: loadConfig({ env: { SIP_ALLOW_FROM: "203.0.113.0/24" } }),
+      consoleUrl: undefined,
+      sip: { udpPort: 5060 },
+      audioSocket: undefined,
+    });
+    expect(only.sip).toMatch(/from 203\.0\.113\.0\/24 only \(SIP_ALLOW_FROM\)$/);
   });
 
   it("without a public URL, says what Twilio needs instead of inventing an address", () => {

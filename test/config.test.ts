@@ -168,6 +168,14 @@ describe("loadConfig", () => {
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
       rtpThread: "worker",
+      allowFrom: ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
+      rateLimit: 50,
+      users: [],
+      digestAlgorithms: ["MD5"],
+      registrations: [],
+      tlsPort: false,
+      tlsVerify: true,
+      srtp: "optional",
     });
     expect(d.audiosocket.port).toBe(false);
     expect(d.discord).toMatchObject({ autoJoin: [], respondTo: "all", textLog: false });

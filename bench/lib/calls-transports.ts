@@ -38,8 +38,8 @@ export interface BenchTarget {
 /** Twilio requests are signed with it; set on the bridge whatever the transport, as deployed. */
 export const TWILIO_TOKEN = "bench-twilio-token";
 
-export function benchBridge(transport: BenchTransport, rtpPorts: string): BenchBridge {
-  return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts);
+export function benchBridge(transport: BenchTransport, rtpPorts: string, srtp = false): BenchBridge {
+  return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts, srtp);
 }
 
 function twilioBridge(): BenchBridge {
@@ -65,7 +65,7 @@ function twilioBridge(): BenchBridge {
   };
 }
 
-function sipBridge(rtpPorts: string): BenchBridge {
+function sipBridge(rtpPorts: string, srtp: boolean): BenchBridge {
   return {
     // Port 0: the bridge picks a free one and logs it; RTP from a range the calls fit in.
     env: { SIP_HOST: "127.0.0.1", SIP_PORT: "0", RTP_PORTS: rtpPorts },
@@ -74,12 +74,14 @@ function sipBridge(rtpPorts: string): BenchBridge {
       const target = { address: "127.0.0.1", port: Number(line[1]) };
       return {
         warmUp: async (caller) => {
-          const calls = await Promise.all([0, 1].map(() => placeSipCall({ target, caller, seconds: 9 })));
+          const calls = await Promise.all(
+            [0, 1].map(() => placeSipCall({ target, caller, seconds: 9, srtp })),
+          );
           const failed = calls.find((c) => c.error);
           if (failed) throw new Error(`SIP warm-up call failed: ${failed.error}`);
         },
         loadScript: "bench/lib/calls-load-sip.ts",
-        loadSpec: (common): SipLoadSpec => ({ target, url, ...common }),
+        loadSpec: (common): SipLoadSpec => ({ target, url, ...common, ...(srtp ? { srtp } : {}) }),
       };
     },
   };

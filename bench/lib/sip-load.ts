@@ -21,6 +21,8 @@ export interface SipLoadSpec {
   /** Measuring window, epoch ms. */
   windowMs: [number, number];
   codec?: "pcmu" | "pcma";
+  /** SDES-SRTP calls. */
+  srtp?: boolean;
 }
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
@@ -45,6 +47,7 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
     caller: caller.subarray(0, Math.max(0, Math.round((spec.seconds - RTP_TAIL_S) * 8000))),
     seconds: spec.seconds,
     codec: spec.codec ?? "pcmu",
+    ...(spec.srtp ? { srtp: true } : {}),
   });
   const [w0, w1] = spec.windowMs;
   const turns =

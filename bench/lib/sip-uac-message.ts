@@ -126,7 +126,7 @@ export function parseSdpAudio(sdp: string): SdpAudio | undefined {
       else session = c[1];
       continue;
     }
-    const m = /^m=audio (\d+) RTP\/AVP((?: \d+)+)/.exec(line);
+    const m = /^m=audio (\d+) RTP\/S?AVP((?: \d+)+)/.exec(line);
     if (m && !media) {
       media = {
         address: session ?? "",
@@ -140,8 +140,8 @@ export function parseSdpAudio(sdp: string): SdpAudio | undefined {
   return media?.address ? media : undefined;
 }
 
-/** An offer for one G.711 codec and RFC 4733 events, sendrecv. */
-export function offerSdp(address: string, port: number, codec: "pcmu" | "pcma"): string {
+/** An offer for one G.711 codec and RFC 4733 events, sendrecv; with `srtpKey`, RTP/SAVP keyed by SDES. */
+export function offerSdp(address: string, port: number, codec: "pcmu" | "pcma", srtpKey?: Buffer): string {
   const pt = codec === "pcmu" ? 0 : 8;
   const name = codec === "pcmu" ? "PCMU" : "PCMA";
   const id = Math.floor(Math.random() * 1e9);
@@ -151,12 +151,13 @@ export function offerSdp(address: string, port: number, codec: "pcmu" | "pcma"):
     "s=bench",
     `c=IN IP4 ${address}`,
     "t=0 0",
-    `m=audio ${port} RTP/AVP ${pt} 101`,
+    `m=audio ${port} ${srtpKey ? "RTP/SAVP" : "RTP/AVP"} ${pt} 101`,
     `a=rtpmap:${pt} ${name}/8000`,
     "a=rtpmap:101 telephone-event/8000",
     "a=fmtp:101 0-15",
     "a=ptime:20",
     "a=sendrecv",
+    ...(srtpKey ? [`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${srtpKey.toString("base64")}`] : []),
     "",
   ].join("\r\n");
 }

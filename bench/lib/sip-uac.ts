@@ -6,6 +6,7 @@
 // Everything is bounded in time; the report says how the call went instead of throwing.
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
+import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
 import { RtpLateness } from "./rtp-lateness.ts";
@@ -36,6 +37,8 @@ export interface SipCallOptions {
   seconds: number;
   /** Gives up on the INVITE after this long without a final response (default 32 s, Timer B). */
   answerTimeoutMs?: number;
+  /** SDES-SRTP (AES_CM_128_HMAC_SHA1_80): the caller's packets are protected; the agent's carry the tag. */
+  srtp?: boolean;
 }
 
 export interface SipCallReport {
@@ -93,6 +96,13 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     answeredAtEpochMs: Number.NaN,
   };
   const lateness = new RtpLateness(8000);
+  // SRTP: our key in the offer, our packets protected by libsrtp (the addon the bridge uses). The
+  // agent's packets are timed by their headers, which SRTP leaves in clear; their payload ends
+  // with the 10-byte tag.
+  const srtpKey = opts.srtp ? randomBytes(30) : undefined;
+  const srtpOut = srtpKey ? rtpSender().srtpOutbound(srtpKey, 80) : undefined;
+  const tagBytes = srtpKey ? 10 : 0;
+  const wire = Buffer.alloc(12 + 160 + 16);
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => {
@@ -127,7 +137,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     report.rtpReceived++;
     report.arrivalsMs.push(now - answeredAt);
     // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
-    lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart);
+    lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart - tagBytes);
   });
 
   // INVITE, retransmitted on Timer A until a response.
@@ -145,7 +155,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       ["Contact", `<sip:bench@${local}:${sipPort}>`],
       ["Content-Type", "application/sdp"],
     ],
-    offerSdp(local, rtpPort, codec),
+    offerSdp(local, rtpPort, codec, srtpKey),
   );
   let inviteTimer: NodeJS.Timeout | undefined;
   const retransmitInvite = (interval: number) => {
@@ -187,7 +197,11 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
           payload,
           marker: i === 0,
         });
-        rtp.send(packet, to.port, to.address);
+        if (srtpOut) {
+          wire.set(packet);
+          const n = rtpSender().srtpProtect(srtpOut, wire, packet.length);
+          rtp.send(wire.subarray(0, n), to.port, to.address);
+        } else rtp.send(packet, to.port, to.address);
         report.rtpSent++;
         i++;
       }

@@ -62,7 +62,9 @@ export class CallSetup {
       return;
     }
     const offer =
-      req.body.length > 0 ? negotiate(req.body.toString("utf8"), this.#d.dialogs.codecs) : undefined;
+      req.body.length > 0
+        ? negotiate(req.body.toString("utf8"), this.#d.dialogs.codecs, this.#d.dialogs.srtp)
+        : undefined;
     if (offer && !offer.ok) {
       tx.respond(makeResponse(req, 488, { headers: [warning(offer.reason)] }));
       log.info({ reason: offer.reason }, "sip: call refused, no acceptable media");
@@ -116,6 +118,7 @@ export class CallSetup {
         from: info.from,
         to: info.to,
         codec: offer?.media.codec.name ?? "late offer",
+        ...(offer?.media.srtp ? { srtp: offer.media.srtp.suite } : {}),
         rtpPort: endpoint.port,
         via: tx.flow.transport,
       },

@@ -2,6 +2,7 @@
 // to T2, BYE after 64·T1 without one), in-dialog requests we send (BYE, REFER), re-INVITE and
 // UPDATE with the direction mirrored, the session timer (RFC 4028), and the end of the call
 // told to the media side once.
+import { randomBytes } from "node:crypto";
 import type { Logger } from "../../src/log.ts";
 import type { Clock, TimerHandle } from "../../src/session/clock.ts";
 import type { ClientTransactions } from "./client-transaction.ts";
@@ -12,6 +13,7 @@ import type {
   SipCallControl,
   SipCallTransport,
   SipCodecName,
+  SrtpKeys,
 } from "./media-port.ts";
 import {
   header,
@@ -24,6 +26,7 @@ import {
   type SipResponse,
 } from "./message.ts";
 import { negotiate, writeAnswer } from "./sdp-answer.ts";
+import type { SrtpPolicy } from "./sdp-crypto.ts";
 import { writeOffer } from "./sdp-offer.ts";
 import { makeResponse, newBranch, serialize } from "./serialize.ts";
 import { refuseTooSmall, SessionTimer } from "./session-timer.ts";
@@ -34,13 +37,15 @@ export interface DialogDeps {
   readonly timers: SipTimers;
   readonly client: ClientTransactions;
   readonly codecs: readonly SipCodecName[];
+  /** sip.srtp: whether SRTP is taken, and whether plain RTP is. */
+  readonly srtp: SrtpPolicy;
   readonly log: Logger;
   /** Headers every 2xx to INVITE/UPDATE carries (Allow, Supported). */
   readonly capabilities: readonly SipHeader[];
   /** The dialog ended: drop it from the table. */
   forget(d: Dialog): void;
-  /** A new TCP connection, when the one the call came on has closed. */
-  connect(address: string, port: number): SipFlow;
+  /** A new TCP or TLS connection, when the one the call came on has closed. */
+  connect(transport: SipFlow["transport"], address: string, port: number): SipFlow;
 }
 
 export interface DialogInit {
@@ -93,6 +98,10 @@ export class Dialog {
   readonly #remoteHeader: string;
   #remoteTarget: string;
   readonly #routes: string[];
+  /** Our SRTP key in a late offer of ours (sip.srtp required). */
+  #offerKey: Buffer | undefined;
+  /** The INVITE was for a sips: URI. */
+  readonly #secure: boolean;
   #offer?: DialogInit["offer"];
   #state: State = "waiting-ack";
   #localCseq = 1;
@@ -121,6 +130,7 @@ export class Dialog {
     this.#remoteTarget = parseNameAddr(header(inv, "contact") ?? "")?.uri ?? this.remoteUri;
     // The route set is the Record-Route of the INVITE as received (RFC 3261 §12.1.1).
     this.#routes = inv.headers.filter((h) => h.name === "record-route").map((h) => h.value);
+    this.#secure = /^sips:/i.test(inv.uri);
     this.#remoteCseq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
     this.log = deps.log.child({ callId: this.callId });
     this.#sessionTimer = new SessionTimer(deps.clock, (interval) => {
@@ -138,8 +148,10 @@ export class Dialog {
   }
 
   get contact(): string {
-    const t = this.flow.transport === "TCP" ? ";transport=tcp" : "";
-    return `<sip:voice-bridge@${this.#address}:${this.#sipPort}${t}>`;
+    const t = this.flow.transport === "UDP" ? "" : `;transport=${this.flow.transport.toLowerCase()}`;
+    // A sips: call keeps sips: in our Contact (RFC 5630): requests to us must stay on TLS too.
+    const scheme = this.flow.transport === "TLS" && this.#secure ? "sips" : "sip";
+    return `<${scheme}:voice-bridge@${this.#address}:${this.#sipPort}${t}>`;
   }
 
   /** Answers the INVITE (initial or re-) in `tx` with our SDP and waits for the ACK. */
@@ -198,7 +210,10 @@ export class Dialog {
 
   /** Late offer: the ACK carries the answer to the offer in our 200 (RFC 3261 §13.2.1). */
   #takeAnswer(ack: SipRequest): void {
-    const result = ack.body.length > 0 ? negotiate(ack.body.toString("utf8"), this.#deps.codecs) : undefined;
+    const result =
+      ack.body.length > 0
+        ? negotiate(ack.body.toString("utf8"), this.#deps.codecs, this.#deps.srtp, this.#offerKey)
+        : undefined;
     if (!result?.ok) {
       const reason = result ? result.reason : "the ACK carries no SDP answer";
       this.log.warn({ reason }, "sip: late offer got no usable answer, hanging up");
@@ -244,7 +259,11 @@ export class Dialog {
         tx.respond(makeResponse(req, 415, { headers: [{ name: "accept", value: "application/sdp" }] }));
         return;
       }
-      const offer = negotiate(req.body.toString("utf8"), this.#deps.codecs);
+      const was = this.media?.srtp;
+      let offer = negotiate(req.body.toString("utf8"), this.#deps.codecs, this.#deps.srtp, was?.localKey);
+      // New SRTP keys (or SRTP switched on or off) mid-call are not taken: the media keeps its sessions.
+      if (offer.ok && this.media && !sameKeys(was, offer.media.srtp))
+        offer = { ok: false, status: 488, reason: "SRTP keys cannot change during the call" };
       if (!offer.ok) {
         this.log.info({ reason: offer.reason }, "sip: re-offer refused, keeping the current media");
         tx.respond(makeResponse(req, 488, { headers: [warning(offer.reason)] }));
@@ -281,7 +300,15 @@ export class Dialog {
       sessionId: this.#sessionId,
       version: this.#version++,
     };
-    if (!this.media || !this.#offer) return writeOffer({ ...common, codecs: this.#deps.codecs });
+    if (!this.media || !this.#offer) {
+      // Late offer: SRTP offered only when required (a plain offer suits every other policy).
+      if (this.#deps.srtp === "required") this.#offerKey ??= randomBytes(30);
+      return writeOffer({
+        ...common,
+        codecs: this.#deps.codecs,
+        ...(this.#offerKey ? { srtpKey: this.#offerKey } : {}),
+      });
+    }
     return writeAnswer({ ...common, media: this.media, ...this.#offer });
   }
 
@@ -361,7 +388,11 @@ export class Dialog {
       { host, port: uri.port ?? 5060 },
       "sip: the call's TCP connection closed, connecting again",
     );
-    this.flow = this.#deps.connect(host, uri.port ?? 5060);
+    this.flow = this.#deps.connect(
+      this.flow.transport,
+      host,
+      uri.port ?? (this.flow.transport === "TLS" ? 5061 : 5060),
+    );
     return this.flow;
   }
 
@@ -369,6 +400,11 @@ export class Dialog {
   control(transfer: (target: string) => Promise<void>): SipCallControl {
     return { hangUp: (reason) => this.hangUp(reason), transfer };
   }
+}
+
+function sameKeys(a: SrtpKeys | undefined, b: SrtpKeys | undefined): boolean {
+  if (!a || !b) return a === b;
+  return Buffer.from(a.remoteKey).equals(Buffer.from(b.remoteKey)) && a.tagBits === b.tagBits;
 }
 
 export function dialogKey(callId: string, localTag: string, remoteTag: string): string {

@@ -7,7 +7,7 @@ export interface SipAddress {
 }
 
 export interface SipFlow {
-  readonly transport: "UDP" | "TCP";
+  readonly transport: "UDP" | "TCP" | "TLS";
   /** Where the message came from (the real source, whatever Via says). */
   readonly remote: SipAddress;
   /** The address and port it arrived on (0.0.0.0 for a wildcard UDP socket). */
@@ -17,6 +17,8 @@ export interface SipFlow {
   /** False once a TCP connection has closed: requests then need a new connection. */
   readonly usable: boolean;
   send(bytes: Buffer): void;
+  /** Why a connection failed (a refused TLS certificate, a reset), once it has. */
+  readonly error?: string;
 }
 
 /** What a transport hands to the stack. */

@@ -4,12 +4,17 @@ import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
+import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
+import { Registration, type RegistrationDeps, type RegistrationStatus } from "./registration.ts";
 import { SipCore, type SipStats } from "./server.ts";
 import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
 import { listenTcp, type TcpTransport } from "./transport-tcp.ts";
+import { listenTls, type TlsTransport } from "./transport-tls.ts";
 import { listenUdp, type UdpTransport } from "./transport-udp.ts";
 
+export { registerSipMetrics } from "./metrics.ts";
+export type { RegistrationStatus } from "./registration.ts";
 export type { SipStats } from "./server.ts";
 export type { SipTimers } from "./transaction.ts";
 
@@ -27,17 +32,25 @@ export interface SipServerOptions {
   readonly timers?: SipTimers;
   /** Retry-After while draining, seconds (default 30). */
   readonly retryAfterS?: number;
+  /** Registration retry delays and route checks (tests shorten them). */
+  readonly registrationTiming?: Pick<RegistrationDeps, "backoffMs" | "watchMs">;
 }
 
 export interface SipServer {
   readonly udpPort: number;
   readonly tcpPort: number;
+  /** SIP over TLS, when sip.tlsPort is set. */
+  readonly tlsPort?: number;
   readonly stats: SipStats;
-  /** TCP connections open now (callers', and ours for in-dialog requests). */
+  /** Each account in sip.registrations: registered, registering, failed (and why). */
+  readonly registrations: () => RegistrationStatus[];
+  /** Reads the TLS certificate and key again (SIGHUP); a bad pair is logged and the old one kept. */
+  reloadTls(): Promise<void>;
+  /** TCP and TLS connections open now (callers', and ours for in-dialog requests). */
   readonly tcpConnections: number;
   /**
-   * Refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress carry on.
-   * Resolves when the last call has ended (then close()).
+   * Unregisters, refuses new calls and OPTIONS probes with 503 + Retry-After; calls in progress
+   * carry on. Resolves when the last call has ended (then close()).
    */
   drain(): Promise<void>;
   /** Hangs up every call (BYE), stops listening. */
@@ -46,7 +59,18 @@ export interface SipServer {
 
 export async function startSipServer(opts: SipServerOptions): Promise<SipServer> {
   const log = opts.log.child({ bridge: "sip" });
-  const ports: { udp?: UdpTransport; tcp?: TcpTransport } = {};
+  const ports: { udp?: UdpTransport; tcp?: TcpTransport; tls?: TlsTransport } = {};
+  /** The stream transport of a flow, for new connections. */
+  const stream = (t: SipFlow["transport"]): TcpTransport => {
+    const s = t === "TLS" ? ports.tls : ports.tcp;
+    if (!s)
+      throw new Error(
+        `SIP over ${t} is not listening${t === "TLS" ? " (set SIP_TLS_PORT, SIP_TLS_CERT, SIP_TLS_KEY)" : ""}`,
+      );
+    return s;
+  };
+  const portOf = (t: SipFlow["transport"]): number =>
+    (t === "TLS" ? ports.tls?.port : t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0;
   const core = new SipCore({
     config: opts.config,
     log,
@@ -57,11 +81,8 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     onCall: opts.onCall,
     ...(opts.admit ? { admit: opts.admit } : {}),
     retryAfterS: opts.retryAfterS ?? 30,
-    listenPort: (t) => (t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0,
-    connect: (address, port) => {
-      if (!ports.tcp) throw new Error("SIP over TCP is not listening");
-      return ports.tcp.connect(address, port);
-    },
+    listenPort: portOf,
+    connect: (transport, address, port) => stream(transport).connect(address, port),
   });
   const onError = (err: Error): void => log.warn({ err: err.message }, "sip: socket error");
   const { host, port } = opts.config;
@@ -82,12 +103,46 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     }
     ports.tcp = await listenTcp(host, 0, handlers);
   }
-  const { udp, tcp } = ports;
+  const { tlsPort, tlsCert, tlsKey } = opts.config;
+  if (tlsPort !== undefined && tlsPort !== false && tlsCert && tlsKey) {
+    try {
+      ports.tls = await listenTls(
+        host,
+        tlsPort,
+        { cert: tlsCert, key: tlsKey },
+        opts.config.tlsVerify ?? true,
+        handlers,
+      );
+    } catch (err) {
+      await Promise.all([ports.udp.close(), ports.tcp.close()]);
+      throw err;
+    }
+  }
+  const { udp, tcp, tls } = ports;
+  const registrations = (opts.config.registrations ?? []).map(
+    (account) =>
+      new Registration(account, {
+        clock: opts.clock,
+        log,
+        send: (req, flow) => core.request(req, flow),
+        flowTo: (transport, address, port, name) =>
+          transport === "UDP" ? udp.flowTo(address, port) : stream(transport).connect(address, port, name),
+        listenPort: portOf,
+        ...(opts.config.publicIp ? { publicIp: opts.config.publicIp } : {}),
+        trust: (address) => core.trust(address),
+        ...opts.registrationTiming,
+      }),
+  );
+  for (const r of registrations) r.start();
+  const unregister = async (): Promise<void> => {
+    await Promise.all(registrations.map((r) => r.stop()));
+  };
   log.info(
     {
       host,
       udpPort: udp.port,
       tcpPort: tcp.port,
+      tlsPort: tls?.port,
       publicIp: opts.config.publicIp,
       codecs: opts.config.codecs,
     },
@@ -96,14 +151,29 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
   return {
     udpPort: udp.port,
     tcpPort: tcp.port,
+    ...(tls ? { tlsPort: tls.port } : {}),
     stats: core.stats,
+    registrations: () => registrations.map((r) => r.status()),
     get tcpConnections() {
-      return tcp.connections;
+      return tcp.connections + (tls?.connections ?? 0);
     },
-    drain: () => core.drain(),
+    reloadTls: async () => {
+      if (!tls) return;
+      try {
+        await tls.reload();
+        log.info({ cert: tlsCert }, "sip: TLS certificate and key read again");
+      } catch (err) {
+        log.error({ err: (err as Error).message }, "sip: TLS certificate reload failed, the old one stays");
+      }
+    },
+    drain: () => {
+      void unregister();
+      return core.drain();
+    },
     close: async () => {
+      await unregister();
       await core.close();
-      await Promise.all([udp.close(), tcp.close()]);
+      await Promise.all([udp.close(), tcp.close(), tls?.close()]);
       log.info("sip: closed");
     },
   };

@@ -19,6 +19,21 @@ export interface NegotiatedCodec {
 /** Direction from our side, as written in our answer. */
 export type MediaDirection = "sendrecv" | "sendonly" | "recvonly" | "inactive";
 
+export type SrtpSuite = "AES_CM_128_HMAC_SHA1_80" | "AES_CM_128_HMAC_SHA1_32";
+
+/** SDES-SRTP keys agreed for the call (RFC 4568): one per direction, 16 bytes of key + 14 of salt. */
+export interface SrtpKeys {
+  readonly suite: SrtpSuite;
+  /** Authentication tag length of the suite. */
+  readonly tagBits: 80 | 32;
+  /** The crypto line's tag, echoed in the answer. */
+  readonly tag: number;
+  /** The caller's key: decrypts what it sends. */
+  readonly remoteKey: Uint8Array;
+  /** Ours, as our SDP says: encrypts what we send. */
+  readonly localKey: Uint8Array;
+}
+
 export interface NegotiatedMedia {
   readonly codec: NegotiatedCodec;
   /** RFC 4733 telephone-event payload type the offer carried (the answer reuses it), if any. */
@@ -27,6 +42,8 @@ export interface NegotiatedMedia {
   readonly remote: { readonly address: string; readonly port: number };
   /** Our direction: `recvonly` while the caller holds (their `sendonly`), `inactive` on their `inactive`. */
   readonly direction: MediaDirection;
+  /** SRTP keys when the stream is encrypted (RTP/SAVP with SDES); absent for plain RTP. */
+  readonly srtp?: SrtpKeys;
 }
 
 /** An RTP socket bound on an even port of the configured range, owned by one call. */

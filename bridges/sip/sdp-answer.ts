@@ -4,6 +4,7 @@
 // is our recvonly: getting hold wrong makes carriers hang up).
 import { parse as parseSdp } from "sdp-transform";
 import type { MediaDirection, NegotiatedCodec, NegotiatedMedia, SipCodecName } from "./media-port.ts";
+import { chooseCrypto, cryptoLine, type SrtpPolicy } from "./sdp-crypto.ts";
 
 type SdpMedia = ReturnType<typeof parseSdp>["media"][number];
 
@@ -42,8 +43,17 @@ const FLIP: Readonly<Record<MediaDirection, MediaDirection>> = {
   inactive: "inactive",
 };
 
-/** Reads an offer and chooses what we answer, or says why nothing can be. */
-export function negotiate(sdp: string, codecs: readonly SipCodecName[]): OfferResult {
+/**
+ * Reads an offer and chooses what we answer, or says why nothing can be. `srtp`: whether an
+ * encrypted stream (a=crypto, on RTP/SAVP or best-effort on RTP/AVP) is taken, and whether a
+ * plain one is; `ourKey` keeps our SRTP key across a re-INVITE (or is the one our own offer sent).
+ */
+export function negotiate(
+  sdp: string,
+  codecs: readonly SipCodecName[],
+  srtp: SrtpPolicy = "optional",
+  ourKey?: Uint8Array,
+): OfferResult {
   let parsed: ReturnType<typeof parseSdp>;
   try {
     parsed = parseSdp(sdp);
@@ -59,11 +69,19 @@ export function negotiate(sdp: string, codecs: readonly SipCodecName[]): OfferRe
         .trim()
         .split(/\s+/)[0] ?? "0",
   }));
+  let refusedPlain = false;
   for (let index = 0; index < parsed.media.length; index++) {
     const m = parsed.media[index]!;
-    if (m.type !== "audio" || m.port === 0 || !/^RTP\/AVPF?$/i.test(String(m.protocol))) continue;
+    const secure = /^RTP\/SAVPF?$/i.test(String(m.protocol));
+    if (m.type !== "audio" || m.port === 0 || !(secure || /^RTP\/AVPF?$/i.test(String(m.protocol)))) continue;
     const codec = chooseCodec(m, codecs);
     if (!codec) continue;
+    const keys = srtp === "off" ? undefined : chooseCrypto(m.crypto ?? [], ourKey);
+    if (secure && !keys) continue;
+    if (!keys && srtp === "required") {
+      refusedPlain = true;
+      continue;
+    }
     const address = m.connection?.ip ?? parsed.connection?.ip;
     if (!address) return { ok: false, status: 488, reason: "SDP offer has no c= address for its audio" };
     const theirs = (m.direction ?? parsed.direction ?? "sendrecv") as MediaDirection;
@@ -80,13 +98,20 @@ export function negotiate(sdp: string, codecs: readonly SipCodecName[]): OfferRe
         remote: { address, port: m.port },
         direction,
         ...(te === undefined ? {} : { telephoneEventPt: te }),
+        ...(keys ? { srtp: keys } : {}),
       },
     };
   }
+  if (refusedPlain)
+    return {
+      ok: false,
+      status: 488,
+      reason: "SRTP is required (sip.srtp): the offer has no a=crypto with AES_CM_128_HMAC_SHA1_80 or _32",
+    };
   return {
     ok: false,
     status: 488,
-    reason: `no audio stream offers any of ${codecs.join(", ")} over RTP/AVP`,
+    reason: `no audio stream offers any of ${codecs.join(", ")} over RTP/AVP${srtp === "off" ? "" : " or RTP/SAVP with a usable a=crypto"}`,
   };
 }
 
@@ -139,11 +164,15 @@ export function writeAnswer(a: AnswerSpec): string {
       out.push(`m=${line.type} 0 ${line.protocol} ${line.firstPayload}`);
       return;
     }
-    out.push(`m=audio ${a.port} RTP/AVP ${codec.payloadType}${te === undefined ? "" : ` ${te}`}`);
+    // The offer's profile: RTP/SAVP for SRTP, and RTP/AVP (with a crypto line when SRTP was
+    // offered there, best effort) otherwise.
+    const profile = /SAVP/i.test(line.protocol) ? "RTP/SAVP" : "RTP/AVP";
+    out.push(`m=audio ${a.port} ${profile} ${codec.payloadType}${te === undefined ? "" : ` ${te}`}`);
     out.push(`a=rtpmap:${codec.payloadType} ${WRITTEN[codec.name]}`);
     if (codec.name === "opus") out.push(`a=fmtp:${codec.payloadType} useinbandfec=1`);
     if (te !== undefined) out.push(`a=rtpmap:${te} telephone-event/${codec.clockRate}`, `a=fmtp:${te} 0-16`);
     out.push("a=ptime:20", `a=${direction}`);
+    if (a.media.srtp) out.push(cryptoLine(a.media.srtp));
   });
   return `${out.join("\r\n")}\r\n`;
 }

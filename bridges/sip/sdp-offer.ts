@@ -17,6 +17,8 @@ export interface OfferSpec {
   readonly sessionId: number;
   readonly version: number;
   readonly codecs: readonly SipCodecName[];
+  /** SRTP required: the offer is RTP/SAVP with this key (AES_CM_128_HMAC_SHA1_80). */
+  readonly srtpKey?: Uint8Array;
 }
 
 export function writeOffer(o: OfferSpec): string {
@@ -33,7 +35,7 @@ export function writeOffer(o: OfferSpec): string {
     "s=voice-bridge",
     `c=IN IP4 ${o.address}`,
     "t=0 0",
-    `m=audio ${o.port} RTP/AVP ${pts.join(" ")}`,
+    `m=audio ${o.port} ${o.srtpKey ? "RTP/SAVP" : "RTP/AVP"} ${pts.join(" ")}`,
   ];
   for (const c of o.codecs) {
     const { pt, rtpmap, fmtp } = OFFERED[c];
@@ -43,5 +45,7 @@ export function writeOffer(o: OfferSpec): string {
   if (narrow) lines.push(`a=rtpmap:${EVENTS_8K} telephone-event/8000`, `a=fmtp:${EVENTS_8K} 0-16`);
   if (wide) lines.push(`a=rtpmap:${EVENTS_48K} telephone-event/48000`, `a=fmtp:${EVENTS_48K} 0-16`);
   lines.push("a=ptime:20", "a=sendrecv");
+  if (o.srtpKey)
+    lines.push(`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${Buffer.from(o.srtpKey).toString("base64")}`);
   return `${lines.join("\r\n")}\r\n`;
 }

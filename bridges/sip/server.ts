@@ -2,17 +2,21 @@
 // response can be formed, else dropped and counted), passes the transaction layer, and is
 // dispatched by method to the dialog it belongs to or to the call setup.
 import type { Clock } from "../../src/session/clock.ts";
+import { PRIVATE_SOURCES } from "../../src/sip-access-config.ts";
 import { CallSetup } from "./call-setup.ts";
 import { ClientTransactions } from "./client-transaction.ts";
 import type { SipCoreOptions } from "./core-options.ts";
 import { type Dialog, type DialogDeps, dialogKey, warning } from "./dialog.ts";
+import { DigestServer } from "./digest.ts";
 import type { SipFlow } from "./flow.ts";
 import { parseInfoDtmf } from "./info-dtmf.ts";
 import type { SipCodecName } from "./media-port.ts";
-import { header, headerValues, params, type SipRequest } from "./message.ts";
+import { header, headerValues, params, type SipRequest, type SipResponse } from "./message.ts";
 import { parseMessage } from "./parse.ts";
 import { checkRequest, markSource, unsupportedRequired } from "./request-checks.ts";
+import { RequestGate } from "./request-gate.ts";
 import { makeResponse, randomToken, serialize } from "./serialize.ts";
+import { type RefusalReason, SourcePolicy } from "./source-policy.ts";
 import { type ServerTransaction, ServerTransactions } from "./transaction.ts";
 
 export type { SipCoreOptions } from "./core-options.ts";
@@ -30,6 +34,8 @@ export interface SipStats {
   internalErrors: number;
   /** Calls answered since start. */
   calls: number;
+  /** Requests refused since start, by why (allow-list, rate limit, digest). */
+  readonly refused: Readonly<Record<RefusalReason, number>>;
   /** Dialogs live now. */
   readonly dialogs: number;
   /** Server transactions live now. */
@@ -49,6 +55,7 @@ export class SipCore {
   readonly #dialogs = new Map<string, Dialog>();
   readonly #deps: DialogDeps;
   readonly #setup: CallSetup;
+  readonly #gate: RequestGate;
   #draining = false;
   /** Resolved when draining and the last call has ended. */
   #idle: (() => void)[] = [];
@@ -61,6 +68,24 @@ export class SipCore {
     this.#client = new ClientTransactions(o.clock, o.timers);
     const dialogs = this.#dialogs;
     const server = this.#server;
+    const policy = new SourcePolicy({
+      allowFrom: o.config.allowFrom ?? PRIVATE_SOURCES,
+      rateLimit: o.config.rateLimit ?? 50,
+      now: () => o.clock.now(),
+      log: o.log,
+    });
+    const users = o.config.users ?? [];
+    this.#gate = new RequestGate(
+      policy,
+      users.length > 0
+        ? new DigestServer({
+            realm: o.digestRealm ?? "voice-bridge",
+            users,
+            now: () => o.clock.now(),
+            ...(o.config.digestAlgorithms ? { algorithms: o.config.digestAlgorithms } : {}),
+          })
+        : undefined,
+    );
     this.stats = {
       received: 0,
       dropped: 0,
@@ -68,6 +93,7 @@ export class SipCore {
       strayResponses: 0,
       internalErrors: 0,
       calls: 0,
+      refused: policy.refused,
       get dialogs() {
         return dialogs.size;
       },
@@ -80,6 +106,7 @@ export class SipCore {
       timers: o.timers,
       client: this.#client,
       codecs: o.config.codecs as SipCodecName[],
+      srtp: o.config.srtp ?? "optional",
       log: o.log,
       capabilities: [
         { name: "allow", value: ALLOW },
@@ -100,6 +127,16 @@ export class SipCore {
         this.stats.calls++;
       },
     });
+  }
+
+  /** A request of our own outside any dialog (REGISTER) through a client transaction. */
+  request(req: SipRequest, flow: SipFlow): Promise<SipResponse> {
+    return this.#client.send(req, flow);
+  }
+
+  /** Sources that are allowed whatever sip.allowFrom says: the registrars we register with. */
+  trust(address: string): void {
+    this.#gate.policy.trust(address);
   }
 
   get draining(): boolean {
@@ -167,6 +204,7 @@ export class SipCore {
       if (!this.#client.receive(msg)) this.stats.strayResponses++;
       return;
     }
+    if (!this.#gate.admit(msg, flow)) return;
     const problem = checkRequest(msg);
     if (problem) {
       this.#badRequest(msg, flow, problem);
@@ -194,13 +232,14 @@ export class SipCore {
     const inDialog = params(header(req, "to") ?? "").has("tag");
     if (req.method === "CANCEL") this.#cancel(tx);
     else if (req.method === "OPTIONS" && !inDialog) this.#options(tx);
-    else if (req.method === "INVITE" && !inDialog)
+    else if (req.method === "INVITE" && !inDialog) {
+      if (!this.#gate.authorizeInvite(tx)) return;
       this.#setup.invite(tx).catch((err: unknown) => {
         this.stats.internalErrors++;
         this.#o.log.error({ err, callId: header(req, "call-id") }, "sip: call setup failed");
         tx.respond(makeResponse(req, 500));
       });
-    else this.#inDialog(tx, inDialog);
+    } else this.#inDialog(tx, inDialog);
   }
 
   #inDialog(tx: ServerTransaction, inDialog: boolean): void {

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "srtp-session.h"
+
 #define TICK_NS 20000000LL
 #define LATE_SKIP_NS 200000000LL
 #define HEADER 12
@@ -48,6 +50,7 @@ typedef struct {
   uint32_t cap, head, count, slot_bytes;
   uint8_t silence[MAX_PAYLOAD];
   uint16_t silence_len;
+  srtp_t srtp; /* SDES-SRTP: packets are protected before sendto; NULL for plain RTP */
   double audio_sent, silence_sent, packets, send_errors, skips;
 } Call;
 
@@ -85,7 +88,7 @@ static void send_one(Call *c) {
   }
   c->first = 0;
   if (c->transmit && c->dest_len > 0) {
-    uint8_t pkt[HEADER + MAX_PAYLOAD];
+    uint8_t pkt[HEADER + MAX_PAYLOAD + SRTP_MAX_TRAILER_LEN];
     pkt[0] = 0x80;
     pkt[1] = (uint8_t)((marker ? 0x80 : 0) | (c->payload_type & 0x7f));
     pkt[2] = (uint8_t)(c->sequence >> 8);
@@ -99,7 +102,10 @@ static void send_one(Call *c) {
     pkt[10] = (uint8_t)(c->ssrc >> 8);
     pkt[11] = (uint8_t)c->ssrc;
     memcpy(pkt + HEADER, payload, len);
-    if (sendto(c->fd, pkt, HEADER + len, MSG_DONTWAIT, (struct sockaddr *)&c->dest, c->dest_len) < 0)
+    int n = HEADER + len;
+    if (c->srtp && srtp_session_protect(c->srtp, pkt, &n) != 0)
+      c->send_errors++; /* never sent in clear */
+    else if (sendto(c->fd, pkt, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&c->dest, c->dest_len) < 0)
       c->send_errors++;
     else
       c->packets++;
@@ -167,6 +173,7 @@ static void *run(void *arg) {
   } while (0)
 
 static void free_call(Call *c) {
+  if (c->srtp) srtp_dealloc(c->srtp);
   free(c->slots);
   free(c->lens);
   free(c);
@@ -286,8 +293,8 @@ static napi_value bind_udp(napi_env env, napi_callback_info info) {
  * registers a call; its handle. The destination comes with update().
  */
 static napi_value open_call(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3], out;
+  size_t argc = 5;
+  napi_value argv[5], out;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   int32_t fd;
   uint32_t pt, ssrc, seq, ts, ticks, slot_bytes, transmit;
@@ -308,6 +315,22 @@ static napi_value open_call(napi_env env, napi_callback_info info) {
   if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) return throw_range(env, "open: fd is not a bound socket");
   Call *c = calloc(1, sizeof *c);
   if (!c) return throw_range(env, "open: out of memory");
+  if (argc >= 5) {
+    /* SRTP: the key material we put in our SDP (30 bytes) and the tag length (80 or 32 bits). */
+    napi_valuetype t;
+    CHECK(napi_typeof(env, argv[3], &t));
+    if (t != napi_undefined) {
+      void *key;
+      size_t key_len;
+      uint32_t bits;
+      if (napi_get_buffer_info(env, argv[3], &key, &key_len) != napi_ok ||
+          napi_get_value_uint32(env, argv[4], &bits) != napi_ok ||
+          srtp_session_new(&c->srtp, key, key_len, (int)bits, 1) != 0) {
+        free(c);
+        return throw_range(env, "open: SRTP needs a 30-byte key and a tag of 80 or 32 bits");
+      }
+    }
+  }
   c->fd = fd;
   c->family = ss.ss_family;
   c->payload_type = (uint8_t)pt;
@@ -560,6 +583,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"stats", NULL, stats, NULL, NULL, NULL, napi_default, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof *props, props) != napi_ok) return NULL;
+  if (srtp_register(env, exports) != 0) return NULL;
   return exports;
 }
 

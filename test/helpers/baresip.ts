@@ -15,8 +15,11 @@ export interface BaresipOptions {
   wav: string;
   /** Sample rate of `wav` (default 8000). */
   wavRate?: number;
-  /** The caller's SIP user (default `caller`): the call's From. */
+  /** The caller's SIP user (default `caller`): the call's From; extra account parameters (e.g. `;auth_pass=…`). */
   user?: string;
+  accountParams?: string;
+  /** More config lines (e.g. TLS settings) and modules to load. */
+  extraConfig?: string[];
 }
 
 export interface BaresipEvent {
@@ -77,12 +80,13 @@ export class Baresip {
         "module_app ctrl_tcp.so",
         `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
         `snd_path ${dir}`,
+        ...(opts.extraConfig ?? []),
         "",
       ].join("\n"),
     );
     writeFileSync(
       join(dir, "accounts"),
-      `<sip:${opts.user ?? "caller"}@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}\n`,
+      `<sip:${opts.user ?? "caller"}@127.0.0.1>;regint=0;audio_codecs=${CODEC_NAMES[opts.codec]}${opts.accountParams ?? ""}\n`,
     );
     const proc = spawn("baresip", ["-f", dir], { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -94,7 +98,8 @@ export class Baresip {
     });
     // ctrl_tcp listens once the modules are loaded: try until it answers.
     let ctrl: Socket | undefined;
-    for (let i = 0; i < 100 && !ctrl; i++) {
+    // Up to 10 s: on a busy shared machine baresip takes a while to load its modules.
+    for (let i = 0; i < 200 && !ctrl; i++) {
       ctrl = await new Promise<Socket | undefined>((resolve) => {
         const s = connect(ctrlPort, "127.0.0.1");
         s.once("connect", () => resolve(s));

@@ -8,6 +8,7 @@
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
 import type { AgentAudio } from "../../transport.ts";
 import type { MediaDirection, NegotiatedMedia, RtpEndpoint } from "../media-port.ts";
+import { rtpSender, type SrtpInbound } from "./native-sender.ts";
 import { RtpOutbound, type RtpSendStats } from "./outbound.ts";
 import type { UdpRtpEndpoint } from "./port-pool.ts";
 import { type ReceiverStats, RtpReceiver } from "./receiver.ts";
@@ -29,6 +30,8 @@ export interface RtpMediaEvents {
 
 export interface RtpMediaStats {
   rx: ReceiverStats;
+  /** SRTP packets that failed authentication or replay checks (dropped). */
+  srtpRefused?: number;
   tx: RtpSendStats;
   queuedMs: number;
   playedMs: number;
@@ -79,6 +82,9 @@ export class RtpCallMedia implements RtpMediaLink {
   readonly #receiver: RtpReceiver;
   readonly #out: RtpOutbound;
   #media: NegotiatedMedia;
+  /** The caller's SRTP session (libsrtp), when the call is encrypted. */
+  #srtpIn: SrtpInbound | undefined;
+  #srtpRefused = 0;
   #closed = false;
   #lastRx: number;
   #timeoutTimer: TimerHandle | undefined;
@@ -115,7 +121,12 @@ export class RtpCallMedia implements RtpMediaLink {
       remote: opts.media.remote,
       transmitting: sends(opts.media.direction),
       played: (ms) => events.played(ms),
+      ...(opts.media.srtp
+        ? { srtp: { key: opts.media.srtp.localKey, tagBits: opts.media.srtp.tagBits } }
+        : {}),
     });
+    const srtp = opts.media.srtp;
+    if (srtp) this.#srtpIn = rtpSender().srtpInbound(Buffer.from(srtp.remoteKey), srtp.tagBits);
     endpoint.socket.on("message", (msg, rinfo) => this.#datagram(msg, rinfo.address, rinfo.port));
     endpoint.socket.on("error", (err) => events.socketError(err.message));
     this.#lastRx = opts.clock.now();
@@ -155,6 +166,7 @@ export class RtpCallMedia implements RtpMediaLink {
     return {
       rx: this.#receiver.stats,
       tx: this.#out.stats,
+      ...(this.#srtpIn ? { srtpRefused: this.#srtpRefused } : {}),
       queuedMs: Math.round(this.#out.queuedMs()),
       playedMs: Math.round(this.#out.playedMs()),
     };
@@ -174,6 +186,16 @@ export class RtpCallMedia implements RtpMediaLink {
 
   #datagram(msg: Buffer, address: string, port: number): void {
     if (this.#closed) return;
+    if (this.#srtpIn) {
+      // SRTCP (payload types 200-204 with the marker bit: second byte 192-223) is not read here.
+      if (msg.length < 12 || ((msg[1] ?? 0) >= 192 && (msg[1] ?? 0) <= 223)) return;
+      const n = rtpSender().srtpUnprotect(this.#srtpIn, msg);
+      if (n < 0) {
+        this.#srtpRefused++;
+        return;
+      }
+      msg = msg.subarray(0, n);
+    }
     if (!this.#receiver.handle(msg)) return;
     this.#lastRx = this.#clock.now();
     if (this.#out.latch(address, port)) this.#events.latched(address, port);

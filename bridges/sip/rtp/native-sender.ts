@@ -43,13 +43,34 @@ export interface NativeThreadStats {
   realtime: number;
 }
 
+/** Opaque inbound SRTP session (freed when collected). */
+export type SrtpInbound = object & { readonly __srtpInbound: unique symbol };
+
+/** Opaque outbound SRTP session (freed when collected). */
+export type SrtpOutbound = object & { readonly __srtpOutbound: unique symbol };
+
 /** Opaque handle of a registered call. */
 export type NativeStream = number & { readonly __nativeRtpStream: unique symbol };
 
 export interface RtpSenderAddon {
   /** A UDP socket bound to host:port (an IP literal), for dgram to adopt: its fd, or −errno. */
   bindUdp(host: string, port: number): number;
-  open(fd: number, opts: NativeStreamOptions, silence: Buffer): NativeStream;
+  /** Registers a call; with `srtpKey` (30 bytes, ours) and `srtpTagBits` its packets leave as SRTP. */
+  open(
+    fd: number,
+    opts: NativeStreamOptions,
+    silence: Buffer,
+    srtpKey?: Buffer,
+    srtpTagBits?: 80 | 32,
+  ): NativeStream;
+  /** An inbound SRTP session keyed by the caller's SDES key (libsrtp: replay window, rollover counter). */
+  srtpInbound(key: Buffer, tagBits: 80 | 32): SrtpInbound;
+  /** An outbound SRTP session for packets protected from JS (the bridge's own go through the send thread). */
+  srtpOutbound(key: Buffer, tagBits: 80 | 32): SrtpOutbound;
+  /** Encrypts buffer[0..length) in place and appends the tag (16 spare bytes needed): the new length, or −status. */
+  srtpProtect(session: SrtpOutbound, buffer: Buffer, length: number): number;
+  /** Checks and decrypts an SRTP packet in place: the plain packet's length, or −(libsrtp status). */
+  srtpUnprotect(session: SrtpInbound, packet: Buffer): number;
   /** Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. */
   push(stream: NativeStream, payloads: Buffer, lengths?: Uint16Array): number;
   /** Drops the unsent payloads; how many. */

@@ -39,6 +39,8 @@ export interface RtpOutboundOptions {
   transmitting: boolean;
   /** The playout position moved (ms of agent audio heard). */
   played(ms: number): void;
+  /** SRTP: our key (as our SDP says) and the suite's tag length; absent for plain RTP. */
+  srtp?: { key: Uint8Array; tagBits: 80 | 32 };
 }
 
 export interface RtpSendStats {
@@ -101,6 +103,8 @@ export class RtpOutbound {
         transmit: 0,
       },
       silence,
+      opts.srtp ? Buffer.from(opts.srtp.key) : undefined,
+      opts.srtp?.tagBits,
     );
     this.#applyDestination();
   }

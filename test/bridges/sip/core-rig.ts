@@ -76,6 +76,8 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
       rtpPorts: "10000-20000",
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
+      // The scripted peers speak from TEST-NET-1, a public range: the default allow-list refuses it.
+      allowFrom: ["192.0.2.0/24"],
       ...opts.sip,
     },
     log: silentLogger,

@@ -81,7 +81,9 @@ async function tcpSession(port: number, chunks: Buffer[]): Promise<string> {
 
 describe("fuzzing the SIP server", () => {
   it("survives hostile datagrams and TCP streams, leaks nothing, and still takes a normal call", async () => {
-    rig = await startServerRig({ timers: { t1: 20, t2: 160, t4: 200 } });
+    // Reading is fuzzed here, not the per-source limiter (access-sipp.test.ts): 650 requests from
+    // one address in a few seconds would be over it.
+    rig = await startServerRig({ timers: { t1: 20, t2: 160, t4: 200 }, sip: { rateLimit: 0 } });
     const { server } = rig;
     const port = server.udpPort;
     const rand = seededRandom(20261123);
@@ -142,4 +144,115 @@ describe("fuzzing the SIP server", () => {
     await expect.poll(() => rig!.pool.inUse, { timeout: 20_000 }).toBe(0);
     expect(server.stats.internalErrors).toBe(0);
   }, 180_000);
+});
+
+/** An INVITE carrying `authorization` (raw header value). */
+function inviteWith(n: number, port: number, authorization: string): Buffer {
+  return Buffer.from(
+    invite(n, port).replace("Contact:", `Authorization: ${authorization}\r\nContact:`),
+    "latin1",
+  );
+}
+
+describe("fuzzing digest and registration", () => {
+  it("hostile Authorization headers get 401 or 403 (never a call, never a throw)", async () => {
+    rig = await startServerRig({ sip: { rateLimit: 0, users: [{ user: "alice", password: "pw" }] } });
+    const { server } = rig;
+    const port = server.udpPort;
+    const rand = seededRandom(2411);
+    const udp = createSocket("udp4");
+    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", () => resolve()));
+    const statuses: number[] = [];
+    udp.on("message", (m: Buffer) => {
+      const status = /^SIP\/2\.0 (\d{3})/.exec(m.toString("latin1"))?.[1];
+      if (status && status !== "100") statuses.push(Number(status));
+    });
+    const base =
+      'Digest username="alice", realm="voice-bridge", nonce="1.2.3", uri="sip:agent@127.0.0.1", response="0123456789abcdef0123456789abcdef", qop=auth, nc=00000001, cnonce="x"';
+    const cases = [
+      "",
+      "Digest",
+      "Basic YWxpY2U6cHc=",
+      `Digest username="${"a".repeat(60_000)}"`,
+      `${base}, algorithm=SHA-512-256`,
+      `${base}, algorithm=AKAv1-MD5`,
+      base.replace('"alice"', '"alice'),
+      `${base}, username="bob"`,
+      base.replace("nc=00000001", "nc=zz"),
+      base.replace("qop=auth", "qop=auth-int"),
+      base.replace(/nonce="[^"]*"/, `nonce="${"9".repeat(200)}.${"x".repeat(50)}"`),
+      base.replace(/nonce="[^"]*"/, 'nonce="zzzzzzzzzzzzzzzzzzzzzzzzzzzzz"'),
+      "Digest ,,,,",
+      'Digest realm="voice-bridge", nonce=',
+      'Digest \u0000\u0001 realm="voice-bridge"',
+    ];
+    for (let i = 0; i < 60; i++)
+      cases.push(
+        Buffer.from(seededBytes(1 + Math.floor(rand() * 300), 500 + i))
+          .toString("latin1")
+          .replace(/[\r\n]/g, " "),
+      );
+    for (const [n, h] of cases.entries()) {
+      const before = server.stats.received;
+      udp.send(inviteWith(5000 + n, port, h), port, "127.0.0.1");
+      await expect.poll(() => server.stats.received).toBeGreaterThan(before);
+    }
+    await expect.poll(() => statuses.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(cases.length - 2);
+    expect(statuses.every((s) => s === 401 || s === 403 || s === 400)).toBe(true);
+    expect(server.stats.calls).toBe(0);
+    expect(rig.pool.opened).toBe(0);
+    expect(server.stats.internalErrors).toBe(0);
+    udp.close();
+  }, 60_000);
+
+  it("a registrar answering garbage: each attempt fails and is retried until a readable 200", async () => {
+    // A hostile registrar: every REGISTER gets the next of these answers (its Via, Call-ID and CSeq copied).
+    const registrar = createSocket("udp4");
+    await new Promise<void>((resolve) => registrar.bind(0, "127.0.0.1", () => resolve()));
+    const answers = [
+      "SIP/2.0 401 Unauthorized\r\nWWW-Authenticate: Digest\r\n",
+      "SIP/2.0 401 Unauthorized\r\n",
+      `SIP/2.0 401 Unauthorized\r\nWWW-Authenticate: Digest realm="r", nonce="${"n".repeat(5000)}"\r\n`,
+      'SIP/2.0 407 Proxy Authentication Required\r\nProxy-Authenticate: Digest realm="r", nonce="n", algorithm=SHA-512-256\r\n',
+      'SIP/2.0 401 Unauthorized\r\nWWW-Authenticate: Digest realm="r", nonce="n", qop="auth-int"\r\n',
+      "SIP/2.0 423 Interval Too Brief\r\nMin-Expires: 99999999999\r\n",
+      "SIP/2.0 423 Interval Too Brief\r\nMin-Expires: -1\r\n",
+      "SIP/2.0 999 Whatever\r\n",
+      "SIP/2.0 200 OK\r\nExpires: 0\r\n",
+      // Unreadable expiries: what was asked for (60 s) stands.
+      "SIP/2.0 200 OK\r\nContact: garbage<<>>;expires=abc\r\nExpires: -5\r\n",
+    ];
+    let i = 0;
+    registrar.on("message", (m: Buffer, from) => {
+      const text = m.toString("latin1");
+      const copy = text
+        .split("\r\n")
+        .filter((l) => /^(Via|From|To|Call-ID|CSeq):/i.test(l))
+        .join("\r\n");
+      const answer = answers[i++ % answers.length]!;
+      const reply = answer.replace(/\r\n/, `\r\n${copy}\r\n`);
+      registrar.send(Buffer.from(`${reply}Content-Length: 0\r\n\r\n`, "latin1"), from.port, from.address);
+    });
+    rig = await startServerRig({
+      sip: {
+        registrations: [
+          {
+            user: "u",
+            password: "p",
+            registrar: { host: "127.0.0.1", port: registrar.address().port },
+            transport: "udp",
+            expires: 60,
+          },
+        ],
+      },
+      registrationTiming: { backoffMs: { first: 20, max: 40 }, watchMs: 1000 },
+      timers: { t1: 20, t2: 160, t4: 200 },
+    });
+    // Every answer but the last fails the attempt (some after a second, answered, REGISTER).
+    await expect.poll(() => rig!.server.registrations()[0]!.state, { timeout: 20_000 }).toBe("registered");
+    expect(i).toBe(answers.length);
+    expect(rig.server.registrations()[0]).toMatchObject({ expiresS: 60 });
+    expect(rig.server.stats.internalErrors).toBe(0);
+    registrar.close();
+  }, 60_000);
 });

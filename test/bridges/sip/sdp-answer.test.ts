@@ -123,3 +123,85 @@ describe("negotiate", () => {
     expect(text).toContain("a=rtpmap:97 telephone-event/48000\r\n");
   });
 });
+
+describe("SDES-SRTP in offer/answer (RFC 4568)", () => {
+  const key = Buffer.alloc(30, 7).toString("base64");
+  const savp = (crypto: string[]): string =>
+    offer(["m=audio 4000 RTP/SAVP 0", "a=rtpmap:0 PCMU/8000", ...crypto]);
+
+  it("takes the first usable suite, keeps the caller's key for receiving, answers RTP/SAVP with its own key", () => {
+    const r = negotiate(
+      savp([
+        "a=crypto:1 AES_256_CM_HMAC_SHA1_80 inline:" + Buffer.alloc(46, 1).toString("base64"),
+        `a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:${key}|2^31`,
+        `a=crypto:3 AES_CM_128_HMAC_SHA1_80 inline:${key}`,
+      ]),
+      ALL,
+    );
+    if (!r.ok) throw new Error(r.reason);
+    const srtp = r.media.srtp!;
+    expect(srtp).toMatchObject({ suite: "AES_CM_128_HMAC_SHA1_32", tagBits: 32, tag: 2 });
+    expect(Buffer.from(srtp.remoteKey).toString("base64")).toBe(key);
+    expect(Buffer.from(srtp.localKey).equals(Buffer.from(srtp.remoteKey))).toBe(false);
+    const answer = parse(writeAnswer({ address: "192.0.2.1", port: 30000, sessionId: 1, version: 1, ...r }));
+    expect(answer.media[0]!.protocol).toBe("RTP/SAVP");
+    expect(answer.media[0]!.crypto).toEqual([
+      {
+        id: 2,
+        suite: "AES_CM_128_HMAC_SHA1_32",
+        config: `inline:${Buffer.from(srtp.localKey).toString("base64")}`,
+      },
+    ]);
+  });
+
+  it("refuses what it cannot run: MKI, short keys, no crypto on SAVP, and any SAVP when SRTP is off", () => {
+    expect(negotiate(savp([`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}|2^20|1:4`]), ALL).ok).toBe(
+      false,
+    );
+    expect(negotiate(savp(["a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:c2hvcnQ="]), ALL).ok).toBe(false);
+    expect(negotiate(savp([]), ALL).ok).toBe(false);
+    expect(negotiate(savp([`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}`]), ALL, "off")).toMatchObject({
+      ok: false,
+      status: 488,
+    });
+  });
+
+  it("required: plain RTP gets 488; optional: plain RTP is plain, crypto on RTP/AVP is taken (best effort)", () => {
+    const plain = offer(["m=audio 4000 RTP/AVP 0"]);
+    const refused = negotiate(plain, ALL, "required");
+    expect(refused).toMatchObject({ ok: false, status: 488 });
+    if (!refused.ok) expect(refused.reason).toMatch(/SRTP is required/);
+    const open = negotiate(plain, ALL, "optional");
+    expect(open.ok && open.media.srtp).toBe(undefined);
+    const bestEffort = negotiate(
+      offer(["m=audio 4000 RTP/AVP 0", `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}`]),
+      ALL,
+      "optional",
+    );
+    if (!bestEffort.ok) throw new Error(bestEffort.reason);
+    expect(bestEffort.media.srtp?.suite).toBe("AES_CM_128_HMAC_SHA1_80");
+    const answer = writeAnswer({
+      address: "192.0.2.1",
+      port: 30000,
+      sessionId: 1,
+      version: 1,
+      ...bestEffort,
+    });
+    expect(answer).toMatch(/m=audio 30000 RTP\/AVP 0/);
+    expect(answer).toMatch(/a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:/);
+  });
+
+  it("a re-offer keeps our key when given it", () => {
+    const first = negotiate(savp([`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}`]), ALL);
+    if (!first.ok) throw new Error(first.reason);
+    const again = negotiate(
+      savp([`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key}`]),
+      ALL,
+      "optional",
+      first.media.srtp!.localKey,
+    );
+    expect(
+      again.ok && Buffer.from(again.media.srtp!.localKey).equals(Buffer.from(first.media.srtp!.localKey)),
+    ).toBe(true);
+  });
+});

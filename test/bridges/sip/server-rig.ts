@@ -1,6 +1,11 @@
 // A real SIP server (UDP and TCP on ephemeral ports of 127.0.0.1) with the test-double media side.
 
-import { type SipServer, type SipTimers, startSipServer } from "../../../bridges/sip/index.ts";
+import {
+  type SipServer,
+  type SipServerOptions,
+  type SipTimers,
+  startSipServer,
+} from "../../../bridges/sip/index.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { systemClock } from "../../../src/session/clock.ts";
 import { TestRtpPortPool, type TestSipTransport, testTransportFactory } from "./test-media.ts";
@@ -14,7 +19,13 @@ export interface ServerRig {
 }
 
 export async function startServerRig(
-  opts: { timers?: SipTimers; onCall?: (t: TestSipTransport) => void } = {},
+  opts: {
+    timers?: SipTimers;
+    onCall?: (t: TestSipTransport) => void;
+    /** Access keys (allowFrom, rateLimit, users …) over the test's defaults. */
+    sip?: Partial<SipServerOptions["config"]>;
+    registrationTiming?: SipServerOptions["registrationTiming"];
+  } = {},
 ): Promise<ServerRig> {
   const pool = new TestRtpPortPool();
   const media = testTransportFactory();
@@ -25,6 +36,7 @@ export async function startServerRig(
       rtpPorts: "10000-20000",
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
+      ...opts.sip,
     },
     log: silentLogger,
     clock: systemClock,
@@ -32,6 +44,7 @@ export async function startServerRig(
     createTransport: media.create,
     onCall: (t) => opts.onCall?.(t as TestSipTransport),
     ...(opts.timers ? { timers: opts.timers } : {}),
+    ...(opts.registrationTiming ? { registrationTiming: opts.registrationTiming } : {}),
   });
   return {
     server,
