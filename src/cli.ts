@@ -92,9 +92,12 @@ program
         ? { announce: (e) => log.info(`ready: how to reach the agent\n${bannerText(e)}\n`) }
         : {}),
     });
+    // SIGHUP: the configuration (agents, routes) read again, and a renewed SIP TLS certificate and
+    // key taken without a restart.
     process.on("SIGHUP", () => {
       log.info("SIGHUP: reloading the configuration");
       bridge.reload();
+      void bridge.sip?.reloadTls();
     });
     const stop = async (signal: string) => {
       // A second signal skips the drain: the operator means it.
@@ -105,8 +108,6 @@ program
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
     process.once("SIGINT", () => void stop("SIGINT"));
-    // A renewed SIP TLS certificate takes effect without a restart.
-    process.on("SIGHUP", () => void bridge.sip?.reloadTls());
   });
 
 program
