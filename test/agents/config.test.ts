@@ -138,10 +138,16 @@ describe("agents in the config file", () => {
     expect(text).not.toMatch(/param\.id/);
   });
 
-  it("lets agents.default stand in for agent:", async () => {
-    const file = tmpFile("c.yaml", "agents:\n  default: { greeting: Hi from default }\n");
+  it("lets agents.default stand in for agent:, and AGENT_* variables then set it", async () => {
+    const file = tmpFile("c.yaml", "agents:\n  default: { greeting: Hi from default, maxReprompts: 1 }\n");
     const dir = new AgentDirectory(loadConfig({ file, env: {} }));
     const p = await dir.pick({ callId: "c", transport: "twilio", params: {} }, log);
     expect(p.kind === "agent" && p.agent.session.greeting).toBe("Hi from default");
+    const withEnv = loadConfig({
+      file,
+      env: { AGENT_GREETING: "Hi from env", AGENT_RECORDING_DIR: "/tmp/rec" },
+    });
+    expect(withEnv.agents.default).toMatchObject({ greeting: "Hi from env", maxReprompts: 1 });
+    expect(withEnv.agent.recordingDir).toBe("/tmp/rec");
   });
 });
