@@ -93,6 +93,24 @@ describe("agents in the config file", () => {
     expect(text).toMatch(/routes\.0\.agnt: unknown key "agnt" \(did you mean "agent"\?\)/);
   });
 
+  it("passes an HTTP tool parameter's JSON Schema keys through to the model", () => {
+    const file = tmpFile(
+      "c.yaml",
+      [
+        "agent:",
+        "  httpTools:",
+        "    - name: paint",
+        "      description: d",
+        "      url: https://x.example/paint",
+        "      parameters: { color: { type: string, enum: [red, blue] }, sizes: { type: array, items: { type: integer } } }",
+      ].join("\n"),
+    );
+    expect(loadConfig({ file, env: {} }).agent.httpTools[0]?.parameters).toEqual({
+      color: { type: "string", enum: ["red", "blue"] },
+      sizes: { type: "array", items: { type: "integer" } },
+    });
+  });
+
   it("knows keys from the schema itself, so a key added to any section is known", () => {
     // Every key of every section of the schema's own defaults is known.
     const defaults = configSchema.parse({});
