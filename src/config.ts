@@ -462,9 +462,15 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const tree: Tree = file ? readConfigFile(file) : {};
   // Where each key set outside the file came from, so an error points at what the user wrote.
   const origin = new Map<string, string>();
-  for (const [name, path] of Object.entries(ENV_KEYS)) {
+  // With the default agent written as agents.default, AGENT_* variables set its keys there.
+  const defaultInAgents = isTree(tree.agents) && tree.agents.default !== undefined;
+  for (const [name, envPath] of Object.entries(ENV_KEYS)) {
     const raw = env[name];
     if (raw === undefined || raw === "") continue;
+    const path =
+      defaultInAgents && envPath[0] === "agent" && !BRIDGE_WIDE_AGENT_KEYS.has(envPath[1]!)
+        ? ["agents", "default", ...envPath.slice(1)]
+        : envPath;
     setPath(tree, path, envValue(raw));
     origin.set(path.join("."), `environment variable ${name}`);
   }
@@ -479,10 +485,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   for (const key of unknownKeys(configSchema, tree))
     issues.push({ path: key.path, message: unknownKeyMessage(key) });
   if (
-    isTree(tree.agents) &&
-    tree.agents.default !== undefined &&
+    defaultInAgents &&
     isTree(tree.agent) &&
-    Object.keys(tree.agent).some((k) => k !== "transcriptDir" && k !== "recordingDir")
+    Object.keys(tree.agent).some((k) => !BRIDGE_WIDE_AGENT_KEYS.has(k))
   )
     issues.push({
       path: ["agents", "default"],
@@ -500,6 +505,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   });
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
 }
+
+/** Keys of the `agent:` block that are the bridge's, not the default agent's. */
+const BRIDGE_WIDE_AGENT_KEYS = new Set(["transcriptDir", "recordingDir"]);
 
 /** Routes to agents that do not exist (a typo would send their calls nowhere). */
 function routeProblems(tree: Tree): Array<{ path: PropertyKey[]; message: string }> {

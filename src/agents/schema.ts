@@ -30,10 +30,11 @@ export const httpToolSchema = z.object({
   headers: z.record(z.string(), templated).optional(),
   /** Fixed fields added to every request's JSON body (GET: its query), per-call variables filled. */
   body: z.record(z.string(), templated).optional(),
+  /** JSON Schema of each argument; keys beyond type and description (enum, items…) go to the model as written. */
   parameters: z
     .record(
       z.string(),
-      z.object({
+      z.looseObject({
         type: z.enum(["string", "number", "integer", "object", "array", "boolean"]),
         description: z.string().optional(),
       }),

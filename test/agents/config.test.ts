@@ -93,6 +93,24 @@ describe("agents in the config file", () => {
     expect(text).toMatch(/routes\.0\.agnt: unknown key "agnt" \(did you mean "agent"\?\)/);
   });
 
+  it("passes an HTTP tool parameter's JSON Schema keys through to the model", () => {
+    const file = tmpFile(
+      "c.yaml",
+      [
+        "agent:",
+        "  httpTools:",
+        "    - name: paint",
+        "      description: d",
+        "      url: https://x.example/paint",
+        "      parameters: { color: { type: string, enum: [red, blue] }, sizes: { type: array, items: { type: integer } } }",
+      ].join("\n"),
+    );
+    expect(loadConfig({ file, env: {} }).agent.httpTools[0]?.parameters).toEqual({
+      color: { type: "string", enum: ["red", "blue"] },
+      sizes: { type: "array", items: { type: "integer" } },
+    });
+  });
+
   it("knows keys from the schema itself, so a key added to any section is known", () => {
     // Every key of every section of the schema's own defaults is known.
     const defaults = configSchema.parse({});
@@ -138,10 +156,16 @@ describe("agents in the config file", () => {
     expect(text).not.toMatch(/param\.id/);
   });
 
-  it("lets agents.default stand in for agent:", async () => {
-    const file = tmpFile("c.yaml", "agents:\n  default: { greeting: Hi from default }\n");
+  it("lets agents.default stand in for agent:, and AGENT_* variables then set it", async () => {
+    const file = tmpFile("c.yaml", "agents:\n  default: { greeting: Hi from default, maxReprompts: 1 }\n");
     const dir = new AgentDirectory(loadConfig({ file, env: {} }));
     const p = await dir.pick({ callId: "c", transport: "twilio", params: {} }, log);
     expect(p.kind === "agent" && p.agent.session.greeting).toBe("Hi from default");
+    const withEnv = loadConfig({
+      file,
+      env: { AGENT_GREETING: "Hi from env", AGENT_RECORDING_DIR: "/tmp/rec" },
+    });
+    expect(withEnv.agents.default).toMatchObject({ greeting: "Hi from env", maxReprompts: 1 });
+    expect(withEnv.agent.recordingDir).toBe("/tmp/rec");
   });
 });

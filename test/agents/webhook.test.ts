@@ -23,6 +23,7 @@ const answers: Record<string, Answer> = {
     },
   },
   "/keep": { json: { variables: { tier: "silver" } } },
+  "/desk": { json: { variables: { desk: "desk-7" } } },
   "/late": { json: { agent: "vip" }, delayMs: 600 },
   "/fail": { status: 503, text: "upstream down" },
   "/garbage": { text: "<html>oops</html>" },
@@ -96,6 +97,38 @@ describe("the call-start webhook", () => {
     const { dir } = directory("/keep");
     const pick = await dir.pick(info, log);
     expect(pick.kind === "agent" && pick.agent.session.greeting).toBe("Hello from default, silver.");
+  });
+
+  it("fills the transfer target and the HTTP tools' URL, headers and body with the call's variables", async () => {
+    const config = loadConfig({ env: {} });
+    const dir = new AgentDirectory({
+      ...config,
+      agent: {
+        ...config.agent,
+        transferTarget: "sip:{{var.desk}}@pbx.example.com",
+        httpTools: [
+          {
+            name: "crm",
+            description: "d",
+            url: "https://crm.example.com/{{param.account}}?line={{called}}",
+            method: "POST",
+            timeoutMs: 1000,
+            headers: { "x-caller": "{{caller}}" },
+            body: { desk: "{{var.desk}}" },
+            parameters: {},
+          },
+        ],
+      },
+      agentWebhook: { url: `${hook.url}/desk`, secret: SECRET, timeoutMs: 500 },
+    });
+    const pick = await dir.pick({ ...info, params: { account: "A 17" } }, log);
+    if (pick.kind !== "agent") throw new Error("rejected");
+    expect(pick.agent.session.transferTarget).toBe("sip:desk-7@pbx.example.com");
+    expect(pick.agent.session.httpTools[0]).toMatchObject({
+      url: "https://crm.example.com/A%2017?line=%2B15550001",
+      headers: { "x-caller": "+15551234" },
+      body: { desk: "desk-7" },
+    });
   });
 
   it("rejects the call when it says so", async () => {

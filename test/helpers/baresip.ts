@@ -96,9 +96,9 @@ export class Baresip {
     proc.stderr?.on("data", (d: Buffer) => {
       output += d.toString();
     });
-    // ctrl_tcp listens once the modules are loaded: try until it answers.
+    // ctrl_tcp listens once the modules are loaded: try until it answers (up to 10 s: on a busy
+    // machine, with other test files running beside, loading took over 5 s).
     let ctrl: Socket | undefined;
-    // Up to 10 s: on a busy shared machine baresip takes a while to load its modules.
     for (let i = 0; i < 200 && !ctrl; i++) {
       ctrl = await new Promise<Socket | undefined>((resolve) => {
         const s = connect(ctrlPort, "127.0.0.1");
