@@ -107,6 +107,22 @@ export const configSchema = z.object({
       repromptAfterMs: z.coerce.number().int().min(1000).default(8000),
       maxReprompts: z.coerce.number().int().min(0).max(10).default(2),
       maxCallSeconds: z.coerce.number().int().min(10).default(900),
+      /**
+       * Tokens of recent turns sent to the model (o200k); older turns leave, their words kept in a
+       * digest of at most historyDigestTokens (0: dropped outright), so long calls cost no more per turn.
+       */
+      historyTokens: z.coerce
+        .number({ error: "expected a token count from 200 to 100000, such as 2000" })
+        .int({ error: "expected a whole number of tokens, such as 2000" })
+        .min(200, { error: "expected a token count from 200 to 100000, such as 2000" })
+        .max(100_000, { error: "expected a token count from 200 to 100000, such as 2000" })
+        .default(2000),
+      historyDigestTokens: z.coerce
+        .number({ error: "expected a token count from 0 to 10000, such as 300" })
+        .int({ error: "expected a whole number of tokens, such as 300" })
+        .min(0, { error: "expected a token count from 0 to 10000, such as 300" })
+        .max(10_000, { error: "expected a token count from 0 to 10000, such as 300" })
+        .default(300),
       apologyText: z.string().min(1).optional(),
       /** Call records (JSON lines per call) go here; default: <local.dataDir>/calls. */
       transcriptDir: z.string().min(1).optional(),

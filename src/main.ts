@@ -92,6 +92,11 @@ export function sessionConfigFrom(config: Config): SessionConfig {
     maxReprompts: a.maxReprompts,
     maxCallMs: a.maxCallSeconds * 1000,
     httpTools: a.httpTools,
+    history: {
+      ...DEFAULT_SESSION_CONFIG.history,
+      maxTokens: a.historyTokens,
+      digestTokens: a.historyDigestTokens,
+    },
   };
 }
 
