@@ -36,10 +36,9 @@ import {
   processRssMb,
   spawnNode,
   stopProcess,
-  waitForLine,
 } from "./lib/calls-procs.ts";
+import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
-import { benchBridge, TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
 const arg = numberArg;
@@ -58,7 +57,6 @@ const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
 const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
-const KEY = "bench-key";
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -92,12 +90,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 /** The caller's side of every call: quiet line noise and the phrase at 5 s, 13 s, 21 s, … */
 function callerTimeline(): Int16Array {
   const phrase = espeakSpeech("What are your opening hours?", 8000);
-  const out = new Int16Array(Math.round(S * 8000));
-  let seed = 12345;
-  for (let i = 0; i < out.length; i++) {
-    seed = (seed * 1103515245 + 12345) >>> 0;
-    out[i] = ((seed >>> 16) % 21) - 10; // about -70 dBFS: a quiet line, below the VAD's energy gate
-  }
+  const out = quietLine(S);
   for (let at = PHRASE_AT_S; at + phrase.length / 8000 + 5 < S; at += PHRASE_EVERY_S) {
     out.set(phrase, Math.round(at * 8000));
   }
@@ -107,52 +100,23 @@ function callerTimeline(): Int16Array {
 async function main(): Promise<void> {
   const timeline = callerTimeline();
   const timelinePath = join(dir, "caller.s16");
-  writeFileSync(timelinePath, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
+  writeTimeline(timelinePath, timeline);
 
-  // The local service, synthetic engines.
-  const svcLog = join(dir, "service.log");
-  const svc = spawnNode(
-    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
-    { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
-    svcLog,
-    NICE,
-  );
-  children.push(svc);
-  const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
-
-  // The bridge, as deployed: info logs (JSON lines, to a file), signed Twilio requests.
-  const bridgeLog = join(dir, "bridge.log");
-  const configPath = join(dir, "bridge.yaml");
-  // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
-  // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
-  writeFileSync(configPath, `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`);
-  const transport = benchBridge(TRANSPORT, RTP_PORTS);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOST: "127.0.0.1",
-    PORT: "0",
-    SVC_BASE_URL: svcUrl,
-    SVC_API_KEY: KEY,
-    SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
-    LOG_LEVEL: "info",
-    LOG_FORMAT: "json",
-    VOICE_BRIDGE_CONFIG: configPath,
-    ...transport.env,
-  };
-  delete env.TWILIO_ACCOUNT_SID;
-  delete env.PUBLIC_URL;
+  // A fixed end-of-turn wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its
+  // end: the end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this measures.
   const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
   // Extra Node flags for the bridge only, for diagnosis (e.g. --trace-gc).
   profFlags.push(...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean));
-  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog, NICE);
-  children.push(bridge);
-  const bridgeUrl = (
-    await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
-  )[1]!;
+  const { svc, bridge, bridgeUrl, bridgeLog, target } = await startBenchProcesses({
+    transport: TRANSPORT,
+    rtpPorts: RTP_PORTS,
+    dir,
+    bridgeConfig: `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`,
+    bridgeFlags: profFlags,
+    children,
+    ...(NICE !== undefined ? { nice: NICE } : {}),
+  });
   const bridgePid = bridge.pid!;
-
-  const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
 
   // Warm-up (code paths compiled, pools filled), then the idle footprint.
   await target.warmUp(timeline.subarray(0, 12 * 8000));
@@ -252,15 +216,6 @@ async function main(): Promise<void> {
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
   console.log(JSON.stringify(result));
-}
-
-async function readyCalls(url: string): Promise<number> {
-  try {
-    const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
-    return body.calls ?? -1;
-  } catch {
-    return -1;
-  }
 }
 
 try {
