@@ -50,6 +50,7 @@ import {
   bridgeLoopLagMs,
   exited,
   machineBusyUs,
+  mainThreadSchedUs,
   processCpuUs,
   processRssMb,
   spawnNode,
@@ -167,6 +168,9 @@ async function bridgeMemoryMb(url: string): Promise<{ heapUsed: number; external
 
 interface Cpu {
   bridge: number;
+  /** The bridge's main thread: ran, and waited for a core while runnable. */
+  mainRun: number;
+  mainWait: number;
   svc: number;
   lg: number;
   machine: number;
@@ -186,7 +190,8 @@ async function main(): Promise<void> {
       `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n` +
       `  maxCallSeconds: ${Math.ceil(S + 600)}\n` +
       (SINGLE ? `  recordingDir: ${JSON.stringify(recordingDir)}\n` : ""),
-    bridgeFlags: ["--trace-gc"],
+    // Extra Node flags for the bridge (e.g. GC settings to compare), as for `bench calls`.
+    bridgeFlags: ["--trace-gc", ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean)],
     children,
     ...(NICE !== undefined ? { nice: NICE } : {}),
   });
@@ -233,6 +238,8 @@ async function main(): Promise<void> {
   const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
   const cpuNow = (): Cpu => ({
     bridge: processCpuUs(bridgePid),
+    mainRun: mainThreadSchedUs(bridgePid).runUs,
+    mainWait: mainThreadSchedUs(bridgePid).waitUs,
     svc: processCpuUs(svc.pid!),
     lg: loads.reduce((n, l) => n + (l.child.exitCode === null ? processCpuUs(l.child.pid!) : 0), 0),
     machine: machineBusyUs(),
@@ -316,6 +323,8 @@ async function main(): Promise<void> {
       gc_pause_ms_total: round(pauses.mainTotal, 0),
       loop_lag_ms_max: round(lag.max, 1),
       loop_lag_ms_p99: round(lag.p99, 1),
+      main_thread_cpu_pct: round(((cpu1.mainRun - cpu0.mainRun) / 1e6 / windowS) * 100, 1),
+      main_thread_runq_wait_ms_per_s: round((cpu1.mainWait - cpu0.mainWait) / 1e3 / windowS, 1),
       service_cpu_us_per_call_s: round(svcCpu, 0),
       bridge_cpu_us_per_call_s: round((cpu1.bridge - cpu0.bridge) / perCallS, 0),
       rss_mb_per_call: round((rssEnd - idleRssMb) / N, 2),
@@ -360,6 +369,7 @@ async function main(): Promise<void> {
     gc_pause_ms_max: round(all.gcMain, 1),
     gc_pause_ms_max_workers: round(all.gcWorkers, 1),
     loop_lag_ms_max: round(all.lag, 1),
+    main_thread_runq_wait_ms_per_s: round((cpuEnd.mainWait - runCpu0.mainWait) / 1e3 / runS, 1),
     service_cpu_us_per_call_s: round((cpuEnd.svc - runCpu0.svc) / (N * runS), 0),
     service_cpu_last_vs_first: round(svcPerWindow.at(-1)! / svcPerWindow[0]!, 2),
     bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
