@@ -330,6 +330,7 @@ async function main(): Promise<void> {
       rss_mb_per_call: round((rssEnd - idleRssMb) / N, 2),
       active_calls: active,
       lg_rss_mb: round(lgRss, 0),
+      lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
       lg_loop_delay_ms_max: round(lgDelayMax, 1),
       call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
       other_cpu_cores: round(
@@ -374,6 +375,7 @@ async function main(): Promise<void> {
     service_cpu_last_vs_first: round(svcPerWindow.at(-1)! / svcPerWindow[0]!, 2),
     bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
     lg_loop_delay_ms_max: round(all.lgDelay, 1),
+    lg_cpu_us_per_call_s: round((cpuEnd.lg - runCpu0.lg) / (N * runS), 0),
     other_cpu_cores: round(
       (cpuEnd.machine -
         runCpu0.machine -
