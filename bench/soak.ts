@@ -62,6 +62,15 @@ import { GcTrace } from "./lib/soak-gc.ts";
 import type { SoakLoadSpec, SoakPlan } from "./lib/soak-load.ts";
 import { LatenessHistogram, type SoakWindowReport } from "./lib/soak-window.ts";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`usage: npm run bench -- soak [--calls N (200)] [--minutes M (60)] [--transport twilio|sip]
+  [--window-min W (5)] [--warmup-min U (5)] [--single] [--lg-procs K] [--ramp-s R] [--rtp-ports LOW-HIGH]
+  [--renice] [--keep]
+Calls that each last the whole run; one JSON line per W-minute window and one for the run.
+--single: one call (default 60 minutes) with recording on; the last line adds its record and recording.
+env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge. See README, Benchmarks.`);
+  process.exit(0);
+}
 const SINGLE = process.argv.includes("--single");
 const TRANSPORT = ((): BenchTransport => {
   const t = stringArg("transport") ?? "twilio";
