@@ -48,10 +48,12 @@ describe("ConversationHistory: bounded by tokens", () => {
     expect(digest?.role).toBe("system");
     const text = digest!.content as string;
     expect(text).toMatch(/^Earlier in this call/);
-    // The turn just before the verbatim ones is in the digest; the very first one no longer is.
-    const firstRecent = recent[0]!.content as string;
-    const m = /(\d+)/.exec(firstRecent.replace(/^\D*/, ""));
-    expect(m).not.toBeNull();
+    // The message just before the verbatim ones is the digest's last line; the first turn is gone.
+    const first = recent[0]!;
+    const n = Number(/(\d+)/.exec(first.content as string)?.[1]);
+    const lastLine = text.split("\n").at(-1);
+    if (first.role === "user") expect(lastLine).toBe(`Agent: ${agentWords(n - 1)}`);
+    else expect(lastLine).toBe(`Caller: ${userWords(n - 1000)}`);
     expect(text).not.toContain("order 1000 ");
     expect(text).toMatch(/Caller: This is caller turn number \d+/);
     expect(text).toMatch(/Agent: Order \d+ ships/);

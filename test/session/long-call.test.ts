@@ -54,9 +54,9 @@ describe("a long call", () => {
     expect(Math.abs(sizes.at(-1)! - sizes[20]!)).toBeLessThan(40);
     const last = h.chatRequests.at(-1)!;
     expect(last.at(-1)?.content).toBe("this is question number 59 about my order 1059 and its delivery");
-    expect(last.some((m) => m.content === "this is question number 0 about my order 1000 and its delivery")).toBe(
-      false,
-    );
+    expect(
+      last.some((m) => m.content === "this is question number 0 about my order 1000 and its delivery"),
+    ).toBe(false);
     expect(String(last[1]?.content)).toMatch(/^Earlier in this call/);
   });
 
