@@ -45,56 +45,94 @@ export interface FrameAnalysis {
   gapFrames: number;
 }
 
-/** Whether some value of the ascending list `xs` lies in (from, to]. */
-function anyIn(xs: readonly number[], from: number, to: number): boolean {
-  for (const x of xs) {
-    if (x > to) return false;
-    if (x > from) return true;
+/**
+ * The same analysis fed one event at a time, in arrival order (a long run keeps no per-frame
+ * array): `clear(t)` for each clear, `frame(t)` for each agent frame, which returns the frame's
+ * lateness; gaps and gapFrames accumulate. Caller speech starts are given ahead (a load
+ * generator knows its own timeline) or with `callerSpeech(t)` before any frame after them.
+ */
+export class AgentFrameTimer {
+  readonly #frameMs: number;
+  readonly #maxGapMs: number;
+  readonly #speech: number[];
+  #speechIdx = 0;
+  #playoutEnd = Number.NEGATIVE_INFINITY;
+  #prev = Number.NEGATIVE_INFINITY;
+  #j = 0;
+  #minOffset = 0;
+  #cleared = false;
+  frames = 0;
+  stretches = 0;
+  gaps = 0;
+  gapFrames = 0;
+
+  constructor(opts: { callerSpeechStartsMs?: readonly number[]; frameMs?: number; maxGapMs?: number } = {}) {
+    this.#frameMs = opts.frameMs ?? 20;
+    this.#maxGapMs = opts.maxGapMs ?? 2000;
+    this.#speech = [...(opts.callerSpeechStartsMs ?? [])];
   }
-  return false;
+
+  callerSpeech(t: number): void {
+    this.#speech.push(t);
+  }
+
+  clear(t: number): void {
+    if (t < this.#prev) return;
+    this.#cleared = true;
+    if (this.#playoutEnd > t) this.#playoutEnd = t;
+  }
+
+  frame(t: number): number {
+    const dry = t > this.#playoutEnd;
+    if (this.frames === 0 || this.#cleared || dry) {
+      if (this.frames > 0 && !this.#cleared && dry) {
+        const silentMs = t - this.#playoutEnd;
+        if (silentMs < this.#maxGapMs && !this.#speechIn(this.#prev, t)) {
+          this.gaps++;
+          this.gapFrames += Math.ceil(silentMs / this.#frameMs);
+        }
+      }
+      this.stretches++;
+      this.#j = 0;
+      this.#minOffset = t;
+    }
+    this.#cleared = false;
+    const offset = t - this.#frameMs * this.#j;
+    if (offset < this.#minOffset) this.#minOffset = offset;
+    this.#playoutEnd = Math.max(this.#playoutEnd, t) + this.#frameMs;
+    this.#prev = t;
+    this.#j++;
+    this.frames++;
+    return offset - this.#minOffset;
+  }
+
+  /** Whether a caller speech start lies in (from, to]; starts at or before `from` are passed for good. */
+  #speechIn(from: number, to: number): boolean {
+    const xs = this.#speech;
+    while (this.#speechIdx < xs.length && xs[this.#speechIdx]! <= from) this.#speechIdx++;
+    return this.#speechIdx < xs.length && xs[this.#speechIdx]! <= to;
+  }
 }
 
 export function analyzeAgentFrames(arrivalsMs: readonly number[], opts: FrameAnalysisOptions): FrameAnalysis {
-  const frameMs = opts.frameMs ?? 20;
-  const maxGapMs = opts.maxGapMs ?? 2000;
+  const timer = new AgentFrameTimer({
+    callerSpeechStartsMs: opts.callerSpeechStartsMs,
+    ...(opts.frameMs !== undefined ? { frameMs: opts.frameMs } : {}),
+    ...(opts.maxGapMs !== undefined ? { maxGapMs: opts.maxGapMs } : {}),
+  });
   const latenessMs: number[] = new Array(arrivalsMs.length);
-  let playoutEnd = Number.NEGATIVE_INFINITY;
-  let prev = Number.NEGATIVE_INFINITY;
-  let j = 0;
-  let minOffset = 0;
-  let stretches = 0;
-  let gaps = 0;
-  let gapFrames = 0;
   let clearIdx = 0;
   for (let i = 0; i < arrivalsMs.length; i++) {
     const t = arrivalsMs[i]!;
-    let cleared = false;
-    while (clearIdx < opts.clearsMs.length && opts.clearsMs[clearIdx]! <= t) {
-      const c = opts.clearsMs[clearIdx++]!;
-      if (c >= prev) {
-        cleared = true;
-        if (playoutEnd > c) playoutEnd = c;
-      }
-    }
-    const dry = t > playoutEnd;
-    if (i === 0 || cleared || dry) {
-      if (i > 0 && !cleared && dry) {
-        const silentMs = t - playoutEnd;
-        if (silentMs < maxGapMs && !anyIn(opts.callerSpeechStartsMs, prev, t)) {
-          gaps++;
-          gapFrames += Math.ceil(silentMs / frameMs);
-        }
-      }
-      stretches++;
-      j = 0;
-      minOffset = t;
-    }
-    const offset = t - frameMs * j;
-    if (offset < minOffset) minOffset = offset;
-    latenessMs[i] = offset - minOffset;
-    playoutEnd = Math.max(playoutEnd, t) + frameMs;
-    prev = t;
-    j++;
+    while (clearIdx < opts.clearsMs.length && opts.clearsMs[clearIdx]! <= t)
+      timer.clear(opts.clearsMs[clearIdx++]!);
+    latenessMs[i] = timer.frame(t);
   }
-  return { frames: arrivalsMs.length, latenessMs, stretches, gaps, gapFrames };
+  return {
+    frames: arrivalsMs.length,
+    latenessMs,
+    stretches: timer.stretches,
+    gaps: timer.gaps,
+    gapFrames: timer.gapFrames,
+  };
 }

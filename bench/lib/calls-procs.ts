@@ -73,6 +73,19 @@ export function mainThreadCpuUs(pid: number): number {
   return cpuOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"));
 }
 
+/**
+ * How long the process's main thread has waited on a run queue, runnable but not running (the
+ * kernel's schedstat), and how long it ran, µs: a stalled event loop that was waiting for a core
+ * shows up here, one that was busy or blocked in a system call does not.
+ */
+export function mainThreadSchedUs(pid: number): { runUs: number; waitUs: number } {
+  const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8")
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return { runUs: (run ?? Number.NaN) / 1000, waitUs: (wait ?? Number.NaN) / 1000 };
+}
+
 function cpuOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

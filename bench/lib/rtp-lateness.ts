@@ -20,14 +20,23 @@ export class RtpLateness {
   streams = 0;
   holes = 0;
   holeMs = 0;
+  lastHoleMs = 0;
 
-  constructor(clockRate: number) {
+  readonly #keep: boolean;
+
+  /** `keep: false` (long runs): latenessMs stays empty; add() returns each packet's figure instead. */
+  constructor(clockRate: number, opts: { keep?: boolean } = {}) {
     if (!(clockRate > 0)) throw new RangeError(`RtpLateness: clockRate must be positive, got ${clockRate}`);
     this.clockRate = clockRate;
+    this.#keep = opts.keep !== false;
   }
 
-  /** One packet: arrival time (ms, monotonic), its RTP timestamp and SSRC, and its duration (ticks) if known. */
-  add(arrivalMs: number, timestamp: number, ssrc: number, durationTicks?: number): void {
+  /**
+   * One packet: arrival time (ms, monotonic), its RTP timestamp and SSRC, and its duration (ticks)
+   * if known. Returns its lateness, ms; `lastHoleMs` is what its timestamp skipped (0 if nothing).
+   */
+  add(arrivalMs: number, timestamp: number, ssrc: number, durationTicks?: number): number {
+    this.lastHoleMs = 0;
     if (ssrc !== this.#ssrc) {
       this.#ssrc = ssrc;
       this.#extTs = timestamp;
@@ -40,7 +49,8 @@ export class RtpLateness {
     this.#lastTs = timestamp;
     if (this.#extTs > this.#expectedTs) {
       this.holes++;
-      this.holeMs += ((this.#extTs - this.#expectedTs) * 1000) / this.clockRate;
+      this.lastHoleMs = ((this.#extTs - this.#expectedTs) * 1000) / this.clockRate;
+      this.holeMs += this.lastHoleMs;
     }
     if (durationTicks !== undefined) {
       const end = this.#extTs + durationTicks;
@@ -49,6 +59,8 @@ export class RtpLateness {
     }
     const transit = arrivalMs - (this.#extTs * 1000) / this.clockRate;
     if (transit < this.#minTransit) this.#minTransit = transit;
-    this.latenessMs.push(transit - this.#minTransit);
+    const late = transit - this.#minTransit;
+    if (this.#keep) this.latenessMs.push(late);
+    return late;
   }
 }

@@ -39,6 +39,15 @@ export interface SipCallOptions {
   answerTimeoutMs?: number;
   /** SDES-SRTP (AES_CM_128_HMAC_SHA1_80): the caller's packets are protected; the agent's carry the tag. */
   srtp?: boolean;
+  /** Keypad digits sent as SIP INFO (application/dtmf-relay), ms after the answer. */
+  dtmf?: Array<{ digit: string; atMs: number }>;
+  /**
+   * Keep per-packet records (default true). A long run passes false: arrivalsMs and latenessMs
+   * come back empty, and `onPacket` hears each agent packet as it arrives instead.
+   */
+  keep?: boolean;
+  /** Each agent packet: epoch ms of arrival, its lateness (ms), and the ms its timestamp skipped. */
+  onPacket?: (atEpochMs: number, latenessMs: number, holeMs: number) => void;
 }
 
 export interface SipCallReport {
@@ -95,7 +104,8 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     holeMs: 0,
     answeredAtEpochMs: Number.NaN,
   };
-  const lateness = new RtpLateness(8000);
+  const keep = opts.keep !== false;
+  const lateness = new RtpLateness(8000, { keep });
   // SRTP: our key in the offer, our packets protected by libsrtp (the addon the bridge uses). The
   // agent's packets are timed by their headers, which SRTP leaves in clear; their payload ends
   // with the 10-byte tag.
@@ -135,9 +145,10 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     if (parseRtp(msg, h)) return;
     if (Number.isNaN(answeredAt)) return;
     report.rtpReceived++;
-    report.arrivalsMs.push(now - answeredAt);
+    if (keep) report.arrivalsMs.push(now - answeredAt);
     // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
-    lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart - tagBytes);
+    const late = lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart - tagBytes);
+    opts.onPacket?.(performance.timeOrigin + now, late, lateness.lastHoleMs);
   });
 
   // INVITE, retransmitted on Timer A until a response.
@@ -221,7 +232,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       ["From", from],
       ["To", toValue],
       ["Call-ID", callId],
-      ["CSeq", "2 BYE"],
+      ["CSeq", `${++cseq} BYE`],
     ]);
     send(byeText, dialogTarget);
     let interval = T1;
@@ -306,7 +317,31 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       report.error = `answer did not accept ${codec} (payload types ${answer.payloadTypes.join(" ")})`;
     answeredAt = performance.now();
     startRtp(answer);
+    for (const d of opts.dtmf ?? []) later(d.atMs, () => sendInfo(d.digit));
     later(opts.seconds * 1000, hangUp);
+  }
+
+  // A keypad digit as SIP INFO in the dialog (the body format of application/dtmf-relay).
+  let cseq = 2;
+  function sendInfo(digit: string): void {
+    if (ended) return;
+    send(
+      buildRequest(
+        "INFO",
+        contactUri(dialogTarget),
+        [
+          ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
+          ["Max-Forwards", "70"],
+          ["From", from],
+          ["To", toValue],
+          ["Call-ID", callId],
+          ["CSeq", `${++cseq} INFO`],
+          ["Content-Type", "application/dtmf-relay"],
+        ],
+        `Signal=${digit}\r\nDuration=160\r\n`,
+      ),
+      dialogTarget,
+    );
   }
 
   // Requests are answered where they came from (what rport asks of a UAS, RFC 3581).

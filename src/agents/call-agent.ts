@@ -62,6 +62,11 @@ export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConf
     maxReprompts: agent.maxReprompts,
     maxCallMs: agent.maxCallSeconds * 1000,
     httpTools,
+    history: {
+      ...DEFAULT_SESSION_CONFIG.history,
+      maxTokens: agent.historyTokens,
+      digestTokens: agent.historyDigestTokens,
+    },
   };
 }
 

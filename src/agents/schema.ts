@@ -125,6 +125,12 @@ export const agentShape = {
   repromptAfterMs: ms(1000).default(8000),
   maxReprompts: whole(0, 10).default(2),
   maxCallSeconds: whole(10).default(900),
+  /**
+   * Tokens of recent turns sent to the model (o200k); older turns leave, their words kept in a
+   * digest of at most historyDigestTokens (0: dropped outright), so long calls cost no more per turn.
+   */
+  historyTokens: whole(200, 100_000).default(2000),
+  historyDigestTokens: whole(0, 10_000).default(300),
   /** Record this agent's calls (when the bridge records: agent.recordingDir). */
   recording: flag.default(true),
   /** User-defined HTTP tools the model may call. */

@@ -144,7 +144,13 @@ export class AgentTurn {
 
   async #run(): Promise<void> {
     try {
-      this.#tts = await this.#openTtsWithRetry();
+      const tts = await this.#openTtsWithRetry();
+      // Cancelled or interrupted while the session opened: nobody will read or close it.
+      if (this.#abort.signal.aborted) {
+        tts.close();
+        return;
+      }
+      this.#tts = tts;
       void this.#consumeTts(this.#tts);
       const rounds = this.#deps.maxToolRounds ?? 3;
       for (let round = 0; round <= rounds && !this.#abort.signal.aborted; round++) {

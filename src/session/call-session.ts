@@ -112,7 +112,7 @@ export class CallSession {
     this.#d = deps;
     const { transport, config } = deps;
     this.#log = deps.log.child({ callId: transport.info.callId });
-    this.#history = new ConversationHistory(config.systemPrompt);
+    this.#history = new ConversationHistory(config.systemPrompt, config.history);
     this.#tools = new ToolBox(config.httpTools, config.transferTarget);
     this.#tts = new TtsPool(deps.services.tts, transport.output, this.#log);
     this.#control = new CallControl({

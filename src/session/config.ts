@@ -1,6 +1,7 @@
 // What shapes one call's behaviour. Defaults follow human turn-taking and what the
 // leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
 // long ones after words that go on, and backchannels that never kill a turn.
+import { DEFAULT_HISTORY_BUDGET, type HistoryBudget } from "./history.ts";
 import type { HttpToolConfig } from "./tools.ts";
 
 export interface TurnTakingConfig {
@@ -67,6 +68,8 @@ export interface SessionConfig {
   dtmfGapMs: number;
   transferTarget?: string;
   httpTools: HttpToolConfig[];
+  /** What of the conversation goes to the model: recent turns by tokens, a digest of older ones. */
+  history: HistoryBudget;
   /**
    * A conversation with several people (a voice channel): each turn is labelled with its
    * speaker's name, nobody is re-prompted, and in `mention` mode the agent answers only turns
@@ -103,4 +106,5 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   maxCallMs: 15 * 60_000,
   dtmfGapMs: 1500,
   httpTools: [],
+  history: DEFAULT_HISTORY_BUDGET,
 };

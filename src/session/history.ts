@@ -1,5 +1,12 @@
 // Conversation history for one call. Assistant turns keep only what the caller heard, so
 // the model never believes it said what was cut off by a barge-in.
+//
+// A call can last hours (a hotline, a voice channel), so what goes to the model is bounded by
+// tokens, not by turns: the recent turns up to `maxTokens` (counted with the o200k tokenizer, as
+// the local service counts prompts), and, for the turns that fell out, a digest of what was said
+// in them, itself at most `digestTokens`, its oldest lines dropped first. The model's context,
+// and the service's work per turn, then stop growing once the budget is reached.
+import { countTokens, decode, encode } from "gpt-tokenizer/encoding/o200k_base";
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
 
 export interface SpokenSentence {
@@ -30,19 +37,74 @@ export function heardText(sentences: readonly SpokenSentence[], heardMs: number)
   return parts.join(" ");
 }
 
+export interface HistoryBudget {
+  /** Tokens of the turns sent verbatim (the system prompt and the digest not included). */
+  maxTokens: number;
+  /** Tokens of the digest of the turns that no longer fit (0: they are simply dropped). */
+  digestTokens: number;
+  /** A hard cap on messages as well, whatever their size. */
+  maxMessages: number;
+}
+
+export const DEFAULT_HISTORY_BUDGET: HistoryBudget = { maxTokens: 2000, digestTokens: 300, maxMessages: 60 };
+
+/** Chat framing per message, as chat tokenizers count it (role and separators). */
+const PER_MESSAGE = 3;
+const PLAIN = { disallowedSpecial: new Set<string>() };
+
+export function tokensOf(text: string): number {
+  return text.length === 0 ? 0 : countTokens(text, PLAIN);
+}
+
+function messageTokens(m: ChatMessage): number {
+  let n = PER_MESSAGE + (typeof m.content === "string" ? tokensOf(m.content) : 0);
+  if (m.role === "assistant")
+    for (const c of m.tool_calls ?? []) n += tokensOf(c.function.name) + tokensOf(c.function.arguments);
+  return n;
+}
+
+/** The longest prefix of `text` within `maxTokens`, marked as cut. */
+function clip(text: string, maxTokens: number): string {
+  const ids = encode(text, PLAIN);
+  return ids.length <= maxTokens ? text : `${decode(ids.slice(0, Math.max(0, maxTokens - 1)))}…`;
+}
+
+const DIGEST_HEAD = "Earlier in this call (older turns, shortened):";
+
 export class ConversationHistory {
   readonly #system: string;
+  readonly #budget: HistoryBudget;
   readonly #messages: ChatMessage[] = [];
-  readonly #maxMessages: number;
+  /** Token count of each message of #messages, same index. */
+  readonly #tokens: number[] = [];
+  #total = 0;
+  /** Lines of the digest, oldest first, and their tokens. */
+  readonly #digest: { line: string; tokens: number }[] = [];
+  #digestTotal = 0;
+  #dropped = 0;
 
-  constructor(systemPrompt: string, maxMessages = 60) {
+  constructor(systemPrompt: string, budget: Partial<HistoryBudget> = {}) {
     this.#system = systemPrompt;
-    this.#maxMessages = maxMessages;
+    this.#budget = { ...DEFAULT_HISTORY_BUDGET, ...budget };
   }
 
-  /** The messages to send: system prompt, then the most recent turns. */
+  /** The messages to send: system prompt, the digest of older turns if any, then the recent turns. */
   messages(): ChatMessage[] {
-    return [{ role: "system", content: this.#system }, ...this.#messages];
+    const out: ChatMessage[] = [{ role: "system", content: this.#system }];
+    if (this.#digest.length)
+      out.push({ role: "system", content: `${DIGEST_HEAD}\n${this.#digest.map((d) => d.line).join("\n")}` });
+    for (const m of this.#messages) out.push(m);
+    return out;
+  }
+
+  /** Tokens of the recent turns, of the digest, and how many messages left the recent turns. */
+  get size(): { tokens: number; digestTokens: number; messages: number; dropped: number } {
+    return {
+      tokens: this.#total,
+      digestTokens: this.#digestTotal,
+      messages: this.#messages.length,
+      dropped: this.#dropped,
+    };
   }
 
   addUser(text: string): void {
@@ -61,10 +123,33 @@ export class ConversationHistory {
   }
 
   #push(message: ChatMessage): void {
+    const tokens = messageTokens(message);
     this.#messages.push(message);
-    // Drop the oldest turns, never leaving a tool result without the call it answers.
-    while (this.#messages.length > this.#maxMessages || this.#messages[0]?.role === "tool") {
-      this.#messages.shift();
+    this.#tokens.push(tokens);
+    this.#total += tokens;
+    const { maxTokens, maxMessages } = this.#budget;
+    // Drop the oldest turns (the newest message always stays), never leaving a tool result
+    // without the call it answers.
+    while (
+      this.#messages.length > 1 &&
+      (this.#total > maxTokens || this.#messages.length > maxMessages || this.#messages[0]!.role === "tool")
+    ) {
+      this.#total -= this.#tokens.shift()!;
+      this.#fold(this.#messages.shift()!);
     }
+  }
+
+  /** A message leaving the recent turns: its words go into the digest (tool traffic does not). */
+  #fold(m: ChatMessage): void {
+    this.#dropped++;
+    const budget = this.#budget.digestTokens;
+    if (budget <= 0 || typeof m.content !== "string" || !m.content) return;
+    if (m.role !== "user" && m.role !== "assistant") return;
+    const line = clip(`${m.role === "user" ? "Caller" : "Agent"}: ${m.content}`, budget);
+    const tokens = tokensOf(line);
+    this.#digest.push({ line, tokens });
+    this.#digestTotal += tokens;
+    while (this.#digestTotal > budget && this.#digest.length)
+      this.#digestTotal -= this.#digest.shift()!.tokens;
   }
 }

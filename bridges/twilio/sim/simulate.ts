@@ -66,6 +66,14 @@ export interface SimulateCallOptions {
   bridgeToken?: string | undefined;
   clock?: Clock;
   onEvent?: (e: SimEvent) => void;
+  /**
+   * Keep per-frame records (default true). A long run (a soak) passes false: agentAudio,
+   * callerAudio, mediaReceivedMs, marks and turns come back empty, and `onAgentMessage` hears
+   * each agent frame and clear as it arrives instead.
+   */
+  keep?: boolean;
+  /** Each agent media message and clear, ms since the start of the stream (sub-ms precision). */
+  onAgentMessage?: (kind: "media" | "clear", atMs: number) => void;
 }
 
 export interface SimEvent {
@@ -240,9 +248,10 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
   const sequenced = (event: string, body: Record<string, unknown>) =>
     send({ event, sequenceNumber: String(++seq), ...body, streamSid });
 
+  const keep = opts.keep !== false;
   const playout = new PlayoutLine();
-  const agentRec = new Recording();
-  const callerRec = new Recording();
+  const agentRec = new Recording(keep ? undefined : 0);
+  const callerRec = new Recording(keep ? undefined : 0);
   const segmenter = new UtteranceSegmenter(
     opts.speechThresholdDbfs !== undefined ? { thresholdDbfs: opts.speechThresholdDbfs } : {},
   );
@@ -250,7 +259,14 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
   const pendingMarks = new Map<string, number>();
   const clears: number[] = [];
   const receipts: number[] = [];
+  // Whether agent audio played in frame k. Kept whole for the turns' report; without `keep`, the
+  // last 10 s only (what the hang-up and barge-in checks look back over).
   const agentAudible: boolean[] = [];
+  const AUDIBLE_RING = 512;
+  const setAudible = (k: number, v: boolean) => {
+    agentAudible[keep ? k : k % AUDIBLE_RING] = v;
+  };
+  const audibleAt = (k: number) => agentAudible[keep ? k : k % AUDIBLE_RING] === true;
   const sayspans: Array<{ start: number; end: number; label: string | undefined }> = [];
   const utterances: Array<Utterance & { bargeIn: boolean }> = [];
   let mediaSent = 0;
@@ -264,7 +280,8 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
   const echo = (names: string[], cleared: boolean) => {
     for (const name of names) {
       sequenced("mark", { mark: { name } });
-      marks.push({ name, receivedMs: pendingMarks.get(name) ?? nowMs(), echoedMs: nowMs(), cleared });
+      if (keep)
+        marks.push({ name, receivedMs: pendingMarks.get(name) ?? nowMs(), echoedMs: nowMs(), cleared });
       pendingMarks.delete(name);
     }
   };
@@ -284,13 +301,16 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
       const t = nowMs();
       if (t - lastReceiptMs > 200) emit("agent-audio");
       lastReceiptMs = t;
-      receipts.push(t);
+      if (keep) receipts.push(t);
       mediaReceived++;
+      opts.onAgentMessage?.("media", t);
     } else if (msg.event === "mark") {
       pendingMarks.set(msg.mark.name, nowMs());
       echo(playout.mark(msg.mark.name), false);
     } else {
-      clears.push(nowMs());
+      const t = nowMs();
+      clears.push(t);
+      opts.onAgentMessage?.("clear", t);
       emit("clear");
       echo(playout.clear(), true);
     }
@@ -314,11 +334,12 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
 
   const finishUtterance = (u: Utterance | null) => {
     if (!u) return;
+    if (!keep) return;
     const last = utterances.at(-1);
     if (last && last.startFrame === u.startFrame) return;
     utterances.push({
       ...u,
-      bargeIn: agentAudible[u.startFrame - 1] === true || agentAudible[u.startFrame] === true,
+      bargeIn: audibleAt(u.startFrame - 1) || audibleAt(u.startFrame),
     });
   };
 
@@ -340,7 +361,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
         say = null;
       }
     }
-    callerRec.append(callerFrame);
+    if (keep) callerRec.append(callerFrame);
     sequenced("media", {
       media: {
         track: "inbound",
@@ -367,13 +388,13 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
 
     // Agent: 20 ms of the playout line.
     const played = playout.play(agentFrame);
-    agentRec.append(agentFrame);
-    agentAudible[k] = played.samples > 0;
+    if (keep) agentRec.append(agentFrame);
+    setAudible(k, played.samples > 0);
     if (played.samples > 0) lastAgentFrame = k;
     echo(played.marks, false);
 
     // The next reactive turn: after the agent replied and fell silent, or after a long silence.
-    const agentQuiet = playout.buffered === 0 && !agentAudible[k];
+    const agentQuiet = playout.buffered === 0 && !audibleAt(k);
     if (!say && nextSay < says.length && agentQuiet) {
       const replied = lastAgentFrame > lastCallerActivity && k - lastAgentFrame >= replyGap;
       const nobody = k - Math.max(lastCallerActivity, lastAgentFrame, 0) >= noReply;

@@ -113,6 +113,41 @@ describe("simulateCall", () => {
     expect(result.transcript).toEqual({ ...filed, callSid: result.callSid });
   });
 
+  it("with keep: false keeps nothing per frame and reports each agent frame and clear as it comes", async () => {
+    const greeting = tone(3000, 440);
+    rig = await startRig({
+      attach: false,
+      onCall(call) {
+        scriptedAgent(call.transport, { greeting, reply: tone(300, 660) });
+      },
+    });
+    const caller = new Int16Array(8000 * 1.1);
+    caller.set(tone(600, 300), 8000 * 0.5);
+    const seen: { kind: "media" | "clear"; atMs: number }[] = [];
+    const result = await simulateCall({
+      url: rig.base,
+      caller: { samples: caller, rate: 8000 },
+      hangUpAfterMs: 400,
+      maxSeconds: 20,
+      fetchTranscript: false,
+      keep: false,
+      onAgentMessage: (kind, atMs) => seen.push({ kind, atMs }),
+    });
+    expect(result.endedBy).toBe("caller");
+    // Nothing kept per frame...
+    expect(result.agentAudio.length).toBe(0);
+    expect(result.callerAudio.length).toBe(0);
+    expect(result.mediaReceivedMs).toEqual([]);
+    expect(result.marks).toEqual([]);
+    expect(result.turns).toEqual([]);
+    // ...but every agent frame and the barge-in's clear were heard, in arrival order.
+    expect(result.mediaReceived).toBeGreaterThan(0);
+    expect(seen.filter((e) => e.kind === "media").length).toBe(result.mediaReceived);
+    expect(seen.filter((e) => e.kind === "clear").map((e) => e.atMs)).toEqual(result.clears);
+    expect(result.clears.length).toBe(1);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.atMs).toBeGreaterThanOrEqual(seen[i - 1]!.atMs);
+  });
+
   it("barges in on the greeting: the bridge clears, pending marks come back unheard", async () => {
     const greeting = tone(3000, 440);
     let transport: CallTransport | undefined;

@@ -1,0 +1,101 @@
+// The processes every call-load benchmark (`calls`, `soak`) runs and how they are started: the
+// local service with the benchmark-only synthetic engines, the bridge as deployed (`voice-bridge
+// start`, info logs as JSON lines to a file, signed Twilio requests, SVC_BASE_URL pointing at the
+// service), its transport's target and warm-up; and the caller's side of a call: a quiet line
+// with speech placed on it.
+import type { ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchTransport } from "./calls-bridge-ends.ts";
+import { spawnNode, waitForLine } from "./calls-procs.ts";
+import { type BenchTarget, benchBridge, TWILIO_TOKEN } from "./calls-transports.ts";
+
+export const BENCH_KEY = "bench-key";
+
+export interface BenchSetupOptions {
+  transport: BenchTransport;
+  /** The bridge's RTP range with --transport sip. */
+  rtpPorts: string;
+  /** Where logs, configs and data go. */
+  dir: string;
+  /** The bridge's config file (YAML). */
+  bridgeConfig: string;
+  /** Node flags for the bridge only (profiling, --trace-gc). */
+  bridgeFlags: string[];
+  /** Every process started is pushed here as soon as it is spawned (to be stopped on any exit). */
+  children: ChildProcess[];
+  nice?: number;
+}
+
+export interface BenchProcesses {
+  svc: ChildProcess;
+  bridge: ChildProcess;
+  bridgeUrl: string;
+  bridgeLog: string;
+  target: BenchTarget;
+}
+
+export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchProcesses> {
+  const svcLog = join(o.dir, "service.log");
+  const svc = spawnNode(
+    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(o.dir, "svc")],
+    { ...process.env, SVC_LOCAL_API_KEYS: BENCH_KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
+    svcLog,
+    o.nice,
+  );
+  o.children.push(svc);
+  const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
+
+  const bridgeLog = join(o.dir, "bridge.log");
+  const configPath = join(o.dir, "bridge.yaml");
+  writeFileSync(configPath, o.bridgeConfig);
+  const transport = benchBridge(o.transport, o.rtpPorts);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    SVC_BASE_URL: svcUrl,
+    SVC_API_KEY: BENCH_KEY,
+    SVC_LOCAL_DATA_DIR: join(o.dir, "bridge"),
+    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+    LOG_LEVEL: "info",
+    LOG_FORMAT: "json",
+    VOICE_BRIDGE_CONFIG: configPath,
+    ...transport.env,
+  };
+  delete env.TWILIO_ACCOUNT_SID;
+  delete env.PUBLIC_URL;
+  const bridge = spawnNode([...o.bridgeFlags, "src/cli.ts", "start"], env, bridgeLog, o.nice);
+  o.children.push(bridge);
+  const bridgeUrl = (
+    await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
+  )[1]!;
+  const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
+  return { svc, bridge, bridgeUrl, bridgeLog, target };
+}
+
+/** `seconds` of a quiet line (about -70 dBFS, below the VAD's energy gate), 8 kHz. */
+export function quietLine(seconds: number): Int16Array {
+  const out = new Int16Array(Math.round(seconds * 8000));
+  let seed = 12345;
+  for (let i = 0; i < out.length; i++) {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    out[i] = ((seed >>> 16) % 21) - 10;
+  }
+  return out;
+}
+
+/** Writes a caller timeline (raw little-endian Int16) where load generators read it. */
+export function writeTimeline(path: string, timeline: Int16Array): void {
+  writeFileSync(path, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
+}
+
+/** The bridge's live calls (GET /readyz), -1 if it does not answer. */
+export async function readyCalls(url: string): Promise<number> {
+  try {
+    const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
+    return body.calls ?? -1;
+  } catch {
+    return -1;
+  }
+}

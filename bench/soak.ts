@@ -1,0 +1,467 @@
+// `npm run bench -- soak [--calls N] [--minutes M] [--transport twilio|sip] [--window-min W]
+//   [--warmup-min U] [--single] [--lg-procs K] [--ramp-s R] [--rtp-ports LOW-HIGH] [--renice] [--keep]`
+//
+// Calls that each last the whole run, against a separate bridge process (the processes of
+// `npm run bench -- calls`, bench/lib/calls-setup.ts), with figures per window of W minutes
+// (default 5) and a final line over the whole run: what an hour does to the bridge.
+//
+// Every caller repeats a 30 s cycle (stream time from its start): "What are your opening hours?"
+// at 0 s and at 8 s, "Sorry, where is your shop?" at 11.2 s, over the agent's reply to the second
+// question (a barge-in: the reply is cut and the new question answered), keys 1 and # at 21 s
+// (a keypad turn). Calls start evenly over R seconds (default min(5, M·60/4)); the first window
+// starts R + 1 s after the first call.
+//
+// Per window (one JSON line each, `window` 1, 2, …) and for the run (`window: "all"`):
+//   rss_mb, heap_used_mb, external_mb: the bridge's RSS at the window's end, V8 heap used and
+//     memory outside it (ArrayBuffers) from its /metrics;
+//   rss_slope_mb_per_min: least squares over the RSS sampled every second from the end of the
+//     warm-up (U minutes after the first window starts, default 5) to the window's end; null
+//     while still warming up;
+//   frame_lateness_ms_p99, gap_frames: the agent's frames as `bench calls` times them
+//     (calls-frames.ts for Twilio, rtp-lateness.ts for SIP), from the frames that arrived in the
+//     window;
+//   gc_pause_ms_max: the longest GC pause of the bridge's main thread (--trace-gc, which the
+//     bridge runs with here), gc_pause_ms_max_workers the same for its worker threads;
+//   loop_lag_ms_max: the bridge's event-loop lag, beyond the 50 ms sampling (its /metrics);
+//   service_cpu_us_per_call_s: the local service's CPU per call-second (the chat engine's
+//     prompt work included: flat when the history sent per turn stops growing);
+//   plus bridge CPU, the load generators' RSS and loop delay, other_cpu_cores (work of other
+//   programs on the machine).
+// --single: one call (default 60 minutes) with the recording on; the final line adds what the
+// call left: its record's turns and events (GET /calls/{id}) and the recording's length.
+import type { ChildProcess } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { numberArg, stringArg } from "./lib/args.ts";
+import type { BenchTransport } from "./lib/calls-bridge-ends.ts";
+import {
+  bridgeLoopLagMs,
+  exited,
+  machineBusyUs,
+  mainThreadSchedUs,
+  processCpuUs,
+  processRssMb,
+  spawnNode,
+  stopProcess,
+} from "./lib/calls-procs.ts";
+import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
+import { espeakSpeech, round } from "./lib/measure.ts";
+import { GcTrace } from "./lib/soak-gc.ts";
+import type { SoakLoadSpec, SoakPlan } from "./lib/soak-load.ts";
+import { LatenessHistogram, type SoakWindowReport } from "./lib/soak-window.ts";
+
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(`usage: npm run bench -- soak [--calls N (200)] [--minutes M (60)] [--transport twilio|sip]
+  [--window-min W (5)] [--warmup-min U (5)] [--single] [--lg-procs K] [--ramp-s R] [--rtp-ports LOW-HIGH]
+  [--renice] [--keep]
+Calls that each last the whole run; one JSON line per W-minute window and one for the run.
+--single: one call (default 60 minutes) with recording on; the last line adds its record and recording.
+env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge. See README, Benchmarks.`);
+  process.exit(0);
+}
+const SINGLE = process.argv.includes("--single");
+const TRANSPORT = ((): BenchTransport => {
+  const t = stringArg("transport") ?? "twilio";
+  if (t !== "twilio" && t !== "sip")
+    throw new Error(`--transport: expected twilio or sip, got ${JSON.stringify(t)}`);
+  return t;
+})();
+const N = SINGLE ? 1 : Math.round(numberArg("calls", 200));
+const MINUTES = numberArg("minutes", 60);
+const S = MINUTES * 60;
+const WINDOW_S = numberArg("window-min", 5) * 60;
+const WARMUP_S = numberArg("warmup-min", 5) * 60;
+const K = Math.round(numberArg("lg-procs", N > 100 ? 2 : 1));
+const RAMP_S = numberArg("ramp-s", Math.min(5, S / 4));
+const RTP_PORTS = stringArg("rtp-ports") ?? "20000-20999";
+const NICE = process.argv.includes("--renice") ? -10 : undefined;
+const MIN_EOU_MS = 600;
+const CYCLE_S = 30;
+/** The issue's targets for an hour at 200 calls. */
+const TARGETS = {
+  rss_slope_mb_per_min: 1,
+  frame_lateness_ms_p99: 20,
+  gap_frames: 0,
+  gc_pause_ms_max: 20,
+  service_cpu_last_vs_first: 1.2,
+} as const;
+if (WINDOW_S < 30) throw new Error("--window-min: at least 0.5 (30 s)");
+
+const dir = mkdtempSync(join(tmpdir(), "bench-soak-"));
+const children: ChildProcess[] = [];
+const killAll = () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+};
+const deadline = setTimeout(
+  () => {
+    process.stderr.write("bench soak: overall time limit reached, stopping\n");
+    killAll();
+    process.exit(3);
+  },
+  (S + RAMP_S + 240) * 1000,
+);
+deadline.unref();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+/** The caller's side: the 30 s cycle repeated over the whole call, and where its speech and keys are. */
+function callerPlan(): { timeline: Int16Array; speechStartsMs: number[]; dtmf: SoakPlan["dtmf"] } {
+  const ask = espeakSpeech("What are your opening hours?", 8000);
+  const barge = espeakSpeech("Sorry, where is your shop?", 8000);
+  const timeline = quietLine(S);
+  const speechStartsMs: number[] = [];
+  const dtmf: SoakPlan["dtmf"] = [];
+  const end = S - 3; // nothing in the last seconds: the reply would be cut by the hang-up
+  for (let c = 0; c + CYCLE_S <= end + CYCLE_S; c += CYCLE_S) {
+    for (const [pcm, at] of [
+      [ask, c],
+      [ask, c + 8],
+      [barge, c + 11.2],
+    ] as const) {
+      if (at + pcm.length / 8000 + 5 > end) continue;
+      timeline.set(pcm, Math.round(at * 8000));
+      speechStartsMs.push(Math.round(at * 1000));
+    }
+    if (c + 21 + 5 <= end)
+      dtmf.push({ digit: "1", atMs: (c + 21) * 1000 }, { digit: "#", atMs: (c + 21.3) * 1000 });
+  }
+  return { timeline, speechStartsMs, dtmf };
+}
+
+/** Least-squares slope of (t ms, v) points, per minute. */
+function slopePerMin(points: readonly [number, number][]): number | null {
+  if (points.length < 10) return null;
+  let st = 0;
+  let sv = 0;
+  for (const [t, v] of points) {
+    st += t;
+    sv += v;
+  }
+  const mt = st / points.length;
+  const mv = sv / points.length;
+  let num = 0;
+  let den = 0;
+  for (const [t, v] of points) {
+    num += (t - mt) * (v - mv);
+    den += (t - mt) ** 2;
+  }
+  return den > 0 ? (num / den) * 60_000 : null;
+}
+
+async function bridgeMemoryMb(url: string): Promise<{ heapUsed: number; external: number }> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const get = (name: string) =>
+      Number(text.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) / 2 ** 20;
+    return { heapUsed: get("nodejs_heap_size_used_bytes"), external: get("nodejs_external_memory_bytes") };
+  } catch {
+    return { heapUsed: Number.NaN, external: Number.NaN };
+  }
+}
+
+interface Cpu {
+  bridge: number;
+  /** The bridge's main thread: ran, and waited for a core while runnable. */
+  mainRun: number;
+  mainWait: number;
+  svc: number;
+  lg: number;
+  machine: number;
+}
+
+async function main(): Promise<void> {
+  const plan = callerPlan();
+  const timelinePath = join(dir, "caller.s16");
+  writeTimeline(timelinePath, plan.timeline);
+  const recordingDir = join(dir, "recordings");
+  const { svc, bridge, bridgeUrl, bridgeLog, target } = await startBenchProcesses({
+    transport: TRANSPORT,
+    rtpPorts: RTP_PORTS,
+    dir,
+    // A fixed end-of-turn wait, as in `bench calls`; calls allowed to last the run.
+    bridgeConfig:
+      `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n` +
+      `  maxCallSeconds: ${Math.ceil(S + 600)}\n` +
+      (SINGLE ? `  recordingDir: ${JSON.stringify(recordingDir)}\n` : ""),
+    // Extra Node flags for the bridge (e.g. GC settings to compare), as for `bench calls`.
+    bridgeFlags: ["--trace-gc", ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean)],
+    children,
+    ...(NICE !== undefined ? { nice: NICE } : {}),
+  });
+  const bridgePid = bridge.pid!;
+  await target.warmUp(plan.timeline.subarray(0, 12 * 8000));
+  await new Promise((r) => setTimeout(r, 1500));
+  const idleRssMb = processRssMb(bridgePid);
+
+  const t0 = Date.now() + 2000;
+  const starts = Array.from({ length: N }, (_, i) => t0 + Math.round((i * RAMP_S * 1000) / N));
+  const first = t0 + (RAMP_S + 1) * 1000;
+  const count = Math.floor((t0 + S * 1000 - 500 - first) / (WINDOW_S * 1000));
+  if (count < 1)
+    throw new Error("--minutes too short for one window of --window-min: raise it or shorten the window");
+  const windows = Array.from({ length: count }, (_, i): [number, number] => [
+    first + i * WINDOW_S * 1000,
+    first + (i + 1) * WINDOW_S * 1000,
+  ]);
+  const warmEnd = first + WARMUP_S * 1000;
+
+  const loads = Array.from({ length: K }, (_, k) => {
+    const spec: SoakLoadSpec = {
+      ...target.loadSpec({
+        timelinePath,
+        seconds: S,
+        startsAtMs: starts.filter((_, i) => i % K === k),
+        windowMs: [first, windows.at(-1)![1]],
+      }),
+      soak: { speechStartsMs: plan.speechStartsMs, dtmf: plan.dtmf, windows },
+    };
+    const specPath = join(dir, `load-${k}.json`);
+    writeFileSync(specPath, JSON.stringify(spec));
+    const out = join(dir, `load-${k}.out.jsonl`);
+    const child = spawnNode(
+      ["bench/lib/soak-load.ts", specPath, out],
+      process.env,
+      join(dir, `load-${k}.log`),
+      NICE,
+    );
+    children.push(child);
+    return { child, out };
+  });
+
+  const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+  const cpuNow = (): Cpu => ({
+    bridge: processCpuUs(bridgePid),
+    mainRun: mainThreadSchedUs(bridgePid).runUs,
+    mainWait: mainThreadSchedUs(bridgePid).waitUs,
+    svc: processCpuUs(svc.pid!),
+    lg: loads.reduce((n, l) => n + (l.child.exitCode === null ? processCpuUs(l.child.pid!) : 0), 0),
+    machine: machineBusyUs(),
+  });
+  const gc = new GcTrace(bridgeLog);
+  await sleepUntil(first);
+  await bridgeLoopLagMs(bridgeUrl); // resets the lag histogram: what follows is the first window's
+  gc.read(); // GCs of the start and the ramp are not the windows'
+  const runCpu0 = cpuNow();
+  let cpu0 = runCpu0;
+  const rss: [number, number][] = [];
+  const all = { hist: new LatenessHistogram(), gapFrames: 0, gcMain: 0, gcWorkers: 0, lag: 0, lgDelay: 0 };
+  const svcPerWindow: number[] = [];
+  const linesSeen = loads.map(() => 0);
+  let last: Record<string, unknown> = {};
+
+  for (let i = 0; i < windows.length; i++) {
+    const [w0, w1] = windows[i]!;
+    while (Date.now() < w1 - 1000) {
+      await sleepUntil(Math.min(w1, Date.now() + 1000));
+      rss.push([Date.now(), processRssMb(bridgePid)]);
+    }
+    await sleepUntil(w1);
+    const cpu1 = cpuNow();
+    const lag = await bridgeLoopLagMs(bridgeUrl);
+    const mem = await bridgeMemoryMb(bridgeUrl);
+    const pauses = gc.read();
+    const rssEnd = processRssMb(bridgePid);
+    const lgRss = loads.reduce((n, l) => n + (l.child.exitCode === null ? processRssMb(l.child.pid!) : 0), 0);
+    const active = await readyCalls(bridgeUrl);
+    // The load generators' lines for this window.
+    const reports: SoakWindowReport[] = [];
+    for (let k = 0; k < loads.length; k++) {
+      const give = Date.now() + 10_000;
+      for (;;) {
+        const lines = existsSync(loads[k]!.out)
+          ? (await readFile(loads[k]!.out, "utf8")).split("\n").filter(Boolean)
+          : [];
+        const line = lines.map((l) => JSON.parse(l) as SoakWindowReport).find((r) => r.window === i);
+        if (line) {
+          reports.push(line);
+          linesSeen[k] = lines.length;
+          break;
+        }
+        if (Date.now() > give || loads[k]!.child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    const hist = new LatenessHistogram();
+    for (const r of reports) hist.merge(r.lateness, r.latenessMax);
+    for (const r of reports) all.hist.merge(r.lateness, r.latenessMax);
+    const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
+    all.gapFrames += gapFrames;
+    all.gcMain = Math.max(all.gcMain, pauses.mainMax);
+    all.gcWorkers = Math.max(all.gcWorkers, pauses.workersMax);
+    all.lag = Math.max(all.lag, lag.max);
+    const lgDelayMax = Math.max(...reports.map((r) => r.loopDelayMsMax));
+    all.lgDelay = Math.max(all.lgDelay, lgDelayMax);
+    const windowS = (w1 - w0) / 1000;
+    const perCallS = N * windowS;
+    const svcCpu = (cpu1.svc - cpu0.svc) / perCallS;
+    svcPerWindow.push(svcCpu);
+    const warm = rss.filter(([t]) => t >= warmEnd);
+    const line = {
+      bench: "soak",
+      transport: TRANSPORT,
+      calls: N,
+      window: i + 1,
+      minutes: round((w1 - first) / 60_000, 2),
+      rss_mb: round(rssEnd, 1),
+      heap_used_mb: round(mem.heapUsed, 1),
+      external_mb: round(mem.external, 1),
+      rss_slope_mb_per_min: w1 >= warmEnd + 60_000 ? round(slopePerMin(warm) ?? Number.NaN, 2) : null,
+      frame_lateness_ms_p99: round(hist.percentile(99), 2),
+      frame_lateness_ms_max: round(hist.max, 1),
+      gap_frames: gapFrames,
+      agent_frames: hist.total,
+      gc_pause_ms_max: round(pauses.mainMax, 1),
+      gc_pause_ms_max_workers: round(pauses.workersMax, 1),
+      gc_major: pauses.major,
+      gc_pause_ms_total: round(pauses.mainTotal, 0),
+      loop_lag_ms_max: round(lag.max, 1),
+      loop_lag_ms_p99: round(lag.p99, 1),
+      main_thread_cpu_pct: round(((cpu1.mainRun - cpu0.mainRun) / 1e6 / windowS) * 100, 1),
+      main_thread_runq_wait_ms_per_s: round((cpu1.mainWait - cpu0.mainWait) / 1e3 / windowS, 1),
+      service_cpu_us_per_call_s: round(svcCpu, 0),
+      bridge_cpu_us_per_call_s: round((cpu1.bridge - cpu0.bridge) / perCallS, 0),
+      rss_mb_per_call: round((rssEnd - idleRssMb) / N, 2),
+      active_calls: active,
+      lg_rss_mb: round(lgRss, 0),
+      lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
+      lg_loop_delay_ms_max: round(lgDelayMax, 1),
+      call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
+      other_cpu_cores: round(
+        (cpu1.machine -
+          cpu0.machine -
+          (cpu1.bridge - cpu0.bridge) -
+          (cpu1.svc - cpu0.svc) -
+          (cpu1.lg - cpu0.lg)) /
+          1e6 /
+          windowS,
+        2,
+      ),
+    };
+    console.log(JSON.stringify(line));
+    last = line;
+    cpu0 = cpu1;
+  }
+
+  // The whole run.
+  const runS = (windows.at(-1)![1] - first) / 1000;
+  const cpuEnd = cpu0;
+  const final: Record<string, unknown> = {
+    bench: "soak",
+    transport: TRANSPORT,
+    calls: N,
+    window: "all",
+    minutes: round(runS / 60, 2),
+    window_minutes: WINDOW_S / 60,
+    warmup_minutes: WARMUP_S / 60,
+    rss_mb: last.rss_mb,
+    heap_used_mb: last.heap_used_mb,
+    idle_rss_mb: round(idleRssMb, 1),
+    rss_slope_mb_per_min: round(slopePerMin(rss.filter(([t]) => t >= warmEnd)) ?? Number.NaN, 2),
+    frame_lateness_ms_p99: round(all.hist.percentile(99), 2),
+    frame_lateness_ms_max: round(all.hist.max, 1),
+    gap_frames: all.gapFrames,
+    gc_pause_ms_max: round(all.gcMain, 1),
+    gc_pause_ms_max_workers: round(all.gcWorkers, 1),
+    loop_lag_ms_max: round(all.lag, 1),
+    main_thread_runq_wait_ms_per_s: round((cpuEnd.mainWait - runCpu0.mainWait) / 1e3 / runS, 1),
+    service_cpu_us_per_call_s: round((cpuEnd.svc - runCpu0.svc) / (N * runS), 0),
+    service_cpu_last_vs_first: round(svcPerWindow.at(-1)! / svcPerWindow[0]!, 2),
+    bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
+    lg_loop_delay_ms_max: round(all.lgDelay, 1),
+    lg_cpu_us_per_call_s: round((cpuEnd.lg - runCpu0.lg) / (N * runS), 0),
+    other_cpu_cores: round(
+      (cpuEnd.machine -
+        runCpu0.machine -
+        (cpuEnd.bridge - runCpu0.bridge) -
+        (cpuEnd.svc - runCpu0.svc) -
+        (cpuEnd.lg - runCpu0.lg)) /
+        1e6 /
+        runS,
+      2,
+    ),
+  };
+
+  for (const l of loads) {
+    const code = await exited(l.child, (S + 120) * 1000);
+    if (code !== 0)
+      process.stderr.write(
+        `bench soak: a load generator exited ${code} (its log: ${l.out.replace(".out.jsonl", ".log")})\n`,
+      );
+  }
+  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, recordingDir));
+  const missed = (Object.keys(TARGETS) as (keyof typeof TARGETS)[]).filter(
+    (k) => !((final[k] as number) <= TARGETS[k]),
+  );
+  final.targets_missed = missed;
+  await stopProcess(bridge, 40_000);
+  await stopProcess(svc, 10_000);
+  console.log(JSON.stringify(final));
+}
+
+/** What the single call left: its record (turns, events) and its recording (seconds of audio, bytes). */
+async function singleCallLeft(url: string, recordingDir: string): Promise<Record<string, unknown>> {
+  await new Promise((r) => setTimeout(r, 2000)); // the record's last lines, the recording's close
+  const list = (await (await fetch(`${url}/calls?limit=1`)).json()) as { calls: { callId: string }[] };
+  const callId = list.calls[0]?.callId;
+  const record = callId
+    ? ((await (await fetch(`${url}/calls/${encodeURIComponent(callId)}`)).json()) as {
+        turns?: unknown[];
+        events?: unknown[];
+        endReason?: string;
+      })
+    : {};
+  const wavs = existsSync(recordingDir)
+    ? readdirSync(recordingDir)
+        .filter((f) => f.endsWith(".wav"))
+        .map((f) => join(recordingDir, f))
+        .sort((a, b) => statSync(b).size - statSync(a).size)
+    : [];
+  let recordingS = Number.NaN;
+  let recordingBytes = 0;
+  if (wavs[0]) {
+    recordingBytes = statSync(wavs[0]).size;
+    const fd = openSync(wavs[0], "r");
+    const head = Buffer.alloc(44);
+    readSync(fd, head, 0, 44, 0);
+    closeSync(fd);
+    const channels = head.readUInt16LE(22);
+    const rate = head.readUInt32LE(24);
+    const bits = head.readUInt16LE(34);
+    recordingS = (recordingBytes - 44) / (rate * channels * (bits / 8));
+  }
+  return {
+    record_turns: record.turns?.length ?? null,
+    record_events: record.events?.length ?? null,
+    record_end: record.endReason ?? null,
+    recording_s: round(recordingS, 1),
+    recording_mb: round(recordingBytes / 2 ** 20, 1),
+  };
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench soak: ${(err as Error).stack ?? err}\nlogs kept in ${dir}\n`);
+  killAll();
+  process.exitCode = 1;
+} finally {
+  killAll();
+  if (!process.exitCode && !process.argv.includes("--keep")) rmSync(dir, { recursive: true, force: true });
+  else if (process.argv.includes("--keep")) process.stderr.write(`bench soak: logs kept in ${dir}\n`);
+}
