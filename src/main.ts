@@ -22,8 +22,7 @@ import { BridgeAccess } from "./access.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
 import { resolveBridgeToken } from "./bridge-token.ts";
-import { callReader, watchOtherBridges } from "./call-records.ts";
-import { registerCallRoutes } from "./call-routes.ts";
+import { type CallReader, registerCallRoutes } from "./call-routes.ts";
 import { type Config, consoleEnabled, usesLocalService } from "./config.ts";
 import { WatchedTransport, watchServices } from "./console/call-activity.ts";
 import { LiveFeed } from "./console/live-feed.ts";
@@ -232,8 +231,13 @@ export async function startBridge(
     );
   // The console watches each call from outside: its feed hears the records and each call's activity.
   const feed = consoleEnabled(config) ? new LiveFeed(transcripts, instance) : undefined;
-  // Every bridge on a shared database shows every live call.
-  if (feed) await watchOtherBridges(store, feed, instance, log);
+  if (feed && store.watchOthers) {
+    // Every bridge on the database shows every live call: those already running, then as they go.
+    store.watchOthers((e) => feed.elsewhere(e.instance, e.callId, e.event));
+    await seedOtherBridgesCalls(store, feed, instance).catch((err: Error) =>
+      log.warn({ err }, "console: could not read the other bridges' live calls"),
+    );
+  }
 
   const http = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
@@ -258,7 +262,20 @@ export async function startBridge(
     http,
     (path) => path === "/" || path.startsWith("/console/") || path === "/calls" || path.startsWith("/calls/"),
   );
-  registerCallRoutes(http, callReader(transcripts, store, instance, recorder));
+  const reader: CallReader = {
+    // A call in memory (live, or just ended) is read from there: the store may be a write behind.
+    async get(callId) {
+      const here = transcripts.get(callId);
+      return here ? { ...here, instance } : store.get(callId);
+    },
+    list: (query) => store.list(query),
+    async recordingOf(callId) {
+      const stored = await store.get(callId).catch(() => undefined);
+      return stored?.recording?.path ?? recorder?.pathOf(callId);
+    },
+    recording: recorder !== undefined,
+  };
+  registerCallRoutes(http, reader);
   if (feed) {
     registerConsole(http, { feed, metrics, log, authorize: (req, socket) => access.upgrade(req, socket) });
   }
@@ -406,6 +423,15 @@ export async function startBridge(
       await localService?.close();
     },
   };
+}
+
+/** The live calls of the other bridges on the store, as they are now, for the console. */
+async function seedOtherBridgesCalls(store: CallStore, feed: LiveFeed, instance: string): Promise<void> {
+  const { calls } = await store.list({ outcome: "live", limit: 100 });
+  for (const call of calls.filter((c) => c.instance !== instance)) {
+    const record = await store.get(call.callId);
+    if (record) feed.seedElsewhere(call.instance, call.callId, record.events);
+  }
 }
 
 /** The report with its recording's path, once the file is complete (if the call was recorded). */
