@@ -4,7 +4,7 @@
 // Words: only the agent-hangs-up case needs one to be recognized ("goodbye", biased by the
 // hotwords); elsewhere the scripted agent answers whatever the recognizer (weak at 8 kHz) heard.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -21,6 +21,8 @@ let dir: string;
 let bridge: Bridge;
 /** Where transfers go: a SIPp UAS started by the transfer test. */
 let deskPort: number;
+/** The calls the bridge has taken, in order (their records are in the bridge's store). */
+const started: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-sip-"));
@@ -39,6 +41,9 @@ beforeAll(async () => {
     },
   });
   bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }));
+  bridge.transcripts.observe((callId, event) => {
+    if (event.type === "call-start") started.push(callId);
+  });
 });
 
 afterAll(async () => {
@@ -59,22 +64,13 @@ function callerWav(codec: BaresipCodec, parts: (number | string)[]): string {
   return file;
 }
 
-/** The record of the one call the bridge has taken since `before` (its files are named by Call-ID). */
-function latestCall(before: Set<string>): CallRecord | undefined {
-  const files = readdirSync(join(dir, "data", "calls")).filter((f) => !before.has(f));
-  if (files.length === 0) return undefined;
-  const first = readFileSync(join(dir, "data", "calls", files[0]!), "utf8").split("\n")[0];
-  if (!first) return undefined;
-  return bridge.transcripts.get((JSON.parse(first) as { callId: string }).callId);
+/** The record of the first call the bridge has taken after `before` calls. */
+function latestCall(before: number): CallRecord | undefined {
+  const callId = started[before];
+  return callId === undefined ? undefined : bridge.transcripts.get(callId);
 }
 
-function callFiles(): Set<string> {
-  try {
-    return new Set(readdirSync(join(dir, "data", "calls")));
-  } catch {
-    return new Set();
-  }
-}
+const callCount = () => started.length;
 
 async function until<T>(get: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -91,7 +87,7 @@ const answered = (r: CallRecord | undefined) =>
 
 describe.each(["pcmu", "pcma", "opus"] as const)("a SIP call on %s", (codec) => {
   it("is greeted, has its question answered, and ends when the caller hangs up", async () => {
-    const before = callFiles();
+    const before = callCount();
     const phone = await Baresip.start({
       codec,
       wav: callerWav(codec, [3500, "What are your opening hours?", 15_000]),
@@ -127,7 +123,7 @@ describe.each(["pcmu", "pcma", "opus"] as const)("a SIP call on %s", (codec) => 
 
 describe("SIP call control through the session", () => {
   it("stops talking when the caller talks over it, and keeps only what was heard", async () => {
-    const before = callFiles();
+    const before = callCount();
     // The greeting starts as the call is answered; the caller talks over it after a second.
     const phone = await Baresip.start({
       codec: "pcma",
@@ -161,7 +157,7 @@ describe("SIP call control through the session", () => {
       ["-sn", "uas", "-i", "127.0.0.1", "-p", String(deskPort), "-nostdin", "-timeout", "60s", "-m", "1"],
       { stdio: "ignore" },
     );
-    const before = callFiles();
+    const before = callCount();
     const phone = await Baresip.start({ codec: "pcmu", wav: callerWav("pcmu", [20_000]) });
     try {
       phone.dial(`sip:agent@127.0.0.1:${bridge.sip!.udpPort}`);
@@ -184,7 +180,7 @@ describe("SIP call control through the session", () => {
   });
 
   it("hangs up itself when the caller says goodbye", async () => {
-    const before = callFiles();
+    const before = callCount();
     const phone = await Baresip.start({ codec: "pcmu", wav: callerWav("pcmu", [3500, "Goodbye.", 20_000]) });
     try {
       phone.dial(`sip:agent@127.0.0.1:${bridge.sip!.udpPort}`);
