@@ -213,14 +213,19 @@ program
     "make the running bridge read its configuration again (as SIGHUP does): new calls get the new agents and routes, live calls keep theirs; a configuration with errors is refused and the running one stays",
   )
   .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
-  .action(async (opts: { url?: string }) => {
+  .option(
+    "--token <token>",
+    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
+  .action(async (opts: { url?: string; token?: string }) => {
     const config = load(program.opts());
     const base = (opts.url ?? `http://127.0.0.1:${config.server.port}`).replace(/\/+$/, "");
+    const token = opts.token ?? programToken(config.server.token, config.local.dataDir);
     const { RELOAD_PATH } = await import("./reload.ts");
     try {
       const res = await fetch(`${base}${RELOAD_PATH}`, {
         method: "POST",
-        headers: config.server.token ? { authorization: `Bearer ${config.server.token}` } : {},
+        headers: token ? { authorization: `Bearer ${token}` } : {},
       });
       const body = (await res.json().catch(() => ({}))) as {
         ok?: boolean;
