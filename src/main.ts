@@ -2,7 +2,7 @@
 // Discord, browser calls), health, metrics, call records and the live console, and runs one
 // CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
-import { existsSync } from "node:fs";
+import { access } from "node:fs/promises";
 import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
@@ -359,9 +359,9 @@ export async function startBridge(
         const callId = transport.info.callId;
         const recorded = recording?.close();
         if (recording)
-          void recorded?.then(
-            () => existsSync(recording.path) && store.setRecording(callId, resolve(recording.path)),
-          );
+          void recorded?.then(async () => {
+            if (await fileExists(recording.path)) store.setRecording(callId, resolve(recording.path));
+          });
         // The analysis (when the agent has one) goes into the record before the report is made.
         const analysed = agent.analysis ? analyse(agent, callId) : Promise.resolve();
         if (reporter) {
@@ -510,5 +510,13 @@ async function withRecording(
 ): Promise<CallReport> {
   if (!recording) return report;
   await closed?.catch(() => {});
-  return existsSync(recording.path) ? { ...report, recordingPath: resolve(recording.path) } : report;
+  return (await fileExists(recording.path)) ? { ...report, recordingPath: resolve(recording.path) } : report;
+}
+
+/** Whether a file is there, asked without blocking the loop that carries the calls' audio. */
+function fileExists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
