@@ -1,6 +1,7 @@
 // What shapes one call's behaviour. Defaults follow human turn-taking and what the
 // leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
 // long ones after words that go on, and backchannels that never kill a turn.
+import type { CodeTool } from "./code-tools.ts";
 import type { HttpToolConfig } from "./tools.ts";
 
 export interface TurnTakingConfig {
@@ -67,6 +68,10 @@ export interface SessionConfig {
   dtmfGapMs: number;
   transferTarget?: string;
   httpTools: HttpToolConfig[];
+  /** Tools written in code (the TypeScript API), beside the HTTP tools. */
+  codeTools?: readonly CodeTool[];
+  /** The call's variables (webhook or onCallStart), which code tools read. */
+  variables?: Readonly<Record<string, string>>;
   /**
    * A conversation with several people (a voice channel): each turn is labelled with its
    * speaker's name, nobody is re-prompted, and in `mention` mode the agent answers only turns
