@@ -1,6 +1,8 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
-//   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
+//   (--api: the bridge is built with the TypeScript API, createBridge and a code-defined agent,
+//   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
+//   to reload, so it is skipped; --cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
 //
@@ -63,7 +65,8 @@ const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const KEY = "bench-key";
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
-const PICK_CALLS = Math.round(arg("pick-calls", 20));
+const API = process.argv.includes("--api");
+const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -151,7 +154,9 @@ async function main(): Promise<void> {
   const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
   // Extra Node flags for the bridge only, for diagnosis (e.g. --trace-gc).
   profFlags.push(...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean));
-  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog, NICE);
+  const entry = API ? ["bench/lib/api-bridge.ts"] : ["src/cli.ts", "start"];
+  if (API) env.BENCH_MIN_EOU_MS = String(MIN_EOU_MS);
+  const bridge = spawnNode([...profFlags, ...entry], env, bridgeLog, NICE);
   children.push(bridge);
   const bridgeUrl = (
     await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
@@ -270,7 +275,7 @@ async function main(): Promise<void> {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  console.log(JSON.stringify({ ...result, ...agents }));
+  console.log(JSON.stringify({ ...result, bridge: API ? "api" : "cli", ...agents }));
 }
 
 async function readyCalls(url: string): Promise<number> {
