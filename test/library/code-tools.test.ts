@@ -53,6 +53,8 @@ beforeAll(async () => {
         { ...keypadRule("1", "lookup_order", "Let me check."), after_tool: "Order 42 is {result.status}." },
         keypadRule("2", "broken_tool", "Checking."),
         keypadRule("3", "slow_tool", "Checking."),
+        { ...keypadRule("5", "settle_tool", "Done."), after_tool: "" },
+        { ...keypadRule("6", "handover_tool", "Passing you on."), after_tool: "" },
         keypadRule(
           "4",
           "patient_tool",
@@ -88,6 +90,24 @@ beforeAll(async () => {
         parameters: z.object({ order_id: z.string() }),
         timeoutMs: 300,
         execute: () => new Promise(() => {}),
+      }),
+      tool({
+        name: "settle_tool",
+        description: "Settles the order and ends the call",
+        parameters: z.object({ order_id: z.string() }),
+        execute: (_args, ctx) => {
+          ctx.hangUp("the order is settled");
+          return "settled";
+        },
+      }),
+      tool({
+        name: "handover_tool",
+        description: "Hands the caller to the orders desk",
+        parameters: z.object({ order_id: z.string() }),
+        execute: (_args, ctx) => {
+          ctx.transfer("+15559990000");
+          return "handed over";
+        },
       }),
       tool({
         name: "patient_tool",
@@ -212,6 +232,17 @@ describe("tools written in TypeScript", () => {
     expect(answer?.role === "assistant" && answer.generated).not.toContain("too late");
     expect(record.events.some((e) => e.type === "barge-in" && e.outcome === "interrupted")).toBe(true);
   }, 30_000);
+
+  it("a tool can hang up, or transfer, once the agent's words are heard", async () => {
+    const settled = await callWithKey("5");
+    expect(settled.endReason).toBe("agent: the order is settled");
+    expect(assistantTurns(settled)[1]).toMatchObject({ tools: ["settle_tool"], interrupted: false });
+    // Twilio's REST API is out of reach here: the transfer is tried (and fails, so the model is told).
+    const handed = await callWithKey("6");
+    expect(
+      handed.events.some((e) => e.type === "note" && /^transfer(red)? to \+15559990000/.test(e.text)),
+    ).toBe(true);
+  }, 40_000);
 
   it("onCallStart can reject the call, as the webhook does", async () => {
     await expect(
