@@ -86,33 +86,42 @@ afterAll(async () => {
 });
 
 /** Runs one of the app's files on the installed package; resolves with the URL it prints. */
-async function start(
-  file: string,
-  env: Record<string, string> = {},
+function start(file: string, env: Record<string, string> = {}): Promise<{ url: string; out: string[] }> {
+  const argv = [
+    process.execPath,
+    "--experimental-strip-types",
+    "--disable-warning=ExperimentalWarning",
+    file,
+  ];
+  return launch(argv, env, / ready: (http:\/\/\S+)/);
+}
+
+/** Runs `argv` in the app's directory; resolves with the URL in the first stdout line matching `ready`. */
+async function launch(
+  argv: string[],
+  env: Record<string, string>,
+  ready: RegExp,
 ): Promise<{ url: string; out: string[] }> {
+  const file = argv.at(-1)!;
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(SVC_|DISCORD_|VOICE_BRIDGE_|SIP_|PORT$|HOST$)/.test(k)),
   );
-  const child = spawn(
-    process.execPath,
-    ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", file],
-    {
-      cwd: app,
-      env: {
-        ...base,
-        HOST: "127.0.0.1",
-        PORT: "0",
-        SIP_PORT: "off",
-        SVC_LOCAL_DATA_DIR: join(dir, `data-${file}`),
-        SVC_SCRIPTED_AGENT: join(dir, "scripted.yaml"),
-        SVC_SCRIPTED_PACE_MS: "0",
-        LOG_LEVEL: process.env.E2E_LOG ?? "warn",
-        LOG_FORMAT: "json",
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: app,
+    env: {
+      ...base,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: join(dir, `data-${file}`),
+      SVC_SCRIPTED_AGENT: join(dir, "scripted.yaml"),
+      SVC_SCRIPTED_PACE_MS: "0",
+      LOG_LEVEL: process.env.E2E_LOG ?? "warn",
+      LOG_FORMAT: "json",
+      ...env,
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.add(child);
   const out: string[] = [];
   let err = "";
@@ -127,7 +136,7 @@ async function start(
       pending = lines.pop()!;
       for (const line of lines) {
         out.push(line);
-        const m = / ready: (http:\/\/\S+)/.exec(line);
+        const m = ready.exec(line);
         if (m) resolveUrl({ url: m[1]!, out });
       }
     });
@@ -186,6 +195,16 @@ describe("the npm package, installed into an empty project", () => {
     await until(() => out.some((l) => l.startsWith(`ended ${r.callSid} after`)), "onCallEnd");
     expect(out.some((l) => l.startsWith("tool turn: Let me check."))).toBe(true);
   }, 90_000);
+  it("npx voice-bridge start: the CLI of the installed package runs the bridge and answers a call", async () => {
+    const bin = join(app, "node_modules/.bin/voice-bridge");
+    const { url } = await launch(
+      [bin, "start"],
+      { LOG_LEVEL: "info" },
+      /"url":"(http:\/\/[\d.:]+)"[^\n]*bridge listening/,
+    );
+    const r = await simulateCall({ url, hangUpAfterMs: 1000, maxSeconds: 10 });
+    expect(said(assistant(record(r))[0])).toBe("Hello.");
+  }, 60_000);
 });
 
 describe("the examples, on the installed package", () => {
