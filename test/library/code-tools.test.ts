@@ -233,6 +233,17 @@ describe("tools written in TypeScript", () => {
     expect(record.events.some((e) => e.type === "barge-in" && e.outcome === "interrupted")).toBe(true);
   }, 30_000);
 
+  it("a tool running when the caller hangs up: its signal fires", async () => {
+    const before = interrupted.length;
+    const started = Date.now();
+    const record = await callWithKey("4", { url: "", maxSeconds: 6 });
+    await expect.poll(() => interrupted.length).toBe(before + 1);
+    // At the hang-up (6 s into the call), long before the tool's 30 s limit.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(record.endReason).toBe("stop");
+    expect(assistantTurns(record)[1]).toMatchObject({ tools: ["patient_tool"] });
+  }, 30_000);
+
   it("a tool can hang up, or transfer, once the agent's words are heard", async () => {
     const settled = await callWithKey("5");
     expect(settled.endReason).toBe("agent: the order is settled");
