@@ -1,8 +1,11 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
+//   --api: the bridge is built with the TypeScript API, createBridge and a code-defined agent,
+//   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
+//   to reload, so it is skipped;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -69,7 +72,8 @@ const SRTP = process.argv.includes("--srtp");
 if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
 const KEY = "bench-key";
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
-const PICK_CALLS = Math.round(arg("pick-calls", 20));
+const API = process.argv.includes("--api");
+const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -115,7 +119,7 @@ function callerTimeline(): Int16Array {
   return out;
 }
 
-async function main(srtp: boolean) {
+async function main(srtp: boolean): Promise<Record<string, unknown>> {
   const timeline = callerTimeline();
   const timelinePath = join(dir, "caller.s16");
   writeFileSync(timelinePath, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
@@ -157,7 +161,9 @@ async function main(srtp: boolean) {
   const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
   // Extra Node flags for the bridge only, for diagnosis (e.g. --trace-gc).
   profFlags.push(...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean));
-  const bridge = spawnNode([...profFlags, "src/cli.ts", "start"], env, bridgeLog, NICE);
+  const entry = API ? ["bench/lib/api-bridge.ts"] : ["src/cli.ts", "start"];
+  if (API) env.BENCH_MIN_EOU_MS = String(MIN_EOU_MS);
+  const bridge = spawnNode([...profFlags, ...entry], env, bridgeLog, NICE);
   children.push(bridge);
   const bridgeUrl = (
     await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
@@ -280,7 +286,7 @@ async function main(srtp: boolean) {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  return { ...result, ...agents };
+  return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents };
 }
 
 async function readyCalls(url: string): Promise<number> {

@@ -21,6 +21,7 @@ import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
 import type { CallAgent } from "./agents/call-agent.ts";
+import type { AgentCode } from "./agents/code.ts";
 import { AgentDirectory } from "./agents/directory.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
@@ -99,6 +100,8 @@ export interface BridgeOverrides {
   readConfig?: () => Config;
   /** Says how to reach the agent once the bridge is up (default: one log line with a field per way in). */
   announce?: (entrances: Entrances) => void;
+  /** The tools and hooks of agents defined in code (the TypeScript API), by agent name. */
+  agentCode?: ReadonlyMap<string, AgentCode>;
 }
 
 /** What the model is told about a conversation with several people in it. */
@@ -215,10 +218,10 @@ export async function startBridge(
     await reporter.start();
   }
   const pickObserver = { webhookFailed: (cause: string) => metrics.agentWebhookFailures.inc({ cause }) };
-  let agents = new AgentDirectory(config, pickObserver);
+  let agents = new AgentDirectory(config, pickObserver, overrides.agentCode);
   let running = config;
   const applyConfig = (next: Config): ReloadResult => {
-    agents = new AgentDirectory(next, pickObserver);
+    agents = new AgentDirectory(next, pickObserver, overrides.agentCode);
     const restartNeeded = sectionsNeedingRestart(running, next);
     running = next;
     log.info(
@@ -233,6 +236,8 @@ export async function startBridge(
     return { ok: true, agents: agents.names, restartNeeded };
   };
   const reload = (next?: Config): ReloadResult => {
+    // A renewed SIP TLS certificate and key are taken too (a bad pair is logged, the old one kept).
+    void sipForReadiness?.reloadTls();
     if (next) return applyConfig(next);
     if (!overrides.readConfig)
       return { ok: false, error: "this bridge was started without a configuration to read again" };
