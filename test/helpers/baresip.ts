@@ -39,6 +39,16 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+async function tcpFree(port: number): Promise<boolean> {
+  const server = createServer();
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (ok) await new Promise((resolve) => server.close(resolve));
+  return ok;
+}
+
 export class Baresip {
   readonly dir: string;
   readonly events: BaresipEvent[] = [];
@@ -60,7 +70,10 @@ export class Baresip {
 
   static async start(opts: BaresipOptions): Promise<Baresip> {
     const dir = mkdtempSync(join(tmpdir(), "baresip-"));
-    const [sipPort, ctrlPort] = [await freePort(), await freePort()];
+    const ctrlPort = await freePort();
+    // baresip listens on sip_listen's port (UDP, TCP) and the next one (TLS): both must be free.
+    let sipPort = await freePort();
+    while (sipPort + 1 === ctrlPort || !(await tcpFree(sipPort + 1))) sipPort = await freePort();
     writeFileSync(
       join(dir, "config"),
       [
