@@ -102,7 +102,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
   const srtpOut = srtpKey ? rtpSender().srtpOutbound(srtpKey, 80) : undefined;
   const tagBytes = srtpKey ? 10 : 0;
-  const wire = Buffer.alloc(12 + 160 + 16);
+
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => {
@@ -198,6 +198,8 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
           marker: i === 0,
         });
         if (srtpOut) {
+          // A buffer per packet: dgram sends later, so one reused buffer would be overwritten.
+          const wire = Buffer.alloc(packet.length + 16);
           wire.set(packet);
           const n = rtpSender().srtpProtect(srtpOut, wire, packet.length);
           rtp.send(wire.subarray(0, n), to.port, to.address);

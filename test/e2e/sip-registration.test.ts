@@ -15,6 +15,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import { KamailioRegistrar } from "../bridges/sip/kamailio-registrar.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { Baresip } from "../helpers/baresip.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let port: number;
@@ -53,16 +54,6 @@ async function bridgeWith(password: string, logged: Entry[]): Promise<Bridge> {
   });
   const sink = { write: (line: string) => void logged.push(JSON.parse(line) as Entry) };
   return startBridge(config, pino({ level: "info" }, sink));
-}
-
-async function until<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** A call from baresip to the registered user through Kamailio: answered, the greeting heard. */

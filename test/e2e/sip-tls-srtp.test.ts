@@ -21,6 +21,7 @@ import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import { Baresip, type BaresipCodec } from "../helpers/baresip.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 const RTP_PORT = 34_600;
 const SHOWN = "127.0.0.5";
@@ -106,16 +107,6 @@ function callerWav(codec: BaresipCodec): string {
   const file = join(mkdtempSync(join(dir, "caller-")), "in.wav");
   writeFileSync(file, encodeWav(pcm, rate));
   return file;
-}
-
-async function until<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Encrypted payloads never repeat; plain silence (and most plain speech frames of a tone) would. */
