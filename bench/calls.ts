@@ -1,8 +1,9 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
+//   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -22,7 +23,7 @@
 // Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts. Everything is
 // bounded in time and every process this starts is stopped before it exits.
 
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +64,9 @@ const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const SRTP = process.argv.includes("--srtp");
 if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
+/** --tls: SIP over TLS (a certificate made for the run), in both runs of --srtp. */
+const TLS = process.argv.includes("--tls");
+if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
 const KEY = "bench-key";
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
@@ -131,7 +135,7 @@ async function main(srtp: boolean): Promise<ReturnType<typeof summarize>> {
   // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   writeFileSync(configPath, `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`);
-  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp);
+  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp, TLS ? selfSignedCertificate() : undefined);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST: "127.0.0.1",
@@ -260,6 +264,21 @@ async function main(srtp: boolean): Promise<ReturnType<typeof summarize>> {
   return result;
 }
 
+/** A certificate for 127.0.0.1 made for the run (the load generator does not check it). */
+function selfSignedCertificate(): { cert: string; key: string } {
+  const cert = join(dir, "sip-cert.pem");
+  const key = join(dir, "sip-key.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+    ]),
+    { stdio: "ignore" },
+  );
+  return { cert, key };
+}
+
 async function readyCalls(url: string): Promise<number> {
   try {
     const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
@@ -270,7 +289,7 @@ async function readyCalls(url: string): Promise<number> {
 }
 
 try {
-  if (!SRTP) console.log(JSON.stringify(await main(false)));
+  if (!SRTP) console.log(JSON.stringify({ ...(await main(false)), ...(TLS ? { signalling: "tls" } : {}) }));
   else {
     // The same calls twice in one invocation, plain then SRTP: the overhead is their difference.
     const plain = await main(false);
@@ -281,6 +300,7 @@ try {
       JSON.stringify({
         ...secure,
         srtp: "AES_CM_128_HMAC_SHA1_80",
+        signalling: TLS ? "tls" : "udp",
         plain_bridge_cpu_us_per_call_s: plain.bridge_cpu_us_per_call_s,
         plain_frame_lateness_ms_p99: plain.frame_lateness_ms_p99,
         plain_dropped_frames: plain.dropped_frames,
