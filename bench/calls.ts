@@ -1,11 +1,12 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
 //   --api: the bridge is built with the TypeScript API, createBridge and a code-defined agent,
 //   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
 //   to reload, so it is skipped;
+//   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -27,7 +28,7 @@
 // Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts and calls-agents.ts. Everything is
 // bounded in time and every process this starts is stopped before it exits.
 
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,6 +71,9 @@ const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const SRTP = process.argv.includes("--srtp");
 if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
+/** --tls: SIP over TLS (a certificate made for the run), in both runs of --srtp. */
+const TLS = process.argv.includes("--tls");
+if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
 const KEY = "bench-key";
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
 const API = process.argv.includes("--api");
@@ -142,7 +146,7 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
   writeFileSync(configPath, baseConfig);
-  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp);
+  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp, TLS ? selfSignedCertificate() : undefined);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST: "127.0.0.1",
@@ -289,6 +293,21 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
   return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents };
 }
 
+/** A certificate for 127.0.0.1 made for the run (the load generator does not check it). */
+function selfSignedCertificate(): { cert: string; key: string } {
+  const cert = join(dir, "sip-cert.pem");
+  const key = join(dir, "sip-key.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+    ]),
+    { stdio: "ignore" },
+  );
+  return { cert, key };
+}
+
 async function readyCalls(url: string): Promise<number> {
   try {
     const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
@@ -299,7 +318,7 @@ async function readyCalls(url: string): Promise<number> {
 }
 
 try {
-  if (!SRTP) console.log(JSON.stringify(await main(false)));
+  if (!SRTP) console.log(JSON.stringify({ ...(await main(false)), ...(TLS ? { signalling: "tls" } : {}) }));
   else {
     // The same calls twice in one invocation, plain then SRTP: the overhead is their difference.
     const plain = await main(false);
@@ -310,7 +329,11 @@ try {
       JSON.stringify({
         ...secure,
         srtp: "AES_CM_128_HMAC_SHA1_80",
+        signalling: TLS ? "tls" : "udp",
         plain_bridge_cpu_us_per_call_s: plain.bridge_cpu_us_per_call_s,
+        plain_frame_lateness_ms_p99: plain.frame_lateness_ms_p99,
+        plain_dropped_frames: plain.dropped_frames,
+        plain_bridge_loop_lag_ms_max: plain.bridge_loop_lag_ms_max,
         plain_other_cpu_cores: plain.other_cpu_cores,
         srtp_cpu_overhead_pct: Math.round(overhead * 10) / 10,
         srtp_cpu_overhead_target_pct: 15,
