@@ -21,16 +21,17 @@ import { unknownKeyMessage, unknownKeys } from "./unknown-keys.ts";
 export const configSchema = z.object({
   server: z
     .object({
-      host: z.string().min(1).default("0.0.0.0"),
-      port: port.default(8080),
-      /** Public https URL of this bridge, as Twilio reaches it (for TwiML and signatures). */
-      publicUrl: url.optional(),
-      /**
-       * Bearer token people need for the bridge's own pages and records: the console, its live feed,
-       * browser calls, /calls and recordings (Twilio's routes have their signature; probes and
-       * /metrics stay open). Unset: a random token is made at first start and kept in
-       * <local.dataDir>/bridge-token (mode 600). `off`: no token asked, on purpose.
-       */
+      host: z
+        .string()
+        .min(1)
+        .default("0.0.0.0")
+        .meta({ description: "Address the bridge's HTTP server listens on." }),
+      port: port.default(8080).meta({
+        description: "Port the bridge's HTTP server listens on (Twilio, console, probes, /metrics).",
+      }),
+      publicUrl: url.optional().meta({
+        description: "Public https URL of this bridge, as Twilio reaches it (for TwiML and signatures).",
+      }),
       token: z
         .preprocess(
           (v) => (v === false ? "off" : v),
@@ -39,77 +40,136 @@ export const configSchema = z.object({
             z.string().min(16, { error: 'expected a token of at least 16 characters, or "off"' }),
           ]),
         )
-        .optional(),
+        .optional()
+        .meta({
+          description:
+            "Bearer token people need for the bridge's own pages and records: the console, its live feed, browser calls, /calls and recordings (Twilio's routes have their signature; probes and /metrics stay open). Unset: a random token is made at first start and kept in <local.dataDir>/bridge-token (mode 600). `off`: no token asked, on purpose.",
+        }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({
+      description:
+        "The bridge's HTTP server: where it listens, how the outside reaches it, who may use its pages.",
+    }),
   console: z
     .object({
-      /**
-       * The live console at / and browser calls (WS /browser/call). Unset: on with the embedded local
-       * service (the offline demo), off with a hosted service.
-       */
-      enabled: z.boolean({ error: "expected true or false" }).optional(),
+      enabled: z.boolean({ error: "expected true or false" }).optional().meta({
+        description:
+          "The live console at / and browser calls (WS /browser/call). Unset: on with the embedded local service (the offline demo), off with a hosted service.",
+      }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "The live console and browser calls." }),
   service: z
     .object({
-      /** Hosted service; when absent (with no api key) the embedded local service is used. */
-      baseUrl: url.optional(),
-      apiKey: z.string().min(1).optional(),
-      /** Use the subscription plan tier paths (/svc_plan/v1) for the speech endpoints. */
-      planTier: z.coerce.boolean().default(false),
-      chatModel: z.string().min(1).default("svc-3.5-flash"),
-      ttsModel: z.string().min(1).default("svc-tts-2"),
-      asrModel: z.string().min(1).default("svcaudio-2.5-asr"),
-      /** Voice id for the agent (an official voice, or a cloned voice id with voiceLabel). */
-      voice: z.string().min(1).default("en_female_aria"),
-      /** Recognition language and hotwords that bias it (product names, menu words). */
-      language: z.string().min(1).default("en"),
+      baseUrl: url.optional().meta({
+        description: "Hosted service; when absent (with no api key) the embedded local service is used.",
+      }),
+      apiKey: z.string().min(1).optional().meta({ description: "Key for the hosted service." }),
+      planTier: z.coerce.boolean().default(false).meta({
+        description: "Use the subscription plan tier paths (/svc_plan/v1) for the speech endpoints.",
+      }),
+      chatModel: z
+        .string()
+        .min(1)
+        .default("svc-3.5-flash")
+        .meta({ description: "Chat model the agents use unless they name their own." }),
+      ttsModel: z
+        .string()
+        .min(1)
+        .default("svc-tts-2")
+        .meta({ description: "Speech synthesis model the agents use unless they name their own." }),
+      asrModel: z
+        .string()
+        .min(1)
+        .default("svcaudio-2.5-asr")
+        .meta({ description: "Speech recognition model the agents use unless they name their own." }),
+      voice: z.string().min(1).default("en_female_aria").meta({
+        description: "Voice id for the agent (an official voice, or a cloned voice id with voiceLabel).",
+      }),
+      language: z.string().min(1).default("en").meta({ description: "Recognition language." }),
       hotwords: z
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-        .default([]),
+        .default([])
+        .meta({ description: "Hotwords that bias recognition (product names, menu words)." }),
     })
-    .prefault({}),
-  /** The agent named `default`: it takes every call no route gives to another (see src/agents). */
-  agent: defaultAgentSchema.prefault({}),
-  /** More agents by name; a route or the call-start webhook picks one per call. */
-  agents: z.record(agentName, agentSchema).default({}),
-  /** Which agent takes a call: the first route that matches, else `default`. */
-  routes: z.array(routeSchema).default([]),
-  /** Asked at the start of every call (unless its route has its own): agent, variables, overrides. */
-  agentWebhook: webhookSchema.optional(),
+    .prefault({})
+    .meta({
+      description:
+        "The service API the bridge talks to (hosted, or the embedded local one) and the models, voice and language every agent starts from.",
+    }),
+  agent: defaultAgentSchema.prefault({}).meta({
+    description: "The agent named `default`: it takes every call no route gives to another (see src/agents).",
+  }),
+  agents: z.record(agentName, agentSchema).default({}).meta({
+    description: "More agents by name; a route or the call-start webhook picks one per call.",
+  }),
+  routes: z.array(routeSchema).default([]).meta({
+    description: "Which agent takes a call: the first route that matches, else `default`.",
+  }),
+  agentWebhook: webhookSchema.optional().meta({
+    description:
+      "Asked at the start of every call (unless its route has its own): agent, variables, overrides.",
+  }),
   local: z
     .object({
-      host: z.string().min(1).default("127.0.0.1"),
-      port: port.default(0),
-      dataDir: z.string().min(1).default(".data"),
-      /** Comma-separated keys the local service accepts; empty → one dev key kept in dataDir. */
+      host: z
+        .string()
+        .min(1)
+        .default("127.0.0.1")
+        .meta({ description: "Address the embedded local service listens on." }),
+      port: port
+        .default(0)
+        .meta({ description: "Port the embedded local service listens on (0: any free port)." }),
+      dataDir: z.string().min(1).default(".data").meta({
+        description:
+          "Where the local service keeps files, voices and keys, and the bridge its call records (SQLite), token and reports.",
+      }),
       apiKeys: z
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-        .default([]),
-      /** Chat engine behind E1–E3: the scripted demo agent, or an OpenAI-compatible upstream. */
-      chatEngine: z.enum(["scripted", "openai-compatible"]).optional(),
-      /** Base URL of a chat-completions server (…/v1) for the openai-compatible engine. */
-      chatUpstream: url.optional(),
-      /** Model name sent upstream (upstreams do not know the svc-* names). */
-      chatUpstreamModel: z.string().min(1).optional(),
-      chatUpstreamApiKey: z.string().min(1).optional(),
-      /**
-       * Server (root or …/v1) that speaks OpenAI's audio API for recognition: E6 is forwarded to its
-       * /v1/audio/transcriptions (faster-whisper, whisper.cpp servers) instead of PocketSphinx.
-       */
-      asrUpstream: httpUrl.optional(),
-      /** Model name sent to the recognition upstream (default whisper-1). */
-      asrUpstreamModel: z.string().min(1).optional(),
-      asrUpstreamApiKey: z.string().min(1).optional(),
-      /** Server (root or …/v1) for synthesis: E4 and E5 through its /v1/audio/speech (Kokoro, Piper servers). */
-      ttsUpstream: httpUrl.optional(),
-      /** Model name sent to the speech upstream (default tts-1). */
-      ttsUpstreamModel: z.string().min(1).optional(),
-      ttsUpstreamApiKey: z.string().min(1).optional(),
-      /** Service voice id → upstream voice, `id=voice` comma-separated; `*=voice` for the rest (default alloy). */
+        .default([])
+        .meta({ description: "Keys the local service accepts; empty → one dev key kept in dataDir." }),
+      chatEngine: z.enum(["scripted", "openai-compatible"]).optional().meta({
+        description:
+          "Chat engine behind E1–E3: the scripted demo agent, or an OpenAI-compatible upstream (default: openai-compatible when chatUpstream is set, else scripted).",
+      }),
+      chatUpstream: url.optional().meta({
+        description: "Base URL of a chat-completions server (…/v1) for the openai-compatible engine.",
+      }),
+      chatUpstreamModel: z.string().min(1).optional().meta({
+        description: "Model name sent upstream (upstreams do not know the svc-* names).",
+      }),
+      chatUpstreamApiKey: z
+        .string()
+        .min(1)
+        .optional()
+        .meta({ description: "Bearer key sent to the chat upstream." }),
+      asrUpstream: httpUrl.optional().meta({
+        description:
+          "Server (root or …/v1) that speaks OpenAI's audio API for recognition: E6 is forwarded to its /v1/audio/transcriptions (faster-whisper, whisper.cpp servers) instead of PocketSphinx.",
+      }),
+      asrUpstreamModel: z.string().min(1).optional().meta({
+        description: "Model name sent to the recognition upstream (default whisper-1).",
+      }),
+      asrUpstreamApiKey: z
+        .string()
+        .min(1)
+        .optional()
+        .meta({ description: "Bearer key sent to the recognition upstream." }),
+      ttsUpstream: httpUrl.optional().meta({
+        description:
+          "Server (root or …/v1) for synthesis: E4 and E5 through its /v1/audio/speech (Kokoro, Piper servers) instead of espeak-ng.",
+      }),
+      ttsUpstreamModel: z.string().min(1).optional().meta({
+        description: "Model name sent to the speech upstream (default tts-1).",
+      }),
+      ttsUpstreamApiKey: z
+        .string()
+        .min(1)
+        .optional()
+        .meta({ description: "Bearer key sent to the speech upstream." }),
       ttsUpstreamVoices: z
         .union([z.string(), z.record(z.string(), z.string())])
         .transform((v, ctx) => {
@@ -131,45 +191,66 @@ export const configSchema = z.object({
           }
           return out;
         })
-        .optional(),
-      /** Longest wait for a speech upstream's answer to start or continue, ms (then the request fails). */
-      speechUpstreamTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(30_000),
-      /** YAML file of the scripted agent; default: the demo hotline shipped with the project. */
-      scriptedAgent: z.string().min(1).optional(),
-      /** Milliseconds between streamed words of the scripted engine (0: as fast as possible). */
-      scriptedPaceMs: z.coerce.number().min(0).max(10_000).default(15),
-      /**
-       * Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for
-       * speech, a fixed transcript, the scripted agent at zero pace (see README "Benchmarks").
-       */
-      engineProfile: z.enum(["standard", "synthetic"]).default("standard"),
-      /** Comma-separated words and phrases that stop an image prompt (E7/E8 content_filtered); unset → built-in list. */
+        .optional()
+        .meta({
+          type: "mapping of voice id → upstream voice (`id=voice,…` in the environment)",
+          description:
+            "Service voice id → upstream voice, `id=voice` comma-separated; `*=voice` for the rest (default alloy).",
+        }),
+      speechUpstreamTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(30_000).meta({
+        description:
+          "Longest wait for a speech upstream's answer to start or continue, ms (then the request fails).",
+      }),
+      scriptedAgent: z.string().min(1).optional().meta({
+        description: "YAML file of the scripted agent; default: the demo hotline shipped with the project.",
+      }),
+      scriptedPaceMs: z.coerce.number().min(0).max(10_000).default(15).meta({
+        description: "Milliseconds between streamed words of the scripted engine (0: as fast as possible).",
+      }),
+      engineProfile: z.enum(["standard", "synthetic"]).default("standard").meta({
+        description:
+          'Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for speech, a fixed transcript, the scripted agent at zero pace (see README "Benchmarks").',
+      }),
       imageBlocklist: z
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-        .optional(),
+        .optional()
+        .meta({
+          description:
+            "Words and phrases that stop an image prompt (E7/E8 content_filtered); unset → built-in list.",
+        }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({
+      description:
+        "The embedded local service (used when no hosted service is set): where it listens and keeps data, and the engines or upstream servers behind its endpoints.",
+    }),
   twilio: z
     .object({
-      /** Account SID (AC…); with authToken it enables hang-up and transfer through the REST API. */
       accountSid: z
         .string()
         .regex(/^AC[0-9a-fA-F]{32}$/, { error: "expected an Account SID: AC followed by 32 hex digits" })
-        .optional(),
-      /** Auth token: checks X-Twilio-Signature on the voice webhook and the media WebSocket. */
-      authToken: z.string().min(1).optional(),
+        .optional()
+        .meta({
+          description:
+            "Account SID (AC…); with authToken it enables hang-up and transfer through the REST API.",
+        }),
+      authToken: z.string().min(1).optional().meta({
+        description: "Auth token: checks X-Twilio-Signature on the voice webhook and the media WebSocket.",
+      }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "Twilio Media Streams: the account that signs requests and takes REST calls." }),
   sip: z
     .object({
-      /** SIP signalling port (UDP and TCP); false (`off`) disables SIP. */
-      port: z.union([z.literal(false), z.literal("off").transform(() => false as const), port]).default(5060),
-      /** Address SIP and RTP bind to. */
-      host: z.string().min(1).default("0.0.0.0"),
-      /** Address advertised in Contact and SDP when the bridge is behind NAT. */
-      publicIp: z.ipv4({ error: "expected an IPv4 address such as 203.0.113.7" }).optional(),
-      /** RTP port range, "LOW-HIGH" (even ports are used for RTP). */
+      port: z
+        .union([z.literal(false), z.literal("off").transform(() => false as const), port])
+        .default(5060)
+        .meta({ description: "SIP signalling port (UDP and TCP); false (`off`) disables SIP." }),
+      host: z.string().min(1).default("0.0.0.0").meta({ description: "Address SIP and RTP bind to." }),
+      publicIp: z.ipv4({ error: "expected an IPv4 address such as 203.0.113.7" }).optional().meta({
+        description: "Address advertised in Contact and SDP when the bridge is behind NAT.",
+      }),
       rtpPorts: z
         .string()
         .regex(/^\d+-\d+$/, { error: "expected a range LOW-HIGH such as 10000-20000" })
@@ -180,8 +261,11 @@ export const configSchema = z.object({
           },
           { error: "expected LOW-HIGH within 1024-65535, LOW below HIGH" },
         )
-        .default("10000-20000"),
-      /** Codecs offered and accepted, in preference order. */
+        .default("10000-20000")
+        .meta({
+          type: "port range LOW-HIGH",
+          description: 'RTP port range, "LOW-HIGH" (even ports are used for RTP).',
+        }),
       codecs: z
         .union([z.string(), z.array(z.string())])
         .transform((v) =>
@@ -192,37 +276,54 @@ export const configSchema = z.object({
             .array(z.enum(["opus", "pcmu", "pcma"], { error: "expected codecs among opus, pcmu, pcma" }))
             .min(1, { error: "expected at least one of opus, pcmu, pcma" }),
         )
-        .default(["opus", "pcmu", "pcma"]),
-      /** Hang up when no RTP arrives for this long, seconds. */
-      mediaTimeoutS: z.coerce.number().int().min(1).max(3600).default(30),
-      /**
-       * Where the calls' RTP is received and decoded: `worker`, a thread of its own whose loop does
-       * nothing but packets (on time while the sessions are busy), or `main`, the bridge's own
-       * thread. Either way the agent's packets leave from the native send thread.
-       */
-      rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker"),
-      /**
-       * Sources (CIDR ranges) that may send requests; others get 403. Default: loopback and the
-       * private ranges; `any` opens it to everyone. Registrars and outbound proxies are added.
-       */
-      allowFrom: allowFromSchema,
-      /** Requests per second each source may send outside calls; a flood beyond it is dropped. 0: no limit. */
-      rateLimit: rateLimitSchema,
-      /** `user:password` pairs; when set, every new INVITE must pass HTTP digest authentication. */
-      users: usersSchema,
-      /** Digest algorithms offered with sip.users, in order of preference (MD5, SHA-256). */
-      digestAlgorithms: digestAlgorithmsSchema,
-      /** Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]`. */
-      registrations: registrationsSchema,
-      /** SIP over TLS on this port (5061 by convention); off unless set. Needs tlsCert and tlsKey. */
-      tlsPort: tlsPortSchema,
-      /** PEM certificate (chain) and key for TLS; read again on SIGHUP. */
-      tlsCert: z.string().min(1).optional(),
-      tlsKey: z.string().min(1).optional(),
-      /** Check the certificate chain and name of TLS peers we connect to (registrars); false only for tests. */
-      tlsVerify: flag.default(true),
-      /** SDES-SRTP: off, optional (take it when the caller offers it) or required (plain RTP gets 488). */
-      srtp: srtpSchema,
+        .default(["opus", "pcmu", "pcma"])
+        .meta({ description: "Codecs offered and accepted, in preference order." }),
+      mediaTimeoutS: z.coerce.number().int().min(1).max(3600).default(30).meta({
+        description: "Hang up when no RTP arrives for this long, seconds.",
+      }),
+      rtpThread: z.enum(["worker", "main"], { error: "expected worker or main" }).default("worker").meta({
+        description:
+          "Where the calls' RTP is received and decoded: `worker`, a thread of its own whose loop does nothing but packets (on time while the sessions are busy), or `main`, the bridge's own thread. Either way the agent's packets leave from the native send thread.",
+      }),
+      allowFrom: allowFromSchema.meta({
+        description:
+          "Sources (CIDR ranges) that may send requests; others get 403. Default: loopback and the private ranges; `any` opens it to everyone. Registrars and outbound proxies are added.",
+      }),
+      rateLimit: rateLimitSchema.meta({
+        description:
+          "Requests per second each source may send outside calls; a flood beyond it is dropped. 0: no limit.",
+      }),
+      users: usersSchema.meta({
+        description:
+          "`user:password` pairs; when set, every new INVITE must pass HTTP digest authentication.",
+      }),
+      digestAlgorithms: digestAlgorithmsSchema.meta({
+        description: "Digest algorithms offered with sip.users, in order of preference (MD5, SHA-256).",
+      }),
+      registrations: registrationsSchema.meta({
+        description:
+          "Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]` (whitespace-separated in the environment), or objects in a config file.",
+      }),
+      tlsPort: tlsPortSchema.meta({
+        description:
+          "SIP over TLS on this port (5061 by convention); off unless set. Needs tlsCert and tlsKey.",
+      }),
+      tlsCert: z.string().min(1).optional().meta({
+        description: "PEM certificate (chain) file for TLS; read again on reload (SIGHUP).",
+      }),
+      tlsKey: z
+        .string()
+        .min(1)
+        .optional()
+        .meta({ description: "PEM private key file for TLS; read again on reload (SIGHUP)." }),
+      tlsVerify: flag.default(true).meta({
+        description:
+          "Check the certificate chain and name of TLS peers we connect to (registrars); false only for tests.",
+      }),
+      srtp: srtpSchema.meta({
+        description:
+          "SDES-SRTP: off, optional (take it when the caller offers it) or required (plain RTP gets 488).",
+      }),
     })
     .prefault({})
     .superRefine((v, ctx) => {
@@ -234,48 +335,76 @@ export const configSchema = z.object({
             path: [key],
             message: `required when sip.tlsPort (SIP_TLS_PORT) is set: set ${key === "tlsCert" ? "SIP_TLS_CERT" : "SIP_TLS_KEY"} to a PEM file`,
           });
+    })
+    .meta({
+      description:
+        "SIP signalling and RTP media: ports, NAT, codecs, who may call, registrations, TLS and SRTP.",
     }),
   audiosocket: z
     .object({
-      /** Asterisk AudioSocket TCP port; unset or false (`off`) disables it. */
       port: z
         .union([z.literal(false), z.literal("off").transform(() => false as const), port])
-        .default(false),
-      host: z.string().min(1).default("0.0.0.0"),
+        .default(false)
+        .meta({ description: "Asterisk AudioSocket TCP port; unset or false (`off`) disables it." }),
+      host: z
+        .string()
+        .min(1)
+        .default("0.0.0.0")
+        .meta({ description: "Address the AudioSocket server listens on." }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "Asterisk AudioSocket: calls that Asterisk hands over a TCP stream." }),
   discord: z
     .object({
-      /** Bot token; the Discord bot runs whenever it is set. */
-      token: z.string().min(1).optional(),
-      /** Base URL of Discord's API (REST; the gateway URL comes from /gateway/bot). */
-      apiBase: url.default("https://discord.com/api"),
-      /** Voice channel ids joined at start (comma-separated in the environment). */
+      token: z
+        .string()
+        .min(1)
+        .optional()
+        .meta({ description: "Bot token; the Discord bot runs whenever it is set." }),
+      apiBase: url.default("https://discord.com/api").meta({
+        description: "Base URL of Discord's API (REST; the gateway URL comes from /gateway/bot).",
+      }),
       autoJoin: z
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
         .pipe(
           z.array(z.string().regex(/^\d{15,21}$/, { error: "expected a channel id (a snowflake: digits)" })),
         )
-        .default([]),
-      /** `all`: answer every turn; `mention`: only turns that address the agent by name. */
-      respondTo: z.enum(["all", "mention"]).default("all"),
-      /** The name members call the agent by (mention mode); default: the bot's user name. */
-      agentName: z.string().min(1).optional(),
-      /** Post the conversation to the voice channel's text chat as it happens. */
-      textLog: z.coerce.boolean().default(false),
-      /** Shard processes: a number, or `auto` (Discord's recommendation); unset runs one process. */
-      shards: z.union([z.literal("auto"), z.coerce.number().int().min(1).max(1000)]).optional(),
+        .default([])
+        .meta({ description: "Voice channel ids joined at start (comma-separated in the environment)." }),
+      respondTo: z.enum(["all", "mention"]).default("all").meta({
+        description: "`all`: answer every turn; `mention`: only turns that address the agent by name.",
+      }),
+      agentName: z.string().min(1).optional().meta({
+        description: "The name members call the agent by (mention mode); default: the bot's user name.",
+      }),
+      textLog: z.coerce.boolean().default(false).meta({
+        description: "Post the conversation to the voice channel's text chat as it happens.",
+      }),
+      shards: z
+        .union([z.literal("auto"), z.coerce.number().int().min(1).max(1000)])
+        .optional()
+        .meta({
+          description:
+            "Shard processes: a number, or `auto` (Discord's recommendation); unset runs one process.",
+        }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "The Discord bot: an agent in voice channels." }),
   callReports: z
     .object({
-      /** Each ended call's record is POSTed here (JSON, signed with `secret`); unset: no reports. */
-      url: url.optional(),
-      /** Shared secret of the HMAC-SHA256 signature; required with `url`. */
-      secret: z.string().min(16, { error: "expected a secret of at least 16 characters" }).optional(),
-      /** Reports wait here until delivered; default: <local.dataDir>/call-reports. */
-      dir: z.string().min(1).optional(),
+      url: url.optional().meta({
+        description:
+          "Each ended call's record is POSTed here (JSON, signed with `secret`); unset: no reports.",
+      }),
+      secret: z
+        .string()
+        .min(16, { error: "expected a secret of at least 16 characters" })
+        .optional()
+        .meta({ description: "Shared secret of the HMAC-SHA256 signature; required with `url`." }),
+      dir: z.string().min(1).optional().meta({
+        description: "Reports wait here until delivered; default: <local.dataDir>/call-reports.",
+      }),
     })
     .prefault({})
     .superRefine((v, ctx) => {
@@ -285,37 +414,48 @@ export const configSchema = z.object({
           path: ["secret"],
           message: "required when callReports.url (CALL_REPORT_URL) is set: set CALL_REPORT_SECRET",
         });
-    }),
+    })
+    .meta({ description: "Call reports: each ended call's record, signed and POSTed to your server." }),
   store: z
     .object({
-      /**
-       * PostgreSQL for call records (postgres://user:password@host:5432/database), shared by every
-       * bridge on it. Unset: SQLite in <local.dataDir>/voice-bridge.db.
-       */
       databaseUrl: z
         .string()
         .regex(/^postgres(ql)?:\/\/\S+$/, {
           error: "expected a postgres://user:password@host:5432/database URL",
         })
-        .optional(),
-      /** This bridge's name in the records and the console (several bridges on one database). Default: the host name. */
-      instance: z.string().min(1).max(64).optional(),
-      /**
-       * PostgreSQL: a bridge silent this long is lost (killed, its machine gone); the next bridge
-       * that notices ends its live calls with reason `instance lost`. Each bridge says it is alive
-       * six times in this period.
-       */
-      lostAfterSeconds: z.coerce.number().min(1).max(3600).default(30),
-      /** Ended calls kept in memory for the console and reports (the live ones always are). */
-      keepEnded: z.coerce.number().int().min(0).max(100_000).default(200),
+        .optional()
+        .meta({
+          type: "PostgreSQL URL",
+          description:
+            "PostgreSQL for call records (postgres://user:password@host:5432/database), shared by every bridge on it. Unset: SQLite in <local.dataDir>/voice-bridge.db.",
+        }),
+      instance: z.string().min(1).max(64).optional().meta({
+        description:
+          "This bridge's name in the records and the console (several bridges on one database). Default: the host name.",
+      }),
+      lostAfterSeconds: z.coerce.number().min(1).max(3600).default(30).meta({
+        description:
+          "PostgreSQL: a bridge silent this long is lost (killed, its machine gone); the next bridge that notices ends its live calls with reason `instance lost`. Each bridge says it is alive six times in this period.",
+      }),
+      keepEnded: z.coerce.number().int().min(0).max(100_000).default(200).meta({
+        description: "Ended calls kept in memory for the console and reports (the live ones always are).",
+      }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "Where call records are kept (SQLite, or PostgreSQL shared by several bridges)." }),
   log: z
     .object({
-      level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-      format: z.enum(["auto", "pretty", "json"]).default("auto"),
+      level: z
+        .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
+        .default("info")
+        .meta({ description: "Lowest level of log lines written (pino levels)." }),
+      format: z.enum(["auto", "pretty", "json"]).default("auto").meta({
+        description:
+          "`pretty` lines for a person, `json` lines for a collector; `auto`: pretty in a terminal, JSON otherwise.",
+      }),
     })
-    .prefault({}),
+    .prefault({})
+    .meta({ description: "Logging." }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -75,7 +75,10 @@ const userPair = z.unknown().transform((v, ctx): SipUser => {
   return { user: v.slice(0, colon), password: v.slice(colon + 1) };
 });
 
-export const usersSchema = z.preprocess(listOf, z.array(userPair)).default([]);
+export const usersSchema = z
+  .preprocess(listOf, z.array(userPair))
+  .default([])
+  .meta({ type: "list of `user:password` (or {user, password} in a config file)" });
 
 export type SipTransportName = "udp" | "tcp" | "tls";
 
@@ -163,29 +166,57 @@ export function parseRegistrationUri(s: string): SipRegistration | string {
 }
 
 const registrationObject = z.object({
-  user: z.string().min(1),
-  password: z.string().min(1),
-  registrar: hostPortSchema,
-  authUser: z.string().min(1).optional(),
-  outboundProxy: hostPortSchema.optional(),
-  transport: transportSchema.default("udp"),
-  expires: expiresSchema.default(3600),
+  user: z.string().min(1).meta({
+    description: "The user part of the address of record (sip:user@domain); calls for it reach the agent.",
+  }),
+  password: z.string().min(1).meta({ description: "The digest password." }),
+  registrar: hostPortSchema.meta({
+    type: "host or host:port",
+    description:
+      "The registrar's domain (To/From and the Request-URI) and where REGISTER is sent unless a proxy is set.",
+  }),
+  authUser: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "The digest user name when it differs from the AOR's user." }),
+  outboundProxy: hostPortSchema.optional().meta({
+    type: "host or host:port",
+    description: "Sends REGISTER here instead of the registrar's address.",
+  }),
+  transport: transportSchema
+    .default("udp")
+    .meta({
+      description: "Transport of the registration and its calls (sip: URIs default to udp, sips: to tls).",
+    }),
+  expires: expiresSchema
+    .default(3600)
+    .meta({ description: "Expiry asked for, seconds (the registrar may grant less)." }),
 });
 
-/** A URI string, or an object in a config file (its fields' own errors kept). */
-const registration = z.unknown().transform((v, ctx): SipRegistration => {
-  if (typeof v === "string") {
-    const r = parseRegistrationUri(v);
-    if (typeof r !== "string") return r;
-    ctx.addIssue({ code: "custom", message: r });
+/**
+ * A URI string, or an object in a config file (its fields' own errors kept). The transform hides
+ * the object's schema from a walker, so the metadata points the configuration reference at it.
+ */
+const registration = z
+  .unknown()
+  .transform((v, ctx): SipRegistration => {
+    if (typeof v === "string") {
+      const r = parseRegistrationUri(v);
+      if (typeof r !== "string") return r;
+      ctx.addIssue({ code: "custom", message: r });
+      return z.NEVER;
+    }
+    const r = registrationObject.safeParse(v);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues)
+      ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
     return z.NEVER;
-  }
-  const r = registrationObject.safeParse(v);
-  if (r.success) return r.data;
-  for (const issue of r.error.issues)
-    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
-  return z.NEVER;
-});
+  })
+  .meta({
+    type: "`sip:user:password@registrar[:port][;transport=…][;expires=N]`, or an object",
+    objectForm: registrationObject,
+  });
 
 /** From the environment, several registrations are separated by whitespace. */
 export const registrationsSchema = z
