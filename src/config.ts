@@ -42,6 +42,7 @@ export const configSchema = z.object({
         )
         .optional()
         .meta({
+          secret: true,
           description:
             "Bearer token people need for the bridge's own pages and records: the console, its live feed, browser calls, /calls and recordings (Twilio's routes have their signature; probes and /metrics stay open). Unset: a random token is made at first start and kept in <local.dataDir>/bridge-token (mode 600). `off`: no token asked, on purpose.",
         }),
@@ -65,7 +66,7 @@ export const configSchema = z.object({
       baseUrl: url.optional().meta({
         description: "Hosted service; when absent (with no api key) the embedded local service is used.",
       }),
-      apiKey: z.string().min(1).optional().meta({ description: "Key for the hosted service." }),
+      apiKey: z.string().min(1).optional().meta({ secret: true, description: "Key for the hosted service." }),
       planTier: z.coerce.boolean().default(false).meta({
         description: "Use the subscription plan tier paths (/svc_plan/v1) for the speech endpoints.",
       }),
@@ -100,7 +101,7 @@ export const configSchema = z.object({
         "The service API the bridge talks to (hosted, or the embedded local one) and the models, voice and language every agent starts from.",
     }),
   agent: defaultAgentSchema.prefault({}).meta({
-    description: "The agent named `default`: it takes every call no route gives to another (see src/agents).",
+    description: "The agent named `default`: it takes every call no route gives to another.",
   }),
   agents: z.record(agentName, agentSchema).default({}).meta({
     description: "More agents by name; a route or the call-start webhook picks one per call.",
@@ -130,7 +131,10 @@ export const configSchema = z.object({
         .union([z.string(), z.array(z.string())])
         .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
         .default([])
-        .meta({ description: "Keys the local service accepts; empty → one dev key kept in dataDir." }),
+        .meta({
+          secret: true,
+          description: "Keys the local service accepts; empty → one dev key kept in dataDir.",
+        }),
       chatEngine: z.enum(["scripted", "openai-compatible"]).optional().meta({
         description:
           "Chat engine behind E1–E3: the scripted demo agent, or an OpenAI-compatible upstream (default: openai-compatible when chatUpstream is set, else scripted).",
@@ -145,7 +149,7 @@ export const configSchema = z.object({
         .string()
         .min(1)
         .optional()
-        .meta({ description: "Bearer key sent to the chat upstream." }),
+        .meta({ secret: true, description: "Bearer key sent to the chat upstream." }),
       asrUpstream: httpUrl.optional().meta({
         description:
           "Server (root or …/v1) that speaks OpenAI's audio API for recognition: E6 is forwarded to its /v1/audio/transcriptions (faster-whisper, whisper.cpp servers) instead of PocketSphinx.",
@@ -157,7 +161,7 @@ export const configSchema = z.object({
         .string()
         .min(1)
         .optional()
-        .meta({ description: "Bearer key sent to the recognition upstream." }),
+        .meta({ secret: true, description: "Bearer key sent to the recognition upstream." }),
       ttsUpstream: httpUrl.optional().meta({
         description:
           "Server (root or …/v1) for synthesis: E4 and E5 through its /v1/audio/speech (Kokoro, Piper servers) instead of espeak-ng.",
@@ -169,7 +173,7 @@ export const configSchema = z.object({
         .string()
         .min(1)
         .optional()
-        .meta({ description: "Bearer key sent to the speech upstream." }),
+        .meta({ secret: true, description: "Bearer key sent to the speech upstream." }),
       ttsUpstreamVoices: z
         .union([z.string(), z.record(z.string(), z.string())])
         .transform((v, ctx) => {
@@ -236,6 +240,7 @@ export const configSchema = z.object({
             "Account SID (AC…); with authToken it enables hang-up and transfer through the REST API.",
         }),
       authToken: z.string().min(1).optional().meta({
+        secret: true,
         description: "Auth token: checks X-Twilio-Signature on the voice webhook and the media WebSocket.",
       }),
     })
@@ -286,6 +291,7 @@ export const configSchema = z.object({
           "Where the calls' RTP is received and decoded: `worker`, a thread of its own whose loop does nothing but packets (on time while the sessions are busy), or `main`, the bridge's own thread. Either way the agent's packets leave from the native send thread.",
       }),
       allowFrom: allowFromSchema.meta({
+        type: "list of CIDR ranges, or `any`",
         description:
           "Sources (CIDR ranges) that may send requests; others get 403. Default: loopback and the private ranges; `any` opens it to everyone. Registrars and outbound proxies are added.",
       }),
@@ -294,6 +300,7 @@ export const configSchema = z.object({
           "Requests per second each source may send outside calls; a flood beyond it is dropped. 0: no limit.",
       }),
       users: usersSchema.meta({
+        secret: true,
         description:
           "`user:password` pairs; when set, every new INVITE must pass HTTP digest authentication.",
       }),
@@ -301,6 +308,7 @@ export const configSchema = z.object({
         description: "Digest algorithms offered with sip.users, in order of preference (MD5, SHA-256).",
       }),
       registrations: registrationsSchema.meta({
+        secret: true,
         description:
           "Accounts the bridge registers with: `sip:user:password@registrar[:port][;transport=…][;expires=N]` (whitespace-separated in the environment), or objects in a config file.",
       }),
@@ -360,7 +368,7 @@ export const configSchema = z.object({
         .string()
         .min(1)
         .optional()
-        .meta({ description: "Bot token; the Discord bot runs whenever it is set." }),
+        .meta({ secret: true, description: "Bot token; the Discord bot runs whenever it is set." }),
       apiBase: url.default("https://discord.com/api").meta({
         description: "Base URL of Discord's API (REST; the gateway URL comes from /gateway/bot).",
       }),
@@ -397,11 +405,10 @@ export const configSchema = z.object({
         description:
           "Each ended call's record is POSTed here (JSON, signed with `secret`); unset: no reports.",
       }),
-      secret: z
-        .string()
-        .min(16, { error: "expected a secret of at least 16 characters" })
-        .optional()
-        .meta({ description: "Shared secret of the HMAC-SHA256 signature; required with `url`." }),
+      secret: z.string().min(16, { error: "expected a secret of at least 16 characters" }).optional().meta({
+        secret: true,
+        description: "Shared secret of the HMAC-SHA256 signature; required with `url`.",
+      }),
       dir: z.string().min(1).optional().meta({
         description: "Reports wait here until delivered; default: <local.dataDir>/call-reports.",
       }),
@@ -425,6 +432,7 @@ export const configSchema = z.object({
         })
         .optional()
         .meta({
+          secret: true,
           type: "PostgreSQL URL",
           description:
             "PostgreSQL for call records (postgres://user:password@host:5432/database), shared by every bridge on it. Unset: SQLite in <local.dataDir>/voice-bridge.db.",

@@ -169,7 +169,7 @@ const registrationObject = z.object({
   user: z.string().min(1).meta({
     description: "The user part of the address of record (sip:user@domain); calls for it reach the agent.",
   }),
-  password: z.string().min(1).meta({ description: "The digest password." }),
+  password: z.string().min(1).meta({ secret: true, description: "The digest password." }),
   registrar: hostPortSchema.meta({
     type: "host or host:port",
     description:
@@ -184,11 +184,9 @@ const registrationObject = z.object({
     type: "host or host:port",
     description: "Sends REGISTER here instead of the registrar's address.",
   }),
-  transport: transportSchema
-    .default("udp")
-    .meta({
-      description: "Transport of the registration and its calls (sip: URIs default to udp, sips: to tls).",
-    }),
+  transport: transportSchema.default("udp").meta({
+    description: "Transport of the registration and its calls (sip: URIs default to udp, sips: to tls).",
+  }),
   expires: expiresSchema
     .default(3600)
     .meta({ description: "Expiry asked for, seconds (the registrar may grant less)." }),

@@ -11,7 +11,7 @@ export interface UnknownKey {
 }
 
 // Just enough of zod 4's definitions to walk them.
-interface Def {
+export interface Def {
   type: string;
   shape?: Record<string, z.ZodType>;
   innerType?: z.ZodType;
@@ -24,7 +24,7 @@ interface Def {
   getter?: () => z.ZodType;
 }
 
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+export const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The object shapes `schema` can take for an object value (through wrappers, pipes and unions). */
 function shapesOf(schema: z.ZodType, depth = 0): Array<Record<string, z.ZodType>> {

@@ -11,10 +11,10 @@ export const TRANSPORTS = ["twilio", "sip", "audiosocket", "browser", "discord"]
 /** The call-start webhook: asked which agent, with which variables and overrides (see webhook.ts). */
 export const webhookSchema = z.object({
   url: url.meta({ description: "Where the call's details are POSTed at call start." }),
-  secret: z
-    .string()
-    .min(16, { error: "expected a secret of at least 16 characters" })
-    .meta({ description: "HMAC-SHA256 key the request is signed with, as the call reports are." }),
+  secret: z.string().min(16, { error: "expected a secret of at least 16 characters" }).meta({
+    secret: true,
+    description: "HMAC-SHA256 key the request is signed with, as the call reports are.",
+  }),
   timeoutMs: z.coerce.number().int().min(50).max(10_000).default(1500).meta({
     description: "Longest wait for the answer, ms; then the route's agent takes the call.",
   }),

@@ -51,8 +51,10 @@ export const httpToolSchema = z.object({
     .record(
       z.string(),
       z.looseObject({
-        type: z.enum(["string", "number", "integer", "object", "array", "boolean"]),
-        description: z.string().optional(),
+        type: z
+          .enum(["string", "number", "integer", "object", "array", "boolean"])
+          .meta({ description: "The argument's JSON type." }),
+        description: z.string().optional().meta({ description: "What the argument is, for the model." }),
       }),
     )
     .default({})
@@ -108,19 +110,14 @@ const ms = whole;
 
 /** Every setting of an agent, as written (before defaults). */
 export const agentShape = {
-  systemPrompt: templated
-    .optional()
-    .meta({
-      description:
-        "The model's instructions (per-call variables filled); default: a short phone-agent prompt.",
-    }),
+  systemPrompt: templated.optional().meta({
+    description: "The model's instructions (per-call variables filled); default: a short phone-agent prompt.",
+  }),
   greeting: templated.optional().meta({ description: "Spoken first; when absent the model greets." }),
-  apologyText: templated
-    .optional()
-    .meta({
-      description:
-        "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
-    }),
+  apologyText: templated.optional().meta({
+    description:
+      "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
+  }),
   transferTarget: templated
     .optional()
     .meta({ description: "Phone number or SIP URI the transfer_call tool dials." }),
@@ -152,12 +149,10 @@ export const agentShape = {
   minEndOfTurnMs: ms(50, 5000)
     .default(250)
     .meta({ description: "Shortest silence after the caller's words before the agent answers, ms." }),
-  maxEndOfTurnMs: ms(100, 10_000)
-    .default(1200)
-    .meta({
-      description:
-        "Longest silence before the caller's turn is taken as ended, however unsure the agent is, ms.",
-    }),
+  maxEndOfTurnMs: ms(100, 10_000).default(1200).meta({
+    description:
+      "Longest silence before the caller's turn is taken as ended, however unsure the agent is, ms.",
+  }),
   endOfTurnConfidence: z.coerce
     .number({ error: "expected a probability such as 0.9" })
     .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
@@ -184,44 +179,34 @@ export const agentShape = {
   endOfTurnProsody: flag
     .default(false)
     .meta({ description: "Weigh how the caller's voice ended (pitch fall or rise) as well as the words." }),
-  adaptToCaller: flag
-    .default(true)
-    .meta({
-      description: "Learn each caller's pauses within the call and lengthen or shorten their wait (bounded).",
-    }),
+  adaptToCaller: flag.default(true).meta({
+    description: "Learn each caller's pauses within the call and lengthen or shorten their wait (bounded).",
+  }),
   bargeInMinMs: ms(0, 2000)
     .default(180)
     .meta({ description: "Caller speech over the agent longer than this pauses the agent, ms." }),
-  bargeInConfirmMs: ms(0, 5000)
-    .default(1000)
-    .meta({
-      description:
-        "Caller speech over the agent longer than this interrupts it for good (shorter is a backchannel: the agent resumes), ms.",
-    }),
-  repromptAfterMs: ms(1000)
-    .default(8000)
-    .meta({
-      description:
-        "Silence from the caller after the agent finished before it asks whether they are still there, ms.",
-    }),
+  bargeInConfirmMs: ms(0, 5000).default(1000).meta({
+    description:
+      "Caller speech over the agent longer than this interrupts it for good (shorter is a backchannel: the agent resumes), ms.",
+  }),
+  repromptAfterMs: ms(1000).default(8000).meta({
+    description:
+      "Silence from the caller after the agent finished before it asks whether they are still there, ms.",
+  }),
   maxReprompts: whole(0, 10)
     .default(2)
     .meta({ description: "Re-prompts without an answer before the agent says goodbye and hangs up." }),
   maxCallSeconds: whole(10)
     .default(900)
     .meta({ description: "Longest call, seconds; then the agent hangs up." }),
-  historyTokens: whole(200, 100_000)
-    .default(2000)
-    .meta({
-      description:
-        "Tokens of recent turns sent to the model (o200k); older turns leave, their words kept in a digest of at most historyDigestTokens (0: dropped outright), so long calls cost no more per turn.",
-    }),
-  historyDigestTokens: whole(0, 10_000)
-    .default(300)
-    .meta({
-      description:
-        "Tokens of the digest that keeps the words of turns older than historyTokens (0: they are dropped).",
-    }),
+  historyTokens: whole(200, 100_000).default(2000).meta({
+    description:
+      "Tokens of recent turns sent to the model (o200k); older turns leave, their words kept in a digest of at most historyDigestTokens (0: dropped outright), so long calls cost no more per turn.",
+  }),
+  historyDigestTokens: whole(0, 10_000).default(300).meta({
+    description:
+      "Tokens of the digest that keeps the words of turns older than historyTokens (0: they are dropped).",
+  }),
   recording: flag
     .default(true)
     .meta({ description: "Record this agent's calls (when the bridge records: agent.recordingDir)." }),
