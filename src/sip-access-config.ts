@@ -185,7 +185,8 @@ const registrationObject = z.object({
     description: "Sends REGISTER here instead of the registrar's address.",
   }),
   transport: transportSchema.default("udp").meta({
-    description: "Transport of the registration and its calls (sip: URIs default to udp, sips: to tls).",
+    description:
+      "Transport REGISTER is sent over (from a URI: udp, or tls for a `sips:` URI, unless `;transport=` says).",
   }),
   expires: expiresSchema
     .default(3600)
