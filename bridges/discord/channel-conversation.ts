@@ -12,12 +12,19 @@ import type { Client, VoiceBasedChannel } from "discord.js";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport, Speaker } from "../transport.ts";
+import { describeE2ee, E2eeWatch, maySpeak } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
 const READY_TIMEOUT_MS = 20_000;
+/**
+ * How long the DAVE group may take to be ready once the connection is (members answer a key package
+ * in hundreds of ms; a transition is given about 2 s), and how long a later rebuild may hold the
+ * agent's voice, before the conversation ends rather than speak unencrypted.
+ */
+const DAVE_READY_TIMEOUT_MS = 10_000;
 /** How long a disconnected connection may take to start reconnecting before it is given up. */
 const RECONNECT_GRACE_MS = 5_000;
 /** Consecutive DAVE decryption failures tolerated per member before the library drops their stream. */
@@ -36,6 +43,8 @@ export interface ChannelConversationOptions {
   log: Logger;
   clock: Clock;
   settings: ConversationSettings;
+  /** Overrides DAVE_READY_TIMEOUT_MS (tests). */
+  daveReadyTimeoutMs?: number;
   onConversation(transport: CallTransport): void;
   /** The conversation ended (after the session was told and the channel left). */
   onEnded(conversation: ChannelConversation): void;
@@ -86,16 +95,41 @@ export class ChannelConversation {
       if (from.status !== to.status)
         this.#log.debug({ from: from.status, to: to.status }, "voice connection");
     });
+    const joinedAt = this.#opts.clock.now();
+    const daveTimeout = this.#opts.daveReadyTimeoutMs ?? DAVE_READY_TIMEOUT_MS;
+    const e2ee = new E2eeWatch(connection, {
+      log: this.#log,
+      clock: this.#opts.clock,
+      holdLimitMs: daveTimeout,
+      onHoldTooLong: (line) => {
+        this.#log.error(line);
+        this.#end("DAVE group not ready: nothing said unencrypted");
+      },
+    });
     try {
       await entersState(connection, VoiceConnectionStatus.Ready, READY_TIMEOUT_MS);
     } catch (err) {
-      this.#ended = true;
-      if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
-      this.#opts.onEnded(this);
+      this.#fail(connection);
       throw new Error(
         `the voice connection to "${channel.name}" did not become ready within ${READY_TIMEOUT_MS / 1000} s (${(err as Error).message})`,
       );
     }
+    // Ready comes with the Session Description, before the DAVE group exists: until then the
+    // library would send the greeting in clear, and members drop unencrypted media.
+    let secured: Awaited<ReturnType<E2eeWatch["whenSpeakable"]>>;
+    try {
+      secured = await e2ee.whenSpeakable(daveTimeout);
+    } catch (err) {
+      this.#log.error(
+        { channel: channel.name, waitedMs: Math.round(this.#opts.clock.now() - joinedAt) },
+        `DAVE did not come up (${(err as Error).message}): leaving the channel rather than speak unencrypted`,
+      );
+      this.#fail(connection);
+      throw new Error(
+        `end-to-end encryption (DAVE) did not come up in "${channel.name}" within ${daveTimeout / 1000} s`,
+      );
+    }
+    if (this.#ended) throw new Error(`the conversation in "${channel.name}" ended while it started`);
     connection.on(VoiceConnectionStatus.Disconnected, () => void this.#onDisconnected(connection));
     connection.on(VoiceConnectionStatus.Destroyed, () => this.#end("voice connection closed"));
 
@@ -116,13 +150,34 @@ export class ChannelConversation {
       leave: async (reason) => this.leave(`agent hung up (${reason})`),
     });
     this.#transport = transport;
-    connection.subscribe(transport.player.player);
+    transport.player.connect({
+      open: () => maySpeak(e2ee.check()),
+      send: (packet) => {
+        if (connection.prepareAudioPacket(packet)) connection.dispatchAudio();
+      },
+      speaking: (on) => {
+        connection.setSpeaking(on);
+      },
+    });
     connection.receiver.speaking.on("start", (userId) => this.#listenTo(userId));
     this.#log.info(
-      { humans: this.humans().length, dave: connection.state.status === VoiceConnectionStatus.Ready },
-      "voice connection ready: conversation starts",
+      {
+        humans: this.humans().length,
+        e2ee: describeE2ee(secured),
+        dave: secured.kind === "dave",
+        daveSince: e2ee.daveSince,
+        privacyCode: secured.kind === "dave" ? secured.privacyCode : undefined,
+        secureAfterMs: Math.round(this.#opts.clock.now() - joinedAt),
+      },
+      "voice connection ready and encrypted: conversation starts",
     );
     this.#opts.onConversation(transport);
+  }
+
+  #fail(connection: VoiceConnection): void {
+    this.#ended = true;
+    if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
+    this.#opts.onEnded(this);
   }
 
   /** Human members in the channel now (bots, the bridge included, do not count). */

@@ -46,6 +46,8 @@ export interface FakeDiscordOptions {
   dave?: boolean;
   /** Transport encryption modes offered, in order. Default AES-256-GCM then XChaCha20-Poly1305 (rtpsize). */
   modes?: readonly TransportMode[];
+  /** How long members take to answer DAVE (the bot's key package, a newcomer's join), ms. Default 0. */
+  daveDelayMs?: number;
 }
 
 export interface FakeDiscord {
@@ -96,6 +98,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
   const voice = await FakeVoiceServer.start(cert, {
     dave: options.dave ?? true,
     ...(options.modes ? { modes: options.modes } : {}),
+    ...(options.daveDelayMs !== undefined ? { daveDelayMs: options.daveDelayMs } : {}),
   });
   const guildId = nextSnowflake();
   const voiceChannelId = nextSnowflake();

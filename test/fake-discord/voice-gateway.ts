@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:https";
 import { WebSocket, WebSocketServer } from "ws";
 import { DaveExternalSender } from "./dave-external-sender.ts";
 import { DaveGroup } from "./dave-group.ts";
+import { isDaveFrame, isSilenceFrame } from "./media-frames.ts";
 import type { SimulatedMember } from "./member.ts";
 import type { SelfSignedCert } from "./tls-cert.ts";
 import { openRtp, TRANSPORT_MODES, type TransportMode } from "./transport-crypto.ts";
@@ -41,6 +42,8 @@ export interface VoiceServerOptions {
   dave: boolean;
   /** Encryption modes offered in Ready, in order (the client takes the first it supports). Default both. */
   modes?: readonly TransportMode[];
+  /** How long members take to answer DAVE (the bot's key package, a newcomer's join), ms. Default 0. */
+  daveDelayMs?: number;
 }
 
 interface Call {
@@ -61,6 +64,7 @@ export class FakeVoiceServer {
   readonly #external: DaveExternalSender;
   readonly #dave: boolean;
   readonly #modes: readonly TransportMode[];
+  readonly #daveDelayMs: number;
   #grant: VoiceGrant | undefined;
   #call: Call | undefined;
   #seq = 0;
@@ -71,6 +75,13 @@ export class FakeVoiceServer {
   readonly botSpeaking: unknown[] = [];
   /** Bot RTP packets that failed transport decryption. */
   transportFailures = 0;
+  /**
+   * Bot media frames (not the silence frame) that arrived without DAVE encryption while the call ran
+   * DAVE outside a protocol-version transition: what real clients drop. Must stay 0.
+   */
+  clearMediaFrames = 0;
+  /** Bot media frames that arrived DAVE-encrypted. */
+  daveMediaFrames = 0;
   readonly #waiters = new Waiters();
 
   private constructor(
@@ -84,6 +95,7 @@ export class FakeVoiceServer {
     this.#external = external;
     this.#dave = options.dave;
     this.#modes = options.modes ?? TRANSPORT_MODES;
+    this.#daveDelayMs = options.daveDelayMs ?? 0;
     if (this.#modes.length === 0) throw new Error("the voice server must offer at least one encryption mode");
     this.#wss = new WebSocketServer({ server: https });
     this.#wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
@@ -256,6 +268,7 @@ export class FakeVoiceServer {
             this.records.push({ dir: "out", op: -1, d: `DAVE step failed: ${String(error)}` }),
         },
         () => [...this.#members].filter((m) => m.connected),
+        this.#daveDelayMs,
       );
     }
     this.#call = call;
@@ -317,6 +330,7 @@ export class FakeVoiceServer {
       secretKey: call.secretKey,
       mode: call.mode,
       channelId: call.grant.channelId,
+      dave: () => this.#call === call && call.daveVersion > 0,
       sendUdp: (sealed) => {
         const peer = this.udp.peer(BOT_SSRC);
         if (peer && this.#call === call) this.udp.send(peer, sealed);
@@ -348,6 +362,10 @@ export class FakeVoiceServer {
     } catch {
       this.transportFailures++;
       return;
+    }
+    if (!isSilenceFrame(payload)) {
+      if (isDaveFrame(payload)) this.daveMediaFrames++;
+      else if (call.daveVersion > 0) this.clearMediaFrames++;
     }
     for (const member of this.#members) if (member.connected) member.hear(call.grant.userId, payload, at);
     if (this.#waiters.pending) this.#changed();
