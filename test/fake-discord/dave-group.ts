@@ -47,6 +47,11 @@ export class DaveGroup {
     this.#members = members;
   }
 
+  /** Whether the group exists (the bot's key package came; no downgrade since). */
+  get started(): boolean {
+    return this.#started;
+  }
+
   /** Resolves when every change queued so far has been committed and executed. */
   settled(): Promise<void> {
     return this.#queue;
@@ -73,6 +78,34 @@ export class DaveGroup {
   /** Opcode 23 from the bot. */
   transitionReady(transitionId: number): void {
     this.#pendingReady.get(transitionId)?.();
+  }
+
+  /**
+   * A downgrade to transport-only (protocol version 0): 21 prepare transition → the bot's 23 → 22
+   * execute; `executed` runs as 22 goes out (members stop DAVE then). The group is dropped: a later
+   * upgrade (24 prepare epoch 1) builds a new one from the bot's key package.
+   */
+  downgrade(executed: () => void): Promise<void> {
+    this.#enqueue(async () => {
+      const transitionId = ++this.#transition;
+      const ready = new Promise<void>((resolve) => this.#pendingReady.set(transitionId, resolve));
+      this.#bot.sendJson({ op: 21, d: { transition_id: transitionId, protocol_version: 0 } });
+      await ready;
+      this.#pendingReady.delete(transitionId);
+      this.#started = false;
+      executed();
+      for (const m of this.#members()) m.stopDave();
+      this.#bot.sendJson({ op: 22, d: { transition_id: transitionId } });
+      this.#bot.changed();
+    });
+    return this.#queue;
+  }
+
+  /** An upgrade back to DAVE: 24 prepare epoch 1; the bot's new key package (26) then rebuilds the group. */
+  upgrade(): void {
+    this.#enqueue(async () => {
+      this.#bot.sendJson({ op: 24, d: { protocol_version: 1, epoch: 1 } });
+    });
   }
 
   memberJoined(member: SimulatedMember): void {

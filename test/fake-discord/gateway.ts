@@ -292,6 +292,32 @@ export class FakeGateway {
     return { id, token };
   }
 
+  /** Opcode 7 Reconnect to the guild owner's connection: the client reconnects and resumes. */
+  reconnect(): void {
+    const owner = this.#owner;
+    if (owner?.ws) this.#sendTo(owner.ws, { op: 7, d: null });
+  }
+
+  /**
+   * Opcode 9 Invalid Session to the guild owner's connection. Not resumable: the session is forgotten,
+   * so the client must identify again (a new session id, READY and GUILD_CREATE once more).
+   */
+  invalidSession(resumable: boolean): void {
+    const owner = this.#owner;
+    if (!owner?.ws) return;
+    if (!resumable) this.#sessions.delete(owner.id);
+    this.#sendTo(owner.ws, { op: 9, d: resumable });
+  }
+
+  /** VOICE_SERVER_UPDATE to the guild owner: the bot's voice session moves (a new token, maybe endpoint). */
+  voiceServerUpdate(grant: { token: string; endpoint: string }): void {
+    this.#dispatchToOwner("VOICE_SERVER_UPDATE", {
+      token: grant.token,
+      guild_id: this.#world.guildId,
+      endpoint: grant.endpoint,
+    });
+  }
+
   /** Closes the guild owner's gateway connection with a close code (e.g. 4000 to make it resume). */
   closeWith(code: number): void {
     this.#owner?.ws?.close(code);

@@ -11,6 +11,10 @@
 //   fake.member(userId).agentSpeechSpans();         // what the bot said, with arrival times
 //   fake.member(userId).heardTimeline();            // ... as 48 kHz PCM with the gaps kept
 //   fake.voice.closeWith(4015);                     // voice server crash (the library resumes)
+//   fake.gateway.reconnect(); fake.gateway.invalidSession(false); // gateway op 7 / op 9
+//   await fake.voice.downgradeDave(); await fake.voice.upgradeDave(); // protocol version transitions
+//   fake.moveVoiceServer();                         // a new VOICE_SERVER_UPDATE mid-call
+//   fake.voice.clearMediaFrames;                    // bot media that arrived unencrypted in a DAVE call
 //   await fake.close();
 //
 // The voice gateway is wss:// with a self-signed certificate for 127.0.0.1 made at start: a child process
@@ -89,6 +93,11 @@ export interface FakeDiscord {
     channelId: string | null,
     sessionId: string,
   ): { endpoint: string; token: string } | undefined;
+  /**
+   * The bot's voice session moves (as when Discord moves a call to another voice server): a new token
+   * in a new VOICE_SERVER_UPDATE; the bot must identify again, and the new call runs a new DAVE group.
+   */
+  moveVoiceServer(): void;
   trustInThisProcess(): void;
   close(): Promise<void>;
 }
@@ -246,6 +255,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions): Promise<Fak
       });
     },
     botVoiceStateUpdate: botVoice,
+    moveVoiceServer() {
+      const grant = voice.currentGrant;
+      if (!grant) throw new Error("the bot is in no voice channel to move");
+      const token = nextSnowflake();
+      voice.grant({ ...grant, token });
+      gateway.voiceServerUpdate({ token, endpoint: voice.endpoint });
+    },
     trustInThisProcess: () => trustInThisProcess(cert.cert),
     async close() {
       gateway.close();

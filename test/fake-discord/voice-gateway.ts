@@ -137,12 +137,17 @@ export class FakeVoiceServer {
     return this.#call?.daveVersion ?? 0;
   }
 
-  /** Closes the bot's voice WebSocket with a server close code (4014 disconnected, 4015 crashed, …). */
+  /**
+   * Closes the bot's voice WebSocket with a close code: 4015 (crashed) or below 4000 (e.g. 1012 restart)
+   * leave the call resumable (op 7); 4006 (session no longer valid), 4009 (timed out), 4014
+   * (disconnected) end it.
+   */
   closeWith(code: number, reason = ""): void {
     const call = this.#call;
     if (!call) throw new Error("no bot is connected to the voice server");
     call.ws.close(code, reason);
-    if (code !== 4015) this.#endCall();
+    // The call survives a close the client may resume from (a crash, a dropped socket); not the others.
+    if (code !== 4015 && code >= 4000) this.#endCall();
   }
 
   /** A member enters the bot's voice channel (or is there when the bot arrives). */
@@ -159,6 +164,35 @@ export class FakeVoiceServer {
     this.#send({ op: 13, d: { user_id: member.userId } });
     if (call.dave) call.dave.memberLeft(member);
     else member.stopDave();
+  }
+
+  /** The grant the bot's voice session runs on (undefined while it is in no channel). */
+  get currentGrant(): VoiceGrant | undefined {
+    return this.#grant;
+  }
+
+  /**
+   * Downgrades the call to transport-only (DAVE protocol version 0 transition); resolves once executed.
+   * From then on members send and accept clear media, as the protocol has them do.
+   */
+  async downgradeDave(): Promise<void> {
+    const call = this.#call;
+    if (!call?.dave) throw new Error("the bot's call runs no DAVE to downgrade");
+    await call.dave.downgrade(() => {
+      call.daveVersion = 0;
+    });
+  }
+
+  /** Upgrades a downgraded call back to DAVE (prepare epoch 1, a new group); resolves once it runs DAVE. */
+  async upgradeDave(): Promise<void> {
+    const call = this.#call;
+    if (!call?.dave) throw new Error("the bot's call was not started with DAVE");
+    call.dave.upgrade();
+    // The bot answers 24 with a key package (26): the group is rebuilt as at the start.
+    await this.waitFor(() => this.#call !== call || call.dave?.started === true);
+    await call.dave.settled();
+    // Clear media was legitimate until the new group's transition executed.
+    call.daveVersion = 1;
   }
 
   /** Resolves when every DAVE change queued so far (adds, removes) has been committed and executed. */
