@@ -74,6 +74,8 @@ export class SimulatedMember {
   };
   #rtp: RtpFields;
   #nonce = 0;
+  /** RTP packets sent to the bot (speech and silence frames). */
+  sentPackets = 0;
   #speakingQueue: Promise<void> = Promise.resolve();
 
   constructor(info: MemberInfo, ssrc: number) {
@@ -165,6 +167,7 @@ export class SimulatedMember {
     const payload = this.#dave?.ready && !isSilence ? this.#dave.encryptOpus(Buffer.from(opus)) : opus;
     this.#nonce = (this.#nonce + 1) >>> 0;
     link.sendUdp(sealRtp(link.mode, link.secretKey, this.#rtp, this.#nonce, payload));
+    this.sentPackets++;
     this.#rtp.sequence = (this.#rtp.sequence + 1) & 0xffff;
     this.#rtp.timestamp = (this.#rtp.timestamp + FRAME_48K) >>> 0;
   }
