@@ -31,7 +31,14 @@ import {
   startFakeDiscord,
 } from "../test/fake-discord/index.ts";
 import { numberArg } from "./lib/args.ts";
-import { machineBusyUs, processCpuUs, spawnNode, stopProcess, waitForLine } from "./lib/calls-procs.ts";
+import {
+  machineBusyUs,
+  mainThreadCpuUs,
+  processCpuUs,
+  spawnNode,
+  stopProcess,
+  waitForLine,
+} from "./lib/calls-procs.ts";
 import { espeakSpeech, percentile, round } from "./lib/measure.ts";
 
 const arg = numberArg;
@@ -183,6 +190,7 @@ async function main(): Promise<void> {
     DISCORD_AGENT_NAME: "zebedee",
   });
   const bridgeCpu = () => processCpuUs(bridge.pid!);
+  const loopCpu = () => mainThreadCpuUs(bridge.pid!);
   // The bridge idles (logged in, no channel joined): the floor under both figures below.
   await sleep(1000);
   const idle0 = bridgeCpu();
@@ -196,10 +204,12 @@ async function main(): Promise<void> {
   await sleep(1000);
   let t0 = performance.now();
   let cpu0 = bridgeCpu();
+  let loop0 = loopCpu();
   let machine0 = machineBusyUs();
   await sleep(4000);
   const outWindowS = (performance.now() - t0) / 1000;
   const outCpu = bridgeCpu() - cpu0;
+  const outLoop = loopCpu() - loop0;
   const outOthers = machineBusyUs() - machine0 - outCpu;
   const stillSpeaking = listeners.every((m) => !quiet(m, 300));
   await until("the greeting to end", () => listeners.every((m) => quiet(m)), 60_000);
@@ -214,10 +224,12 @@ async function main(): Promise<void> {
   await sleep(2000);
   t0 = performance.now();
   cpu0 = bridgeCpu();
+  loop0 = loopCpu();
   machine0 = machineBusyUs();
   await sleep(SECONDS * 1000);
   const inWindowS = (performance.now() - t0) / 1000;
   const inCpu = bridgeCpu() - cpu0;
+  const inLoop = loopCpu() - loop0;
   const inOthers = machineBusyUs() - machine0 - inCpu;
   speaking = false;
   await Promise.all(talkers);
@@ -227,8 +239,9 @@ async function main(): Promise<void> {
   // sent across an epoch change may not decrypt: counted in undecryptable_packets).
   const dave = stats.every((s) => s.daveDecrypted > 0);
   // Every packet a member sent reached the session as a frame (the bridge logs each member's count as
-  // they leave; a lost or undecryptable packet is a frame short).
-  await sleep(300);
+  // they leave; a lost or undecryptable packet is a frame short). Time first for a busy bridge to
+  // read what is still queued on its sockets.
+  await sleep(2000);
   const bridgeLog = join(dir, "bridge.log");
   for (const [c, g] of guilds.entries()) for (const m of members[c]!) g.memberLeavesVoice(m.userId);
   await until(
@@ -280,6 +293,9 @@ async function main(): Promise<void> {
     channels: CHANNELS,
     members_per_channel: MEMBERS,
     users: CHANNELS * MEMBERS,
+    // The share of each figure spent on the event loop's thread (the rest: VAD, GC and compiler threads).
+    agent_out_main_thread_us_per_s: Math.round(outLoop / (CHANNELS * outWindowS)),
+    receive_main_thread_us_per_user_s: Math.round(inLoop / (CHANNELS * MEMBERS * inWindowS)),
     lost_packets: lost,
     clear_media_frames: clearFrames,
     targets_missed: [] as string[],

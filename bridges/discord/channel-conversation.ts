@@ -1,13 +1,7 @@
 // One voice channel's conversation: the voice connection, one receiver per member who speaks, the
 // agent's player, and the transport the session talks to. It ends once (left by command or by the
 // agent, emptied of humans, connection lost) and leaves the channel behind it.
-import {
-  EndBehaviorType,
-  entersState,
-  joinVoiceChannel,
-  type VoiceConnection,
-  VoiceConnectionStatus,
-} from "@discordjs/voice";
+import { entersState, joinVoiceChannel, type VoiceConnection, VoiceConnectionStatus } from "@discordjs/voice";
 import type { Client, VoiceBasedChannel } from "discord.js";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
@@ -15,6 +9,7 @@ import type { CallTransport, Speaker } from "../transport.ts";
 import { describeE2ee, E2eeWatch, maySpeak } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
+import { routeReceivedAudio } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
@@ -27,7 +22,7 @@ const READY_TIMEOUT_MS = 20_000;
 const DAVE_READY_TIMEOUT_MS = 10_000;
 /** How long a disconnected connection may take to start reconnecting before it is given up. */
 const RECONNECT_GRACE_MS = 5_000;
-/** Consecutive DAVE decryption failures tolerated per member before the library drops their stream. */
+/** Consecutive DAVE decryption failures tolerated before the library rebuilds its DAVE session. */
 const DECRYPTION_FAILURE_TOLERANCE = 200;
 
 export interface ConversationSettings {
@@ -56,6 +51,9 @@ export class ChannelConversation {
   readonly #opts: ChannelConversationOptions;
   readonly #log: Logger;
   readonly #receivers = new Map<string, MemberReceiver>();
+  /** Users whose packets are dropped: bots (the bridge included). */
+  readonly #ignored = new Set<string>();
+  #undecryptable = 0;
   readonly #silence: MemberSilence;
   #connection: VoiceConnection | undefined;
   #transport: DiscordChannelTransport | undefined;
@@ -90,6 +88,18 @@ export class ChannelConversation {
       decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
     });
     this.#connection = connection;
+    // Before the first UDP socket exists, so that every socket of the connection routes here.
+    routeReceivedAudio(connection.receiver, {
+      packet: (userId, opus) => this.#heard(userId, opus),
+      undecryptable: (userId, err) => {
+        this.#undecryptable++;
+        if (this.#undecryptable === 1 || this.#undecryptable % 500 === 0)
+          this.#log.warn(
+            { userId, err: err.message, undecryptable: this.#undecryptable },
+            "a member's packet could not be decrypted",
+          );
+      },
+    });
     connection.on("error", (err) => this.#log.warn({ err }, "voice connection error"));
     connection.on("stateChange", (from, to) => {
       if (from.status !== to.status)
@@ -159,7 +169,6 @@ export class ChannelConversation {
         connection.setSpeaking(on);
       },
     });
-    connection.receiver.speaking.on("start", (userId) => this.#listenTo(userId));
     this.#log.info(
       {
         humans: this.humans().length,
@@ -246,43 +255,40 @@ export class ChannelConversation {
     }
   }
 
-  #listenTo(userId: string): void {
-    const connection = this.#connection;
-    if (this.#ended || !connection || this.#isBot(userId)) return;
+  /** A member's packet: to their receiver, made on their first packet. */
+  #heard(userId: string, opus: Buffer): void {
+    if (this.#ended || !this.#transport) return;
     let receiver = this.#receivers.get(userId);
-    if (receiver?.listening) return;
     if (!receiver) {
-      const speaker = this.#speaker(userId);
-      const r = new MemberReceiver({
-        speaker,
-        onFrame: (frame, who) => {
-          this.#transport?.frame(frame, who);
-          this.#silence.heard(who);
-        },
-        onStreamEnd: (why) => this.#streamEnded(r, why),
-        onBadPacket: (err) => {
-          if (r.badPackets === 1 || r.badPackets % 500 === 0)
-            this.#log.warn(
-              { err, member: r.speaker.name, badPackets: r.badPackets },
-              "undecodable Opus from member",
-            );
-        },
-      });
-      receiver = r;
-      this.#receivers.set(userId, r);
-      this.#log.info({ member: speaker.name, userId }, "listening to member");
+      if (this.#ignored.has(userId)) return;
+      if (this.#isBot(userId)) {
+        this.#ignored.add(userId);
+        return;
+      }
+      receiver = this.#receiver(userId);
     }
-    receiver.listen(connection.receiver.subscribe(userId, { end: { behavior: EndBehaviorType.Manual } }));
+    receiver.push(opus);
   }
 
-  /** A member's stream closed under us (DAVE decryption failures drop it): subscribe again. */
-  #streamEnded(receiver: MemberReceiver, why: string): void {
-    if (this.#ended || this.#receivers.get(receiver.speaker.id) !== receiver) return;
-    const connection = this.#connection;
-    if (!connection || connection.state.status === VoiceConnectionStatus.Destroyed) return;
-    this.#log.info({ member: receiver.speaker.name, why }, "member's audio stream ended: subscribing again");
-    // On the next turn of the loop: the library removes the closed subscription after its close event.
-    this.#opts.clock.setTimeout(() => this.#listenTo(receiver.speaker.id), 0);
+  #receiver(userId: string): MemberReceiver {
+    const speaker = this.#speaker(userId);
+    const r = new MemberReceiver({
+      speaker,
+      onFrame: (frame, who) => {
+        this.#transport?.frame(frame, who);
+        this.#silence.heard(who);
+      },
+      onBadPacket: (err) => {
+        if (r.badPackets === 1 || r.badPackets % 500 === 0)
+          this.#log.warn(
+            { err, member: r.speaker.name, badPackets: r.badPackets },
+            "undecodable Opus from member",
+          );
+      },
+    });
+    this.#receivers.set(userId, r);
+    this.#log.info({ member: speaker.name, userId }, "listening to member");
+    return r;
   }
 
   #isBot(userId: string): boolean {
@@ -309,6 +315,7 @@ export class ChannelConversation {
 
   /** A member turned out to be a bot: stop listening to it. */
   #ignore(userId: string): void {
+    this.#ignored.add(userId);
     this.#receivers.get(userId)?.stop();
     this.#receivers.delete(userId);
   }
