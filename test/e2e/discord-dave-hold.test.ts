@@ -6,12 +6,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import type { Bridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { type FakeDiscord, startFakeDiscord } from "../fake-discord/index.ts";
+import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
 
 const TOKEN = "MTAxMjM0.hold.bot-token";
 const ALICE = { userId: "410000000000000001", name: "Alice" };
@@ -23,16 +22,6 @@ let fake: FakeDiscord;
 let bridge: Bridge;
 const lines: string[] = [];
 
-async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const record = (): CallRecord | undefined =>
   bridge.transcripts.get(`discord-${fake.guildId}-${fake.voiceChannelId}-1`);
 
@@ -40,22 +29,15 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-discord-hold-"));
   fake = await startFakeDiscord({ token: TOKEN, members: [ALICE, BOB], daveDelayMs: DAVE_DELAY_MS });
   fake.trustInThisProcess();
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
-      AGENT_GREETING: "Hello everyone, welcome to the channel.",
-      DISCORD_TOKEN: TOKEN,
-      DISCORD_API_BASE: fake.restApi,
-    },
+  bridge = await startDiscordBridge({
+    fake,
+    token: TOKEN,
+    dataDir: dir,
+    greeting: "Hello everyone, welcome to the channel.",
+    lines,
   });
-  const logStream = { write: (l: string) => void lines.push(l) };
-  bridge = await startBridge(config, pino({ level: "info" }, logStream));
   fake.memberJoinsVoice(ALICE.userId);
   fake.memberJoinsVoice(BOB.userId);
-  await fake.waitForRest((r) => r.method === "PUT" && r.path.endsWith("/commands"));
 }, 120_000);
 
 afterAll(async () => {
@@ -101,20 +83,14 @@ describe("DAVE that never comes up", () => {
     const own: string[] = [];
     let other: Bridge | undefined;
     try {
-      const config = loadConfig({
-        env: {
-          HOST: "127.0.0.1",
-          PORT: "0",
-          SIP_PORT: "off",
-          SVC_LOCAL_DATA_DIR: join(dir, "data-mute"),
-          AGENT_GREETING: "Hello.",
-          DISCORD_TOKEN: TOKEN,
-          DISCORD_API_BASE: mute.restApi,
-        },
+      other = await startDiscordBridge({
+        fake: mute,
+        token: TOKEN,
+        dataDir: join(dir, "mute"),
+        greeting: "Hello.",
+        lines: own,
       });
-      other = await startBridge(config, pino({ level: "info" }, { write: (l: string) => void own.push(l) }));
       mute.memberJoinsVoice(ALICE.userId);
-      await mute.waitForRest((r) => r.method === "PUT" && r.path.endsWith("/commands"));
       mute.interaction("join", { userId: ALICE.userId });
       const reply = await mute.waitForRest(
         (r) => r.method === "PATCH" && JSON.stringify(r.body).includes("could not join"),
