@@ -130,9 +130,10 @@ export class ChannelConversation {
     try {
       secured = await e2ee.whenSpeakable(daveTimeout);
     } catch (err) {
+      const humans = this.humans().length;
       this.#log.error(
-        { channel: channel.name, waitedMs: Math.round(this.#opts.clock.now() - joinedAt) },
-        `DAVE did not come up (${(err as Error).message}): leaving the channel rather than speak unencrypted`,
+        { channel: channel.name, humans, waitedMs: Math.round(this.#opts.clock.now() - joinedAt) },
+        `DAVE did not come up (${(err as Error).message}${humans === 0 ? "; nobody else is in the channel to build the group with" : ""}): leaving the channel rather than speak unencrypted`,
       );
       this.#fail(connection);
       throw new Error(
