@@ -6,7 +6,7 @@ import type { Client, VoiceBasedChannel } from "discord.js";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport, Speaker } from "../transport.ts";
-import { describeE2ee, E2eeWatch, maySpeak } from "./e2ee.ts";
+import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
 import { routeReceivedAudio } from "./receive-router.ts";
@@ -176,7 +176,7 @@ export class ChannelConversation {
         e2ee: describeE2ee(secured),
         dave: secured.kind === "dave",
         daveSince: e2ee.daveSince,
-        privacyCode: secured.kind === "dave" ? secured.privacyCode : undefined,
+        privacyCode: secured.kind === "dave" ? privacyCodeOf(secured) : undefined,
         secureAfterMs: Math.round(this.#opts.clock.now() - joinedAt),
       },
       "voice connection ready and encrypted: conversation starts",

@@ -4,13 +4,24 @@
 // packet in clear (DAVESession.encrypt). That is right in a transport-only call (protocol version
 // 0: receivers expect clear media) and wrong while the group is being built or rebuilt (receivers
 // drop it): then the agent must hold its voice.
-import { NetworkingStatusCode, type VoiceConnection, VoiceConnectionStatus } from "@discordjs/voice";
+import {
+  type DAVESession,
+  NetworkingStatusCode,
+  type VoiceConnection,
+  VoiceConnectionStatus,
+} from "@discordjs/voice";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 
 export type E2eeState =
   /** DAVE encrypts every packet: the group's keys are held. */
-  | { kind: "dave"; version: number; privacyCode: string }
+  | {
+      kind: "dave";
+      version: number;
+      /** The last transition executed: a new one is a new epoch (and privacy code). */
+      transitionId: number | undefined;
+      session: DAVESession;
+    }
   /** The call runs without DAVE (protocol version 0): clear media is what the members expect. */
   | { kind: "transport-only" }
   /** DAVE is negotiated but its group is not ready: a packet sent now would leave in clear. */
@@ -26,7 +37,12 @@ export function e2eeState(connection: VoiceConnection): E2eeState {
   const dave = net.dave;
   if (!dave || dave.protocolVersion === 0) return { kind: "transport-only" };
   if (!dave.session?.ready) return { kind: "pending", version: dave.protocolVersion };
-  return { kind: "dave", version: dave.protocolVersion, privacyCode: dave.voicePrivacyCode ?? "" };
+  return { kind: "dave", version: dave.protocolVersion, transitionId: dave.lastTransitionId, session: dave };
+}
+
+/** The voice privacy code members compare ("" without DAVE); read on demand, it is a native call. */
+export function privacyCodeOf(state: E2eeState): string {
+  return state.kind === "dave" ? (state.session.voicePrivacyCode ?? "") : "";
 }
 
 /** What may go out now: audio only when it leaves as the members expect it. */
@@ -86,7 +102,8 @@ export class E2eeWatch {
     const last = this.#last;
     const same =
       now.kind === last.kind &&
-      (now.kind !== "dave" || (last.kind === "dave" && now.privacyCode === last.privacyCode));
+      (now.kind !== "dave" ||
+        (last.kind === "dave" && now.session === last.session && now.transitionId === last.transitionId));
     if (!same) this.#changed(last, now);
     if (now.kind === "pending" && this.#pendingSince !== undefined && !this.#gaveUp) {
       const held = this.#opts.clock.now() - this.#pendingSince;
@@ -124,7 +141,7 @@ export class E2eeWatch {
       const renewed = from.kind === "dave";
       if (!renewed) this.#daveSince = new Date().toISOString();
       log.info(
-        { dave: true, version: to.version, privacyCode: to.privacyCode, daveSince: this.#daveSince },
+        { dave: true, version: to.version, privacyCode: privacyCodeOf(to), daveSince: this.#daveSince },
         renewed
           ? "DAVE group changed (new epoch): new privacy code"
           : "DAVE on: the agent's voice is end-to-end encrypted",
