@@ -9,7 +9,7 @@ import type { CallTransport, Speaker } from "../transport.ts";
 import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
-import { routeReceivedAudio } from "./receive-router.ts";
+import { routeReceivedAudio, widenReceiveBuffer } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
@@ -88,8 +88,9 @@ export class ChannelConversation {
       decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
     });
     this.#connection = connection;
+    widenReceiveBuffer(connection);
     // Before the first UDP socket exists, so that every socket of the connection routes here.
-    routeReceivedAudio(connection, {
+    routeReceivedAudio(connection.receiver, {
       packet: (userId, opus) => this.#heard(userId, opus),
       undecryptable: (userId, err) => {
         this.#undecryptable++;

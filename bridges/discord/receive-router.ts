@@ -6,8 +6,7 @@
 //
 // onUdpMessage is a public method the library binds to each new UDP socket it opens (connect,
 // resume, rejoin, a moved voice server) by reading the property at that time: replacing it on the
-// instance before the first socket exists routes every socket of the connection here. Each socket
-// gets a wider receive buffer and is read once per 20 ms tick while packets flow (udp-batching.ts).
+// instance before the first socket exists routes every socket of the connection here.
 import type { Socket } from "node:dgram";
 import {
   NetworkingStatusCode,
@@ -16,13 +15,11 @@ import {
   VoiceConnectionStatus,
   type VoiceReceiver,
 } from "@discordjs/voice";
-import { UdpBatching } from "./udp-batching.ts";
 
 /**
- * Receive buffer asked for the connection's UDP socket. Every member's packets queue there between
- * ticks and while the event loop is busy; Linux's default (about 200 KB, some 200 packets) is a
- * fraction of a second of a busy channel, and what does not fit is dropped. The kernel caps it at
- * net.core.rmem_max.
+ * Receive buffer asked for the connection's UDP socket. Every member's packets queue there while the
+ * event loop is busy; Linux's default (about 200 KB, some 200 packets) is a fraction of a second of
+ * a busy channel, and what does not fit is dropped. The kernel caps it at net.core.rmem_max.
  */
 const RECEIVE_BUFFER_BYTES = 4 << 20;
 
@@ -42,10 +39,8 @@ type ParsePacket = (
   userId: string,
 ) => Buffer | null | undefined;
 
-export function routeReceivedAudio(connection: VoiceConnection, handlers: ReceiveHandlers): void {
-  const receiver: VoiceReceiver = connection.receiver;
+export function routeReceivedAudio(receiver: VoiceReceiver, handlers: ReceiveHandlers): void {
   const parse = (receiver as unknown as { parsePacket: ParsePacket }).parsePacket.bind(receiver);
-  let batching: UdpBatching | undefined;
   receiver.onUdpMessage = (msg: Buffer) => {
     // 8 bytes is the UDP keep-alive; RTP with a 12-byte header comes longer.
     if (msg.length <= 12) return;
@@ -54,7 +49,6 @@ export function routeReceivedAudio(connection: VoiceConnection, handlers: Receiv
     const { encryptionMode, nonceBuffer, secretKey } = receiver.connectionData;
     if (!encryptionMode || !nonceBuffer || !secretKey) return;
     if ((msg[1]! & 0x7f) !== RTP_OPUS_PAYLOAD_TYPE || msg[0]! >> 6 !== 2) return;
-    batching?.packet();
     let opus: Buffer | null | undefined;
     try {
       opus = parse(msg, encryptionMode, nonceBuffer, secretKey, user.userId);
@@ -65,30 +59,28 @@ export function routeReceivedAudio(connection: VoiceConnection, handlers: Receiv
     // null: a DAVE failure the library tolerates (a transition in progress).
     if (opus && opus.length > 0) handlers.packet(user.userId, opus);
   };
-  // Each new socket (the library opens one per voice session: connect, rejoin, moved server).
-  let tuned: Socket | undefined;
-  const tune = () => {
+}
+
+/**
+ * Asks for a wider receive buffer on each UDP socket the connection opens (at each Ready). The
+ * socket is the library's own (private in its types); if it cannot be reached the default stays.
+ */
+export function widenReceiveBuffer(connection: VoiceConnection): void {
+  const widened = new WeakSet<object>();
+  const widen = () => {
     const state = connection.state;
-    if (state.status === VoiceConnectionStatus.Destroyed) {
-      batching?.close();
-      batching = undefined;
-      return;
-    }
     if (state.status !== VoiceConnectionStatus.Ready) return;
     const net = state.networking.state;
     if (net.code !== NetworkingStatusCode.Ready) return;
-    // The library's own socket (private in its types); if it cannot be reached, defaults stay.
     const socket = (net.udp as unknown as { socket?: Socket }).socket;
-    if (!socket || socket === tuned) return;
-    tuned = socket;
-    batching?.close();
+    if (!socket || widened.has(socket)) return;
+    widened.add(socket);
     try {
       socket.setRecvBufferSize(RECEIVE_BUFFER_BYTES);
     } catch {
-      // Refused: the default buffer stays.
+      // Not bound yet or refused: the default buffer stays.
     }
-    batching = UdpBatching.of(socket);
-    socket.once("close", () => batching?.close());
   };
-  connection.on("stateChange", tune);
+  connection.on("stateChange", widen);
+  widen();
 }
