@@ -14,7 +14,6 @@ export type { World } from "./guild.ts";
 /** Privileged intents: GuildMembers, GuildPresences, MessageContent. */
 const PRIVILEGED = (1 << 1) | (1 << 8) | (1 << 15);
 export const GUILD_VOICE_STATES = 1 << 7;
-const GUILD_MEMBERS = 1 << 1;
 const HEARTBEAT_INTERVAL = 41_250;
 
 export interface GatewayHooks {
