@@ -92,7 +92,7 @@ export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
       await conversation.start();
     } catch (err) {
       log.error({ channel: channel.name, guild: guild.name }, `Discord: ${(err as Error).message}`);
-      return `I could not join ${channel.name}: the voice connection failed.`;
+      return `I could not join ${channel.name}: ${(err as Error).message}.`;
     }
     return `Joined ${channel.name}. Talk to me!`;
   }

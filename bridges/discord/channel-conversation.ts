@@ -1,26 +1,28 @@
 // One voice channel's conversation: the voice connection, one receiver per member who speaks, the
 // agent's player, and the transport the session talks to. It ends once (left by command or by the
 // agent, emptied of humans, connection lost) and leaves the channel behind it.
-import {
-  EndBehaviorType,
-  entersState,
-  joinVoiceChannel,
-  type VoiceConnection,
-  VoiceConnectionStatus,
-} from "@discordjs/voice";
+import { entersState, joinVoiceChannel, type VoiceConnection, VoiceConnectionStatus } from "@discordjs/voice";
 import type { Client, VoiceBasedChannel } from "discord.js";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport, Speaker } from "../transport.ts";
+import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
+import { routeReceivedAudio, widenReceiveBuffer } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
 const READY_TIMEOUT_MS = 20_000;
+/**
+ * How long the DAVE group may take to be ready once the connection is (members answer a key package
+ * in hundreds of ms; a transition is given about 2 s), and how long a later rebuild may hold the
+ * agent's voice, before the conversation ends rather than speak unencrypted.
+ */
+const DAVE_READY_TIMEOUT_MS = 10_000;
 /** How long a disconnected connection may take to start reconnecting before it is given up. */
 const RECONNECT_GRACE_MS = 5_000;
-/** Consecutive DAVE decryption failures tolerated per member before the library drops their stream. */
+/** Consecutive DAVE decryption failures tolerated before the library rebuilds its DAVE session. */
 const DECRYPTION_FAILURE_TOLERANCE = 200;
 
 export interface ConversationSettings {
@@ -36,6 +38,8 @@ export interface ChannelConversationOptions {
   log: Logger;
   clock: Clock;
   settings: ConversationSettings;
+  /** Overrides DAVE_READY_TIMEOUT_MS (tests). */
+  daveReadyTimeoutMs?: number;
   onConversation(transport: CallTransport): void;
   /** The conversation ended (after the session was told and the channel left). */
   onEnded(conversation: ChannelConversation): void;
@@ -47,6 +51,9 @@ export class ChannelConversation {
   readonly #opts: ChannelConversationOptions;
   readonly #log: Logger;
   readonly #receivers = new Map<string, MemberReceiver>();
+  /** Users whose packets are dropped: bots (the bridge included). */
+  readonly #ignored = new Set<string>();
+  #undecryptable = 0;
   readonly #silence: MemberSilence;
   #connection: VoiceConnection | undefined;
   #transport: DiscordChannelTransport | undefined;
@@ -81,21 +88,60 @@ export class ChannelConversation {
       decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
     });
     this.#connection = connection;
+    widenReceiveBuffer(connection);
+    // Before the first UDP socket exists, so that every socket of the connection routes here.
+    routeReceivedAudio(connection.receiver, {
+      packet: (userId, opus) => this.#heard(userId, opus),
+      undecryptable: (userId, err) => {
+        this.#undecryptable++;
+        if (this.#undecryptable === 1 || this.#undecryptable % 500 === 0)
+          this.#log.warn(
+            { userId, err: err.message, undecryptable: this.#undecryptable },
+            "a member's packet could not be decrypted",
+          );
+      },
+    });
     connection.on("error", (err) => this.#log.warn({ err }, "voice connection error"));
     connection.on("stateChange", (from, to) => {
       if (from.status !== to.status)
         this.#log.debug({ from: from.status, to: to.status }, "voice connection");
     });
+    const joinedAt = this.#opts.clock.now();
+    const daveTimeout = this.#opts.daveReadyTimeoutMs ?? DAVE_READY_TIMEOUT_MS;
+    const e2ee = new E2eeWatch(connection, {
+      log: this.#log,
+      clock: this.#opts.clock,
+      holdLimitMs: daveTimeout,
+      onHoldTooLong: (line) => {
+        this.#log.error(line);
+        this.#end("DAVE group not ready: nothing said unencrypted");
+      },
+    });
     try {
       await entersState(connection, VoiceConnectionStatus.Ready, READY_TIMEOUT_MS);
     } catch (err) {
-      this.#ended = true;
-      if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
-      this.#opts.onEnded(this);
+      this.#fail(connection);
       throw new Error(
         `the voice connection to "${channel.name}" did not become ready within ${READY_TIMEOUT_MS / 1000} s (${(err as Error).message})`,
       );
     }
+    // Ready comes with the Session Description, before the DAVE group exists: until then the
+    // library would send the greeting in clear, and members drop unencrypted media.
+    let secured: Awaited<ReturnType<E2eeWatch["whenSpeakable"]>>;
+    try {
+      secured = await e2ee.whenSpeakable(daveTimeout);
+    } catch (err) {
+      const humans = this.humans().length;
+      this.#log.error(
+        { channel: channel.name, humans, waitedMs: Math.round(this.#opts.clock.now() - joinedAt) },
+        `DAVE did not come up (${(err as Error).message}${humans === 0 ? "; nobody else is in the channel to build the group with" : ""}): leaving the channel rather than speak unencrypted`,
+      );
+      this.#fail(connection);
+      throw new Error(
+        `end-to-end encryption (DAVE) did not come up in "${channel.name}" within ${daveTimeout / 1000} s`,
+      );
+    }
+    if (this.#ended) throw new Error(`the conversation in "${channel.name}" ended while it started`);
     connection.on(VoiceConnectionStatus.Disconnected, () => void this.#onDisconnected(connection));
     connection.on(VoiceConnectionStatus.Destroyed, () => this.#end("voice connection closed"));
 
@@ -116,13 +162,33 @@ export class ChannelConversation {
       leave: async (reason) => this.leave(`agent hung up (${reason})`),
     });
     this.#transport = transport;
-    connection.subscribe(transport.player.player);
-    connection.receiver.speaking.on("start", (userId) => this.#listenTo(userId));
+    transport.player.connect({
+      open: () => maySpeak(e2ee.check()),
+      send: (packet) => {
+        if (connection.prepareAudioPacket(packet)) connection.dispatchAudio();
+      },
+      speaking: (on) => {
+        connection.setSpeaking(on);
+      },
+    });
     this.#log.info(
-      { humans: this.humans().length, dave: connection.state.status === VoiceConnectionStatus.Ready },
-      "voice connection ready: conversation starts",
+      {
+        humans: this.humans().length,
+        e2ee: describeE2ee(secured),
+        dave: secured.kind === "dave",
+        daveSince: e2ee.daveSince,
+        privacyCode: secured.kind === "dave" ? privacyCodeOf(secured) : undefined,
+        secureAfterMs: Math.round(this.#opts.clock.now() - joinedAt),
+      },
+      "voice connection ready and encrypted: conversation starts",
     );
     this.#opts.onConversation(transport);
+  }
+
+  #fail(connection: VoiceConnection): void {
+    this.#ended = true;
+    if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
+    this.#opts.onEnded(this);
   }
 
   /** Human members in the channel now (bots, the bridge included, do not count). */
@@ -191,43 +257,40 @@ export class ChannelConversation {
     }
   }
 
-  #listenTo(userId: string): void {
-    const connection = this.#connection;
-    if (this.#ended || !connection || this.#isBot(userId)) return;
+  /** A member's packet: to their receiver, made on their first packet. */
+  #heard(userId: string, opus: Buffer): void {
+    if (this.#ended || !this.#transport) return;
     let receiver = this.#receivers.get(userId);
-    if (receiver?.listening) return;
     if (!receiver) {
-      const speaker = this.#speaker(userId);
-      const r = new MemberReceiver({
-        speaker,
-        onFrame: (frame, who) => {
-          this.#transport?.frame(frame, who);
-          this.#silence.heard(who);
-        },
-        onStreamEnd: (why) => this.#streamEnded(r, why),
-        onBadPacket: (err) => {
-          if (r.badPackets === 1 || r.badPackets % 500 === 0)
-            this.#log.warn(
-              { err, member: r.speaker.name, badPackets: r.badPackets },
-              "undecodable Opus from member",
-            );
-        },
-      });
-      receiver = r;
-      this.#receivers.set(userId, r);
-      this.#log.info({ member: speaker.name, userId }, "listening to member");
+      if (this.#ignored.has(userId)) return;
+      if (this.#isBot(userId)) {
+        this.#ignored.add(userId);
+        return;
+      }
+      receiver = this.#receiver(userId);
     }
-    receiver.listen(connection.receiver.subscribe(userId, { end: { behavior: EndBehaviorType.Manual } }));
+    receiver.push(opus);
   }
 
-  /** A member's stream closed under us (DAVE decryption failures drop it): subscribe again. */
-  #streamEnded(receiver: MemberReceiver, why: string): void {
-    if (this.#ended || this.#receivers.get(receiver.speaker.id) !== receiver) return;
-    const connection = this.#connection;
-    if (!connection || connection.state.status === VoiceConnectionStatus.Destroyed) return;
-    this.#log.info({ member: receiver.speaker.name, why }, "member's audio stream ended: subscribing again");
-    // On the next turn of the loop: the library removes the closed subscription after its close event.
-    this.#opts.clock.setTimeout(() => this.#listenTo(receiver.speaker.id), 0);
+  #receiver(userId: string): MemberReceiver {
+    const speaker = this.#speaker(userId);
+    const r = new MemberReceiver({
+      speaker,
+      onFrame: (frame, who) => {
+        this.#transport?.frame(frame, who);
+        this.#silence.heard(who);
+      },
+      onBadPacket: (err) => {
+        if (r.badPackets === 1 || r.badPackets % 500 === 0)
+          this.#log.warn(
+            { err, member: r.speaker.name, badPackets: r.badPackets },
+            "undecodable Opus from member",
+          );
+      },
+    });
+    this.#receivers.set(userId, r);
+    this.#log.info({ member: speaker.name, userId }, "listening to member");
+    return r;
   }
 
   #isBot(userId: string): boolean {
@@ -254,6 +317,7 @@ export class ChannelConversation {
 
   /** A member turned out to be a bot: stop listening to it. */
   #ignore(userId: string): void {
+    this.#ignored.add(userId);
     this.#receivers.get(userId)?.stop();
     this.#receivers.delete(userId);
   }

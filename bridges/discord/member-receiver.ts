@@ -1,7 +1,7 @@
 // One member's voice, on its own: the Opus packets Discord relays for them (48 kHz stereo) decoded
 // straight to 16 kHz mono by libopus (it resamples and downmixes itself), cut into the 20 ms frames
-// the session listens to, tagged with who spoke. One decoder per member, kept for the conversation.
-import type { Readable } from "node:stream";
+// the session listens to, tagged with who spoke. One decoder per member, kept for the conversation;
+// packets come from the connection's receive router (receive-router.ts).
 import { OpusCodec } from "../../codecs/opus.ts";
 import type { Speaker } from "../transport.ts";
 
@@ -12,8 +12,6 @@ export interface MemberReceiverOptions {
   speaker: Speaker;
   /** A 20 ms mono frame at 16 kHz; the buffer is reused, so use it before returning. */
   onFrame(frame: Int16Array, speaker: Speaker): void;
-  /** The stream closed or failed (the caller decides whether to subscribe again). */
-  onStreamEnd(why: string): void;
   /** A packet libopus could not decode (counted, logged by the caller now and then). */
   onBadPacket?(err: Error): void;
 }
@@ -24,32 +22,12 @@ export class MemberReceiver {
   readonly #frame = new Int16Array(FRAME_SAMPLES);
   #fill = 0;
   readonly #opts: MemberReceiverOptions;
-  #stream: Readable | undefined;
   frames = 0;
   badPackets = 0;
 
   constructor(opts: MemberReceiverOptions) {
     this.speaker = opts.speaker;
     this.#opts = opts;
-  }
-
-  get listening(): boolean {
-    return this.#stream !== undefined;
-  }
-
-  /** Reads from a receive stream (AudioReceiveStream) until it ends; one stream at a time. */
-  listen(stream: Readable): void {
-    this.stop();
-    this.#stream = stream;
-    const end = (why: string) => {
-      if (this.#stream !== stream) return;
-      this.#stream = undefined;
-      this.#opts.onStreamEnd(why);
-    };
-    stream.on("data", (packet: Uint8Array) => this.push(packet));
-    stream.once("error", (err: Error) => end(`error: ${err.message}`));
-    stream.once("close", () => end("closed"));
-    stream.once("end", () => end("ended"));
   }
 
   /** Decodes one Opus packet and delivers each whole 20 ms frame it completes. */
@@ -82,11 +60,8 @@ export class MemberReceiver {
     }
   }
 
-  /** Stops reading (the member left, or the conversation ended). */
+  /** Drops a partly filled frame (the member left, or the conversation ended). */
   stop(): void {
-    const stream = this.#stream;
-    this.#stream = undefined;
     this.#fill = 0;
-    if (stream && !stream.destroyed) stream.destroy();
   }
 }

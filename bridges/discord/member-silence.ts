@@ -2,9 +2,11 @@
 // nothing at all. The VAD has to hear silence to end a turn (Silero's probability falls over
 // 100–150 ms, then 160 ms of quiet), so a member who goes quiet is heard as silence, frame by
 // frame on the clock, until any turn of theirs must have ended; then nothing is fed, as nothing
-// is sent. Late packets of theirs get `slackMs` before silence stands in for them.
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+// is sent. Late packets of theirs get `slackMs` before silence stands in for them. It steps on the
+// shared 20 ms voice clock, with every channel's output, rather than a timer of its own.
+import type { Clock } from "../../src/session/clock.ts";
 import type { Speaker } from "../transport.ts";
+import { sharedVoiceClock, type VoiceClock, type VoiceTicker } from "./voice-clock.ts";
 
 const FRAME_MS = 20;
 
@@ -17,6 +19,8 @@ interface Quiet {
 
 export interface MemberSilenceOptions {
   clock: Clock;
+  /** What steps it every 20 ms (default: the process's shared voice clock). */
+  ticks?: VoiceClock;
   /** Samples in a 20 ms frame at the transport's rate. */
   frameSamples: number;
   onFrame(frame: Int16Array, speaker: Speaker): void;
@@ -26,17 +30,17 @@ export interface MemberSilenceOptions {
   slackMs?: number;
 }
 
-export class MemberSilence {
-  readonly #o: Required<Omit<MemberSilenceOptions, "onFrame" | "clock">> & MemberSilenceOptions;
+export class MemberSilence implements VoiceTicker {
+  readonly #o: Required<Omit<MemberSilenceOptions, "onFrame" | "clock" | "ticks">> & MemberSilenceOptions;
+  readonly #ticks: VoiceClock;
   readonly #silence: Int16Array;
   readonly #members = new Map<string, Quiet>();
-  #timer: TimerHandle | undefined;
-  readonly #onTick = () => this.#tick();
   /** Silence frames fed, in all. */
   filled = 0;
 
   constructor(opts: MemberSilenceOptions) {
     this.#o = { fillMs: 2000, slackMs: 60, ...opts };
+    this.#ticks = opts.ticks ?? sharedVoiceClock;
     this.#silence = new Int16Array(opts.frameSamples);
   }
 
@@ -51,7 +55,7 @@ export class MemberSilence {
     m.speaker = speaker;
     m.lastHeardAt = now;
     m.nextAt = now + FRAME_MS;
-    this.#timer ??= this.#o.clock.setTimeout(this.#onTick, FRAME_MS);
+    this.#ticks.add(this);
   }
 
   /** The member left: nothing more is fed for them. */
@@ -61,12 +65,11 @@ export class MemberSilence {
 
   close(): void {
     this.#members.clear();
-    this.#o.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#ticks.remove(this);
   }
 
-  #tick(): void {
-    this.#timer = undefined;
+  /** @internal One step of the voice clock; false once no member needs silence. */
+  tick(): boolean {
     const now = this.#o.clock.now();
     for (const [id, m] of this.#members) {
       // Every frame due more than `slackMs` ago that no packet filled is silence.
@@ -77,6 +80,6 @@ export class MemberSilence {
       }
       if (m.nextAt - m.lastHeardAt >= this.#o.fillMs) this.#members.delete(id);
     }
-    if (this.#members.size > 0) this.#timer = this.#o.clock.setTimeout(this.#onTick, FRAME_MS);
+    return this.#members.size > 0;
   }
 }

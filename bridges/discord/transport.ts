@@ -1,10 +1,10 @@
 // A Discord voice channel's conversation as the session sees it (the transport port): every
 // member's frames, 16 kHz mono and tagged with who spoke, in; the agent's Opus packets out through
-// an OpusPacketPlayer, its playout counted from the packets the player took.
+// an OpusPacketSender, its playout counted from the packets sent.
 import type { Logger } from "../../src/log.ts";
 import type { AgentAudio, CallInfo, CallTransport, Speaker, TransportListener } from "../transport.ts";
 import { DISCORD_INPUT_RATE } from "./member-receiver.ts";
-import { OpusPacketPlayer, type OpusPlayerOptions } from "./opus-player.ts";
+import { OpusPacketSender, type OpusSenderOptions } from "./opus-sender.ts";
 
 /** Events held for a session that has not attached yet (about 1 s of one member's audio). */
 const EARLY_LIMIT = 50;
@@ -14,14 +14,14 @@ export interface DiscordTransportOptions {
   log: Logger;
   /** Leaves the voice channel (hang-up); the conversation then ends through end(). */
   leave(reason: string): Promise<void>;
-  player?: OpusPlayerOptions;
+  sender?: Omit<OpusSenderOptions, "onPlayed">;
 }
 
 export class DiscordChannelTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate = DISCORD_INPUT_RATE;
   readonly output = { kind: "opus" } as const;
-  readonly player: OpusPacketPlayer;
+  readonly player: OpusPacketSender;
   readonly #log: Logger;
   readonly #leave: (reason: string) => Promise<void>;
   #listener: TransportListener | undefined;
@@ -34,11 +34,9 @@ export class DiscordChannelTransport implements CallTransport {
     this.info = opts.info;
     this.#log = opts.log;
     this.#leave = opts.leave;
-    this.player = new OpusPacketPlayer({
-      ...opts.player,
+    this.player = new OpusPacketSender({
+      ...opts.sender,
       onPlayed: (ms) => this.#listener?.played(ms),
-      onError: (err) =>
-        this.#log.warn({ err }, "audio player failed on a stretch of agent audio; it is dropped"),
     });
   }
 
@@ -117,6 +115,7 @@ export class DiscordChannelTransport implements CallTransport {
         playedMs: this.player.playedMs(),
         clears: this.#clears,
         stretches: this.player.stretches,
+        heldMs: this.player.heldTicks * 20,
       },
       "conversation ended",
     );

@@ -7,12 +7,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import type { Bridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../fake-discord/index.ts";
+import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
 import { speak } from "../helpers/speech.ts";
 
 const TOKEN = "MTAxMjM0.group.bot-token";
@@ -23,16 +22,6 @@ let fake: FakeDiscord;
 let bridge: Bridge;
 let alice: SimulatedMember;
 let bob: SimulatedMember;
-
-async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const say = (m: SimulatedMember, text: string) => m.say({ pcm: speak(text, { rate: 48000 }), rate: 48000 });
 const record = (): CallRecord | undefined =>
@@ -46,21 +35,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-discord-group-"));
   fake = await startFakeDiscord({ token: TOKEN, members: [ALICE, BOB] });
   fake.trustInThisProcess();
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
-      AGENT_GREETING: "Hello everyone.",
-      DISCORD_TOKEN: TOKEN,
-      DISCORD_API_BASE: fake.restApi,
-    },
-  });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }));
+  bridge = await startDiscordBridge({ fake, token: TOKEN, dataDir: dir, greeting: "Hello everyone." });
   fake.memberJoinsVoice(ALICE.userId);
   fake.memberJoinsVoice(BOB.userId);
-  await fake.waitForRest((r) => r.method === "PUT" && r.path.endsWith("/commands"));
   fake.interaction("join", { userId: ALICE.userId });
   await Promise.all([fake.daveJoined(ALICE.userId), fake.daveJoined(BOB.userId)]);
   alice = fake.member(ALICE.userId);

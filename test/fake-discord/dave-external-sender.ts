@@ -51,17 +51,20 @@ export class DaveExternalSender {
     return new DaveExternalSender(p256Signer(), uncompressed, new Uint8Array(der));
   }
 
-  /** Opcode 27's payload adding the member whose serialized KeyPackage (as davey makes it) is given. */
-  async addProposal(channelId: string, epoch: bigint, keyPackage: Uint8Array): Promise<Uint8Array> {
-    const wrapped = new Uint8Array(4 + keyPackage.length);
-    wrapped.set([0, MLS10, 0, WIRE_KEY_PACKAGE]);
-    wrapped.set(keyPackage, 4);
-    const decoded = decodeMlsMessage(wrapped, 0)?.[0];
-    if (decoded?.wireformat !== "mls_key_package") throw new Error("not a serialized MLS KeyPackage");
-    return this.#proposals(channelId, epoch, {
-      proposalType: "add",
-      add: { keyPackage: decoded.keyPackage },
+  /**
+   * Opcode 27's payload adding the members whose serialized KeyPackages (as davey makes them) are
+   * given: one Add proposal each, in one message (the server batches the members waiting to join).
+   */
+  async addProposal(channelId: string, epoch: bigint, ...keyPackages: Uint8Array[]): Promise<Uint8Array> {
+    const proposals = keyPackages.map((keyPackage): Proposal => {
+      const wrapped = new Uint8Array(4 + keyPackage.length);
+      wrapped.set([0, MLS10, 0, WIRE_KEY_PACKAGE]);
+      wrapped.set(keyPackage, 4);
+      const decoded = decodeMlsMessage(wrapped, 0)?.[0];
+      if (decoded?.wireformat !== "mls_key_package") throw new Error("not a serialized MLS KeyPackage");
+      return { proposalType: "add", add: { keyPackage: decoded.keyPackage } };
     });
+    return this.#proposals(channelId, epoch, ...proposals);
   }
 
   /** Opcode 27's payload removing the member at a leaf index. */
@@ -69,7 +72,7 @@ export class DaveExternalSender {
     return this.#proposals(channelId, epoch, { proposalType: "remove", remove: { removed: leafIndex } });
   }
 
-  async #proposals(channelId: string, epoch: bigint, proposal: Proposal): Promise<Uint8Array> {
+  async #proposals(channelId: string, epoch: bigint, ...proposals: Proposal[]): Promise<Uint8Array> {
     const groupInfo: GroupInfo = {
       groupContext: {
         version: "mls10",
@@ -85,8 +88,14 @@ export class DaveExternalSender {
       signer: 0,
       signature: new Uint8Array(),
     };
-    const message = await proposeExternal(groupInfo, proposal, this.#publicKey, this.#signKey, this.#cs);
-    const encoded = encodeMlsMessage(message);
+    const messages: Uint8Array[] = [];
+    for (const proposal of proposals)
+      messages.push(
+        encodeMlsMessage(
+          await proposeExternal(groupInfo, proposal, this.#publicKey, this.#signKey, this.#cs),
+        ),
+      );
+    const encoded = Buffer.concat(messages);
     const prefix = mlsVarint(encoded.length);
     const out = new Uint8Array(1 + prefix.length + encoded.length);
     out[0] = 0; // append

@@ -23,6 +23,7 @@ export class DaveGroup {
   readonly #external: DaveExternalSender;
   readonly #bot: DaveBotLink;
   readonly #members: () => readonly SimulatedMember[];
+  readonly #delayMs: number;
   #started = false;
   #epoch = 0n;
   #transition = 0;
@@ -30,10 +31,25 @@ export class DaveGroup {
   #pendingCommit: ((payload: Buffer) => void) | undefined;
   readonly #pendingReady = new Map<number, () => void>();
 
-  constructor(external: DaveExternalSender, bot: DaveBotLink, members: () => readonly SimulatedMember[]) {
+  /**
+   * `delayMs`: how long a member takes to answer (its key package reaching the server after the
+   * bot's, or after it joins): real clients take hundreds of milliseconds.
+   */
+  constructor(
+    external: DaveExternalSender,
+    bot: DaveBotLink,
+    members: () => readonly SimulatedMember[],
+    delayMs = 0,
+  ) {
+    this.#delayMs = delayMs;
     this.#external = external;
     this.#bot = bot;
     this.#members = members;
+  }
+
+  /** Whether the group exists (the bot's key package came; no downgrade since). */
+  get started(): boolean {
+    return this.#started;
   }
 
   /** Resolves when every change queued so far has been committed and executed. */
@@ -46,10 +62,10 @@ export class DaveGroup {
     this.#started = true;
     this.#epoch = 0n;
     this.#bot.sendBinary(25, this.#external.externalSenderPackage);
-    for (const member of this.#members()) {
-      member.stopDave();
-      this.#enqueue(() => this.#add(member));
-    }
+    const members = this.#members();
+    for (const member of members) member.stopDave();
+    // The members waiting join in one commit, as the server batches the key packages it holds.
+    if (members.length > 0) this.#enqueue(() => this.#add(members));
   }
 
   /** Opcode 28 from the bot. */
@@ -64,8 +80,36 @@ export class DaveGroup {
     this.#pendingReady.get(transitionId)?.();
   }
 
+  /**
+   * A downgrade to transport-only (protocol version 0): 21 prepare transition → the bot's 23 → 22
+   * execute; `executed` runs as 22 goes out (members stop DAVE then). The group is dropped: a later
+   * upgrade (24 prepare epoch 1) builds a new one from the bot's key package.
+   */
+  downgrade(executed: () => void): Promise<void> {
+    this.#enqueue(async () => {
+      const transitionId = ++this.#transition;
+      const ready = new Promise<void>((resolve) => this.#pendingReady.set(transitionId, resolve));
+      this.#bot.sendJson({ op: 21, d: { transition_id: transitionId, protocol_version: 0 } });
+      await ready;
+      this.#pendingReady.delete(transitionId);
+      this.#started = false;
+      executed();
+      for (const m of this.#members()) m.stopDave();
+      this.#bot.sendJson({ op: 22, d: { transition_id: transitionId } });
+      this.#bot.changed();
+    });
+    return this.#queue;
+  }
+
+  /** An upgrade back to DAVE: 24 prepare epoch 1; the bot's new key package (26) then rebuilds the group. */
+  upgrade(): void {
+    this.#enqueue(async () => {
+      this.#bot.sendJson({ op: 24, d: { protocol_version: 1, epoch: 1 } });
+    });
+  }
+
   memberJoined(member: SimulatedMember): void {
-    if (this.#started) this.#enqueue(() => this.#add(member));
+    if (this.#started) this.#enqueue(() => this.#add([member]));
   }
 
   /** Call after the member is gone from `members()`. */
@@ -78,13 +122,18 @@ export class DaveGroup {
     this.#queue = this.#queue.then(step).catch((error: unknown) => this.#bot.failed(error));
   }
 
-  async #add(member: SimulatedMember): Promise<void> {
-    if (!this.#members().includes(member)) return;
-    const keyPackage = member.startDave(this.#bot.channelId, this.#external.externalSenderPackage);
-    const proposals = await this.#external.addProposal(this.#bot.channelId, this.#epoch, keyPackage);
-    await this.#commitRound(proposals, member, (welcome) => {
-      if (!welcome) throw new Error(`the bot's commit adding ${member.userId} came without a welcome`);
-      member.daveWelcome(welcome);
+  async #add(joining: readonly SimulatedMember[]): Promise<void> {
+    if (this.#delayMs > 0) await new Promise((r) => setTimeout(r, this.#delayMs));
+    const members = joining.filter((m) => this.#members().includes(m));
+    if (members.length === 0) return;
+    const keyPackages = members.map((m) =>
+      m.startDave(this.#bot.channelId, this.#external.externalSenderPackage),
+    );
+    const proposals = await this.#external.addProposal(this.#bot.channelId, this.#epoch, ...keyPackages);
+    await this.#commitRound(proposals, members, (welcome) => {
+      if (!welcome)
+        throw new Error(`the bot's commit adding ${members.map((m) => m.userId)} came without a welcome`);
+      for (const m of members) m.daveWelcome(welcome);
     });
   }
 
@@ -93,17 +142,17 @@ export class DaveGroup {
     member.stopDave();
     if (leaf === null || leaf === undefined) return;
     const proposals = await this.#external.removeProposal(this.#bot.channelId, this.#epoch, leaf);
-    await this.#commitRound(proposals, undefined, () => {});
+    await this.#commitRound(proposals, [], () => {});
   }
 
   /** 27 → the bot's 28 → the welcome to the newcomer, the commit to the others and (29) the bot → 23 → 22. */
   async #commitRound(
     proposals: Uint8Array,
-    joining: SimulatedMember | undefined,
+    joining: readonly SimulatedMember[],
     welcome: (welcome: Uint8Array | undefined) => void,
   ): Promise<void> {
     const members = this.#members();
-    const others = members.filter((m) => m !== joining && m.dave?.ready);
+    const others = members.filter((m) => !joining.includes(m) && m.dave?.ready);
     const userIds = members.map((m) => m.userId);
     // Commits refer to the proposals they apply, so the members must have seen them too.
     for (const m of others) m.daveProposals(proposals, userIds);

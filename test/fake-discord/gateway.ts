@@ -14,12 +14,15 @@ export type { World } from "./guild.ts";
 /** Privileged intents: GuildMembers, GuildPresences, MessageContent. */
 const PRIVILEGED = (1 << 1) | (1 << 8) | (1 << 15);
 export const GUILD_VOICE_STATES = 1 << 7;
-const GUILD_MEMBERS = 1 << 1;
 const HEARTBEAT_INTERVAL = 41_250;
 
 export interface GatewayHooks {
-  /** The bot asked to join (channel id) or leave (null) voice: returns the endpoint and token to grant. */
-  botVoice(channelId: string | null, sessionId: string): { endpoint: string; token: string } | undefined;
+  /** The bot asked to join (channel id) or leave (null) voice in a guild: returns the endpoint and token to grant. */
+  botVoice(
+    world: World,
+    channelId: string | null,
+    sessionId: string,
+  ): { endpoint: string; token: string } | undefined;
 }
 
 export interface GatewayRecord {
@@ -41,7 +44,10 @@ interface Session {
 
 export class FakeGateway {
   readonly wss = new WebSocketServer({ noServer: true });
+  /** The first guild: the token, bot user and application are the same in all of them. */
   readonly #world: World;
+  /** Every guild the bot is in (the first one, then those added). */
+  readonly #worlds: World[];
   readonly #hooks: GatewayHooks;
   readonly #sessions = new Map<string, Session>();
   readonly records: GatewayRecord[] = [];
@@ -51,6 +57,7 @@ export class FakeGateway {
 
   constructor(world: World, hooks: GatewayHooks) {
     this.#world = world;
+    this.#worlds = [world];
     this.#hooks = hooks;
     this.wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
   }
@@ -61,10 +68,22 @@ export class FakeGateway {
     return last !== undefined && (Number(last.intents) & GUILD_VOICE_STATES) === 0;
   }
 
-  /** The live session whose shard owns the guild ((guild_id >> 22) % shard count), once READY. */
+  /** Another guild the bot is in; a shard that owns it and connects later gets its GUILD_CREATE. */
+  addGuild(world: World): void {
+    this.#worlds.push(world);
+    const owner = this.#ownerOf(world);
+    if (owner) this.#dispatch(owner, "GUILD_CREATE", guildCreate(world));
+  }
+
+  /** The live session whose shard owns the first guild. */
   get #owner(): Session | undefined {
+    return this.#ownerOf(this.#world);
+  }
+
+  /** The live session whose shard owns a guild ((guild_id >> 22) % shard count), once READY. */
+  #ownerOf(world: World): Session | undefined {
     for (const session of this.#sessions.values()) {
-      if (session.ws && session.ready && ownsGuild(session.shard, this.#world.guildId)) return session;
+      if (session.ws && session.ready && ownsGuild(session.shard, world.guildId)) return session;
     }
     return undefined;
   }
@@ -165,11 +184,11 @@ export class FakeGateway {
       intents,
     };
     this.#sessions.set(session.id, session);
-    const owns = ownsGuild(shard, this.#world.guildId);
+    const owned = this.#worlds.filter((w) => ownsGuild(shard, w.guildId));
     this.#dispatch(session, "READY", {
       v: 10,
       user: user(this.#world.user.id, this.#world.user.username, true),
-      guilds: owns ? [{ id: this.#world.guildId, unavailable: true }] : [],
+      guilds: owned.map((w) => ({ id: w.guildId, unavailable: true })),
       session_id: session.id,
       resume_gateway_url: this.#world.gatewayUrl(),
       shard,
@@ -181,7 +200,7 @@ export class FakeGateway {
       guild_join_requests: [],
       geo_ordered_rtc_regions: [],
     });
-    if (owns) this.#dispatch(session, "GUILD_CREATE", guildCreate(this.#world));
+    for (const w of owned) this.#dispatch(session, "GUILD_CREATE", guildCreate(w));
     session.ready = true;
     return session;
   }
@@ -205,13 +224,13 @@ export class FakeGateway {
   }
 
   #voiceStateUpdate(session: Session, d: Record<string, unknown>): void {
-    const world = this.#world;
-    if (d.guild_id !== world.guildId) return;
+    const world = this.#worlds.find((w) => w.guildId === d.guild_id);
+    if (!world) return;
     const channelId = typeof d.channel_id === "string" ? d.channel_id : null;
     if (channelId !== null && channelId !== world.voiceChannelId) return;
     if (channelId) world.voiceChannels.set(world.user.id, channelId);
     else world.voiceChannels.delete(world.user.id);
-    const grant = this.#hooks.botVoice(channelId, session.id);
+    const grant = this.#hooks.botVoice(world, channelId, session.id);
     // Without GUILD_VOICE_STATES Discord sends no voice states, the bot's own included: it never connects.
     if (session.intents & GUILD_VOICE_STATES)
       this.#dispatch(session, "VOICE_STATE_UPDATE", {
@@ -230,24 +249,25 @@ export class FakeGateway {
   }
 
   /** A member joined the guild. */
-  memberAdded(userId: string): void {
-    const who = this.#world.members.find((m) => m.userId === userId);
+  memberAdded(userId: string, world = this.#world): void {
+    const who = world.members.find((m) => m.userId === userId);
     if (!who) throw new Error(`no member ${userId} in the fake guild`);
-    this.#dispatchToOwner("GUILD_MEMBER_ADD", {
+    this.#dispatchToOwner(world, "GUILD_MEMBER_ADD", {
       ...member(userId, who.name, false),
-      guild_id: this.#world.guildId,
+      guild_id: world.guildId,
     });
   }
 
   /** A member's voice state changed (joined a channel, or left with null). */
-  memberVoice(userId: string, channelId: string | null): void {
-    const who = this.#world.members.find((m) => m.userId === userId);
+  memberVoice(userId: string, channelId: string | null, world = this.#world): void {
+    const who = world.members.find((m) => m.userId === userId);
     if (!who) throw new Error(`no member ${userId} in the fake guild`);
     this.#dispatchToOwner(
+      world,
       "VOICE_STATE_UPDATE",
       {
         ...voiceState(userId, channelId, `member-${userId}`),
-        guild_id: this.#world.guildId,
+        guild_id: world.guildId,
         member: member(userId, who.name, false),
       },
       GUILD_VOICE_STATES,
@@ -258,13 +278,14 @@ export class FakeGateway {
   interaction(
     name: string,
     from: { userId: string; channelId: string; options?: { name: string; type: number; value: unknown }[] },
+    world = this.#world,
   ): { id: string; token: string } {
-    const who = this.#world.members.find((m) => m.userId === from.userId);
+    const who = world.members.find((m) => m.userId === from.userId);
     if (!who) throw new Error(`no member ${from.userId} in the fake guild`);
     const id = nextSnowflake();
     const token = `interaction-${randomBytes(12).toString("hex")}`;
-    const channel = channels(this.#world).find((c) => c.id === from.channelId);
-    this.#dispatchToOwner("INTERACTION_CREATE", {
+    const channel = channels(world).find((c) => c.id === from.channelId);
+    this.#dispatchToOwner(world, "INTERACTION_CREATE", {
       id,
       application_id: this.#world.applicationId,
       type: 2,
@@ -273,9 +294,9 @@ export class FakeGateway {
         name,
         type: 1,
         options: from.options ?? [],
-        guild_id: this.#world.guildId,
+        guild_id: world.guildId,
       },
-      guild_id: this.#world.guildId,
+      guild_id: world.guildId,
       channel_id: from.channelId,
       channel,
       member: { ...member(from.userId, who.name, false), permissions: "2251799813685247" },
@@ -285,11 +306,37 @@ export class FakeGateway {
       locale: "en-US",
       guild_locale: "en-US",
       entitlements: [],
-      authorizing_integration_owners: { "0": this.#world.guildId },
+      authorizing_integration_owners: { "0": world.guildId },
       context: 0,
       attachment_size_limit: 10_485_760,
     });
     return { id, token };
+  }
+
+  /** Opcode 7 Reconnect to the guild owner's connection: the client reconnects and resumes. */
+  reconnect(): void {
+    const owner = this.#owner;
+    if (owner?.ws) this.#sendTo(owner.ws, { op: 7, d: null });
+  }
+
+  /**
+   * Opcode 9 Invalid Session to the guild owner's connection. Not resumable: the session is forgotten,
+   * so the client must identify again (a new session id, READY and GUILD_CREATE once more).
+   */
+  invalidSession(resumable: boolean): void {
+    const owner = this.#owner;
+    if (!owner?.ws) return;
+    if (!resumable) this.#sessions.delete(owner.id);
+    this.#sendTo(owner.ws, { op: 9, d: resumable });
+  }
+
+  /** VOICE_SERVER_UPDATE to the guild owner: the bot's voice session moves (a new token, maybe endpoint). */
+  voiceServerUpdate(grant: { token: string; endpoint: string }, world = this.#world): void {
+    this.#dispatchToOwner(world, "VOICE_SERVER_UPDATE", {
+      token: grant.token,
+      guild_id: world.guildId,
+      endpoint: grant.endpoint,
+    });
   }
 
   /** Closes the guild owner's gateway connection with a close code (e.g. 4000 to make it resume). */
@@ -301,8 +348,8 @@ export class FakeGateway {
    * Guild events go to the shard that owns the guild, if it asked for the event's intent (dropped while no
    * such shard is connected).
    */
-  #dispatchToOwner(t: string, d: unknown, intent?: number): void {
-    const owner = this.#owner;
+  #dispatchToOwner(world: World, t: string, d: unknown, intent?: number): void {
+    const owner = this.#ownerOf(world);
     if (owner && (intent === undefined || (owner.intents & intent) !== 0)) this.#dispatch(owner, t, d);
   }
 

@@ -34,7 +34,13 @@ describe("SimulatedMember hearing", () => {
     expect(pcm.length).toBe(60 * 960); // 1000 → 2200 ms
     expect(levelDbfs(pcm.subarray(30 * 960, 50 * 960))).toBeLessThan(-80); // the gap is silent
     expect(levelDbfs(pcm.subarray(51 * 960, 60 * 960))).toBeGreaterThan(-30);
-    expect(member.hearingStats).toEqual({ packets: 40, daveDecrypted: 0, daveFailures: 0, opusFailures: 0 });
+    expect(member.hearingStats).toEqual({
+      packets: 40,
+      daveDecrypted: 0,
+      daveFailures: 0,
+      opusFailures: 0,
+      clearDropped: 0,
+    });
   });
 
   it("counts packets it cannot decode instead of recording them", () => {

@@ -12,6 +12,7 @@ import { OpusCodec } from "../../codecs/opus.ts";
 import { levelDbfs, stereoToMono } from "../../codecs/pcm.ts";
 import { resample } from "../../codecs/resample.ts";
 import { parseWav } from "../../codecs/wav.ts";
+import { isDaveFrame } from "./media-frames.ts";
 import { type RtpFields, sealRtp, type TransportMode } from "./transport-crypto.ts";
 
 /** The 3-byte Opus silence frame Discord clients send (five of them) when they stop talking. */
@@ -35,6 +36,8 @@ export interface MemberLink {
   secretKey: Uint8Array;
   mode: TransportMode;
   channelId: string;
+  /** Whether the call runs DAVE now (clear media is then dropped, as real clients do). */
+  dave(): boolean;
 }
 
 /** One 20 ms frame the member heard: 48 kHz mono, with when it arrived (performance.now(), ms). */
@@ -49,6 +52,8 @@ export interface HearingStats {
   daveDecrypted: number;
   daveFailures: number;
   opusFailures: number;
+  /** Media frames dropped because they came unencrypted in a DAVE call (what real clients do). */
+  clearDropped: number;
 }
 
 export class SimulatedMember {
@@ -60,9 +65,17 @@ export class SimulatedMember {
   readonly #encoder = new OpusCodec(48000, 2);
   readonly #decoder = new OpusCodec(48000, 2);
   readonly #heard: HeardFrame[] = [];
-  readonly #stats: HearingStats = { packets: 0, daveDecrypted: 0, daveFailures: 0, opusFailures: 0 };
+  readonly #stats: HearingStats = {
+    packets: 0,
+    daveDecrypted: 0,
+    daveFailures: 0,
+    opusFailures: 0,
+    clearDropped: 0,
+  };
   #rtp: RtpFields;
   #nonce = 0;
+  /** RTP packets sent to the bot (speech and silence frames). */
+  sentPackets = 0;
   #speakingQueue: Promise<void> = Promise.resolve();
 
   constructor(info: MemberInfo, ssrc: number) {
@@ -154,6 +167,7 @@ export class SimulatedMember {
     const payload = this.#dave?.ready && !isSilence ? this.#dave.encryptOpus(Buffer.from(opus)) : opus;
     this.#nonce = (this.#nonce + 1) >>> 0;
     link.sendUdp(sealRtp(link.mode, link.secretKey, this.#rtp, this.#nonce, payload));
+    this.sentPackets++;
     this.#rtp.sequence = (this.#rtp.sequence + 1) & 0xffff;
     this.#rtp.timestamp = (this.#rtp.timestamp + FRAME_48K) >>> 0;
   }
@@ -171,6 +185,10 @@ export class SimulatedMember {
       return;
     }
     let opus = payload;
+    if (!isDaveFrame(payload) && this.#link?.dave()) {
+      this.#stats.clearDropped++;
+      return;
+    }
     if (this.#dave?.ready) {
       try {
         opus = this.#dave.decrypt(botUserId, MEDIA_AUDIO, payload);

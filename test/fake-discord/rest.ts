@@ -13,7 +13,10 @@ export interface RestRecord {
 }
 
 export interface RestContext {
+  /** The first guild (token, gateway, shards). */
   world: World;
+  /** Every guild the bot is in. */
+  worlds(): readonly World[];
   user: Record<string, unknown>;
   application: Record<string, unknown>;
   /** Called for every recorded write (commands, callbacks, messages). */
@@ -48,7 +51,8 @@ export async function handleRest(ctx: RestContext, req: IncomingMessage, res: Se
   if (method === "GET" && path === "/gateway") return reply(res, 200, { url: ctx.world.gatewayUrl() });
   if (method === "GET" && path === "/users/@me") return reply(res, 200, ctx.user);
   if (method === "GET" && path === "/applications/@me") return reply(res, 200, ctx.application);
-  const read = method === "GET" ? readGuild(ctx.world, path) : undefined;
+  let read: unknown;
+  if (method === "GET") for (const w of ctx.worlds()) read ??= readGuild(w, path);
   if (read) return reply(res, 200, read);
   const commands = /^\/applications\/(\d+)(?:\/guilds\/(\d+))?\/commands$/.exec(path);
   if (commands && method === "PUT" && Array.isArray(body)) {

@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:https";
 import { WebSocket, WebSocketServer } from "ws";
 import { DaveExternalSender } from "./dave-external-sender.ts";
 import { DaveGroup } from "./dave-group.ts";
+import { isDaveFrame, isSilenceFrame } from "./media-frames.ts";
 import type { SimulatedMember } from "./member.ts";
 import type { SelfSignedCert } from "./tls-cert.ts";
 import { openRtp, TRANSPORT_MODES, type TransportMode } from "./transport-crypto.ts";
@@ -41,6 +42,8 @@ export interface VoiceServerOptions {
   dave: boolean;
   /** Encryption modes offered in Ready, in order (the client takes the first it supports). Default both. */
   modes?: readonly TransportMode[];
+  /** How long members take to answer DAVE (the bot's key package, a newcomer's join), ms. Default 0. */
+  daveDelayMs?: number;
 }
 
 interface Call {
@@ -61,6 +64,7 @@ export class FakeVoiceServer {
   readonly #external: DaveExternalSender;
   readonly #dave: boolean;
   readonly #modes: readonly TransportMode[];
+  readonly #daveDelayMs: number;
   #grant: VoiceGrant | undefined;
   #call: Call | undefined;
   #seq = 0;
@@ -71,6 +75,13 @@ export class FakeVoiceServer {
   readonly botSpeaking: unknown[] = [];
   /** Bot RTP packets that failed transport decryption. */
   transportFailures = 0;
+  /**
+   * Bot media frames (not the silence frame) that arrived without DAVE encryption while the call ran
+   * DAVE outside a protocol-version transition: what real clients drop. Must stay 0.
+   */
+  clearMediaFrames = 0;
+  /** Bot media frames that arrived DAVE-encrypted. */
+  daveMediaFrames = 0;
   readonly #waiters = new Waiters();
 
   private constructor(
@@ -84,6 +95,7 @@ export class FakeVoiceServer {
     this.#external = external;
     this.#dave = options.dave;
     this.#modes = options.modes ?? TRANSPORT_MODES;
+    this.#daveDelayMs = options.daveDelayMs ?? 0;
     if (this.#modes.length === 0) throw new Error("the voice server must offer at least one encryption mode");
     this.#wss = new WebSocketServer({ server: https });
     this.#wss.on("connection", (ws, req) => this.#connection(ws, req.url ?? ""));
@@ -125,12 +137,17 @@ export class FakeVoiceServer {
     return this.#call?.daveVersion ?? 0;
   }
 
-  /** Closes the bot's voice WebSocket with a server close code (4014 disconnected, 4015 crashed, …). */
+  /**
+   * Closes the bot's voice WebSocket with a close code: 4015 (crashed) or below 4000 (e.g. 1012 restart)
+   * leave the call resumable (op 7); 4006 (session no longer valid), 4009 (timed out), 4014
+   * (disconnected) end it.
+   */
   closeWith(code: number, reason = ""): void {
     const call = this.#call;
     if (!call) throw new Error("no bot is connected to the voice server");
     call.ws.close(code, reason);
-    if (code !== 4015) this.#endCall();
+    // The call survives a close the client may resume from (a crash, a dropped socket); not the others.
+    if (code !== 4015 && code >= 4000) this.#endCall();
   }
 
   /** A member enters the bot's voice channel (or is there when the bot arrives). */
@@ -147,6 +164,35 @@ export class FakeVoiceServer {
     this.#send({ op: 13, d: { user_id: member.userId } });
     if (call.dave) call.dave.memberLeft(member);
     else member.stopDave();
+  }
+
+  /** The grant the bot's voice session runs on (undefined while it is in no channel). */
+  get currentGrant(): VoiceGrant | undefined {
+    return this.#grant;
+  }
+
+  /**
+   * Downgrades the call to transport-only (DAVE protocol version 0 transition); resolves once executed.
+   * From then on members send and accept clear media, as the protocol has them do.
+   */
+  async downgradeDave(): Promise<void> {
+    const call = this.#call;
+    if (!call?.dave) throw new Error("the bot's call runs no DAVE to downgrade");
+    await call.dave.downgrade(() => {
+      call.daveVersion = 0;
+    });
+  }
+
+  /** Upgrades a downgraded call back to DAVE (prepare epoch 1, a new group); resolves once it runs DAVE. */
+  async upgradeDave(): Promise<void> {
+    const call = this.#call;
+    if (!call?.dave) throw new Error("the bot's call was not started with DAVE");
+    call.dave.upgrade();
+    // The bot answers 24 with a key package (26): the group is rebuilt as at the start.
+    await this.waitFor(() => this.#call !== call || call.dave?.started === true);
+    await call.dave.settled();
+    // Clear media was legitimate until the new group's transition executed.
+    call.daveVersion = 1;
   }
 
   /** Resolves when every DAVE change queued so far (adds, removes) has been committed and executed. */
@@ -256,6 +302,7 @@ export class FakeVoiceServer {
             this.records.push({ dir: "out", op: -1, d: `DAVE step failed: ${String(error)}` }),
         },
         () => [...this.#members].filter((m) => m.connected),
+        this.#daveDelayMs,
       );
     }
     this.#call = call;
@@ -317,6 +364,7 @@ export class FakeVoiceServer {
       secretKey: call.secretKey,
       mode: call.mode,
       channelId: call.grant.channelId,
+      dave: () => this.#call === call && call.daveVersion > 0,
       sendUdp: (sealed) => {
         const peer = this.udp.peer(BOT_SSRC);
         if (peer && this.#call === call) this.udp.send(peer, sealed);
@@ -348,6 +396,10 @@ export class FakeVoiceServer {
     } catch {
       this.transportFailures++;
       return;
+    }
+    if (!isSilenceFrame(payload)) {
+      if (isDaveFrame(payload)) this.daveMediaFrames++;
+      else if (call.daveVersion > 0) this.clearMediaFrames++;
     }
     for (const member of this.#members) if (member.connected) member.hear(call.grant.userId, payload, at);
     if (this.#waiters.pending) this.#changed();

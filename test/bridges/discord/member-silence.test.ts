@@ -2,6 +2,7 @@
 // their turn, frame by frame on the clock, and then not at all; late packets are waited for.
 import { describe, expect, it } from "vitest";
 import { MemberSilence } from "../../../bridges/discord/member-silence.ts";
+import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
 import { VirtualClock } from "../../../src/session/clock.ts";
 import type { Speaker } from "../../../src/session/transport.ts";
 
@@ -13,6 +14,7 @@ function rig() {
   const frames: { at: number; who: string; silent: boolean }[] = [];
   const silence = new MemberSilence({
     clock,
+    ticks: new VoiceClock(clock),
     frameSamples: 320,
     onFrame: (frame, who) =>
       frames.push({ at: clock.now(), who: who.name, silent: frame.every((s) => s === 0) }),

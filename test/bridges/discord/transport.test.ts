@@ -29,7 +29,6 @@ function transport(leaves: string[] = []) {
       leaves.push(reason);
       t.end(`agent hung up (${reason})`);
     },
-    player: { whenUnheard: "play" },
   });
   open.push(t);
   return t;

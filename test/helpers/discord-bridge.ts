@@ -1,0 +1,53 @@
+// The in-process bridge (embedded local service) logged in to a fake Discord, for the Discord e2e
+// tests: its config, its log lines when asked for, and waiting on a condition.
+import { join } from "node:path";
+import { pino } from "pino";
+import { loadConfig } from "../../src/config.ts";
+import { type Bridge, startBridge } from "../../src/main.ts";
+import type { FakeDiscord } from "../fake-discord/index.ts";
+
+/** Resolves with `get()`'s first truthy value, polled every 20 ms; throws after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  get: () => T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Starts the bridge with the Discord bot against `fake` (data under `dataDir`), and waits for its
+ * slash commands to be registered. With `lines`, the bridge's JSON log lines are collected there.
+ */
+export async function startDiscordBridge(opts: {
+  fake: FakeDiscord;
+  token: string;
+  dataDir: string;
+  greeting: string;
+  lines?: string[];
+}): Promise<Bridge> {
+  const config = loadConfig({
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: join(opts.dataDir, "data"),
+      AGENT_GREETING: opts.greeting,
+      DISCORD_TOKEN: opts.token,
+      DISCORD_API_BASE: opts.fake.restApi,
+    },
+  });
+  const lines = opts.lines;
+  const log = lines
+    ? pino({ level: "info" }, { write: (l: string) => void lines.push(l) })
+    : pino({ level: process.env.E2E_LOG ?? "silent" });
+  const bridge = await startBridge(config, log);
+  await opts.fake.waitForRest((r) => r.method === "PUT" && r.path.endsWith("/commands"));
+  return bridge;
+}
