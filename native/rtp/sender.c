@@ -86,8 +86,10 @@ static void send_one(Call *c) {
     c->quiet = 1;
     c->silence_sent++;
   }
-  c->first = 0;
   if (c->transmit && c->dest_len > 0) {
+    // The marker stays due until a packet carries it: a tick before the destination is known (or
+    // during hold) must not use it up.
+    c->first = 0;
     uint8_t pkt[HEADER + MAX_PAYLOAD + SRTP_MAX_TRAILER_LEN];
     pkt[0] = 0x80;
     pkt[1] = (uint8_t)((marker ? 0x80 : 0) | (c->payload_type & 0x7f));
