@@ -4,6 +4,7 @@ import { callHeader, eventItem, formingItems } from "./call-view.js";
 import { fmtDuration, fmtTime, h, transportBadge } from "./dom.js";
 import { refreshLatency } from "./latency.js";
 import { setUpPhone } from "./phone-panel.js";
+import { refreshTrunks } from "./trunks.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -64,6 +65,7 @@ function onFeed(m) {
     } else if (!shown && live.size) show(live.values().next().value);
     void refreshEnded();
     void refreshLatency();
+    void refreshTrunks();
   } else if (m.type === "event") onEvent(m.callId, m.event, m.instance);
   else if (m.type === "activity") onActivity(m.callId, m.activity);
 }
@@ -318,6 +320,9 @@ function markSelected() {
   for (const el of document.querySelectorAll(".call-item"))
     el.classList.toggle("selected", el.dataset.callId === shown?.callId);
 }
+
+// Registrations change on their own (refreshes, a registrar going away): looked at every 10 s.
+setInterval(() => void refreshTrunks(), 10_000);
 
 // Live durations tick once a second.
 setInterval(() => {

@@ -15,6 +15,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import { KamailioRegistrar } from "../bridges/sip/kamailio-registrar.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { Baresip } from "../helpers/baresip.ts";
+import { launchChromium, openConsole } from "../helpers/chromium.ts";
 import { until } from "../helpers/until.ts";
 
 let dir: string;
@@ -100,6 +101,19 @@ describe("registration with Kamailio as the registrar", () => {
       expect(metrics).toContain(
         `voice_bridge_sip_registration_up{aor="sip:${USER}@127.0.0.1",state="registered"} 1`,
       );
+
+      // The console shows the registration and its state.
+      const browser = await launchChromium();
+      try {
+        const { page, errors } = await openConsole(browser, bridge.entrances.console!);
+        const trunk = page.locator("#trunk-list li");
+        await expect.poll(() => trunk.getAttribute("data-state")).toBe("registered");
+        expect(await trunk.textContent()).toContain(`${USER}@127.0.0.1`);
+        expect(await page.locator("#trunks").isVisible()).toBe(true);
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
 
       await callThroughRegistrar();
       expect(kamailio.lines("CALL to")).toHaveLength(1);
