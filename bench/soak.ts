@@ -44,6 +44,7 @@ import {
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bearer } from "../src/service/engines/upstream.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import type { BenchTransport } from "./lib/calls-bridge-ends.ts";
 import {
@@ -190,7 +191,7 @@ async function main(): Promise<void> {
   const timelinePath = join(dir, "caller.s16");
   writeTimeline(timelinePath, plan.timeline);
   const recordingDir = join(dir, "recordings");
-  const { svc, bridge, bridgeUrl, bridgeLog, target } = await startBenchProcesses({
+  const { svc, bridge, bridgeUrl, bridgeLog, bridgeToken, target } = await startBenchProcesses({
     transport: TRANSPORT,
     rtpPorts: RTP_PORTS,
     dir,
@@ -199,8 +200,8 @@ async function main(): Promise<void> {
       `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n` +
       `  maxCallSeconds: ${Math.ceil(S + 600)}\n` +
       (SINGLE ? `  recordingDir: ${JSON.stringify(recordingDir)}\n` : ""),
-    // Extra Node flags for the bridge (e.g. GC settings to compare), as for `bench calls`.
-    bridgeFlags: ["--trace-gc", ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean)],
+    // The GC pauses per window; BENCH_CALLS_BRIDGE_FLAGS (e.g. GC settings to compare) is added.
+    bridgeFlags: ["--trace-gc"],
     children,
     ...(NICE !== undefined ? { nice: NICE } : {}),
   });
@@ -228,6 +229,7 @@ async function main(): Promise<void> {
         seconds: S,
         startsAtMs: starts.filter((_, i) => i % K === k),
         windowMs: [first, windows.at(-1)![1]],
+        bridgeToken,
       }),
       soak: { speechStartsMs: plan.speechStartsMs, dtmf: plan.dtmf, windows },
     };
@@ -404,7 +406,7 @@ async function main(): Promise<void> {
         `bench soak: a load generator exited ${code} (its log: ${l.out.replace(".out.jsonl", ".log")})\n`,
       );
   }
-  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, recordingDir));
+  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, bridgeToken, recordingDir));
   const missed = (Object.keys(TARGETS) as (keyof typeof TARGETS)[]).filter(
     (k) => !((final[k] as number) <= TARGETS[k]),
   );
@@ -414,17 +416,27 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(final));
 }
 
-/** What the single call left: its record (turns, events) and its recording (seconds of audio, bytes). */
-async function singleCallLeft(url: string, recordingDir: string): Promise<Record<string, unknown>> {
+/**
+ * What the single call left: its record (turns, events), read with the bridge's token as any
+ * program reads /calls, and its recording (seconds of audio, bytes).
+ */
+async function singleCallLeft(
+  url: string,
+  bridgeToken: string | undefined,
+  recordingDir: string,
+): Promise<Record<string, unknown>> {
   await new Promise((r) => setTimeout(r, 2000)); // the record's last lines, the recording's close
-  const list = (await (await fetch(`${url}/calls?limit=1`)).json()) as { calls: { callId: string }[] };
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${url}${path}`, { headers: bearer(bridgeToken) });
+    if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const list = await get<{ calls: { callId: string }[] }>("/calls?limit=1");
   const callId = list.calls[0]?.callId;
   const record = callId
-    ? ((await (await fetch(`${url}/calls/${encodeURIComponent(callId)}`)).json()) as {
-        turns?: unknown[];
-        events?: unknown[];
-        endReason?: string;
-      })
+    ? await get<{ turns?: unknown[]; events?: unknown[]; endReason?: string }>(
+        `/calls/${encodeURIComponent(callId)}`,
+      )
     : {};
   const wavs = existsSync(recordingDir)
     ? readdirSync(recordingDir)
