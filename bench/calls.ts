@@ -68,7 +68,7 @@ const LG_CPU_PROF = strArg("lg-cpu-prof");
 const SRTP = process.argv.includes("--srtp");
 if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
-const PICK_CALLS = Math.round(arg("pick-calls", 20));
+const PICK_CALLS = Math.round(arg("pick-calls", 20, { zero: true }));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
