@@ -186,6 +186,12 @@ interface Cpu {
   machine: number;
 }
 
+/** Cores' worth of CPU that programs other than the benchmark's used between two readings. */
+function otherCores(from: Cpu, to: Cpu, seconds: number): number {
+  const ours = to.bridge - from.bridge + (to.svc - from.svc) + (to.lg - from.lg);
+  return (to.machine - from.machine - ours) / 1e6 / seconds;
+}
+
 async function main(): Promise<void> {
   const plan = callerPlan();
   const timelinePath = join(dir, "caller.s16");
@@ -344,16 +350,7 @@ async function main(): Promise<void> {
       lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
       lg_loop_delay_ms_max: round(lgDelayMax, 1),
       call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
-      other_cpu_cores: round(
-        (cpu1.machine -
-          cpu0.machine -
-          (cpu1.bridge - cpu0.bridge) -
-          (cpu1.svc - cpu0.svc) -
-          (cpu1.lg - cpu0.lg)) /
-          1e6 /
-          windowS,
-        2,
-      ),
+      other_cpu_cores: round(otherCores(cpu0, cpu1, windowS), 2),
     };
     console.log(JSON.stringify(line));
     last = line;
@@ -387,16 +384,7 @@ async function main(): Promise<void> {
     bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
     lg_loop_delay_ms_max: round(all.lgDelay, 1),
     lg_cpu_us_per_call_s: round((cpuEnd.lg - runCpu0.lg) / (N * runS), 0),
-    other_cpu_cores: round(
-      (cpuEnd.machine -
-        runCpu0.machine -
-        (cpuEnd.bridge - runCpu0.bridge) -
-        (cpuEnd.svc - runCpu0.svc) -
-        (cpuEnd.lg - runCpu0.lg)) /
-        1e6 /
-        runS,
-      2,
-    ),
+    other_cpu_cores: round(otherCores(runCpu0, cpuEnd, runS), 2),
   };
 
   for (const l of loads) {
