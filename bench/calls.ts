@@ -1,8 +1,12 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
+//   --api: the bridge is built with the TypeScript API, createBridge and a code-defined agent,
+//   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
+//   to reload, so it is skipped;
+//   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -25,7 +29,7 @@
 // Prints one JSON line; the figures are defined in bench/lib/calls-summary.ts and calls-agents.ts. Everything is
 // bounded in time and every process this starts is stopped before it exits.
 
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,8 +71,12 @@ const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
 const SRTP = process.argv.includes("--srtp");
 if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport sip");
+/** --tls: SIP over TLS (a certificate made for the run), in both runs of --srtp. */
+const TLS = process.argv.includes("--tls");
+if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
+const API = process.argv.includes("--api");
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
-const PICK_CALLS = Math.round(arg("pick-calls", 20, { zero: true }));
+const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20, { zero: true }));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -109,7 +117,7 @@ function callerTimeline(): Int16Array {
   return out;
 }
 
-async function main(srtp: boolean) {
+async function main(srtp: boolean): Promise<Record<string, unknown>> {
   const timeline = callerTimeline();
   const timelinePath = join(dir, "caller.s16");
   writeTimeline(timelinePath, timeline);
@@ -121,10 +129,15 @@ async function main(srtp: boolean) {
     transport: TRANSPORT,
     rtpPorts: RTP_PORTS,
     srtp,
+    ...(TLS ? { tls: selfSignedCertificate() } : {}),
     ...(srtp ? { run: "srtp" } : {}),
     dir,
     bridgeConfig: baseConfig,
     bridgeFlags: CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [],
+    // --api: the bridge built with the TypeScript API, its agent's turn-taking from the environment.
+    ...(API
+      ? { bridgeEntry: ["bench/lib/api-bridge.ts"], bridgeEnv: { BENCH_MIN_EOU_MS: String(MIN_EOU_MS) } }
+      : {}),
     children,
     ...(NICE !== undefined ? { nice: NICE } : {}),
   });
@@ -243,11 +256,26 @@ async function main(srtp: boolean) {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  return { ...result, ...agents };
+  return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents };
+}
+
+/** A certificate for 127.0.0.1 made for the run (the load generator does not check it). */
+function selfSignedCertificate(): { cert: string; key: string } {
+  const cert = join(dir, "sip-cert.pem");
+  const key = join(dir, "sip-key.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+    ]),
+    { stdio: "ignore" },
+  );
+  return { cert, key };
 }
 
 try {
-  if (!SRTP) console.log(JSON.stringify(await main(false)));
+  if (!SRTP) console.log(JSON.stringify({ ...(await main(false)), ...(TLS ? { signalling: "tls" } : {}) }));
   else {
     // The same calls twice in one invocation, plain then SRTP: the overhead is their difference.
     const plain = await main(false);
@@ -258,7 +286,11 @@ try {
       JSON.stringify({
         ...secure,
         srtp: "AES_CM_128_HMAC_SHA1_80",
+        signalling: TLS ? "tls" : "udp",
         plain_bridge_cpu_us_per_call_s: plain.bridge_cpu_us_per_call_s,
+        plain_frame_lateness_ms_p99: plain.frame_lateness_ms_p99,
+        plain_dropped_frames: plain.dropped_frames,
+        plain_bridge_loop_lag_ms_max: plain.bridge_loop_lag_ms_max,
         plain_other_cpu_cores: plain.other_cpu_cores,
         srtp_cpu_overhead_pct: Math.round(overhead * 10) / 10,
         srtp_cpu_overhead_target_pct: 15,

@@ -40,6 +40,8 @@ interface Figures {
   loop_stall_ms_max: number;
   /** The same simulated calls for as long, with no list or search: what the machine itself costs. */
   loop_stall_ms_max_calls_only: number;
+  /** This process's CPU (every thread) while listing and searching, % of one core: low with a long stall means the machine kept it waiting. */
+  cpu_pct_while_measuring: number;
   turn_writes_per_s: number;
   seed_s: number;
 }
@@ -130,9 +132,12 @@ async function measure(store: CallStore, seedS: number): Promise<Figures> {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const t = performance.now();
+  const cpu = process.cpuUsage();
   const listMs = await timed(store, lists);
   const searchMs = await timed(store, searches);
   delay.disable();
+  const used = process.cpuUsage(cpu);
+  const cpuPct = ((used.user + used.system) / 1000 / (performance.now() - t)) * 100;
   const baseline = monitorEventLoopDelay({ resolution: 1 });
   baseline.enable();
   await new Promise((r) => setTimeout(r, performance.now() - t));
@@ -147,6 +152,7 @@ async function measure(store: CallStore, seedS: number): Promise<Figures> {
     search_ms_p99: round(percentile(searchMs, 99), 2),
     loop_stall_ms_max: round(delay.max / 1e6, 1),
     loop_stall_ms_max_calls_only: round(baseline.max / 1e6, 1),
+    cpu_pct_while_measuring: round(cpuPct),
     turn_writes_per_s: Math.round(writes),
     seed_s: round(seedS, 1),
   };

@@ -76,7 +76,7 @@ program
     if (shard !== undefined)
       config = { ...config, server: { ...config.server, port: shardPort(config.server.port, shard) } };
     // Loaded here: the bridge pulls in the call path (VAD model, transports) other commands never need.
-    const { startBridge } = await import("./main.ts");
+    const { runBridge } = await import("./library/create-bridge.ts");
     // For a person reading the terminal the ways in stand out as a box (a log line, so it comes in
     // order with the others); for log collectors they are fields of one line.
     const { bannerText } = await import("./banner.ts");
@@ -84,7 +84,8 @@ program
       server: { host: opts.host, port: opts.port },
       discord: { shards: opts.shards },
     };
-    const bridge = await startBridge(config, log, {
+    const bridge = await runBridge(config, {
+      log,
       // A reload reads the same file, environment and flags again (a shard keeps its own port).
       readConfig: () => {
         const next = loadConfig({ file: program.opts().config, overrides: startOverrides });
@@ -94,18 +95,16 @@ program
         ? { announce: (e) => log.info(`ready: how to reach the agent\n${bannerText(e)}\n`) }
         : {}),
     });
-    // SIGHUP: the configuration (agents, routes) read again, and a renewed SIP TLS certificate and
-    // key taken without a restart.
+    // SIGHUP: the configuration (agents, routes) and a renewed SIP TLS certificate read again.
     process.on("SIGHUP", () => {
       log.info("SIGHUP: reloading the configuration");
       bridge.reload();
-      void bridge.sip?.reloadTls();
     });
     const stop = async (signal: string) => {
       // A second signal skips the drain: the operator means it.
       process.once(signal, () => process.exit(1));
       log.info({ signal, calls: bridge.activeCalls }, "stopping: no new calls, letting live calls finish");
-      await bridge.close(signal === "SIGINT" ? 5_000 : 30_000);
+      await bridge.drain(signal === "SIGINT" ? 5_000 : 30_000);
       process.exit(0);
     };
     process.once("SIGTERM", () => void stop("SIGTERM"));
@@ -213,14 +212,19 @@ program
     "make the running bridge read its configuration again (as SIGHUP does): new calls get the new agents and routes, live calls keep theirs; a configuration with errors is refused and the running one stays",
   )
   .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
-  .action(async (opts: { url?: string }) => {
+  .option(
+    "--token <token>",
+    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
+  .action(async (opts: { url?: string; token?: string }) => {
     const config = load(program.opts());
     const base = (opts.url ?? `http://127.0.0.1:${config.server.port}`).replace(/\/+$/, "");
+    const token = opts.token ?? programToken(config.server.token, config.local.dataDir);
     const { RELOAD_PATH } = await import("./reload.ts");
     try {
       const res = await fetch(`${base}${RELOAD_PATH}`, {
         method: "POST",
-        headers: config.server.token ? { authorization: `Bearer ${config.server.token}` } : {},
+        headers: token ? { authorization: `Bearer ${token}` } : {},
       });
       const body = (await res.json().catch(() => ({}))) as {
         ok?: boolean;

@@ -454,12 +454,14 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** Highest precedence: values from command-line flags. */
   overrides?: Tree;
+  /** The configuration itself, in place of a file (the TypeScript API's options), named `name`. */
+  given?: { tree: Tree; name: string };
 }
 
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
-  const file = opts.file ?? env.VOICE_BRIDGE_CONFIG;
-  const tree: Tree = file ? readConfigFile(file) : {};
+  const file = opts.given ? opts.given.name : (opts.file ?? env.VOICE_BRIDGE_CONFIG);
+  const tree: Tree = opts.given ? structuredClone(opts.given.tree) : file ? readConfigFile(file) : {};
   // Where each key set outside the file came from, so an error points at what the user wrote.
   const origin = new Map<string, string>();
   // With the default agent written as agents.default, AGENT_* variables set its keys there.

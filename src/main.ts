@@ -2,7 +2,7 @@
 // Discord, browser calls), health, metrics, call records and the live console, and runs one
 // CallSession per call. With no SVC_BASE_URL /
 // SVC_API_KEY it starts the local service in-process and talks to it over loopback.
-import { existsSync } from "node:fs";
+import { access } from "node:fs/promises";
 import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
@@ -21,6 +21,7 @@ import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
 import type { CallAgent } from "./agents/call-agent.ts";
+import type { AgentCode } from "./agents/code.ts";
 import { AgentDirectory } from "./agents/directory.ts";
 import { SvcClient } from "./api/client.ts";
 import { type Entrances, entrancesOf } from "./banner.ts";
@@ -99,6 +100,8 @@ export interface BridgeOverrides {
   readConfig?: () => Config;
   /** Says how to reach the agent once the bridge is up (default: one log line with a field per way in). */
   announce?: (entrances: Entrances) => void;
+  /** The tools and hooks of agents defined in code (the TypeScript API), by agent name. */
+  agentCode?: ReadonlyMap<string, AgentCode>;
 }
 
 /** What the model is told about a conversation with several people in it. */
@@ -215,10 +218,10 @@ export async function startBridge(
     await reporter.start();
   }
   const pickObserver = { webhookFailed: (cause: string) => metrics.agentWebhookFailures.inc({ cause }) };
-  let agents = new AgentDirectory(config, pickObserver);
+  let agents = new AgentDirectory(config, pickObserver, overrides.agentCode);
   let running = config;
   const applyConfig = (next: Config): ReloadResult => {
-    agents = new AgentDirectory(next, pickObserver);
+    agents = new AgentDirectory(next, pickObserver, overrides.agentCode);
     const restartNeeded = sectionsNeedingRestart(running, next);
     running = next;
     log.info(
@@ -233,6 +236,8 @@ export async function startBridge(
     return { ok: true, agents: agents.names, restartNeeded };
   };
   const reload = (next?: Config): ReloadResult => {
+    // A renewed SIP TLS certificate and key are taken too (a bad pair is logged, the old one kept).
+    void sipForReadiness?.reloadTls();
     if (next) return applyConfig(next);
     if (!overrides.readConfig)
       return { ok: false, error: "this bridge was started without a configuration to read again" };
@@ -359,9 +364,9 @@ export async function startBridge(
         const callId = transport.info.callId;
         const recorded = recording?.close();
         if (recording)
-          void recorded?.then(
-            () => existsSync(recording.path) && store.setRecording(callId, resolve(recording.path)),
-          );
+          void recorded?.then(async () => {
+            if (await fileExists(recording.path)) store.setRecording(callId, resolve(recording.path));
+          });
         // The analysis (when the agent has one) goes into the record before the report is made.
         const analysed = agent.analysis ? analyse(agent, callId) : Promise.resolve();
         if (reporter) {
@@ -510,5 +515,13 @@ async function withRecording(
 ): Promise<CallReport> {
   if (!recording) return report;
   await closed?.catch(() => {});
-  return existsSync(recording.path) ? { ...report, recordingPath: resolve(recording.path) } : report;
+  return (await fileExists(recording.path)) ? { ...report, recordingPath: resolve(recording.path) } : report;
+}
+
+/** Whether a file is there, asked without blocking the loop that carries the calls' audio. */
+function fileExists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { programToken } from "../../src/bridge-token.ts";
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import { spawnNode, waitForLine } from "./calls-procs.ts";
-import { type BenchTarget, benchBridge, TWILIO_TOKEN } from "./calls-transports.ts";
+import { type BenchTarget, type BenchTls, benchBridge, TWILIO_TOKEN } from "./calls-transports.ts";
 
 export const BENCH_KEY = "bench-key";
 
@@ -19,6 +19,8 @@ export interface BenchSetupOptions {
   rtpPorts: string;
   /** With --transport sip: callers offer SDES-SRTP and the bridge answers with it. */
   srtp?: boolean;
+  /** With --transport sip: the calls' SIP over TLS to the bridge's TLS port, with this certificate. */
+  tls?: BenchTls;
   /**
    * Names this run's logs and config (`service-<run>.log`, `bridge-<run>.log`, `bridge-<run>.yaml`)
    * when one invocation starts the processes more than once in the same `dir`.
@@ -30,6 +32,10 @@ export interface BenchSetupOptions {
   bridgeConfig: string;
   /** Node flags for the bridge only (profiling, --trace-gc); env BENCH_CALLS_BRIDGE_FLAGS is added. */
   bridgeFlags: string[];
+  /** What the bridge process runs (default `src/cli.ts start`, the bridge as deployed). */
+  bridgeEntry?: string[];
+  /** Environment of the bridge beyond what every bench bridge gets. */
+  bridgeEnv?: NodeJS.ProcessEnv;
   /** Every process started is pushed here as soon as it is spawned (to be stopped on any exit). */
   children: ChildProcess[];
   nice?: number;
@@ -66,7 +72,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
   const bridgeLog = runFile(o.dir, "bridge", "log", o.run);
   const configPath = runFile(o.dir, "bridge", "yaml", o.run);
   writeFileSync(configPath, o.bridgeConfig);
-  const transport = benchBridge(o.transport, o.rtpPorts, o.srtp ?? false);
+  const transport = benchBridge(o.transport, o.rtpPorts, o.srtp ?? false, o.tls);
   const dataDir = join(o.dir, "bridge");
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -80,6 +86,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
     LOG_FORMAT: "json",
     VOICE_BRIDGE_CONFIG: configPath,
     ...transport.env,
+    ...o.bridgeEnv,
   };
   delete env.TWILIO_ACCOUNT_SID;
   delete env.PUBLIC_URL;
@@ -87,7 +94,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
     ...o.bridgeFlags,
     ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean),
   ];
-  const bridge = spawnNode([...flags, "src/cli.ts", "start"], env, bridgeLog, o.nice);
+  const bridge = spawnNode([...flags, ...(o.bridgeEntry ?? ["src/cli.ts", "start"])], env, bridgeLog, o.nice);
   o.children.push(bridge);
   const bridgeUrl = (
     await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)

@@ -38,8 +38,19 @@ export interface BenchTarget {
 /** Twilio requests are signed with it; set on the bridge whatever the transport, as deployed. */
 export const TWILIO_TOKEN = "bench-twilio-token";
 
-export function benchBridge(transport: BenchTransport, rtpPorts: string, srtp = false): BenchBridge {
-  return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts, srtp);
+/** With `tls`, SIP goes over TLS to the bridge's TLS port, with this certificate and key (PEM files). */
+export interface BenchTls {
+  cert: string;
+  key: string;
+}
+
+export function benchBridge(
+  transport: BenchTransport,
+  rtpPorts: string,
+  srtp = false,
+  tls?: BenchTls,
+): BenchBridge {
+  return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts, srtp, tls);
 }
 
 function twilioBridge(): BenchBridge {
@@ -65,23 +76,34 @@ function twilioBridge(): BenchBridge {
   };
 }
 
-function sipBridge(rtpPorts: string, srtp: boolean): BenchBridge {
+function sipBridge(rtpPorts: string, srtp: boolean, tls: BenchTls | undefined): BenchBridge {
   return {
     // Port 0: the bridge picks a free one and logs it; RTP from a range the calls fit in.
-    env: { SIP_HOST: "127.0.0.1", SIP_PORT: "0", RTP_PORTS: rtpPorts },
+    env: {
+      SIP_HOST: "127.0.0.1",
+      SIP_PORT: "0",
+      RTP_PORTS: rtpPorts,
+      ...(tls ? { SIP_TLS_PORT: "0", SIP_TLS_CERT: tls.cert, SIP_TLS_KEY: tls.key } : {}),
+    },
     ready: async (url, bridgeLog, bridge) => {
-      const line = await waitForLine(bridgeLog, /"udpPort":(\d+)[^\n]*"sip: listening"/, 30_000, bridge);
+      const line = await waitForLine(
+        bridgeLog,
+        tls ? /"tlsPort":(\d+)[^\n]*"sip: listening"/ : /"udpPort":(\d+)[^\n]*"sip: listening"/,
+        30_000,
+        bridge,
+      );
       const target = { address: "127.0.0.1", port: Number(line[1]) };
+      const secure = tls ? { tls: true } : {};
       return {
         warmUp: async (caller) => {
           const calls = await Promise.all(
-            [0, 1].map(() => placeSipCall({ target, caller, seconds: 9, srtp })),
+            [0, 1].map(() => placeSipCall({ target, caller, seconds: 9, srtp, ...secure })),
           );
           const failed = calls.find((c) => c.error);
           if (failed) throw new Error(`SIP warm-up call failed: ${failed.error}`);
         },
         loadScript: "bench/lib/calls-load-sip.ts",
-        loadSpec: (common): SipLoadSpec => ({ target, url, ...common, ...(srtp ? { srtp } : {}) }),
+        loadSpec: (common): SipLoadSpec => ({ target, url, ...common, ...(srtp ? { srtp } : {}), ...secure }),
       };
     },
   };

@@ -23,6 +23,8 @@ export interface SipLoadSpec {
   codec?: "pcmu" | "pcma";
   /** SDES-SRTP calls. */
   srtp?: boolean;
+  /** SIP over TLS to `target` (the bridge's TLS port). */
+  tls?: boolean;
 }
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
@@ -48,6 +50,7 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
     seconds: spec.seconds,
     codec: spec.codec ?? "pcmu",
     ...(spec.srtp ? { srtp: true } : {}),
+    ...(spec.tls ? { tls: true } : {}),
   });
   const [w0, w1] = spec.windowMs;
   const turns =

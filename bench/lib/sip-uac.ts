@@ -6,8 +6,10 @@
 // Everything is bounded in time; the report says how the call went instead of throwing.
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
+import { connect as tlsConnect } from "node:tls";
 import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
+import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
 import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
 import { RtpLateness } from "./rtp-lateness.ts";
 import {
@@ -48,6 +50,8 @@ export interface SipCallOptions {
   keep?: boolean;
   /** Each agent packet: epoch ms of arrival, its lateness (ms), and the ms its timestamp skipped. */
   onPacket?: (atEpochMs: number, latenessMs: number, holeMs: number) => void;
+  /** Signalling over one TLS connection to `target` (the bench's self-signed certificate is not checked). */
+  tls?: boolean;
 }
 
 export interface SipCallReport {
@@ -112,7 +116,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
   const srtpOut = srtpKey ? rtpSender().srtpOutbound(srtpKey, 80) : undefined;
   const tagBytes = srtpKey ? 10 : 0;
-  const wire = Buffer.alloc(12 + 160 + 16);
+
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const t = setTimeout(() => {
@@ -127,7 +131,18 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     clearTimeout(t);
     timers.delete(t);
   };
-  const send = (text: string, to: { address: string; port: number }) => sip.send(text, to.port, to.address);
+  // TLS: every request and response of the call on one connection, cut into messages by length.
+  const secure = opts.tls
+    ? tlsConnect({ host: opts.target.address, port: opts.target.port, rejectUnauthorized: false })
+    : undefined;
+  secure?.on("error", (err) => {
+    report.error ??= `TLS: ${err.message}`;
+    done?.();
+  });
+  const via = secure ? "TLS" : "UDP";
+  const contactParams = secure ? ";transport=tls" : "";
+  const send = (text: string, to: { address: string; port: number }) =>
+    secure ? secure.write(text) : sip.send(text, to.port, to.address);
 
   let answeredAt = Number.NaN;
   let toValue = "";
@@ -157,13 +172,13 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     "INVITE",
     uri,
     [
-      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=${inviteBranch};rport`],
+      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=${inviteBranch};rport`],
       ["Max-Forwards", "70"],
       ["From", from],
       ["To", `<${uri}>`],
       ["Call-ID", callId],
       ["CSeq", "1 INVITE"],
-      ["Contact", `<sip:bench@${local}:${sipPort}>`],
+      ["Contact", `<sip:bench@${local}:${sipPort}${contactParams}>`],
       ["Content-Type", "application/sdp"],
     ],
     offerSdp(local, rtpPort, codec, srtpKey),
@@ -209,6 +224,8 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
           marker: i === 0,
         });
         if (srtpOut) {
+          // A buffer per packet: dgram sends later, so one reused buffer would be overwritten.
+          const wire = Buffer.alloc(packet.length + 16);
           wire.set(packet);
           const n = rtpSender().srtpProtect(srtpOut, wire, packet.length);
           rtp.send(wire.subarray(0, n), to.port, to.address);
@@ -227,7 +244,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     report.endedBy = "uac";
     cancel(rtpTimer);
     byeText = buildRequest("BYE", contactUri(dialogTarget), [
-      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
+      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
       ["Max-Forwards", "70"],
       ["From", from],
       ["To", toValue],
@@ -250,7 +267,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     });
   };
 
-  sip.on("message", (buf, rinfo) => {
+  const onMessage = (buf: Buffer, rinfo: { address: string; port: number }): void => {
     const m = parseSipMessage(buf.toString("utf8"));
     if (!m || header(m, "call-id") !== callId) return;
     if (m.kind === "request") {
@@ -264,7 +281,14 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       report.byeStatus = m.status;
       done?.();
     }
-  });
+  };
+  sip.on("message", onMessage);
+  if (secure) {
+    const framer = new SipStreamFramer();
+    secure.on("data", (chunk: Buffer) => {
+      for (const ev of framer.push(chunk)) if (ev.type === "message") onMessage(ev.bytes, opts.target);
+    });
+  }
 
   function onInviteResponse(m: SipMessage & { kind: "response" }): void {
     cancel(inviteTimer);
@@ -275,7 +299,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       report.status = m.status;
       send(
         buildRequest("ACK", uri, [
-          ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=${inviteBranch};rport`],
+          ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=${inviteBranch};rport`],
           ["Max-Forwards", "70"],
           ["From", from],
           ["To", header(m, "to") ?? ""],
@@ -299,7 +323,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     toValue = header(m, "to") ?? "";
     dialogTarget = contactTarget(header(m, "contact")) ?? opts.target;
     ack = buildRequest("ACK", contactUri(dialogTarget), [
-      ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
+      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
       ["Max-Forwards", "70"],
       ["From", from],
       ["To", toValue],
@@ -368,6 +392,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   await finished;
   for (const t of timers) clearTimeout(t);
   timers.clear();
+  secure?.destroy();
   await Promise.all([close(sip), close(rtp)]);
   report.latenessMs = lateness.latenessMs;
   report.streams = lateness.streams;

@@ -97,6 +97,11 @@ export async function seedPostgres(pool: pg.Pool, n: number): Promise<void> {
         turns.map((t) => t.text),
       ],
     );
+    await pool.query(
+      `UPDATE calls c SET words = to_tsvector('simple', u.text)
+       FROM unnest($1::text[], $2::text[]) AS u(id, text) WHERE c.call_id = u.id`,
+      [batch.map((c) => c.id), batch.map((c) => c.turns.map((t) => t.text).join(" "))],
+    );
     batch = [];
   };
   for (const c of calls(n)) {

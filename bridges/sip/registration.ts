@@ -50,7 +50,7 @@ export interface RegistrationDeps {
   readonly watchMs?: number;
 }
 
-const TRANSPORTS: Record<SipRegistration["transport"], SipFlow["transport"] | undefined> = {
+const TRANSPORTS: Record<SipRegistration["transport"], SipFlow["transport"]> = {
   udp: "UDP",
   tcp: "TCP",
   tls: "TLS",
@@ -78,16 +78,16 @@ export class Registration {
   #lastProblem: string | undefined;
   #stopped = false;
   #running: Promise<void> | undefined;
+  #stopping: Promise<void> | undefined;
+  /** The last 401/407 carried no challenge we can answer (an algorithm we lack, auth-int only). */
+  #unanswerable = false;
+  /** Which credentials header the last challenge asked for (401: Authorization, 407: Proxy-). */
+  #authHeader: "authorization" | "proxy-authorization" = "authorization";
 
   constructor(account: SipRegistration, deps: RegistrationDeps) {
     this.#a = account;
     this.#d = deps;
-    const transport = TRANSPORTS[account.transport];
-    if (!transport)
-      throw new Error(
-        `registration ${account.user}@${account.registrar.host}: transport=${account.transport} is not available`,
-      );
-    this.#transport = transport;
+    this.#transport = TRANSPORTS[account.transport];
     this.aor = `sip:${account.user}@${hostInUri(account.registrar.host)}`;
     this.#log = deps.log.child({ registration: this.aor });
     this.#digest = new DigestClient(account.authUser ?? account.user, account.password);
@@ -119,8 +119,6 @@ export class Registration {
     this.#stopping ??= this.#unregister();
     return this.#stopping;
   }
-
-  #stopping: Promise<void> | undefined;
 
   async #unregister(): Promise<void> {
     this.#stopped = true;
@@ -169,6 +167,10 @@ export class Registration {
       return;
     }
     const wrong = res.status === 401 || res.status === 403 || res.status === 407;
+    if (wrong && this.#unanswerable)
+      return this.#fail(
+        `${res.status} ${res.reason} with no digest challenge we can answer (MD5 or SHA-256, qop=auth or none)`,
+      );
     const broken = this.#flow?.error;
     if (res.status === 408 && broken) return this.#fail(`no way to the registrar: ${broken}`);
     this.#fail(
@@ -199,11 +201,15 @@ export class Registration {
   /** One REGISTER and, when challenged, its answered retries (at most two: a stale nonce may need one more). */
   async #exchange(expires: number): Promise<SipResponse> {
     const flow = await this.#connect();
+    this.#unanswerable = false;
     let res = await this.#d.send(this.#request(expires, flow), flow);
     for (let tries = 0; tries < 2 && (res.status === 401 || res.status === 407); tries++) {
       const name = res.status === 401 ? "www-authenticate" : "proxy-authenticate";
       const challenge = this.#digest.challenged(headerValues(res, name));
-      if (!challenge) break;
+      if (!challenge) {
+        this.#unanswerable = true;
+        break;
+      }
       this.#log.debug({ status: res.status, challenge: headerValues(res, name) }, "sip: REGISTER challenged");
       // A fresh challenge that is not stale after we answered one: the password is wrong.
       if (tries > 0 && !challenge.stale) break;
@@ -219,8 +225,6 @@ export class Registration {
     }
     return res;
   }
-
-  #authHeader: "authorization" | "proxy-authorization" = "authorization";
 
   async #connect(): Promise<SipFlow> {
     if (this.#flow?.usable && this.#target) return this.#flow;

@@ -52,7 +52,7 @@ export class CallAdmission {
       if (pick.kind === "reject")
         log.info(
           { agent: pick.agent, reason: pick.reason, ...pick.timing },
-          "call rejected by the call-start webhook",
+          "call rejected at its start (by the call-start webhook or the agent's onCallStart)",
         );
       else
         log.info(

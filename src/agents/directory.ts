@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { CallInfo } from "../session/transport.ts";
 import { unknownKeyMessage, unknownKeys } from "../unknown-keys.ts";
 import { type CallAgent, modelsOf, sessionConfigOf } from "./call-agent.ts";
+import { type AgentCode, askCallStartHook } from "./code.ts";
 import { type Route, routeFor, type WebhookConfig } from "./routes.ts";
 import { type Agent, agentSchema } from "./schema.ts";
 import { nowIn, TemplateRenderer } from "./templates.ts";
@@ -34,14 +35,17 @@ export class AgentDirectory {
   readonly #webhook: WebhookConfig | undefined;
   readonly #service: Config["service"];
   readonly #observer: PickObserver;
+  readonly #code: ReadonlyMap<string, AgentCode>;
 
-  constructor(config: Config, observer: PickObserver = {}) {
+  /** `code`: the tools and hooks of agents defined in code (the TypeScript API), by name. */
+  constructor(config: Config, observer: PickObserver = {}, code: ReadonlyMap<string, AgentCode> = new Map()) {
     // `agents.default` when given (the config refuses it beside a non-empty `agent:`), else `agent:`.
     this.#agents = new Map([["default", config.agent as Agent], ...Object.entries(config.agents)]);
     this.#routes = config.routes;
     this.#webhook = config.agentWebhook;
     this.#service = config.service;
     this.#observer = observer;
+    this.#code = code;
   }
 
   /** The agents' names, `default` first (the console's choice). */
@@ -62,6 +66,8 @@ export class AgentDirectory {
         ? { name: info.to, by: "console" as const }
         : { name: route?.agent ?? "default", by: route ? ("route" as const) : ("default" as const) };
     const hook = route?.agentWebhook ?? this.#webhook;
+    // The routed agent's own onCallStart answers in-process, in place of the webhook.
+    const onCallStart = this.#code.get(chosen.name)?.onCallStart;
     let name = chosen.name;
     let chosenBy: CallAgent["chosenBy"] = chosen.by;
     let variables: Record<string, string> = {};
@@ -71,36 +77,39 @@ export class AgentDirectory {
       pickMs: round(performance.now() - started),
       ...(webhookMs !== undefined ? { webhookMs } : {}),
     });
-    if (hook) {
-      const result = await askCallStart(hook, {
+    if (hook || onCallStart) {
+      const request = {
         callId: info.callId,
         transport: info.transport,
         from: info.from ?? null,
         to: info.to ?? null,
         params: info.params,
         agent: name,
-      });
+      };
+      const result = onCallStart
+        ? await askCallStartHook(onCallStart, request)
+        : await askCallStart(hook!, request);
+      const asked = onCallStart ? `onCallStart of agent "${name}"` : "call-start webhook";
+      const url = onCallStart ? undefined : hook?.url;
       webhookMs = result.ms;
       if (!result.ok) {
         this.#observer.webhookFailed?.(result.cause);
         log.warn(
-          { url: hook.url, cause: result.cause, detail: result.detail, ms: result.ms, agent: name },
-          `call-start webhook: ${result.cause.replace("_", " ")} (${result.detail}); the call goes to agent "${name}"`,
+          { url, cause: result.cause, detail: result.detail, ms: result.ms, agent: name },
+          `${asked}: ${result.cause.replace("_", " ")} (${result.detail}); the call goes to agent "${name}"`,
         );
       } else {
         const a = result.answer;
         if (a.reject) {
           const reason =
-            typeof a.reject === "object" && a.reject.reason
-              ? a.reject.reason
-              : "rejected by the call-start webhook";
+            typeof a.reject === "object" && a.reject.reason ? a.reject.reason : `rejected by the ${asked}`;
           return { kind: "reject", reason, agent: name, timing: timing() };
         }
         if (a.agent !== undefined && !this.#agents.has(a.agent)) {
           this.#observer.webhookFailed?.("unknown_agent");
           log.warn(
-            { url: hook.url, asked: a.agent, agents: this.names },
-            `call-start webhook: no agent named "${a.agent}"; the call goes to agent "${name}"`,
+            { url, asked: a.agent, agents: this.names },
+            `${asked}: no agent named "${a.agent}"; the call goes to agent "${name}"`,
           );
         } else if (a.agent !== undefined) {
           name = a.agent;
@@ -111,6 +120,7 @@ export class AgentDirectory {
       }
     }
     const agent = this.#withOverrides(this.#agents.get(name)!, overrides, log);
+    const code = this.#code.get(name);
     const missingLog = log.child({ agent: name });
     const renderer = new TemplateRenderer(
       {
@@ -125,7 +135,12 @@ export class AgentDirectory {
     );
     const callAgent: CallAgent = {
       name,
-      session: { ...sessionConfigOf(agent, renderer), agentName: name },
+      session: {
+        ...sessionConfigOf(agent, renderer),
+        agentName: name,
+        variables,
+        ...(code?.tools ? { codeTools: code.tools } : {}),
+      },
       prompted: agent.systemPrompt !== undefined,
       models: modelsOf(agent, this.#service),
       variables,

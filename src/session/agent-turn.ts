@@ -164,7 +164,9 @@ export class AgentTurn {
         this.#record({ role: "assistant", content: text || null, tool_calls: toolCalls });
         for (const call of calls) {
           this.#toolCalls.push(call);
-          const outcome = await this.#deps.tools.run(call, this.#abort.signal);
+          const outcome = await this.#deps.tools.run(call, this.#abort.signal, (text) =>
+            this.#speak(`${text.trim()} `),
+          );
           if (outcome.kind === "result") {
             this.#record({ role: "tool", tool_call_id: call.id, content: outcome.content });
           } else {

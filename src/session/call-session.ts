@@ -18,7 +18,7 @@ import { Listeners } from "./listeners.ts";
 import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
-import { ToolBox } from "./tools.ts";
+import { type ToolBox, toolBoxOf } from "./tools.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "./transcript.ts";
 import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
@@ -113,7 +113,7 @@ export class CallSession {
     const { transport, config } = deps;
     this.#log = deps.log.child({ callId: transport.info.callId });
     this.#history = new ConversationHistory(config.systemPrompt, config.history);
-    this.#tools = new ToolBox(config.httpTools, config.transferTarget);
+    this.#tools = toolBoxOf(config, transport.info, this.#log);
     this.#tts = new TtsPool(deps.services.tts, transport.output, this.#log);
     this.#control = new CallControl({
       transport,

@@ -1,6 +1,8 @@
 // What shapes one call's behaviour. Defaults follow human turn-taking and what the
 // leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
 // long ones after words that go on, and backchannels that never kill a turn.
+
+import type { CodeTool } from "./code-tools.ts";
 import { DEFAULT_HISTORY_BUDGET, type HistoryBudget } from "./history.ts";
 import type { HttpToolConfig } from "./tools.ts";
 
@@ -70,6 +72,10 @@ export interface SessionConfig {
   httpTools: HttpToolConfig[];
   /** What of the conversation goes to the model: recent turns by tokens, a digest of older ones. */
   history: HistoryBudget;
+  /** Tools written in code (the TypeScript API), beside the HTTP tools. */
+  codeTools?: readonly CodeTool[];
+  /** The call's variables (webhook or onCallStart), which code tools read. */
+  variables?: Readonly<Record<string, string>>;
   /**
    * A conversation with several people (a voice channel): each turn is labelled with its
    * speaker's name, nobody is re-prompted, and in `mention` mode the agent answers only turns

@@ -1,8 +1,13 @@
-// Tools the model can call during a call: the built-in end_call and transfer_call, and
-// user-defined HTTP tools from the configuration. A tool never throws into the call: every
-// failure becomes a result text the model reads and can talk about.
+// Tools the model can call during a call: the built-in end_call and transfer_call, user-defined
+// HTTP tools from the configuration, and tools written in code (code-tools.ts), one list to the
+// model. A tool never throws into the call: every failure becomes a result text the model reads
+// and can talk about.
 import type { ChatTool, ToolParameterSchema } from "../api/types/index.ts";
+import type { Logger } from "../log.ts";
+import { type CodeTool, runCodeTool, type ToolCall } from "./code-tools.ts";
+import type { SessionConfig } from "./config.ts";
 import type { ToolCallRequest } from "./services.ts";
+import type { CallInfo } from "./transport.ts";
 
 export interface HttpToolConfig {
   name: string;
@@ -58,13 +63,24 @@ function parseArgs(raw: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** The code tools of a call, with what they are told about it. */
+export interface CallCodeTools {
+  tools: readonly CodeTool[];
+  call: ToolCall;
+  log: Logger;
+}
+
 export class ToolBox {
   readonly #http: Map<string, HttpToolConfig>;
   readonly #transferTarget: string | undefined;
+  readonly #code: Map<string, CodeTool>;
+  readonly #codeEnv: CallCodeTools | undefined;
 
-  constructor(httpTools: readonly HttpToolConfig[], transferTarget?: string) {
+  constructor(httpTools: readonly HttpToolConfig[], transferTarget?: string, code?: CallCodeTools) {
     this.#http = new Map(httpTools.map((t) => [t.name, t]));
     this.#transferTarget = transferTarget;
+    this.#code = new Map(code?.tools.map((t) => [t.name, t]));
+    this.#codeEnv = code;
   }
 
   definitions(): ChatTool[] {
@@ -84,10 +100,20 @@ export class ToolBox {
         },
       });
     }
+    for (const t of this.#code.values())
+      defs.push({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      });
     return defs;
   }
 
-  async run(call: ToolCallRequest, signal: AbortSignal): Promise<ToolOutcome> {
+  /** Runs the model's tool call; `say` speaks within the reply (code tools' ctx.say). */
+  async run(
+    call: ToolCallRequest,
+    signal: AbortSignal,
+    say: (text: string) => void = () => {},
+  ): Promise<ToolOutcome> {
     let args: Record<string, unknown>;
     try {
       args = parseArgs(call.arguments);
@@ -103,6 +129,12 @@ export class ToolBox {
       const target = typeof args.target === "string" && args.target ? args.target : this.#transferTarget;
       if (!target) return { kind: "result", content: "error: no transfer target is configured" };
       return { kind: "transfer", target };
+    }
+    const code = this.#code.get(call.name);
+    if (code && this.#codeEnv) {
+      const { call: info, log } = this.#codeEnv;
+      const ran = await runCodeTool(code, args, { call: info, log, say, signal });
+      return ran.action ?? { kind: "result", content: ran.content };
     }
     const tool = this.#http.get(call.name);
     if (!tool) return { kind: "result", content: `error: there is no tool named ${call.name}` };
@@ -133,4 +165,17 @@ export class ToolBox {
       return `error: the ${tool.name} service could not be reached: ${(err as Error).message}`;
     }
   }
+}
+
+/** The tools of one call: its agent's HTTP and code tools, and transfer_call when it has a target. */
+export function toolBoxOf(config: SessionConfig, info: CallInfo, log: Logger): ToolBox {
+  const call: ToolCall = {
+    id: info.callId,
+    transport: info.transport,
+    from: info.from,
+    to: info.to,
+    params: info.params,
+    variables: config.variables ?? {},
+  };
+  return new ToolBox(config.httpTools, config.transferTarget, { tools: config.codeTools ?? [], call, log });
 }

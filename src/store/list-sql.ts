@@ -7,10 +7,8 @@ import { SUMMARY_COLUMNS } from "./event-rows.ts";
 export interface SqlDialect {
   /** The n-th placeholder (1-based): `?` or `$n`. */
   param(n: number): string;
-  /** A condition on call_id for calls one of whose turns holds the word (the placeholder given). */
-  word(placeholder: string): string;
-  /** The word as the search parameter. */
-  wordParam(word: string): string;
+  /** The condition for calls in which every one of `words` was said, its parameters added by `param`. */
+  search(words: string[], param: (value: string) => string): string;
 }
 
 export function listSql(query: CallQuery, dialect: SqlDialect): { sql: string; args: (string | number)[] } {
@@ -33,7 +31,7 @@ export function listSql(query: CallQuery, dialect: SqlDialect): { sql: string; a
   if (query.since) where.push(`started_at >= ${p(query.since)}`);
   if (query.until) where.push(`started_at < ${p(query.until)}`);
   // Every word, each said in any turn of the call (by either side).
-  for (const word of query.q ?? []) where.push(dialect.word(p(dialect.wordParam(word))));
+  if (query.q) where.push(dialect.search(query.q, p));
   if (query.after) {
     const { startedAt, callId } = query.after;
     where.push(`(started_at < ${p(startedAt)} OR (started_at = ${p(startedAt)} AND call_id < ${p(callId)}))`);

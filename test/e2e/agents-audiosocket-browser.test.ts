@@ -10,6 +10,7 @@ import { BROWSER_CALL_PATH, type BrowserServerMessage } from "../../bridges/brow
 import { type Bridge, startBridge } from "../../src/main.ts";
 import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { type AgentsFixture, agentsFixture, until } from "../helpers/agents-fixture.ts";
+import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
 
 let f: AgentsFixture;
 let bridge: Bridge;
@@ -31,7 +32,7 @@ const firstWords = (callId: string) => {
 
 describe("agents on AudioSocket and browser calls", () => {
   it("lists the agents a browser call can reach (the console's choice)", async () => {
-    const res = await fetch(`${bridge.url}/agents`);
+    const res = await bridgeFetch(bridge, "/agents");
     expect(await res.json()).toEqual({ agents: ["default", "sales", "support", "broken"] });
   });
 
@@ -62,7 +63,7 @@ describe("agents on AudioSocket and browser calls", () => {
     "a browser call %s takes agent %s",
     async (query, agent, greeting) => {
       const url = `${bridge.url.replace(/^http/, "ws")}${BROWSER_CALL_PATH}${query}`;
-      const ws = new WebSocket(url);
+      const ws = new WebSocket(url, { headers: bearer(bridge) });
       // Act as the page: what arrives "plays" at once and is reported as heard.
       let receivedMs = 0;
       const report = setInterval(() => {

@@ -1,12 +1,15 @@
 // Agents as an operator runs them: `voice-bridge start --config FILE` in its own process; SIGHUP
 // and `voice-bridge reload` read the file again (a broken one is refused and the running agents
-// stay); `voice-bridge call --to --param` reaches the routed agent with its variables.
+// stay); `voice-bridge call --to --param` reaches the routed agent with its variables. The bridge
+// is closed by default: the commands, given the same config file, find its token in the data dir.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tokenPath } from "../../src/bridge-token.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 
 const run = promisify(execFile);
 const BIN = new URL("../../bin/voice-bridge", import.meta.url).pathname;
@@ -14,6 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), "vb-agents-cli-"));
 const file = join(dir, "voice-bridge.yaml");
 let proc: ChildProcess;
 let url = "";
+let token = "";
 let log = "";
 
 const env: NodeJS.ProcessEnv = { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "info" };
@@ -42,6 +46,7 @@ beforeAll(async () => {
       const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/.exec(log);
       if (m) {
         url = m[1]!;
+        token = readFileSync(tokenPath(join(dir, "data")), "utf8").trim();
         resolve();
       }
     };
@@ -59,7 +64,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const agents = async () => ((await (await fetch(`${url}/agents`)).json()) as { agents: string[] }).agents;
+const get = (path: string) => bridgeFetch({ url, token }, path);
+const agents = async () => ((await (await get("/agents")).json()) as { agents: string[] }).agents;
 async function until<T>(get: () => Promise<T | undefined>, what: string): Promise<T> {
   const end = Date.now() + 15_000;
   for (;;) {
@@ -87,7 +93,11 @@ describe("agents from the command line", () => {
 
   it("voice-bridge reload asks the running bridge, and says what it did", async () => {
     writeFileSync(file, config(`${SALES}\n  billing: { greeting: "Billing." }`));
-    const { stdout } = await run(BIN, ["reload", "--url", url], { env });
+    await expect(
+      run(BIN, ["reload", "--url", url, "--token", "not-the-token"], { env }),
+    ).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/refused[\s\S]*token/) });
+    expect(await agents()).toEqual(["default", "sales", "support"]);
+    const { stdout } = await run(BIN, ["reload", "--config", file, "--url", url], { env });
     expect(stdout).toMatch(/reloaded: agents default, sales, billing/);
     expect(await agents()).toEqual(["default", "sales", "billing"]);
   }, 30_000);
@@ -97,6 +107,8 @@ describe("agents from the command line", () => {
       BIN,
       [
         "call",
+        "--config",
+        file,
         "--url",
         url,
         "--to",
@@ -111,7 +123,7 @@ describe("agents from the command line", () => {
       { env },
     );
     expect(stdout).toContain("Sales. Account Z-9.");
-    const calls = (await (await fetch(`${url}/calls`)).json()) as {
+    const calls = (await (await get("/calls")).json()) as {
       calls: { agent?: string; from?: string }[];
     };
     expect(calls.calls[0]).toMatchObject({ agent: "sales", from: "+15559876" });

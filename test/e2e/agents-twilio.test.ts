@@ -13,6 +13,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallReport } from "../../src/reports/report.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { type AgentsFixture, agentsFixture, REJECTED_CALLER, until } from "../helpers/agents-fixture.ts";
+import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { medianF0 } from "../service/helpers/f0.ts";
 
 let f: AgentsFixture;
@@ -45,6 +46,7 @@ describe("two agents on one Twilio number range", () => {
   it("routes +15550001 to sales: its greeting with the call's variables, its tool, its analysis", async () => {
     const r = await simulateCall({
       url: bridge.url,
+      bridgeToken: bridge.token,
       from: "+15005550006",
       to: "+15550001",
       params: { account: "A-17" },
@@ -75,7 +77,13 @@ describe("two agents on one Twilio number range", () => {
   }, 60_000);
 
   it("routes +15550002 to support: the webhook's variable in its greeting, another voice", async () => {
-    const r = await simulateCall({ url: bridge.url, to: "+15550002", hangUpAfterMs: 1000, maxSeconds: 10 });
+    const r = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      to: "+15550002",
+      hangUpAfterMs: 1000,
+      maxSeconds: 10,
+    });
     expect(record(r).agent).toBe("support");
     expect(greeting(r)).toMatchObject({ generated: "Support line for gold customers." });
     const hook = f.server.to("/hook").at(-1)!;
@@ -94,7 +102,13 @@ describe("two agents on one Twilio number range", () => {
   }, 60_000);
 
   it("records a failed analysis as failed, and the report still goes; /metrics counts agents and analyses", async () => {
-    const r = await simulateCall({ url: bridge.url, to: "+15550003", hangUpAfterMs: 500, maxSeconds: 5 });
+    const r = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      to: "+15550003",
+      hangUpAfterMs: 500,
+      maxSeconds: 5,
+    });
     expect(record(r).agent).toBe("broken");
     const sent = await until(() => report(r.callSid), "the call's report");
     expect(sent.analysis).toMatchObject({ status: "failed" });
@@ -109,13 +123,26 @@ describe("two agents on one Twilio number range", () => {
   it("answers <Reject/> when the webhook rejects the caller, and no call is recorded", async () => {
     const callSid = `CA${"7".repeat(32)}`;
     await expect(
-      simulateCall({ url: bridge.url, callSid, from: REJECTED_CALLER, to: "+15550002", maxSeconds: 5 }),
+      simulateCall({
+        url: bridge.url,
+        bridgeToken: bridge.token,
+        callSid,
+        from: REJECTED_CALLER,
+        to: "+15550002",
+        maxSeconds: 5,
+      }),
     ).rejects.toBeInstanceOf(CallRejectedError);
     expect(bridge.transcripts.get(callSid)).toBeUndefined();
   });
 
   it("reloads during a live call: the live call keeps its agent, the next gets the new one", async () => {
-    const live = simulateCall({ url: bridge.url, to: "+15550001", hangUpAfterMs: 3000, maxSeconds: 10 });
+    const live = simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      to: "+15550001",
+      hangUpAfterMs: 3000,
+      maxSeconds: 10,
+    });
     // The live call has started (its record exists) before the configuration changes.
     await until(() => bridge.activeCalls > 0, "the live call");
     const agents = f.tree.agents as Record<string, Record<string, unknown>>;
@@ -123,22 +150,36 @@ describe("two agents on one Twilio number range", () => {
       ...f.tree,
       agents: { ...agents, sales: { ...agents.sales, greeting: "New sales greeting." } },
     });
-    const res = await fetch(`${bridge.url}/admin/reload`, { method: "POST" });
+    // Closed by default: a reload needs the bridge's token, even from this machine.
+    expect((await fetch(`${bridge.url}/admin/reload`, { method: "POST" })).status).toBe(401);
+    const res = await bridgeFetch(bridge, "/admin/reload", { method: "POST" });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, agents: ["default", "sales", "support", "broken"] });
     const old = await live;
     expect(greeting(old)).toMatchObject({ generated: "Sales line. Hello +15005550006, account ." });
-    const next = await simulateCall({ url: bridge.url, to: "+15550001", hangUpAfterMs: 500, maxSeconds: 6 });
+    const next = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      to: "+15550001",
+      hangUpAfterMs: 500,
+      maxSeconds: 6,
+    });
     expect(greeting(next)).toMatchObject({ generated: "New sales greeting." });
 
     // A broken configuration is refused with its errors; the running one stays.
     f.write({ ...f.tree, agnets: {} });
-    const refused = await fetch(`${bridge.url}/admin/reload`, { method: "POST" });
+    const refused = await bridgeFetch(bridge, "/admin/reload", { method: "POST" });
     expect(refused.status).toBe(422);
     expect(((await refused.json()) as { error: string }).error).toMatch(
       /agnets: unknown key "agnets" \(did you mean "agents"\?\)/,
     );
-    const still = await simulateCall({ url: bridge.url, to: "+15550001", hangUpAfterMs: 500, maxSeconds: 6 });
+    const still = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      to: "+15550001",
+      hangUpAfterMs: 500,
+      maxSeconds: 6,
+    });
     expect(greeting(still)).toMatchObject({ generated: "New sales greeting." });
   }, 90_000);
 });

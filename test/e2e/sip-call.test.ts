@@ -16,6 +16,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { Baresip, type BaresipCodec, freePort } from "../helpers/baresip.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let bridge: Bridge;
@@ -73,16 +74,6 @@ function latestCall(before: Set<string>): CallRecord | undefined {
 
 function callsTaken(): Set<string> {
   return new Set(taken);
-}
-
-async function until<T>(get: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const answered = (r: CallRecord | undefined) =>

@@ -3,7 +3,7 @@
 // bridge registers, refreshes, a baresip call to the registered user through Kamailio reaches the
 // agent (its greeting is heard), Kamailio restarted (bindings lost, new nonces) gets a new
 // registration, the bridge unregisters when it closes; a wrong password is said once and retried.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -15,6 +15,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import { KamailioRegistrar } from "../bridges/sip/kamailio-registrar.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { Baresip } from "../helpers/baresip.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let port: number;
@@ -38,7 +39,7 @@ interface Entry {
   to?: string;
 }
 
-async function bridgeWith(password: string, logged: Entry[]): Promise<Bridge> {
+async function bridgeWith(password: string, logged: Entry[], transport = "udp"): Promise<Bridge> {
   const config = loadConfig({
     env: {
       HOST: "127.0.0.1",
@@ -46,29 +47,18 @@ async function bridgeWith(password: string, logged: Entry[]): Promise<Bridge> {
       SIP_HOST: "127.0.0.1",
       SIP_PORT: "0",
       RTP_PORTS: "34000-34499",
-      SVC_LOCAL_DATA_DIR: join(dir, `data-${password}`),
+      SVC_LOCAL_DATA_DIR: join(dir, `data-${password}-${transport}`),
       AGENT_GREETING: "Thanks for calling. How can I help?",
-      SIP_REGISTER: `sip:${USER}:${password}@127.0.0.1:${port};expires=60`,
+      SIP_REGISTER: `sip:${USER}:${password}@127.0.0.1:${port};transport=${transport};expires=60`,
     },
   });
   const sink = { write: (line: string) => void logged.push(JSON.parse(line) as Entry) };
   return startBridge(config, pino({ level: "info" }, sink));
 }
 
-async function until<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A call from baresip to the registered user through Kamailio: answered, the greeting heard. */
 async function callThroughRegistrar(): Promise<void> {
   const wav = join(mkdtempSync(join(dir, "caller-")), "in.wav");
-  const { writeFileSync } = await import("node:fs");
   writeFileSync(wav, encodeWav(new Int16Array(8000 * 20), 8000));
   const phone = await Baresip.start({ codec: "pcmu", wav });
   try {
@@ -156,4 +146,22 @@ describe("registration with Kamailio as the registrar", () => {
       await bridge.close(0);
     }
   }, 60_000);
+
+  it("over TCP: the binding says transport=tcp and the registrar's INVITE comes over TCP to the agent", async () => {
+    kamailio ??= await registrar("run4");
+    const saved = kamailio.lines("REG saved").length;
+    const logged: Entry[] = [];
+    const bridge = await bridgeWith(PASSWORD, logged, "tcp");
+    try {
+      await until(() => bridge.sip!.registrations().find((r) => r.state === "registered"), "registered");
+      const line = await until(() => kamailio!.lines("REG saved").slice(saved)[0], "the binding");
+      expect(line).toMatch(/transport=tcp/);
+      await callThroughRegistrar();
+      const answered = logged.filter((e) => e.msg === "sip: call answered");
+      expect(answered).toHaveLength(1);
+      expect(answered[0]).toMatchObject({ to: USER, via: "TCP" });
+    } finally {
+      await bridge.close(0);
+    }
+  }, 90_000);
 });

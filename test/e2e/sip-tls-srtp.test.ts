@@ -7,7 +7,6 @@
 // The capture: the bridge advertises 127.0.0.5 (SIP_PUBLIC_IP) while it listens on 127.0.0.1, and
 // has one RTP port; the test listens on 127.0.0.5 at that port (UDP, forwarding both ways) and at
 // the TLS port (TCP, passed through unread).
-import { execFileSync } from "node:child_process";
 import { createSocket, type RemoteInfo } from "node:dgram";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
@@ -20,7 +19,9 @@ import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import { Baresip, type BaresipCodec } from "../helpers/baresip.ts";
+import { selfSignedCertificate } from "../helpers/certificate.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 const RTP_PORT = 34_600;
 const SHOWN = "127.0.0.5";
@@ -35,18 +36,9 @@ const relay = createSocket("udp4");
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-sip-srtp-"));
-  cert = join(dir, "cert.pem");
-  const key = join(dir, "key.pem");
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2"].concat([
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      `subjectAltName=IP:127.0.0.1,IP:${SHOWN}`,
-    ]),
-    { stdio: "ignore" },
-  );
+  const pair = selfSignedCertificate(dir, ["127.0.0.1", SHOWN]);
+  cert = pair.cert;
+  const key = pair.key;
   const config = loadConfig({
     env: {
       HOST: "127.0.0.1",
@@ -106,16 +98,6 @@ function callerWav(codec: BaresipCodec): string {
   const file = join(mkdtempSync(join(dir, "caller-")), "in.wav");
   writeFileSync(file, encodeWav(pcm, rate));
   return file;
-}
-
-async function until<T>(get: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Encrypted payloads never repeat; plain silence (and most plain speech frames of a tone) would. */

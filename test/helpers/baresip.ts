@@ -39,6 +39,28 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** A port `p` free with `p + 1` (baresip listens for SIP over TLS on sip_listen's port + 1). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      next.once("error", () => resolve(false));
+      next.listen(port + 1, "127.0.0.1", () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => next.close(resolve));
+      return port;
+    }
+  }
+}
+
+class PortTaken extends Error {
+  constructor(output: string) {
+    super(`baresip could not bind its ports:\n${output}`);
+  }
+}
+
 export class Baresip {
   readonly dir: string;
   readonly events: BaresipEvent[] = [];
@@ -58,9 +80,24 @@ export class Baresip {
     ctrl.on("data", (chunk: string) => this.#read(chunk));
   }
 
+  /**
+   * Starts baresip. Its ports are picked free, but another program on the machine can take one
+   * before baresip binds it (its TLS port, sip_listen's + 1, is often an outgoing connection's
+   * even ephemeral port): a start that fails to bind is retried on other ports.
+   */
   static async start(opts: BaresipOptions): Promise<Baresip> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Baresip.#start(opts);
+      } catch (err) {
+        if (!(err instanceof PortTaken) || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  static async #start(opts: BaresipOptions): Promise<Baresip> {
     const dir = mkdtempSync(join(tmpdir(), "baresip-"));
-    const [sipPort, ctrlPort] = [await freePort(), await freePort()];
+    const [sipPort, ctrlPort] = [await freePortPair(), await freePort()];
     writeFileSync(
       join(dir, "config"),
       [
@@ -96,10 +133,11 @@ export class Baresip {
     proc.stderr?.on("data", (d: Buffer) => {
       output += d.toString();
     });
+    const closed = new Promise((resolve) => proc.once("close", resolve));
     // ctrl_tcp listens once the modules are loaded: try until it answers (up to 10 s: on a busy
-    // machine, with other test files running beside, loading took over 5 s).
+    // machine, with other test files running beside, loading took over 5 s), or baresip gives up.
     let ctrl: Socket | undefined;
-    for (let i = 0; i < 200 && !ctrl; i++) {
+    for (let i = 0; i < 200 && !ctrl && proc.exitCode === null; i++) {
       ctrl = await new Promise<Socket | undefined>((resolve) => {
         const s = connect(ctrlPort, "127.0.0.1");
         s.once("connect", () => resolve(s));
@@ -109,6 +147,8 @@ export class Baresip {
     }
     if (!ctrl) {
       proc.kill("SIGKILL");
+      await closed; // all of its output read
+      if (/Address already in use/.test(output)) throw new PortTaken(output);
       throw new Error(`baresip did not start its control socket:\n${output}`);
     }
     const b = new Baresip(dir, proc, ctrl);

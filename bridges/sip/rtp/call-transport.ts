@@ -214,6 +214,7 @@ export class RtpCallTransport implements SipCallTransport {
         reason,
         rx: { packets: rx.packets, frames: rx.frames, concealed: rx.concealedPackets, dtmf: rx.dtmfPackets },
         rxDropped: rx.dropped,
+        ...(stats.srtpRefused !== undefined ? { srtpRefused: stats.srtpRefused } : {}),
         jitter: rx.jitter,
         tx,
         queuedMs: stats.queuedMs,

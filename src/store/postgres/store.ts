@@ -37,9 +37,9 @@ const BATCH = 500;
 
 const dialect: SqlDialect = {
   param: (n) => `$${n}`,
-  word: (param) => `call_id IN (SELECT call_id FROM turns WHERE words @@ to_tsquery('simple', ${param}))`,
-  // Letters and digits only (call-query.ts), so the word is a valid tsquery of one lexeme.
-  wordParam: (word) => word,
+  // The call's words (all its turns, migration 0002); letters and digits only (call-query.ts),
+  // so `a & b` is a valid tsquery of whole words.
+  search: (words, param) => `words @@ to_tsquery('simple', ${param(words.join(" & "))})`,
 };
 
 /** A failure that says "not now" (no connection, the server going down), not "never". */

@@ -81,13 +81,13 @@ export async function writeBatch(
     } else {
       const turn = turnRowOf(event);
       if (turn) {
-        await client.query(TURN_INSERT, [
-          callId,
-          seq,
-          ...TURN_COLUMNS.map((c) => turn[c]),
-          turnWords(event) ?? "",
-        ]);
-        await client.query("UPDATE calls SET turns = turns + 1 WHERE call_id = $1", [callId]);
+        const words = turnWords(event) ?? "";
+        await client.query(TURN_INSERT, [callId, seq, ...TURN_COLUMNS.map((c) => turn[c]), words]);
+        // The call's words for search (migration 0002), and its turn count.
+        await client.query(
+          "UPDATE calls SET turns = turns + 1, words = words || to_tsvector('simple', $2) WHERE call_id = $1",
+          [callId, words],
+        );
       }
     }
     const whole = JSON.stringify({ instance, callId, event } satisfies Announcement);

@@ -149,9 +149,14 @@ function get(callId: string): StoredRecord | undefined {
 
 const dialect: SqlDialect = {
   param: () => "?",
-  word: (param) => `call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ${param})`,
-  // Quoted: no FTS5 syntax from the outside.
-  wordParam: (word) => `"${word.replaceAll('"', '""')}"`,
+  // One lookup per word (each may be in another turn); quoted: no FTS5 syntax from the outside.
+  search: (words, param) =>
+    words
+      .map(
+        (w) =>
+          `call_id IN (SELECT call_id FROM turn_words WHERE turn_words MATCH ${param(`"${w.replaceAll('"', '""')}"`)})`,
+      )
+      .join(" AND "),
 };
 
 function list(query: CallQuery): CallPage {

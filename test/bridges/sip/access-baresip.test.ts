@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeWav } from "../../../codecs/wav.ts";
 import { Baresip } from "../../helpers/baresip.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
 
@@ -18,22 +19,8 @@ afterEach(async () => {
 
 /** Silence long enough to outlast the call (baresip hangs up when its file ends). */
 function silence(seconds: number): string {
-  const n = seconds * 8000;
-  const wav = Buffer.alloc(44 + 2 * n);
-  wav.write("RIFF", 0);
-  wav.writeUInt32LE(36 + 2 * n, 4);
-  wav.write("WAVEfmt ", 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(8000, 24);
-  wav.writeUInt32LE(16000, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write("data", 36);
-  wav.writeUInt32LE(2 * n, 40);
   const file = join(mkdtempSync(join(tmpdir(), "vb-wav-")), "silence.wav");
-  writeFileSync(file, wav);
+  writeFileSync(file, encodeWav(new Int16Array(seconds * 8000), 8000));
   return file;
 }
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
-import { dumpScenario, runSipp, type SippResult } from "./sipp.ts";
+import { dumpScenario, expectAllCalls, runSipp } from "./sipp.ts";
 
 const SCENARIOS = join(import.meta.dirname, "scenarios");
 const E2E_TIMEOUT = 120_000;
@@ -16,10 +16,6 @@ afterEach(async () => {
   await rig?.server.close();
   rig = undefined;
 });
-
-function expectAllCalls(r: SippResult): void {
-  expect(r.code, `SIPp failed (exit ${r.code})\n${r.errors}\n${r.output}`).toBe(0);
-}
 
 /** No call left behind: every dialog gone and every RTP port given back. */
 async function expectNoLeaks(rig: ServerRig): Promise<void> {

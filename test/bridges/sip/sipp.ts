@@ -6,6 +6,7 @@ import { createSocket } from "node:dgram";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 
 /** A UDP port free right now on 127.0.0.1 (`even`: it and port+2, for SIPp's media sockets). */
 export async function freePort(even = false): Promise<number> {
@@ -106,4 +107,9 @@ export async function dumpScenario(name: string): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), "sipp-sd-")), `${name}.xml`);
   writeFileSync(file, xml.replaceAll("pcap/", "/usr/share/sip-tester/"));
   return file;
+}
+
+/** SIPp exits 0 only when every call went as its scenario says; otherwise its errors are shown. */
+export function expectAllCalls(r: SippResult): void {
+  expect(r.code, `SIPp failed (exit ${r.code})\n${r.errors}\n${r.output}`).toBe(0);
 }

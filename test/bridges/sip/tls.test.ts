@@ -2,7 +2,6 @@
 // same connection); a registration over TLS to a peer whose certificate we do not trust is
 // refused unless verification is off; garbage on the TLS port (no handshake, a handshake then
 // junk) closes only that connection.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,6 +10,7 @@ import { connect as tlsConnect } from "node:tls";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { encodeWav } from "../../../codecs/wav.ts";
 import { Baresip } from "../../helpers/baresip.ts";
+import { selfSignedCertificate } from "../../helpers/certificate.ts";
 import { seededBytes } from "../../helpers/noise.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
 
@@ -22,30 +22,7 @@ let phone: Baresip | undefined;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "vb-sip-tls-"));
-  cert = join(dir, "cert.pem");
-  key = join(dir, "key.pem");
-  // A self-signed certificate for 127.0.0.1 (what a test CA would issue; peers are told to trust it).
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "2",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-    ],
-    { stdio: "ignore" },
-  );
+  ({ cert, key } = selfSignedCertificate(dir));
 });
 
 afterEach(async () => {

@@ -1,0 +1,105 @@
+// Tools written in code (the TypeScript API's `tool()`), run in-process beside the HTTP tools. As
+// for an HTTP tool, nothing a tool does can break the call: a thrown error, bad arguments or a
+// tool that outlives its time limit become a result text the model reads and can talk about.
+import type { ChatTool } from "../api/types/index.ts";
+import type { Logger } from "../log.ts";
+import type { CallInfo } from "./transport.ts";
+
+/** The call a tool runs in. */
+export interface ToolCall {
+  readonly id: string;
+  readonly transport: CallInfo["transport"];
+  readonly from: string | undefined;
+  readonly to: string | undefined;
+  /** The call's parameters (Twilio <Parameter>s, SIP headers, the browser call's query). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The call's variables (the call-start webhook's or onCallStart's answer). */
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+/** What a tool can do to the call while it runs. */
+export interface ToolContext {
+  readonly call: ToolCall;
+  /** Speaks `text` now, in the agent's voice, within the reply that called the tool. */
+  say(text: string): void;
+  /** Transfers the call once the agent's words are heard (as the transfer_call tool does). */
+  transfer(target: string): void;
+  /** Hangs up once the agent's words are heard (as the end_call tool does). */
+  hangUp(reason?: string): void;
+  readonly log: Logger;
+  /** Fires when the caller talks over the reply (barge-in), or the call ends. */
+  readonly signal: AbortSignal;
+}
+
+/** A tool the session runs in-process; `run` gets the model's arguments as parsed JSON. */
+export interface CodeTool {
+  readonly name: string;
+  readonly description: string;
+  /** The JSON schema of the arguments, as the model sees it. */
+  readonly parameters: ChatTool["function"]["parameters"];
+  /** How long the tool may run before the model is told it did not answer, ms (default 5000). */
+  readonly timeoutMs?: number;
+  /** The result: text as it is, anything else as JSON. A thrown error is told to the model. */
+  run(args: unknown, ctx: ToolContext): unknown;
+}
+
+/** What a code tool asked of the call besides its result. */
+export type CodeToolAction = { kind: "end-call"; reason: string } | { kind: "transfer"; target: string };
+
+export interface CodeToolRun {
+  content: string;
+  action?: CodeToolAction;
+}
+
+/** Runs `tool`; `signal` is the reply's (barge-in) and the call's end. Never throws. */
+export async function runCodeTool(
+  tool: CodeTool,
+  args: unknown,
+  env: { call: ToolCall; log: Logger; say: (text: string) => void; signal: AbortSignal },
+): Promise<CodeToolRun> {
+  const timeoutMs = tool.timeoutMs ?? 5000;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([env.signal, timeout]);
+  let action: CodeToolAction | undefined;
+  const ctx: ToolContext = {
+    call: env.call,
+    say: (text) => {
+      if (!signal.aborted && text.trim()) env.say(text);
+    },
+    transfer: (target) => {
+      action = { kind: "transfer", target };
+    },
+    hangUp: (reason = `${tool.name} ended the call`) => {
+      action = { kind: "end-call", reason };
+    },
+    log: env.log.child({ tool: tool.name }),
+    signal,
+  };
+  // The tool may ignore its signal: the reply does not wait for it past the timeout or a barge-in.
+  const stopped = new Promise<never>((_, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  stopped.catch(() => {});
+  const started = performance.now();
+  try {
+    const value = await Promise.race([Promise.resolve().then(() => tool.run(args, ctx)), stopped]);
+    ctx.log.info({ ms: Math.round(performance.now() - started) }, "tool answered");
+    return { content: resultText(value), ...(action ? { action } : {}) };
+  } catch (err) {
+    if (timeout.aborted && !env.signal.aborted) {
+      ctx.log.warn({ timeoutMs }, "tool timed out");
+      return { content: `error: the ${tool.name} tool did not answer within ${timeoutMs} ms` };
+    }
+    if (env.signal.aborted) return { content: `error: the ${tool.name} tool was interrupted` };
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.log.warn({ err: message }, "tool failed");
+    return { content: `error: the ${tool.name} tool failed: ${message}` };
+  }
+}
+
+function resultText(value: unknown): string {
+  const text = typeof value === "string" ? value : value === undefined ? "ok" : JSON.stringify(value);
+  return text.slice(0, 4000);
+}
