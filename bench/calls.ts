@@ -11,7 +11,8 @@
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
 //
-// N simulated calls of S seconds against a separate bridge process, all on 127.0.0.1:
+// N simulated calls of S seconds against a separate bridge process, all on 127.0.0.1 (the
+// processes are started by bench/lib/calls-setup.ts, as for `bench soak`):
 //   local service (`voice-bridge service --engines synthetic`, benchmark-only engines)
 //     ← bridge (`voice-bridge start`, SVC_BASE_URL/SVC_API_KEY pointing at it)
 //       ← K load-generator processes, each running its share of the calls:
@@ -32,7 +33,6 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { programToken } from "../src/bridge-token.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
@@ -47,10 +47,10 @@ import {
   processRssMb,
   spawnNode,
   stopProcess,
-  waitForLine,
 } from "./lib/calls-procs.ts";
+import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
-import { benchBridge, TWILIO_TOKEN } from "./lib/calls-transports.ts";
+import { TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
 const arg = numberArg;
@@ -74,10 +74,9 @@ if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport 
 /** --tls: SIP over TLS (a certificate made for the run), in both runs of --srtp. */
 const TLS = process.argv.includes("--tls");
 if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
-const KEY = "bench-key";
-/** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
 const API = process.argv.includes("--api");
-const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20));
+/** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
+const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20, { zero: true }));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
 const MIN_EOU_MS = 600;
 const PHRASE_AT_S = 5;
@@ -111,12 +110,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 /** The caller's side of every call: quiet line noise and the phrase at 5 s, 13 s, 21 s, … */
 function callerTimeline(): Int16Array {
   const phrase = espeakSpeech("What are your opening hours?", 8000);
-  const out = new Int16Array(Math.round(S * 8000));
-  let seed = 12345;
-  for (let i = 0; i < out.length; i++) {
-    seed = (seed * 1103515245 + 12345) >>> 0;
-    out[i] = ((seed >>> 16) % 21) - 10; // about -70 dBFS: a quiet line, below the VAD's energy gate
-  }
+  const out = quietLine(S);
   for (let at = PHRASE_AT_S; at + phrase.length / 8000 + 5 < S; at += PHRASE_EVERY_S) {
     out.set(phrase, Math.round(at * 8000));
   }
@@ -126,57 +120,28 @@ function callerTimeline(): Int16Array {
 async function main(srtp: boolean): Promise<Record<string, unknown>> {
   const timeline = callerTimeline();
   const timelinePath = join(dir, "caller.s16");
-  writeFileSync(timelinePath, new Uint8Array(timeline.buffer, timeline.byteOffset, timeline.byteLength));
+  writeTimeline(timelinePath, timeline);
 
-  // The local service, synthetic engines.
-  const svcLog = join(dir, srtp ? "service-srtp.log" : "service.log");
-  const svc = spawnNode(
-    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
-    { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
-    svcLog,
-    NICE,
-  );
-  children.push(svc);
-  const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
-
-  // The bridge, as deployed: info logs (JSON lines, to a file), signed Twilio requests.
-  const bridgeLog = join(dir, srtp ? "bridge-srtp.log" : "bridge.log");
-  const configPath = join(dir, "bridge.yaml");
   // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
-  writeFileSync(configPath, baseConfig);
-  const transport = benchBridge(TRANSPORT, RTP_PORTS, srtp, TLS ? selfSignedCertificate() : undefined);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOST: "127.0.0.1",
-    PORT: "0",
-    SVC_BASE_URL: svcUrl,
-    SVC_API_KEY: KEY,
-    SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-    TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
-    LOG_LEVEL: "info",
-    LOG_FORMAT: "json",
-    VOICE_BRIDGE_CONFIG: configPath,
-    ...transport.env,
-  };
-  delete env.TWILIO_ACCOUNT_SID;
-  delete env.PUBLIC_URL;
-  const profFlags = CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [];
-  // Extra Node flags for the bridge only, for diagnosis (e.g. --trace-gc).
-  profFlags.push(...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean));
-  const entry = API ? ["bench/lib/api-bridge.ts"] : ["src/cli.ts", "start"];
-  if (API) env.BENCH_MIN_EOU_MS = String(MIN_EOU_MS);
-  const bridge = spawnNode([...profFlags, ...entry], env, bridgeLog, NICE);
-  children.push(bridge);
-  const bridgeUrl = (
-    await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)
-  )[1]!;
+  const { svc, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target } = await startBenchProcesses({
+    transport: TRANSPORT,
+    rtpPorts: RTP_PORTS,
+    srtp,
+    ...(TLS ? { tls: selfSignedCertificate() } : {}),
+    ...(srtp ? { run: "srtp" } : {}),
+    dir,
+    bridgeConfig: baseConfig,
+    bridgeFlags: CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [],
+    // --api: the bridge built with the TypeScript API, its agent's turn-taking from the environment.
+    ...(API
+      ? { bridgeEntry: ["bench/lib/api-bridge.ts"], bridgeEnv: { BENCH_MIN_EOU_MS: String(MIN_EOU_MS) } }
+      : {}),
+    children,
+    ...(NICE !== undefined ? { nice: NICE } : {}),
+  });
   const bridgePid = bridge.pid!;
-
-  const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
-  // Read as any program on this machine reads it: BRIDGE_TOKEN, else the file the bridge made.
-  const bridgeToken = programToken(env.BRIDGE_TOKEN, join(dir, "bridge"));
 
   // Warm-up (code paths compiled, pools filled), then the idle footprint.
   await target.warmUp(timeline.subarray(0, 12 * 8000));
@@ -263,6 +228,7 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
           configPath,
           baseConfig,
           authToken: TWILIO_TOKEN,
+          bridgeToken,
           calls: PICK_CALLS,
         })
       : {};
@@ -306,15 +272,6 @@ function selfSignedCertificate(): { cert: string; key: string } {
     { stdio: "ignore" },
   );
   return { cert, key };
-}
-
-async function readyCalls(url: string): Promise<number> {
-  try {
-    const body = (await (await fetch(`${url}/readyz`)).json()) as { calls?: number };
-    return body.calls ?? -1;
-  } catch {
-    return -1;
-  }
 }
 
 try {

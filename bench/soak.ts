@@ -44,6 +44,7 @@ import {
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bearer } from "../src/service/engines/upstream.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import type { BenchTransport } from "./lib/calls-bridge-ends.ts";
 import {
@@ -185,12 +186,18 @@ interface Cpu {
   machine: number;
 }
 
+/** Cores' worth of CPU that programs other than the benchmark's used between two readings. */
+function otherCores(from: Cpu, to: Cpu, seconds: number): number {
+  const ours = to.bridge - from.bridge + (to.svc - from.svc) + (to.lg - from.lg);
+  return (to.machine - from.machine - ours) / 1e6 / seconds;
+}
+
 async function main(): Promise<void> {
   const plan = callerPlan();
   const timelinePath = join(dir, "caller.s16");
   writeTimeline(timelinePath, plan.timeline);
   const recordingDir = join(dir, "recordings");
-  const { svc, bridge, bridgeUrl, bridgeLog, target } = await startBenchProcesses({
+  const { svc, bridge, bridgeUrl, bridgeLog, bridgeToken, target } = await startBenchProcesses({
     transport: TRANSPORT,
     rtpPorts: RTP_PORTS,
     dir,
@@ -199,8 +206,8 @@ async function main(): Promise<void> {
       `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n` +
       `  maxCallSeconds: ${Math.ceil(S + 600)}\n` +
       (SINGLE ? `  recordingDir: ${JSON.stringify(recordingDir)}\n` : ""),
-    // Extra Node flags for the bridge (e.g. GC settings to compare), as for `bench calls`.
-    bridgeFlags: ["--trace-gc", ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean)],
+    // The GC pauses per window; BENCH_CALLS_BRIDGE_FLAGS (e.g. GC settings to compare) is added.
+    bridgeFlags: ["--trace-gc"],
     children,
     ...(NICE !== undefined ? { nice: NICE } : {}),
   });
@@ -228,6 +235,7 @@ async function main(): Promise<void> {
         seconds: S,
         startsAtMs: starts.filter((_, i) => i % K === k),
         windowMs: [first, windows.at(-1)![1]],
+        bridgeToken,
       }),
       soak: { speechStartsMs: plan.speechStartsMs, dtmf: plan.dtmf, windows },
     };
@@ -342,16 +350,7 @@ async function main(): Promise<void> {
       lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
       lg_loop_delay_ms_max: round(lgDelayMax, 1),
       call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
-      other_cpu_cores: round(
-        (cpu1.machine -
-          cpu0.machine -
-          (cpu1.bridge - cpu0.bridge) -
-          (cpu1.svc - cpu0.svc) -
-          (cpu1.lg - cpu0.lg)) /
-          1e6 /
-          windowS,
-        2,
-      ),
+      other_cpu_cores: round(otherCores(cpu0, cpu1, windowS), 2),
     };
     console.log(JSON.stringify(line));
     last = line;
@@ -385,16 +384,7 @@ async function main(): Promise<void> {
     bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
     lg_loop_delay_ms_max: round(all.lgDelay, 1),
     lg_cpu_us_per_call_s: round((cpuEnd.lg - runCpu0.lg) / (N * runS), 0),
-    other_cpu_cores: round(
-      (cpuEnd.machine -
-        runCpu0.machine -
-        (cpuEnd.bridge - runCpu0.bridge) -
-        (cpuEnd.svc - runCpu0.svc) -
-        (cpuEnd.lg - runCpu0.lg)) /
-        1e6 /
-        runS,
-      2,
-    ),
+    other_cpu_cores: round(otherCores(runCpu0, cpuEnd, runS), 2),
   };
 
   for (const l of loads) {
@@ -404,7 +394,7 @@ async function main(): Promise<void> {
         `bench soak: a load generator exited ${code} (its log: ${l.out.replace(".out.jsonl", ".log")})\n`,
       );
   }
-  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, recordingDir));
+  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, bridgeToken, recordingDir));
   const missed = (Object.keys(TARGETS) as (keyof typeof TARGETS)[]).filter(
     (k) => !((final[k] as number) <= TARGETS[k]),
   );
@@ -414,17 +404,27 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(final));
 }
 
-/** What the single call left: its record (turns, events) and its recording (seconds of audio, bytes). */
-async function singleCallLeft(url: string, recordingDir: string): Promise<Record<string, unknown>> {
+/**
+ * What the single call left: its record (turns, events), read with the bridge's token as any
+ * program reads /calls, and its recording (seconds of audio, bytes).
+ */
+async function singleCallLeft(
+  url: string,
+  bridgeToken: string | undefined,
+  recordingDir: string,
+): Promise<Record<string, unknown>> {
   await new Promise((r) => setTimeout(r, 2000)); // the record's last lines, the recording's close
-  const list = (await (await fetch(`${url}/calls?limit=1`)).json()) as { calls: { callId: string }[] };
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${url}${path}`, { headers: bearer(bridgeToken) });
+    if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const list = await get<{ calls: { callId: string }[] }>("/calls?limit=1");
   const callId = list.calls[0]?.callId;
   const record = callId
-    ? ((await (await fetch(`${url}/calls/${encodeURIComponent(callId)}`)).json()) as {
-        turns?: unknown[];
-        events?: unknown[];
-        endReason?: string;
-      })
+    ? await get<{ turns?: unknown[]; events?: unknown[]; endReason?: string }>(
+        `/calls/${encodeURIComponent(callId)}`,
+      )
     : {};
   const wavs = existsSync(recordingDir)
     ? readdirSync(recordingDir)

@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { bearer } from "../../src/service/engines/upstream.ts";
 import { percentile, round } from "./measure.ts";
 
 export interface AgentsPhase {
@@ -20,6 +21,8 @@ export interface AgentsPhase {
   /** The config file as the load ran with it (the phase adds to it). */
   baseConfig: string;
   authToken: string;
+  /** The bridge's token: reload asks for it when the bridge has one (closed by default). */
+  bridgeToken: string | undefined;
   calls: number;
 }
 
@@ -27,8 +30,8 @@ export interface AgentsPhase {
 const PLAIN = "+15550001";
 const HOOKED = "+15550002";
 
-async function reload(bridgeUrl: string): Promise<void> {
-  const res = await fetch(`${bridgeUrl}/admin/reload`, { method: "POST" });
+async function reload(bridgeUrl: string, bridgeToken: string | undefined): Promise<void> {
+  const res = await fetch(`${bridgeUrl}/admin/reload`, { method: "POST", headers: bearer(bridgeToken) });
   if (!res.ok) throw new Error(`reload refused: HTTP ${res.status} ${await res.text()}`);
 }
 
@@ -73,7 +76,7 @@ export async function agentsPhase(o: AgentsPhase): Promise<Record<string, number
         "",
       ].join("\n"),
     );
-    await reload(o.bridgeUrl);
+    await reload(o.bridgeUrl, o.bridgeToken);
     const logStart = readFileSync(o.bridgeLog, "utf8").length;
     // Alternated, so that warm-up and the machine's other work weigh on both alike.
     const plain: number[] = [];
