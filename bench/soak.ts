@@ -69,7 +69,7 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
   [--renice] [--keep]
 Calls that each last the whole run; one JSON line per W-minute window and one for the run.
 --single: one call (default 60 minutes) with recording on; the last line adds its record and recording.
-env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge. See README, Benchmarks.`);
+env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge. See docs/benchmarks.md.`);
   process.exit(0);
 }
 const SINGLE = process.argv.includes("--single");

@@ -10,7 +10,7 @@ STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 cd "$ROOT"
 
-git ls-files -z -- bin src codecs bridges console config native package.json README.md \
+git ls-files -z -- bin src codecs bridges console config native package.json README.md docs \
   tsconfig.json tsconfig.build.json LICENSE 2>/dev/null \
   | xargs -0 cp --parents -t "$STAGE"
 ln -s "$ROOT/node_modules" "$STAGE/node_modules"

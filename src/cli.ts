@@ -38,9 +38,9 @@ Configuration comes from defaults, then the config file, then environment variab
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
   LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)
-Several agents, chosen per call: agent:, agents:, routes: and agentWebhook: in the config file (README
-"Agents"); SIGHUP or 'voice-bridge reload' reads them again without dropping calls.
-Run 'voice-bridge config' to see the resolved configuration.`,
+Several agents, chosen per call: agent:, agents:, routes: and agentWebhook: in the config file
+(docs/agents.md); SIGHUP or 'voice-bridge reload' reads them again without dropping calls.
+Run 'voice-bridge config' to see the resolved configuration; every setting: docs/configuration.md.`,
   );
 
 program

@@ -213,7 +213,7 @@ export const configSchema = z.object({
       }),
       engineProfile: z.enum(["standard", "synthetic"]).default("standard").meta({
         description:
-          'Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for speech, a fixed transcript, the scripted agent at zero pace (see README "Benchmarks").',
+          "Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for speech, a fixed transcript, the scripted agent at zero pace (see docs/benchmarks.md).",
       }),
       imageBlocklist: z
         .union([z.string(), z.array(z.string())])

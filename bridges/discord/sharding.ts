@@ -56,7 +56,7 @@ export async function runShards(config: Config, log: Logger): Promise<ShardRun |
     log.info({ url: service.url }, "sharding: one embedded local service for every shard");
   }
   // Shards serve Discord only: N processes cannot all bind the SIP and AudioSocket ports. Those
-  // transports run from an unsharded `voice-bridge start` without DISCORD_TOKEN (README, Discord).
+  // transports run from an unsharded `voice-bridge start` without DISCORD_TOKEN (docs/discord.md).
   process.env.SIP_PORT = "off";
   process.env.AUDIOSOCKET_PORT = "off";
   log.info("sharding: shard processes serve Discord only (SIP and AudioSocket off in them)");

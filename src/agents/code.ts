@@ -11,7 +11,7 @@ import {
   type WebhookResult,
 } from "./webhook.ts";
 
-/** What `onCallStart` may answer: the call-start webhook's answer (README "Agents"). */
+/** What `onCallStart` may answer: the call-start webhook's answer (docs/agents.md, "The call-start webhook"). */
 export interface CallStartDecision {
   /** Another agent takes the call (by name). */
   agent?: string;

@@ -7,7 +7,7 @@ import { SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "../reports/signa
 import type { CallInfo } from "../session/transport.ts";
 import type { WebhookConfig } from "./routes.ts";
 
-/** The request body (README "Agents: the call-start webhook"). */
+/** The request body (docs/agents.md, "The call-start webhook"). */
 export interface CallStartRequest {
   callId: string;
   transport: CallInfo["transport"];

@@ -1,6 +1,6 @@
 // The body of an end-of-call report: the call's record exactly as GET /calls/:id gives it (turns
 // with what was generated and what the caller heard, per-turn metrics, events), plus what only
-// the end of the call knows. This is the one definition of the wire format (README "Call reports").
+// the end of the call knows. This is the one definition of the wire format (docs/data.md, "Call reports").
 import { randomUUID } from "node:crypto";
 import { type CallOutcome, outcomeOf } from "../session/call-outcome.ts";
 import type { CallRecord } from "../session/transcript.ts";

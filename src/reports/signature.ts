@@ -3,7 +3,7 @@
 //   X-Voice-Bridge-Signature: sha256=<hex of HMAC-SHA256(secret, "<timestamp>." + body)>
 //   X-Voice-Bridge-Timestamp: <timestamp: Unix seconds when this attempt was sent>
 // The receiver recomputes it over the raw body (before any JSON parsing), compares in constant
-// time and refuses timestamps far from its own clock (README "Call reports" has a snippet).
+// time and refuses timestamps far from its own clock (docs/data.md, "Call reports", has a snippet).
 import { createHmac } from "node:crypto";
 
 export const SIGNATURE_HEADER = "X-Voice-Bridge-Signature";

@@ -43,7 +43,7 @@ export type CallEvent =
   /** After the call: the agent's analysis (summary and fields), or why there is none. */
   | { type: "analysis"; at: string; analysis: CallAnalysis };
 
-/** The post-call analysis of a call (README "Agents: analysis"). */
+/** The post-call analysis of a call (docs/agents.md, "Analysis after the call"). */
 export type CallAnalysis =
   | { status: "done"; summary?: string; fields: Record<string, string | number | boolean | null> }
   | { status: "failed"; error: string };

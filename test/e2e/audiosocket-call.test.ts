@@ -1,7 +1,7 @@
 // An Asterisk AudioSocket call through the real bridge and the embedded local service: a
 // client written to the published framing connects, sends its UUID and real speech (espeak-ng,
 // 8 kHz slin) in real time, hears the greeting and an answer in the same format, and hangs up.
-// The words are not checked: the embedded recognizer gets most of them wrong (README), and the
+// The words are not checked: the embedded recognizer gets most of them wrong (docs/local-service.md), and the
 // scripted agent answers whatever it hears; what matters is that a turn went round.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,4 +1,4 @@
-// A report receiver as a user would write one (node:http, README "Call reports"): it checks the
+// A report receiver as a user would write one (node:http, docs/data.md "Call reports"): it checks the
 // signature over the raw body and the timestamp, answers 401 when they do not hold, and otherwise
 // answers with the next scripted status (200 once the script is used up). Tests await its requests.
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -14,7 +14,7 @@ export interface Received {
   status: number;
 }
 
-/** The README's receiver check: HMAC-SHA256 of "<timestamp>." + raw body, timestamp within 5 minutes. */
+/** docs/data.md's receiver check: HMAC-SHA256 of "<timestamp>." + raw body, timestamp within 5 minutes. */
 export function verifyReport(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer): boolean {
   const timestamp = headers["x-voice-bridge-timestamp"];
   const signature = headers["x-voice-bridge-signature"];

@@ -1,5 +1,5 @@
 // End-of-call report delivery against a real receiver on 127.0.0.1 (node:http) that checks the
-// signature as the README tells receivers to. Retry waits run on virtual time: each test advances
+// signature as docs/data.md tells receivers to. Retry waits run on virtual time: each test advances
 // the clock by the wait the reporter chose, then awaits the next attempt's outcome; the POSTs are
 // real requests over real sockets.
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";

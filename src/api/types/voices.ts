@@ -32,7 +32,7 @@ export interface VoiceListParams {
 }
 
 /**
- * Creating a cloned voice (not shown by the spec; the local service's design, see README "Images
+ * Creating a cloned voice (not shown by the spec; the local service's design, see docs/local-service.md "Images
  * and cloned voices"): `POST /v1/audio/voices` with a stored E9 audio file (mp3 or wav, 5 to 10
  * seconds of one person speaking). The answer is the new VoiceEntry; use its id as E4 `voice` or
  * E5 `voice_id`, with the `voice_label` a custom voice requires.

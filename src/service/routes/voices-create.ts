@@ -1,4 +1,4 @@
-// Creating a cloned voice (the spec does not show this endpoint; README "Images and cloned
+// Creating a cloned voice (the spec does not show this endpoint; docs/local-service.md "Images and cloned
 // voices"): POST /v1/audio/voices {file_id}. The stored file must be mp3 or wav audio of 5 to 10
 // seconds; the engine measures its pitch and pace (engines/tts/clone) and keeps the espeak-ng
 // parameters that reproduce them. A second voice from the same file reuses the measurement.

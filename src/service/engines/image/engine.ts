@@ -36,7 +36,7 @@ export interface ImageOutput {
 }
 
 export interface ImageEngine {
-  /** Shown in logs and the README, e.g. `placeholder`. */
+  /** Shown in logs and docs/local-service.md, e.g. `placeholder`. */
   readonly name: string;
   generate(input: ImageGenerationInput): Promise<ImageOutput>;
   edit(input: ImageEditInput): Promise<ImageOutput>;

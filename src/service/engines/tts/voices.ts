@@ -1,6 +1,6 @@
 // The official voices of the local service and the espeak-ng voice each one stands for. espeak-ng
 // is a formant synthesizer: "female" and "male" are its voice variants (pitch, formants), not
-// recordings; the README says so. A cloned voice maps to the same parameters (see EngineVoice).
+// recordings; docs/local-service.md says so. A cloned voice maps to the same parameters (see EngineVoice).
 
 /** What the synthesis engine needs to speak with a voice. */
 export interface EngineVoice {
@@ -22,7 +22,7 @@ export interface OfficialVoice extends EngineVoice {
   description: string;
 }
 
-/** Documented list (README): ids accepted by E4 `voice` and E5 `voice_id`. */
+/** Documented list (docs/local-service.md): ids accepted by E4 `voice` and E5 `voice_id`. */
 export const OFFICIAL_VOICES: readonly OfficialVoice[] = [
   {
     id: "en_female_aria",

@@ -1,7 +1,7 @@
 // Voice cloning for the formant synthesizer: a speech sample's pitch (median F0), pitch spread and
 // speaking rate become espeak-ng parameters (variant, pitch, range, words per minute), so that the
 // engine speaks near the sample's pitch and pace. This is not timbre cloning: espeak-ng has no way
-// to take a voice's colour from a recording; the README says so.
+// to take a voice's colour from a recording; docs/local-service.md says so.
 //
 // The tables map espeak-ng parameters to what the analysis below measures on espeak-ng's own
 // speech (two sentences, worker output at 22050 Hz resampled to 8 kHz, low-passed at 1 kHz), so a
