@@ -47,10 +47,15 @@ export interface VoiceBridge extends EventEmitter<BridgeEvents> {
   readonly url: string;
   /** Where people and programs reach the agent (console, Twilio, SIP, AudioSocket). */
   readonly entrances: Entrances;
+  /**
+   * The token the console, /calls and recordings ask for (`Authorization: Bearer …`): the one
+   * configured, else the one the bridge made and keeps in its data dir; undefined when `off`.
+   */
+  readonly token: string | undefined;
   /** The agents' names, `default` first. */
   readonly agents: string[];
   readonly activeCalls: number;
-  /** A call's record so far (recent calls; older ones are in the call files). */
+  /** A call's record so far (live and recent calls; older ones: GET /calls/:id, from the store). */
   record(callId: string): CallRecord | undefined;
   /** Reads the configuration again (the CLI's bridge: its file and environment). */
   reload(): ReloadResult;
@@ -126,6 +131,9 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
   }
   get entrances(): Entrances {
     return this.#inner.entrances;
+  }
+  get token(): string | undefined {
+    return this.#inner.token;
   }
   get agents(): string[] {
     return this.#inner.agents;

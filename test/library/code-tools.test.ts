@@ -166,6 +166,7 @@ async function callWithKey(digit: string, extra: Parameters<typeof simulateCall>
     maxSeconds: 20,
     ...extra,
     url: bridge.url,
+    bridgeToken: bridge.token,
   });
   return r.transcript as CallRecord;
 }

@@ -97,6 +97,8 @@ function start(file: string, env: Record<string, string> = {}): Promise<{ url: s
 }
 
 /** Runs `argv` in the app's directory; resolves with the URL in the first stdout line matching `ready`. */
+const TEST_TOKEN = "package-test-token-0123456789";
+
 async function launch(
   argv: string[],
   env: Record<string, string>,
@@ -118,6 +120,8 @@ async function launch(
       SVC_SCRIPTED_PACE_MS: "0",
       LOG_LEVEL: process.env.E2E_LOG ?? "warn",
       LOG_FORMAT: "json",
+      // Closed by default: the test reads records with the token, as a program would.
+      BRIDGE_TOKEN: TEST_TOKEN,
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -170,6 +174,7 @@ describe("the npm package, installed into an empty project", () => {
     expect(out.join("\n")).toMatch(/refused: .*agent\.maxCallSeconds/);
     const r = await simulateCall({
       url,
+      bridgeToken: TEST_TOKEN,
       from: "+15550009999",
       dtmf: [
         { digit: "7", atMs: 2000 },
@@ -202,7 +207,7 @@ describe("the npm package, installed into an empty project", () => {
       { LOG_LEVEL: "info" },
       /"url":"(http:\/\/[\d.:]+)"[^\n]*bridge listening/,
     );
-    const r = await simulateCall({ url, hangUpAfterMs: 1000, maxSeconds: 10 });
+    const r = await simulateCall({ url, bridgeToken: TEST_TOKEN, hangUpAfterMs: 1000, maxSeconds: 10 });
     expect(said(assistant(record(r))[0])).toBe("Hello.");
   }, 60_000);
 });
@@ -213,6 +218,7 @@ describe("the examples, on the installed package", () => {
     const call = (from: string, digits: string) =>
       simulateCall({
         url,
+        bridgeToken: TEST_TOKEN,
         from,
         dtmf: [...digits, "#"].map((digit, i) => ({ digit, atMs: 4000 + i * 100 })),
         hangUpAfterMs: 2500,
@@ -232,21 +238,39 @@ describe("the examples, on the installed package", () => {
   it("router: onCallStart hands each number to its agent, and refuses a blocked caller", async () => {
     const { url, out } = await start("router.ts");
     const sales = record(
-      await simulateCall({ url, to: "+15552000001", hangUpAfterMs: 1000, maxSeconds: 10 }),
+      await simulateCall({
+        url,
+        bridgeToken: TEST_TOKEN,
+        to: "+15552000001",
+        hangUpAfterMs: 1000,
+        maxSeconds: 10,
+      }),
     );
     expect(sales.agent).toBe("sales");
     expect(said(assistant(sales)[0])).toBe("Hi, you've reached the sales line. What can I offer you today?");
     const support = record(
-      await simulateCall({ url, to: "+15552000002", hangUpAfterMs: 1000, maxSeconds: 10 }),
+      await simulateCall({
+        url,
+        bridgeToken: TEST_TOKEN,
+        to: "+15552000002",
+        hangUpAfterMs: 1000,
+        maxSeconds: 10,
+      }),
     );
     expect(support.agent).toBe("support");
     expect(out.some((l) => l === `call ${support.callId} to +15552000002: agent support`)).toBe(true);
     const other = record(
-      await simulateCall({ url, to: "+15559999999", hangUpAfterMs: 1000, maxSeconds: 10 }),
+      await simulateCall({
+        url,
+        bridgeToken: TEST_TOKEN,
+        to: "+15559999999",
+        hangUpAfterMs: 1000,
+        maxSeconds: 10,
+      }),
     );
     expect(other.agent).toBe("default");
     await expect(
-      simulateCall({ url, from: "+15550000666", to: "+15552000001", maxSeconds: 5 }),
+      simulateCall({ url, bridgeToken: TEST_TOKEN, from: "+15550000666", to: "+15552000001", maxSeconds: 5 }),
     ).rejects.toBeInstanceOf(CallRejectedError);
   }, 90_000);
 
@@ -267,7 +291,9 @@ describe("the examples, on the installed package", () => {
       const id = `discord-${fake.guildId}-${fake.voiceChannelId}-1`;
       let conversation: CallRecord | undefined;
       for (let i = 0; i < 300 && !conversation?.turns.length; i++) {
-        const res = await fetch(`${url}/calls/${id}`);
+        const res = await fetch(`${url}/calls/${id}`, {
+          headers: { authorization: `Bearer ${TEST_TOKEN}` },
+        });
         conversation = res.ok ? ((await res.json()) as CallRecord) : undefined;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -7,6 +7,9 @@ import type { CallEvent } from "../../session/transcript.ts";
 import type { CallPage, CallQuery, CallStore, ReportState, StoredRecord } from "../call-store.ts";
 import type { EventWrite, FromWorker, SqliteWorkerData, ToWorker } from "./protocol.ts";
 
+// The sources run as .ts in a checkout and as compiled .js in the installed package.
+const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
+
 export const SQLITE_FILE = "voice-bridge.db";
 
 type Request = ToWorker extends infer T ? (T extends { id: number } ? Omit<T, "id"> : never) : never;
@@ -57,7 +60,10 @@ export class SqliteCallStore implements CallStore {
   /** Opens (or creates) the database and applies the migrations not yet in it. */
   static async open(opts: SqliteStoreOptions): Promise<SqliteCallStore> {
     const data: SqliteWorkerData = { path: opts.path, instance: opts.instance };
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: data, name: "sqlite" });
+    const worker = new Worker(new URL(`./worker.${SOURCE_EXT}`, import.meta.url), {
+      workerData: data,
+      name: "sqlite",
+    });
     const ready = await new Promise<{ migrations: string[]; lost: string[] }>((resolve, reject) => {
       const onReady = (msg: FromWorker) => {
         if ("ready" in msg) {
