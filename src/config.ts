@@ -7,6 +7,7 @@ import { z } from "zod";
 import { routeSchema, webhookSchema } from "./agents/routes.ts";
 import { agentName, agentSchema, defaultAgentSchema } from "./agents/schema.ts";
 import { flag, httpUrl, port, url } from "./config-values.ts";
+import { OUTBOUND_ENV_KEYS, outboundSchema } from "./outbound/config.ts";
 import {
   allowFromSchema,
   digestAlgorithmsSchema,
@@ -235,6 +236,8 @@ export const configSchema = z.object({
             message: `required when sip.tlsPort (SIP_TLS_PORT) is set: set ${key === "tlsCert" ? "SIP_TLS_CERT" : "SIP_TLS_KEY"} to a PEM file`,
           });
     }),
+  /** Calls the bridge places (POST /calls, voice-bridge dial): limits, defaults, carriers. */
+  outbound: outboundSchema,
   audiosocket: z
     .object({
       /** Asterisk AudioSocket TCP port; unset or false (`off`) disables it. */
@@ -383,6 +386,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_TLS_KEY: ["sip", "tlsKey"],
   SIP_TLS_VERIFY: ["sip", "tlsVerify"],
   SIP_SRTP: ["sip", "srtp"],
+  ...OUTBOUND_ENV_KEYS,
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],
