@@ -17,6 +17,7 @@ import {
   startRtpWorker,
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
+import type { Dialer } from "../bridges/dial.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
@@ -32,6 +33,9 @@ import { WatchedTransport, watchServices } from "./console/call-activity.ts";
 import { LiveFeed } from "./console/live-feed.ts";
 import { registerConsole } from "./console/routes.ts";
 import type { Logger } from "./log.ts";
+import { OutboundCalls } from "./outbound/calls.ts";
+import { DialLimits } from "./outbound/limits.ts";
+import { registerOutboundRoutes } from "./outbound/routes.ts";
 import { BridgeMetrics } from "./metrics.ts";
 import { type ReloadResult, registerReload, reloadWith, sectionsNeedingRestart } from "./reload.ts";
 import { type CallReport, callReport } from "./reports/report.ts";
@@ -332,11 +336,16 @@ export async function startBridge(
       startSession(callTransport, pick.agent);
     });
   };
-  const startSession = (callTransport: CallTransport, agent: CallAgent) => {
+  const startSession = (
+    callTransport: CallTransport,
+    agent: CallAgent,
+    outbound?: { onEnd: (reason: string) => void },
+  ): { end(reason: string): void } => {
     if (draining) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
       void callTransport.hangUp("bridge is shutting down");
-      return;
+      outbound?.onEnd("bridge is shutting down");
+      return { end: () => {} };
     }
     const callId = callTransport.info.callId;
     // The recording wraps the transport, so the session records without knowing it; the console
@@ -353,7 +362,8 @@ export async function startBridge(
       clock,
       config: conversationConfig(agent, config, transport.info),
       log: log.child({ agent: agent.name }),
-      transcripts,
+      // An outbound call's record started when it was placed: the session's own call-start is not repeated.
+      transcripts: outbound ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) } : transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
         const callId = transport.info.callId;
@@ -374,6 +384,7 @@ export async function startBridge(
           void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
         }
         live.delete(session);
+        outbound?.onEnd(reason);
         metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
       },
@@ -382,7 +393,21 @@ export async function startBridge(
     metrics.activeCalls.inc();
     metrics.agentCalls.inc({ agent: agent.name });
     session.start();
+    return session;
   };
+  // Calls the bridge places (POST /calls, voice-bridge dial): the SIP dialer exists once SIP is up.
+  let sipDialer: Dialer | undefined;
+  const outboundCalls = new OutboundCalls({
+    config: () => running.outbound,
+    dialers: () => ({ sip: sipDialer }),
+    agents: () => agents,
+    limits: new DialLimits(config.outbound.maxConcurrent, config.outbound.callsPerSecond),
+    events: transcripts,
+    startSession: (transport, agent, onEnd) => startSession(transport, agent, { onEnd }),
+    tts: (agent) => servicesFor(agent).tts,
+    log: log.child({ component: "outbound" }),
+  });
+  registerOutboundRoutes(http, outboundCalls);
   const twilio: TwilioRoutes = registerTwilio(http, {
     config,
     log,
@@ -423,8 +448,15 @@ export async function startBridge(
           createTransport: createRtpCallTransportFactory(),
           onCall,
           admit: (info) => admission.admit(info),
+          outbound: config.outbound.sip,
         });
   if (sip) registerSipMetrics(metrics.registry, sip);
+  sipDialer = sip?.dial;
+  if (sipDialer)
+    log.info(
+      { proxy: config.outbound.sip.proxy, from: config.outbound.sip.from },
+      "outbound: SIP calls go through the outbound proxy (POST /calls, voice-bridge dial)",
+    );
   sipForReadiness = sip;
   const audioSocket =
     config.audiosocket.port === false

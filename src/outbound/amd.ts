@@ -73,7 +73,8 @@ export class AnsweringMachineDetector {
     const rms = this.#tones.last.rms;
     const speech = !this.#tones.tonal && rms >= Math.max(MIN_SPEECH_RMS, this.#floor * ABOVE_FLOOR);
     // The floor follows the line's noise: down at once, up slowly (the quiet within words must not lift it).
-    if (!speech && !this.#tones.tonal) this.#floor = rms < this.#floor ? rms : this.#floor + 0.005 * (rms - this.#floor);
+    if (!speech && !this.#tones.tonal)
+      this.#floor = rms < this.#floor ? rms : this.#floor + 0.005 * (rms - this.#floor);
     if (speech) {
       this.#speechMs += frameMs;
       if (this.#firstSpeech < 0) this.#firstSpeech = at;
@@ -97,7 +98,8 @@ export class AnsweringMachineDetector {
       let why: string | undefined;
       let result: "human" | "machine" = "machine";
       if (this.#beep || this.#tones.sounding) why = "a beep";
-      else if (this.#speechMs > t.maxHumanGreetingMs) why = `a greeting longer than ${t.maxHumanGreetingMs} ms`;
+      else if (this.#speechMs > t.maxHumanGreetingMs)
+        why = `a greeting longer than ${t.maxHumanGreetingMs} ms`;
       else if (this.#firstSpeech >= 0 && !speaking && quietFor >= t.humanSilenceMs) {
         result = "human";
         why = `a short greeting (${this.#speechMs} ms) then silence`;

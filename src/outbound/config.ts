@@ -46,7 +46,9 @@ export const outboundSchema = z
     /** Default ring timeout, seconds (5–120); a request may set its own. */
     ringTimeoutS: z.coerce.number().int().min(5).max(120).default(30),
     /** Default answering-machine policy: off, hangup (on a machine) or message (leave voicemailMessage). */
-    machineDetection: z.enum(MACHINE_DETECTION, { error: "expected off, hangup or message" }).default("hangup"),
+    machineDetection: z
+      .enum(MACHINE_DETECTION, { error: "expected off, hangup or message" })
+      .default("hangup"),
     /** Default message left on a voicemail (templated like greetings: {{var.NAME}}). */
     voicemailMessage: z.string().min(1).max(2000).optional(),
     sip: z

@@ -53,7 +53,7 @@ export function dialTarget(to: string, via: DialVia): string | undefined {
 export function parseDialBody(raw: unknown): ParsedDial {
   const bad = (field: string, message: string): ParsedDial => ({ ok: false, field, message });
   if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    return bad("body", "expected a JSON object such as {\"to\": \"+15550100\", \"via\": \"sip\"}");
+    return bad("body", 'expected a JSON object such as {"to": "+15550100", "via": "sip"}');
   const v = raw as Record<string, unknown>;
   for (const key of Object.keys(v))
     if (!FIELDS.has(key)) return bad(key, `unknown field (expected ${[...FIELDS].join(", ")})`);
@@ -73,7 +73,10 @@ export function parseDialBody(raw: unknown): ParsedDial {
   const body: DialBody = { to, via };
   if (v.from !== undefined) {
     if (typeof v.from !== "string" || !dialTarget(v.from, via))
-      return bad("from", `expected a number${via === "sip" ? " or a SIP URI" : ""}, got ${JSON.stringify(v.from)}`);
+      return bad(
+        "from",
+        `expected a number${via === "sip" ? " or a SIP URI" : ""}, got ${JSON.stringify(v.from)}`,
+      );
     body.from = dialTarget(v.from, via)!;
   }
   if (v.agent !== undefined) {
@@ -100,11 +103,18 @@ export function parseDialBody(raw: unknown): ParsedDial {
   }
   if (v.machineDetection !== undefined) {
     if (!(MACHINE_DETECTION as readonly unknown[]).includes(v.machineDetection))
-      return bad("machineDetection", `expected off, hangup or message, got ${JSON.stringify(v.machineDetection)}`);
+      return bad(
+        "machineDetection",
+        `expected off, hangup or message, got ${JSON.stringify(v.machineDetection)}`,
+      );
     body.machineDetection = v.machineDetection as MachineDetection;
   }
   if (v.voicemailMessage !== undefined) {
-    if (typeof v.voicemailMessage !== "string" || v.voicemailMessage.trim() === "" || v.voicemailMessage.length > 2000)
+    if (
+      typeof v.voicemailMessage !== "string" ||
+      v.voicemailMessage.trim() === "" ||
+      v.voicemailMessage.length > 2000
+    )
       return bad("voicemailMessage", "expected the words to leave on a voicemail (1–2000 characters)");
     body.voicemailMessage = v.voicemailMessage;
   }

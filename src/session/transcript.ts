@@ -61,6 +61,8 @@ export interface AmdResult {
   decidedAfterMs: number;
   /** When the voicemail's beep ended, ms after the answer (machines with a beep). */
   beepEndedAtMs?: number;
+  /** When the voicemail message started playing, ms after the answer (policy `message`). */
+  messageStartedAtMs?: number;
   /** Who decided: our detector or Twilio's. */
   by?: "bridge" | "twilio";
 }

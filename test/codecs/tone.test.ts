@@ -6,7 +6,8 @@ const RATE = 8000;
 
 function tone(hz: number, ms: number, amplitude = 8000, rate = RATE): Int16Array {
   const out = new Int16Array(Math.round((ms * rate) / 1000));
-  for (let i = 0; i < out.length; i++) out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
+  for (let i = 0; i < out.length; i++)
+    out[i] = Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
   return out;
 }
 

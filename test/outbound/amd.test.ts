@@ -68,7 +68,9 @@ describe("answering-machine detection", () => {
     });
     const gMs = (greeting.length / RATE) * 1000;
     const { events } = run([greeting, quiet(4000)]);
-    expect(decided(events)?.kind === "decided" && (decided(events) as { result: string }).result).toBe("machine");
+    expect(decided(events)?.kind === "decided" && (decided(events) as { result: string }).result).toBe(
+      "machine",
+    );
     const c = cue(events);
     expect(c?.kind === "message-cue" && c.beep).toBeFalsy();
     expect(c!.atMs).toBeGreaterThan(gMs + 1500);

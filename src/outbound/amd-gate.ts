@@ -1,0 +1,93 @@
+// Answering-machine detection from outside the session: the answered call's transport is wrapped
+// at once, its audio goes to the detector (the session does not exist yet, so the agent is
+// silent), and the gate says what was decided. A person: the session is started on the gate,
+// which from then on passes everything through (the "Hello?" already heard is not replayed). A
+// machine: the gate plays the voicemail message at the cue (the beep's end) and hangs up.
+import { PassThroughTransport } from "../session/pass-through-transport.ts";
+import type { SpeechSynthesizer } from "../session/services.ts";
+import type { CallTransport, TransportListener } from "../session/transport.ts";
+import { type AmdEvent, type AmdTiming, AnsweringMachineDetector, DEFAULT_AMD_TIMING } from "./amd.ts";
+
+export interface GateEvents {
+  /** The detector's verdict (once); a key press before it says a person. */
+  decided(result: "human" | "machine", atMs: number, why: string): void;
+  /** A machine's greeting is over: the message may start (`beepEndMs` when it beeped). */
+  cue(atMs: number, beepEndMs: number | undefined, why: string): void;
+  /** The far end hung up before the session took over. */
+  ended(reason: string): void;
+}
+
+export class AmdGate extends PassThroughTransport {
+  readonly #detector: AnsweringMachineDetector;
+  readonly #events: GateEvents;
+  #listener: TransportListener | undefined;
+  #msSinceAnswer = 0;
+
+  constructor(inner: CallTransport, events: GateEvents, timing: AmdTiming = DEFAULT_AMD_TIMING) {
+    super(inner);
+    this.#events = events;
+    this.#detector = new AnsweringMachineDetector(inner.inputRate, timing);
+    inner.attach({
+      audio: (frame, speaker) => {
+        if (this.#listener) {
+          this.#listener.audio(frame, speaker);
+          return;
+        }
+        const ms = (frame.length / inner.inputRate) * 1000;
+        this.#msSinceAnswer += ms;
+        this.#handle(this.#detector.push(frame, ms));
+      },
+      dtmf: (digit) => {
+        if (this.#listener) this.#listener.dtmf(digit);
+        else if (!this.#detector.decided) {
+          // Only a person presses keys this early.
+          this.#decide("human", `a key press (${digit})`);
+        }
+      },
+      played: (ms) => this.#listener?.played(ms),
+      ended: (reason) => {
+        if (this.#listener) this.#listener.ended(reason);
+        else this.#events.ended(reason);
+      },
+    });
+  }
+
+  /** Time since the answer, on the audio's own timeline, ms. */
+  get elapsedMs(): number {
+    return this.#msSinceAnswer;
+  }
+
+  /** The session attaches once a person was heard: everything passes through from now on. */
+  override attach(listener: TransportListener): void {
+    this.#listener = listener;
+  }
+
+  #decided = false;
+
+  #decide(result: "human" | "machine", why: string): void {
+    if (this.#decided) return;
+    this.#decided = true;
+    this.#events.decided(result, this.#msSinceAnswer, why);
+  }
+
+  #handle(events: AmdEvent[]): void {
+    for (const e of events) {
+      if (e.kind === "decided") this.#decide(e.result, e.why);
+      else this.#events.cue(e.atMs, e.beep?.endMs, e.why);
+    }
+  }
+}
+
+/** Synthesizes `text` in the transport's format now (while the machine's greeting plays). */
+export async function synthesize(tts: SpeechSynthesizer, transport: CallTransport, text: string) {
+  const stream = await tts.open(transport.output);
+  stream.sendText(text);
+  stream.flush();
+  const audio: Parameters<CallTransport["play"]>[0][] = [];
+  for await (const e of stream.events) {
+    if (e.type === "audio") audio.push(e.audio);
+    if (e.type === "flushed") break;
+  }
+  stream.close();
+  return audio;
+}

@@ -1,0 +1,268 @@
+// The calls the bridge places: POST /calls and `voice-bridge dial` come here. Each call is checked
+// against the limits, gets its record at once (direction outbound), is dialled by its carrier's
+// bridge, and ends up either unanswered (busy, no answer, failed, canceled: recorded and ended
+// here) or answered: then answering-machine detection decides whether the agent's session starts
+// (a person) or the call is hung up or a voicemail message left (a machine).
+import type { DialEvents, DialFailure, Dialer, PlacedCall } from "../../bridges/dial.ts";
+import type { AgentDirectory } from "../agents/directory.ts";
+import type { CallAgent } from "../agents/call-agent.ts";
+import { nowIn, TemplateRenderer } from "../agents/templates.ts";
+import type { Logger } from "../log.ts";
+import { UNANSWERED } from "../session/call-outcome.ts";
+import type { SpeechSynthesizer } from "../session/services.ts";
+import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../session/transcript.ts";
+import type { CallInfo, CallTransport } from "../session/transport.ts";
+import { AmdGate, synthesize } from "./amd-gate.ts";
+import type { OutboundConfig } from "./config.ts";
+import type { DialLimits } from "./limits.ts";
+import type { DialBody } from "./request.ts";
+import { randomBytes } from "node:crypto";
+
+export interface OutboundDeps {
+  readonly config: () => OutboundConfig;
+  /** Each carrier's dialer, when configured (read per call: SIP starts after the HTTP routes). */
+  readonly dialers: () => { readonly sip?: Dialer | undefined; readonly twilio?: Dialer | undefined };
+  readonly agents: () => AgentDirectory;
+  readonly limits: DialLimits;
+  readonly events: CallEventSink;
+  /** Starts the agent's session on an answered call; `onEnd` hears its end. */
+  readonly startSession: (
+    transport: CallTransport,
+    agent: CallAgent,
+    onEnd: (reason: string) => void,
+  ) => { end(reason: string): void };
+  /** The agent's voice, for a voicemail message. */
+  readonly tts: (agent: CallAgent) => SpeechSynthesizer;
+  readonly log: Logger;
+  /** Outcomes for metrics. */
+  readonly onOutcome?: (via: string, outcome: DialOutcome) => void;
+}
+
+export type PlaceResult =
+  | { ok: true; callId: string }
+  | { ok: false; status: 400 | 429; field?: string; message: string; retryAfterS?: number };
+
+interface LiveCall {
+  readonly placed: PlacedCall;
+  transport?: CallTransport;
+  session?: { end(reason: string): void };
+}
+
+/** The body of the voicemail message when neither the request nor the config has one. */
+const DEFAULT_MESSAGE = "Hello, this is an automated call. Sorry we missed you; we will try again later. Goodbye.";
+
+export class OutboundCalls {
+  readonly #d: OutboundDeps;
+  readonly #live = new Map<string, LiveCall>();
+
+  constructor(deps: OutboundDeps) {
+    this.#d = deps;
+  }
+
+  get live(): number {
+    return this.#live.size;
+  }
+
+  place(body: DialBody): PlaceResult {
+    const config = this.#d.config();
+    const dialer = this.#d.dialers()[body.via];
+    if (!dialer)
+      return {
+        ok: false,
+        status: 400,
+        field: "via",
+        message:
+          body.via === "sip"
+            ? "SIP dialling is not configured: set SIP_OUTBOUND_PROXY (outbound.sip.proxy), and SIP must be on"
+            : "Twilio dialling is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, PUBLIC_URL and TWILIO_OUTBOUND_FROM",
+      };
+    const agentName = body.agent ?? "default";
+    const directory = this.#d.agents();
+    if (!directory.get(agentName))
+      return {
+        ok: false,
+        status: 400,
+        field: "agent",
+        message: `no agent named "${agentName}" (agents: ${directory.names.join(", ")})`,
+      };
+    const verdict = this.#d.limits.take();
+    if (!verdict.ok) return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
+    const callId = `out-${randomBytes(10).toString("hex")}`;
+    const from = body.from ?? (body.via === "sip" ? config.sip.from : config.twilio.from);
+    const info: CallInfo = {
+      callId,
+      transport: body.via,
+      ...(from ? { from } : {}),
+      to: body.to,
+      params: { direction: "outbound" },
+    };
+    const log = this.#d.log.child({ callId, via: body.via, to: body.to });
+    const agent = directory.forOutbound(agentName, info, body.variables ?? {}, log)!;
+    const placedAt = performance.now();
+    const record = (event: CallEvent) => this.#d.events.append(callId, event);
+    record({
+      type: "call-start",
+      at: new Date().toISOString(),
+      callId,
+      transport: body.via,
+      ...(from ? { from } : {}),
+      to: body.to,
+      agent: agent.name,
+      direction: "outbound",
+    });
+    const policy = body.machineDetection ?? config.machineDetection;
+    const ringTimeoutS = body.ringTimeoutS ?? config.ringTimeoutS;
+    log.info({ agent: agent.name, ringTimeoutS, machineDetection: policy }, "outbound: placing a call");
+    let settled = false;
+    const finish = (reason: string, outcome?: DialOutcome) => {
+      if (settled) return;
+      settled = true;
+      this.#live.delete(callId);
+      this.#d.limits.release();
+      if (outcome) this.#d.onOutcome?.(body.via, outcome);
+      return reason;
+    };
+    const endRecord = (reason: string, since: number) =>
+      record({ type: "call-end", at: new Date().toISOString(), reason, durationMs: Math.round(performance.now() - since) });
+    const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
+      record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
+    const events: DialEvents = {
+      ringing: (detail) => log.info({ detail }, "outbound: ringing"),
+      failed: (f: DialFailure) => {
+        dialled(f.outcome, { reason: f.reason });
+        endRecord(`${UNANSWERED}: ${f.outcome} (${f.reason})`, placedAt);
+        finish(f.reason, f.outcome);
+        log.info({ outcome: f.outcome, reason: f.reason }, "outbound: call not answered");
+      },
+      answered: (transport) => {
+        const live = this.#live.get(callId);
+        if (live) live.transport = transport;
+        const answeredAt = performance.now();
+        log.info({ afterMs: Math.round(answeredAt - placedAt) }, "outbound: answered");
+        if (policy === "off") {
+          dialled("human", { amd: { result: "unknown", decidedAfterMs: 0 } });
+          this.#d.onOutcome?.(body.via, "human");
+          const session = this.#d.startSession(transport, agent, () => finish("ended"));
+          if (live) live.session = session;
+          return;
+        }
+        const message = new TemplateRenderer(
+          {
+            caller: from,
+            called: body.to,
+            transport: body.via,
+            params: info.params,
+            vars: body.variables ?? {},
+            now: nowIn("UTC", new Date()),
+          },
+          (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
+        ).render(body.voicemailMessage ?? config.voicemailMessage ?? DEFAULT_MESSAGE);
+        let amd: AmdResult | undefined;
+        let audio: ReturnType<typeof synthesize> | undefined;
+        const gate: AmdGate = new AmdGate(transport, {
+          decided: (result, atMs, why) => {
+            amd = { result, decidedAfterMs: Math.round(atMs), by: "bridge" };
+            dialled(result, { amd });
+            this.#d.onOutcome?.(body.via, result);
+            log.info({ result, afterMs: amd.decidedAfterMs, why }, "outbound: answering-machine detection decided");
+            if (result === "human") {
+              const session = this.#d.startSession(gate, agent, () => finish("ended"));
+              if (live) live.session = session;
+              return;
+            }
+            if (policy === "hangup") {
+              void transport.hangUp("agent: answering machine").finally(() => {
+                endRecord("agent: answering machine, hung up", answeredAt);
+                finish("machine");
+              });
+              return;
+            }
+            // Synthesized while the greeting plays, so the message starts right at the beep's end.
+            audio = synthesize(this.#d.tts(agent), transport, message);
+            audio.catch((err: Error) => log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"));
+          },
+          cue: (atMs, beepEndMs, why) => {
+            if (!amd || amd.result !== "machine" || !audio) return;
+            void this.#leaveMessage(transport, audio, message, log, why).then((heard) => {
+              amd = {
+                ...amd!,
+                ...(beepEndMs !== undefined ? { beepEndedAtMs: Math.round(beepEndMs) } : {}),
+                messageStartedAtMs: Math.round(atMs),
+              };
+              dialled("machine", { amd });
+              record({
+                type: "assistant",
+                at: new Date().toISOString(),
+                generated: message,
+                heard,
+                interrupted: false,
+                toolCalls: [],
+                metrics: {},
+              });
+              endRecord("agent: left a voicemail message", answeredAt);
+              finish("machine");
+            });
+          },
+          ended: (reason) => {
+            if (!amd) {
+              dialled("human", { amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" } });
+              this.#d.onOutcome?.(body.via, "human");
+            }
+            endRecord(reason, answeredAt);
+            finish(reason);
+          },
+        });
+      },
+    };
+    const placed = dialer(
+      { callId, to: body.to, ...(from ? { from } : {}), ringTimeoutS, log },
+      events,
+    );
+    if (!settled) this.#live.set(callId, { placed });
+    return { ok: true, callId };
+  }
+
+  /** DELETE /calls/:id: cancels a ringing call or hangs up an answered one; false when not ours. */
+  cancel(callId: string): "canceled" | "hung-up" | undefined {
+    const live = this.#live.get(callId);
+    if (!live) return undefined;
+    if (live.transport) {
+      const reason = "agent: hung up by DELETE /calls";
+      void live.transport.hangUp(reason);
+      live.session?.end(reason);
+      return "hung-up";
+    }
+    live.placed.cancel();
+    return "canceled";
+  }
+
+  /** Plays the message (as soon as it is synthesized), waits until it was heard, hangs up. */
+  async #leaveMessage(
+    transport: CallTransport,
+    audio: ReturnType<typeof synthesize>,
+    text: string,
+    log: Logger,
+    why: string,
+  ): Promise<string> {
+    let chunks: Awaited<typeof audio>;
+    try {
+      chunks = await audio;
+    } catch {
+      await transport.hangUp("agent: voicemail message failed");
+      return "";
+    }
+    log.info({ why }, "outbound: leaving the voicemail message");
+    for (const c of chunks) transport.play(c);
+    const end = transport.queuedMs();
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (transport.playedMs() >= end - 1) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+    });
+    await transport.hangUp("agent: left a voicemail message");
+    return text;
+  }
+}
