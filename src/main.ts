@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
+import type { Dialer } from "../bridges/dial.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { isLoopbackHost } from "../bridges/loopback.ts";
 import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
@@ -17,7 +18,6 @@ import {
   startRtpWorker,
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
-import type { Dialer } from "../bridges/dial.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
@@ -33,10 +33,10 @@ import { WatchedTransport, watchServices } from "./console/call-activity.ts";
 import { LiveFeed } from "./console/live-feed.ts";
 import { registerConsole } from "./console/routes.ts";
 import type { Logger } from "./log.ts";
+import { BridgeMetrics } from "./metrics.ts";
 import { OutboundCalls } from "./outbound/calls.ts";
 import { DialLimits } from "./outbound/limits.ts";
 import { registerOutboundRoutes } from "./outbound/routes.ts";
-import { BridgeMetrics } from "./metrics.ts";
 import { type ReloadResult, registerReload, reloadWith, sectionsNeedingRestart } from "./reload.ts";
 import { type CallReport, callReport } from "./reports/report.ts";
 import { type AttemptResult, CallReporter } from "./reports/reporter.ts";
@@ -363,7 +363,9 @@ export async function startBridge(
       config: conversationConfig(agent, config, transport.info),
       log: log.child({ agent: agent.name }),
       // An outbound call's record started when it was placed: the session's own call-start is not repeated.
-      transcripts: outbound ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) } : transcripts,
+      transcripts: outbound
+        ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) }
+        : transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
         const callId = transport.info.callId;

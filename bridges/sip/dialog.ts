@@ -22,9 +22,9 @@ import {
   parseNameAddr,
   parseUri,
   type SipHeader,
-  splitList,
   type SipRequest,
   type SipResponse,
+  splitList,
 } from "./message.ts";
 import { negotiate, writeAnswer } from "./sdp-answer.ts";
 import type { SrtpPolicy } from "./sdp-crypto.ts";
@@ -137,7 +137,9 @@ export class Dialog {
     const target = ours ?? inv;
     this.#remoteTarget = parseNameAddr(header(target, "contact") ?? "")?.uri ?? this.remoteUri;
     // The route set: the INVITE's Record-Route as received (UAS), the 2xx's reversed (UAC) (RFC 3261 §12.1).
-    const recorded = target.headers.filter((h) => h.name === "record-route").flatMap((h) => splitList(h.value));
+    const recorded = target.headers
+      .filter((h) => h.name === "record-route")
+      .flatMap((h) => splitList(h.value));
     this.#routes = ours ? recorded.reverse() : recorded;
     this.#secure = /^sips:/i.test(inv.uri);
     const inviteSeq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;

@@ -1,8 +1,8 @@
 // SIP bridge entry: a UAS on UDP and TCP that answers calls from a PBX or SIP trunk and hands
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
 import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
 import type { OutboundConfig } from "../../src/outbound/config.ts";
+import type { Clock } from "../../src/session/clock.ts";
 import type { Dialer } from "../dial.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
@@ -162,7 +162,9 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
             addDialog: (d) => core.addDialog(d),
             trust: (address) => core.trust(address),
             flowTo: (transport, address, port, name) =>
-              transport === "UDP" ? udp.flowTo(address, port) : stream(transport).connect(address, port, name),
+              transport === "UDP"
+                ? udp.flowTo(address, port)
+                : stream(transport).connect(address, port, name),
             listenPort: portOf,
             ports: opts.ports,
             createTransport: opts.createTransport,

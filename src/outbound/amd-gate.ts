@@ -5,7 +5,7 @@
 // machine: the gate plays the voicemail message at the cue (the beep's end) and hangs up.
 import { PassThroughTransport } from "../session/pass-through-transport.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
-import type { CallTransport, TransportListener } from "../session/transport.ts";
+import type { AgentAudio, CallTransport, TransportListener } from "../session/transport.ts";
 import { type AmdEvent, type AmdTiming, AnsweringMachineDetector, DEFAULT_AMD_TIMING } from "./amd.ts";
 
 export interface GateEvents {
@@ -78,16 +78,42 @@ export class AmdGate extends PassThroughTransport {
   }
 }
 
+/** After the flush, no sentence open and nothing more for this long: the message is whole, ms. */
+const SETTLED_MS = 400;
+
 /** Synthesizes `text` in the transport's format now (while the machine's greeting plays). */
 export async function synthesize(tts: SpeechSynthesizer, transport: CallTransport, text: string) {
   const stream = await tts.open(transport.output);
   stream.sendText(text);
   stream.flush();
-  const audio: Parameters<CallTransport["play"]>[0][] = [];
-  for await (const e of stream.events) {
-    if (e.type === "audio") audio.push(e.audio);
-    if (e.type === "flushed") break;
+  const audio: AgentAudio[] = [];
+  const events = stream.events[Symbol.asyncIterator]();
+  let open = 0;
+  let flushed = false;
+  let spoken = false;
+  try {
+    for (;;) {
+      // `flushed` acknowledges the flush; sentences (and their audio) may still follow it.
+      const settled = flushed && spoken && open === 0;
+      let timer: NodeJS.Timeout | undefined;
+      const next = await Promise.race([
+        events.next(),
+        ...(settled
+          ? [new Promise<"settled">((r) => (timer = setTimeout(() => r("settled"), SETTLED_MS)))]
+          : []),
+      ]);
+      clearTimeout(timer);
+      if (next === "settled" || next.done) break;
+      const e = next.value;
+      if (e.type === "audio") audio.push(e.audio);
+      else if (e.type === "sentence-start") {
+        open++;
+        spoken = true;
+      } else if (e.type === "sentence-end") open--;
+      else if (e.type === "flushed") flushed = true;
+    }
+  } finally {
+    stream.close();
   }
-  stream.close();
   return audio;
 }

@@ -3,9 +3,11 @@
 // bridge, and ends up either unanswered (busy, no answer, failed, canceled: recorded and ended
 // here) or answered: then answering-machine detection decides whether the agent's session starts
 // (a person) or the call is hung up or a voicemail message left (a machine).
-import type { DialEvents, DialFailure, Dialer, PlacedCall } from "../../bridges/dial.ts";
-import type { AgentDirectory } from "../agents/directory.ts";
+
+import { randomBytes } from "node:crypto";
+import type { DialEvents, Dialer, DialFailure, PlacedCall } from "../../bridges/dial.ts";
 import type { CallAgent } from "../agents/call-agent.ts";
+import type { AgentDirectory } from "../agents/directory.ts";
 import { nowIn, TemplateRenderer } from "../agents/templates.ts";
 import type { Logger } from "../log.ts";
 import { UNANSWERED } from "../session/call-outcome.ts";
@@ -16,7 +18,6 @@ import { AmdGate, synthesize } from "./amd-gate.ts";
 import type { OutboundConfig } from "./config.ts";
 import type { DialLimits } from "./limits.ts";
 import type { DialBody } from "./request.ts";
-import { randomBytes } from "node:crypto";
 
 export interface OutboundDeps {
   readonly config: () => OutboundConfig;
@@ -49,7 +50,8 @@ interface LiveCall {
 }
 
 /** The body of the voicemail message when neither the request nor the config has one. */
-const DEFAULT_MESSAGE = "Hello, this is an automated call. Sorry we missed you; we will try again later. Goodbye.";
+const DEFAULT_MESSAGE =
+  "Hello, this is an automated call. Sorry we missed you; we will try again later. Goodbye.";
 
 export class OutboundCalls {
   readonly #d: OutboundDeps;
@@ -86,7 +88,8 @@ export class OutboundCalls {
         message: `no agent named "${agentName}" (agents: ${directory.names.join(", ")})`,
       };
     const verdict = this.#d.limits.take();
-    if (!verdict.ok) return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
+    if (!verdict.ok)
+      return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
     const callId = `out-${randomBytes(10).toString("hex")}`;
     const from = body.from ?? (body.via === "sip" ? config.sip.from : config.twilio.from);
     const info: CallInfo = {
@@ -123,7 +126,12 @@ export class OutboundCalls {
       return reason;
     };
     const endRecord = (reason: string, since: number) =>
-      record({ type: "call-end", at: new Date().toISOString(), reason, durationMs: Math.round(performance.now() - since) });
+      record({
+        type: "call-end",
+        at: new Date().toISOString(),
+        reason,
+        durationMs: Math.round(performance.now() - since),
+      });
     const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
       record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
     const events: DialEvents = {
@@ -164,7 +172,10 @@ export class OutboundCalls {
             amd = { result, decidedAfterMs: Math.round(atMs), by: "bridge" };
             dialled(result, { amd });
             this.#d.onOutcome?.(body.via, result);
-            log.info({ result, afterMs: amd.decidedAfterMs, why }, "outbound: answering-machine detection decided");
+            log.info(
+              { result, afterMs: amd.decidedAfterMs, why },
+              "outbound: answering-machine detection decided",
+            );
             if (result === "human") {
               const session = this.#d.startSession(gate, agent, () => finish("ended"));
               if (live) live.session = session;
@@ -179,10 +190,12 @@ export class OutboundCalls {
             }
             // Synthesized while the greeting plays, so the message starts right at the beep's end.
             audio = synthesize(this.#d.tts(agent), transport, message);
-            audio.catch((err: Error) => log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"));
+            audio.catch((err: Error) =>
+              log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"),
+            );
           },
           cue: (atMs, beepEndMs, why) => {
-            if (!amd || amd.result !== "machine" || !audio) return;
+            if (amd?.result !== "machine" || !audio) return;
             void this.#leaveMessage(transport, audio, message, log, why).then((heard) => {
               amd = {
                 ...amd!,
@@ -204,8 +217,12 @@ export class OutboundCalls {
             });
           },
           ended: (reason) => {
+            // Our own hang-up (a machine) is recorded where it is decided.
+            if (amd?.result === "machine") return;
             if (!amd) {
-              dialled("human", { amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" } });
+              dialled("human", {
+                amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" },
+              });
               this.#d.onOutcome?.(body.via, "human");
             }
             endRecord(reason, answeredAt);
@@ -214,10 +231,7 @@ export class OutboundCalls {
         });
       },
     };
-    const placed = dialer(
-      { callId, to: body.to, ...(from ? { from } : {}), ringTimeoutS, log },
-      events,
-    );
+    const placed = dialer({ callId, to: body.to, ...(from ? { from } : {}), ringTimeoutS, log }, events);
     if (!settled) this.#live.set(callId, { placed });
     return { ok: true, callId };
   }
@@ -251,9 +265,12 @@ export class OutboundCalls {
       await transport.hangUp("agent: voicemail message failed");
       return "";
     }
-    log.info({ why }, "outbound: leaving the voicemail message");
     for (const c of chunks) transport.play(c);
     const end = transport.queuedMs();
+    log.info(
+      { why, chunks: chunks.length, ms: end - transport.playedMs() },
+      "outbound: leaving the voicemail message",
+    );
     await new Promise<void>((resolve) => {
       const check = setInterval(() => {
         if (transport.playedMs() >= end - 1) {

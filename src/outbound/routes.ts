@@ -9,9 +9,13 @@ export function registerOutboundRoutes(http: FastifyInstance, calls: OutboundCal
   http.post("/calls", async (req, reply) => {
     const parsed = parseDialBody(req.body);
     if (!parsed.ok)
-      return reply
-        .code(400)
-        .send({ error: { message: `${parsed.field}: ${parsed.message}`, type: "invalid_request", param: parsed.field } });
+      return reply.code(400).send({
+        error: {
+          message: `${parsed.field}: ${parsed.message}`,
+          type: "invalid_request",
+          param: parsed.field,
+        },
+      });
     const placed = calls.place(parsed.body);
     if (!placed.ok) {
       if (placed.retryAfterS !== undefined) reply.header("retry-after", String(placed.retryAfterS));
@@ -31,7 +35,10 @@ export function registerOutboundRoutes(http: FastifyInstance, calls: OutboundCal
     const done = calls.cancel(req.params.callId);
     if (!done)
       return reply.code(404).send({
-        error: { message: `no outbound call ${req.params.callId} in progress on this bridge`, type: "not_found" },
+        error: {
+          message: `no outbound call ${req.params.callId} in progress on this bridge`,
+          type: "not_found",
+        },
       });
     return reply.code(202).send({ callId: req.params.callId, action: done });
   });

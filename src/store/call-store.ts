@@ -2,7 +2,13 @@
 // PostgreSQL for many instances). The call path only appends (never waits on the engine); reads
 // serve HTTP and the console. Every engine call runs off the event loop that carries audio.
 import type { CallOutcome } from "../session/call-outcome.ts";
-import type { CallDirection, CallEvent, CallEventSink, CallRecord, DialOutcome } from "../session/transcript.ts";
+import type {
+  CallDirection,
+  CallEvent,
+  CallEventSink,
+  CallRecord,
+  DialOutcome,
+} from "../session/transcript.ts";
 
 /** A call's place in the newest-first order (its start, then its id): what a page cursor names. */
 export interface CallPosition {

@@ -75,12 +75,10 @@ export async function writeBatch(
       );
     } else if (event.type === "dial") {
       const d = dialColumns(event);
-      await client.query("UPDATE calls SET dial_outcome = $1, dial_reason = $2, amd = $3 WHERE call_id = $4", [
-        d.dial_outcome,
-        d.dial_reason,
-        d.amd,
-        callId,
-      ]);
+      await client.query(
+        "UPDATE calls SET dial_outcome = $1, dial_reason = $2, amd = $3 WHERE call_id = $4",
+        [d.dial_outcome, d.dial_reason, d.amd, callId],
+      );
     } else if (event.type === "call-end") {
       const e = endColumns(event);
       await client.query(
