@@ -206,6 +206,79 @@ program
   );
 
 program
+  .command("dial")
+  .description(
+    "ask the running bridge to call TO (POST /calls): a number, or for SIP a sip: URI; follows the call until it ends and says how dialling went (human, machine, busy, no-answer, failed, canceled)",
+  )
+  .argument("<to>", "the number to call (+15550100) or a SIP URI")
+  .addOption(
+    new Option("--via <carrier>", "sip (through SIP_OUTBOUND_PROXY) or twilio")
+      .choices(["sip", "twilio"])
+      .default("sip"),
+  )
+  .option("--agent <name>", "the agent who speaks (default: default)")
+  .option("--var <name=value>", "a variable for the agent's {{var.NAME}} templates (repeatable)", collect, [])
+  .addOption(
+    new Option(
+      "--amd <policy>",
+      "on an answering machine: hang up, leave the message, or no detection",
+    ).choices(["hangup", "message", "off"]),
+  )
+  .option("--message <text>", "the voicemail message (with --amd message; templated like greetings)")
+  .option("--from <caller>", "caller id (default: SIP_OUTBOUND_FROM / TWILIO_OUTBOUND_FROM)")
+  .option("--ring-timeout <seconds>", "give up after ringing this long, 5-120 (default 30)")
+  .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
+  .option(
+    "--token <token>",
+    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
+  .option("--no-wait", "return once the call is placed")
+  .action(
+    async (
+      to: string,
+      opts: {
+        via: string;
+        agent?: string;
+        var: string[];
+        amd?: string;
+        message?: string;
+        from?: string;
+        ringTimeout?: string;
+        url?: string;
+        token?: string;
+        wait: boolean;
+      },
+    ) => {
+      const config = load(program.opts());
+      const { runDial, parseVars } = await import("./outbound/dial-command.ts");
+      const base = (opts.url ?? `http://127.0.0.1:${config.server.port}`).replace(/\/+$/, "");
+      try {
+        const variables = parseVars(opts.var);
+        const code = await runDial({
+          base,
+          token: opts.token ?? programToken(config.server.token, config.local.dataDir),
+          body: {
+            to,
+            via: opts.via,
+            ...(opts.agent ? { agent: opts.agent } : {}),
+            ...(Object.keys(variables).length ? { variables } : {}),
+            ...(opts.amd ? { machineDetection: opts.amd } : {}),
+            ...(opts.message ? { voicemailMessage: opts.message } : {}),
+            ...(opts.from ? { from: opts.from } : {}),
+            ...(opts.ringTimeout ? { ringTimeoutS: Number(opts.ringTimeout) } : {}),
+          },
+          wait: opts.wait,
+          out: (line) => process.stdout.write(`${line}\n`),
+        });
+        process.exit(code);
+      } catch (err) {
+        process.stderr.write(`voice-bridge dial: ${base}: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    },
+  );
+
+program
   .command("reload")
   .description(
     "make the running bridge read its configuration again (as SIGHUP does): new calls get the new agents and routes, live calls keep theirs; a configuration with errors is refused and the running one stays",

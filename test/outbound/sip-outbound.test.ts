@@ -313,6 +313,25 @@ describe("outbound SIP calls through an authenticating proxy", () => {
     await ended(callId);
   }, 60_000);
 
+  it("voice-bridge dial places a call with the bridge's token and says how it went", async () => {
+    const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
+    const child = spawn(process.execPath, [cli, "dial", "1004", "--url", bridge.url, "--token", TOKEN], {
+      env: { PATH: process.env.PATH, SVC_LOCAL_DATA_DIR: join(dir, "cli-data") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(out).toMatch(/placed: out-/);
+    expect(out).toMatch(/dial outcome: busy — 486 Busy Here/);
+    expect(code).toBe(2);
+  }, 60_000);
+
   it("refuses bad fields with 400 naming them, and asks for the token", async () => {
     expect((await api("POST", "/calls", { to: "not a number", via: "sip" })).json.error.param).toBe("to");
     expect((await api("POST", "/calls", { to: "1001", via: "fax" })).json.error.param).toBe("via");
