@@ -19,6 +19,8 @@ export interface DialRequest {
   /** Caller id; the bridge's configured one when absent. */
   readonly from?: string;
   readonly ringTimeoutS: number;
+  /** Answering-machine detection is wanted: a carrier that has its own may run it. */
+  readonly machineDetection?: boolean;
   readonly log: Logger;
 }
 
@@ -44,6 +46,8 @@ export interface DialEvents {
 export interface PlacedCall {
   /** Before the answer: stops ringing, then `failed` comes with `canceled`. After it: nothing. */
   cancel(): void;
+  /** The carrier runs answering-machine detection itself (its verdict comes as `carrierAmd`). */
+  readonly carrierAmd?: boolean;
 }
 
 export type Dialer = (req: DialRequest, events: DialEvents) => PlacedCall;

@@ -18,7 +18,9 @@ import {
   startRtpWorker,
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
+import { restCallControl } from "../bridges/twilio/call-control.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
+import { rebasedClient, registerTwilioOutbound, type TwilioOutbound } from "../bridges/twilio/outbound.ts";
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
 import type { CallAgent } from "./agents/call-agent.ts";
@@ -401,7 +403,7 @@ export async function startBridge(
   let sipDialer: Dialer | undefined;
   const outboundCalls = new OutboundCalls({
     config: () => running.outbound,
-    dialers: () => ({ sip: sipDialer }),
+    dialers: () => ({ sip: sipDialer, twilio: twilioOutbound?.dial }),
     agents: () => agents,
     limits: new DialLimits(config.outbound.maxConcurrent, config.outbound.callsPerSecond),
     events: transcripts,
@@ -410,13 +412,37 @@ export async function startBridge(
     log: log.child({ component: "outbound" }),
   });
   registerOutboundRoutes(http, outboundCalls);
+  const { accountSid, authToken } = config.twilio;
+  const twilioOutbound: TwilioOutbound | undefined =
+    accountSid && authToken && config.server.publicUrl
+      ? registerTwilioOutbound(http, {
+          accountSid,
+          authToken,
+          publicUrl: config.server.publicUrl,
+          ...(config.outbound.twilio.from ? { from: config.outbound.twilio.from } : {}),
+          ...(config.outbound.twilio.apiBase ? { apiBase: config.outbound.twilio.apiBase } : {}),
+          twilioAmd: config.outbound.twilio.amd === "twilio",
+          log,
+        })
+      : undefined;
   const twilio: TwilioRoutes = registerTwilio(http, {
     config,
     log,
     clock,
-    onCall,
+    // A media stream of a call the bridge placed goes to that call; the rest are inbound calls.
+    onCall: (transport) => twilioOutbound?.claim(transport) || onCall(transport),
     admit: (info) => admission.admit(info),
-    ...(overrides.callControl ? { callControl: overrides.callControl } : {}),
+    ...(overrides.callControl
+      ? { callControl: overrides.callControl }
+      : accountSid && authToken && config.outbound.twilio.apiBase
+        ? {
+            callControl: restCallControl({
+              accountSid,
+              authToken,
+              httpClient: rebasedClient(config.outbound.twilio.apiBase),
+            }),
+          }
+        : {}),
   });
   const browser: BrowserCalls | undefined = feed
     ? registerBrowserCalls(http, {

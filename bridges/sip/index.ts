@@ -1,14 +1,13 @@
 // SIP bridge entry: a UAS on UDP and TCP that answers calls from a PBX or SIP trunk and hands
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
 import type { Logger } from "../../src/log.ts";
-import type { OutboundConfig } from "../../src/outbound/config.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { Dialer } from "../dial.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
 import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
-import { dialSip } from "./outbound/uac.ts";
+import { dialSip, type SipOutboundSettings } from "./outbound/uac.ts";
 import { Registration, type RegistrationDeps, type RegistrationStatus } from "./registration.ts";
 import { SipCore, type SipStats } from "./server.ts";
 import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
@@ -36,7 +35,7 @@ export interface SipServerOptions {
   /** Retry-After while draining, seconds (default 30). */
   readonly retryAfterS?: number;
   /** Outbound calls: the proxy INVITEs go through, its credentials, the caller id (`outbound.sip`). */
-  readonly outbound?: OutboundConfig["sip"];
+  readonly outbound?: SipOutboundSettings;
   /** Registration retry delays and route checks (tests shorten them). */
   readonly registrationTiming?: Pick<RegistrationDeps, "backoffMs" | "watchMs">;
 }

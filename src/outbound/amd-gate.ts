@@ -23,8 +23,17 @@ export class AmdGate extends PassThroughTransport {
   #listener: TransportListener | undefined;
   #msSinceAnswer = 0;
 
-  constructor(inner: CallTransport, events: GateEvents, timing: AmdTiming = DEFAULT_AMD_TIMING) {
+  readonly #detect: boolean;
+
+  /** `detect` false: the carrier decides (Twilio's AMD); audio waits unheard until it has. */
+  constructor(
+    inner: CallTransport,
+    events: GateEvents,
+    detect = true,
+    timing: AmdTiming = DEFAULT_AMD_TIMING,
+  ) {
     super(inner);
+    this.#detect = detect;
     this.#events = events;
     this.#detector = new AnsweringMachineDetector(inner.inputRate, timing);
     inner.attach({
@@ -35,7 +44,7 @@ export class AmdGate extends PassThroughTransport {
         }
         const ms = (frame.length / inner.inputRate) * 1000;
         this.#msSinceAnswer += ms;
-        this.#handle(this.#detector.push(frame, ms));
+        if (this.#detect) this.#handle(this.#detector.push(frame, ms));
       },
       dtmf: (digit) => {
         if (this.#listener) this.#listener.dtmf(digit);
@@ -63,6 +72,16 @@ export class AmdGate extends PassThroughTransport {
   }
 
   #decided = false;
+
+  /** The carrier's verdict (Twilio's AnsweredBy). */
+  carrierDecided(result: "human" | "machine", why: string): void {
+    this.#decide(result, why);
+  }
+
+  /** The carrier says the machine's greeting has ended (DetectMessageEnd): the message may start. */
+  carrierCue(why: string, beep: boolean): void {
+    this.#events.cue(this.#msSinceAnswer, beep ? this.#msSinceAnswer : undefined, why);
+  }
 
   #decide(result: "human" | "machine", why: string): void {
     if (this.#decided) return;

@@ -5,7 +5,7 @@
 // (a person) or the call is hung up or a voicemail message left (a machine).
 
 import { randomBytes } from "node:crypto";
-import type { DialEvents, Dialer, DialFailure, PlacedCall } from "../../bridges/dial.ts";
+import type { CarrierAmd, DialEvents, Dialer, DialFailure, PlacedCall } from "../../bridges/dial.ts";
 import type { CallAgent } from "../agents/call-agent.ts";
 import type { AgentDirectory } from "../agents/directory.ts";
 import { nowIn, TemplateRenderer } from "../agents/templates.ts";
@@ -48,6 +48,9 @@ interface LiveCall {
   transport?: CallTransport;
   session?: { end(reason: string): void };
 }
+
+/** Longest wait for the carrier's verdict after the answer, ms (Twilio's own limit is 30 s by default). */
+const CARRIER_AMD_WAIT_MS = 35_000;
 
 /** The body of the voicemail message when neither the request nor the config has one. */
 const DEFAULT_MESSAGE =
@@ -134,7 +137,13 @@ export class OutboundCalls {
       });
     const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
       record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
+    let carrier: ((amd: CarrierAmd) => void) | undefined;
+    let early: CarrierAmd | undefined;
     const events: DialEvents = {
+      carrierAmd: (amd) => {
+        if (carrier) carrier(amd);
+        else early = amd;
+      },
       ringing: (detail) => log.info({ detail }, "outbound: ringing"),
       failed: (f: DialFailure) => {
         dialled(f.outcome, { reason: f.reason });
@@ -166,72 +175,105 @@ export class OutboundCalls {
           (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
         ).render(body.voicemailMessage ?? config.voicemailMessage ?? DEFAULT_MESSAGE);
         let amd: AmdResult | undefined;
+        const byCarrier = placed.carrierAmd === true;
         let audio: ReturnType<typeof synthesize> | undefined;
-        const gate: AmdGate = new AmdGate(transport, {
-          decided: (result, atMs, why) => {
-            amd = { result, decidedAfterMs: Math.round(atMs), by: "bridge" };
-            dialled(result, { amd });
-            this.#d.onOutcome?.(body.via, result);
-            log.info(
-              { result, afterMs: amd.decidedAfterMs, why },
-              "outbound: answering-machine detection decided",
-            );
-            if (result === "human") {
-              const session = this.#d.startSession(gate, agent, () => finish("ended"));
-              if (live) live.session = session;
-              return;
-            }
-            if (policy === "hangup") {
-              void transport.hangUp("agent: answering machine").finally(() => {
-                endRecord("agent: answering machine, hung up", answeredAt);
+        const gate: AmdGate = new AmdGate(
+          transport,
+          {
+            decided: (result, atMs, why) => {
+              amd = { result, decidedAfterMs: Math.round(atMs), by: byCarrier ? "twilio" : "bridge" };
+              dialled(result, { amd });
+              this.#d.onOutcome?.(body.via, result);
+              log.info(
+                { result, afterMs: amd.decidedAfterMs, why },
+                "outbound: answering-machine detection decided",
+              );
+              if (result === "human") {
+                const session = this.#d.startSession(gate, agent, () => finish("ended"));
+                if (live) live.session = session;
+                return;
+              }
+              if (policy === "hangup") {
+                void transport.hangUp("agent: answering machine").finally(() => {
+                  endRecord("agent: answering machine, hung up", answeredAt);
+                  finish("machine");
+                });
+                return;
+              }
+              // Synthesized while the greeting plays, so the message starts right at the beep's end.
+              audio = synthesize(this.#d.tts(agent), transport, message);
+              audio.catch((err: Error) =>
+                log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"),
+              );
+            },
+            cue: (atMs, beepEndMs, why) => {
+              if (amd?.result !== "machine" || !audio) return;
+              void this.#leaveMessage(transport, audio, message, log, why).then((heard) => {
+                amd = {
+                  ...amd!,
+                  ...(beepEndMs !== undefined ? { beepEndedAtMs: Math.round(beepEndMs) } : {}),
+                  messageStartedAtMs: Math.round(atMs),
+                };
+                dialled("machine", { amd });
+                record({
+                  type: "assistant",
+                  at: new Date().toISOString(),
+                  generated: message,
+                  heard,
+                  interrupted: false,
+                  toolCalls: [],
+                  metrics: {},
+                });
+                endRecord("agent: left a voicemail message", answeredAt);
                 finish("machine");
               });
-              return;
+            },
+            ended: (reason) => {
+              // Our own hang-up (a machine) is recorded where it is decided.
+              if (amd?.result === "machine") return;
+              if (!amd) {
+                dialled("human", {
+                  amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" },
+                });
+                this.#d.onOutcome?.(body.via, "human");
+              }
+              endRecord(reason, answeredAt);
+              finish(reason);
+            },
+          },
+          !byCarrier,
+        );
+        if (byCarrier) {
+          carrier = (c) => {
+            if (c.result === "unknown" || c.result === "human")
+              gate.carrierDecided("human", `Twilio: ${c.detail}`);
+            else {
+              gate.carrierDecided("machine", `Twilio: ${c.detail}`);
+              // DetectMessageEnd: a machine_end_* verdict comes once the greeting is over.
+              if (c.detail.startsWith("machine_end"))
+                gate.carrierCue(`Twilio: ${c.detail}`, c.detail === "machine_end_beep");
             }
-            // Synthesized while the greeting plays, so the message starts right at the beep's end.
-            audio = synthesize(this.#d.tts(agent), transport, message);
-            audio.catch((err: Error) =>
-              log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"),
-            );
-          },
-          cue: (atMs, beepEndMs, why) => {
-            if (amd?.result !== "machine" || !audio) return;
-            void this.#leaveMessage(transport, audio, message, log, why).then((heard) => {
-              amd = {
-                ...amd!,
-                ...(beepEndMs !== undefined ? { beepEndedAtMs: Math.round(beepEndMs) } : {}),
-                messageStartedAtMs: Math.round(atMs),
-              };
-              dialled("machine", { amd });
-              record({
-                type: "assistant",
-                at: new Date().toISOString(),
-                generated: message,
-                heard,
-                interrupted: false,
-                toolCalls: [],
-                metrics: {},
-              });
-              endRecord("agent: left a voicemail message", answeredAt);
-              finish("machine");
-            });
-          },
-          ended: (reason) => {
-            // Our own hang-up (a machine) is recorded where it is decided.
-            if (amd?.result === "machine") return;
-            if (!amd) {
-              dialled("human", {
-                amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" },
-              });
-              this.#d.onOutcome?.(body.via, "human");
-            }
-            endRecord(reason, answeredAt);
-            finish(reason);
-          },
-        });
+          };
+          if (early) carrier(early);
+          // Twilio's detection gives up within its own timeout; past that the agent speaks.
+          setTimeout(
+            () => gate.carrierDecided("human", "no verdict from Twilio in time"),
+            CARRIER_AMD_WAIT_MS,
+          ).unref();
+        }
       },
     };
-    const placed = dialer({ callId, to: body.to, ...(from ? { from } : {}), ringTimeoutS, log }, events);
+    const placed = dialer(
+      {
+        callId,
+        to: body.to,
+        ...(from ? { from } : {}),
+        ringTimeoutS,
+        machineDetection: policy !== "off",
+        log,
+      },
+      events,
+    );
     if (!settled) this.#live.set(callId, { placed });
     return { ok: true, callId };
   }

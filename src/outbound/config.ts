@@ -66,6 +66,10 @@ export const outboundSchema = z
       .object({
         /** The Twilio number calls come from (E.164), unless a request names one. */
         from: z.string().min(1).optional(),
+        /** Whose answering-machine detection Twilio calls use: Twilio's own (asyncAmd) or the bridge's. */
+        amd: z.enum(["twilio", "bridge"], { error: "expected twilio or bridge" }).default("twilio"),
+        /** Another base URL for Twilio's REST API (a compatible gateway; tests). Default Twilio's. */
+        apiBase: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
       })
       .prefault({}),
   })
@@ -85,4 +89,6 @@ export const OUTBOUND_ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_OUTBOUND_PASSWORD: ["outbound", "sip", "password"],
   SIP_OUTBOUND_FROM: ["outbound", "sip", "from"],
   TWILIO_OUTBOUND_FROM: ["outbound", "twilio", "from"],
+  TWILIO_OUTBOUND_AMD: ["outbound", "twilio", "amd"],
+  TWILIO_API_BASE: ["outbound", "twilio", "apiBase"],
 };

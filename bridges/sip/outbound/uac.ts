@@ -6,7 +6,6 @@
 
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
-import type { OutboundProxy } from "../../../src/outbound/config.ts";
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
 import type { DialEvents, DialFailure, DialRequest, PlacedCall } from "../../dial.ts";
 import type { CallInfo } from "../../transport.ts";
@@ -29,6 +28,21 @@ import { writeOffer } from "../sdp-offer.ts";
 import { newBranch, randomToken } from "../serialize.ts";
 import type { SipTimers } from "../transaction.ts";
 import type { InviteClients } from "./invite-client.ts";
+
+/** Where INVITEs go (the `outbound.sip.proxy` setting, parsed). */
+export interface OutboundProxy {
+  readonly host: string;
+  readonly port?: number;
+  readonly transport: "udp" | "tcp" | "tls";
+}
+
+/** The `outbound.sip` settings the UAC uses. */
+export interface SipOutboundSettings {
+  readonly proxy?: OutboundProxy | undefined;
+  readonly user?: string | undefined;
+  readonly password?: string | undefined;
+  readonly from?: string | undefined;
+}
 
 export interface UacDeps {
   readonly proxy: OutboundProxy;
