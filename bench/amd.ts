@@ -45,13 +45,12 @@ interface Outcome {
 const phones: Baresip[] = [];
 let trunk: KamailioTrunk | undefined;
 try {
-  for (let i = 0; i < cases.length; i += 8) {
-    const batch = cases.slice(i, i + 8).map((c, j) => {
-      const wav = join(dir, `case-${i + j}.wav`);
-      writeFileSync(wav, encodeWav(c.pcm, RATE));
-      return Baresip.start({ codec: "pcmu", wav, user: `c${i + j}`, accountParams: ";answermode=auto" });
-    });
-    phones.push(...(await Promise.all(batch)));
+  // One at a time (free ports are picked, then bound by baresip: parallel starts can collide), retried once.
+  for (let i = 0; i < cases.length; i++) {
+    const wav = join(dir, `case-${i}.wav`);
+    writeFileSync(wav, encodeWav(cases[i]!.pcm, RATE));
+    const start = () => Baresip.start({ codec: "pcmu", wav, user: `c${i}`, accountParams: ";answermode=auto" });
+    phones.push(await start().catch(start));
   }
   const trunkPort = await freeUdpPort();
   trunk = await KamailioTrunk.start({
