@@ -410,6 +410,15 @@ export async function startBridge(
     startSession: (transport, agent, onEnd) => startSession(transport, agent, { onEnd }),
     tts: (agent) => servicesFor(agent).tts,
     log: log.child({ component: "outbound" }),
+    onOutcome: (via, outcome) => metrics.outboundCalls.inc({ via, dial_outcome: outcome }),
+    // Unanswered calls and machines end without a session: their report is made here.
+    onEnded: (callId) => {
+      const record = transcripts.get(callId);
+      const made = reporter && record && callReport(record, { instance });
+      if (!made) return;
+      store.setReport(made.reportId, "pending", undefined, callId);
+      void reporter.submit(Promise.resolve(made));
+    },
   });
   registerOutboundRoutes(http, outboundCalls);
   const { accountSid, authToken } = config.twilio;

@@ -35,6 +35,8 @@ export interface OutboundDeps {
   /** The agent's voice, for a voicemail message. */
   readonly tts: (agent: CallAgent) => SpeechSynthesizer;
   readonly log: Logger;
+  /** A call that ended without a session has its call-end recorded (its report is made then). */
+  readonly onEnded?: (callId: string) => void;
   /** Outcomes for metrics. */
   readonly onOutcome?: (via: string, outcome: DialOutcome) => void;
 }
@@ -128,13 +130,16 @@ export class OutboundCalls {
       if (outcome) this.#d.onOutcome?.(body.via, outcome);
       return reason;
     };
-    const endRecord = (reason: string, since: number) =>
+    // Calls that end without a session (unanswered, machines) end here; their report too.
+    const endRecord = (reason: string, since: number) => {
       record({
         type: "call-end",
         at: new Date().toISOString(),
         reason,
         durationMs: Math.round(performance.now() - since),
       });
+      this.#d.onEnded?.(callId);
+    };
     const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
       record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
     let carrier: ((amd: CarrierAmd) => void) | undefined;

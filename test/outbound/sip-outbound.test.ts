@@ -19,6 +19,7 @@ import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
 import { silence, speak } from "../helpers/speech.ts";
+import { Receiver } from "../reports/receiver.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
 
 const RATE = 8000;
@@ -32,6 +33,7 @@ let person: Baresip;
 let voicemail: Baresip;
 let nobody: Baresip;
 let sipp: ChildProcess;
+let reports: Receiver;
 /** Where the voicemail's beep ends in the audio it plays, ms. */
 let beepEndMs: number;
 /** Where the person's "Hello?" ends, ms. */
@@ -149,8 +151,11 @@ beforeAll(async () => {
       "1004": { user: "busy", port: busyPort },
     },
   });
+  reports = await new Receiver("outbound-report-secret-0123456789").listen();
   const config = loadConfig({
     env: {
+      CALL_REPORT_URL: reports.url,
+      CALL_REPORT_SECRET: reports.secret,
       HOST: "127.0.0.1",
       PORT: "0",
       BRIDGE_TOKEN: TOKEN,
@@ -172,6 +177,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bridge?.close(0);
+  await reports?.close();
   await Promise.all([person?.stop(), voicemail?.stop(), nobody?.stop(), trunk?.stop()]);
   sipp?.kill("SIGKILL");
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -284,6 +290,12 @@ describe("outbound SIP calls through an authenticating proxy", () => {
     expect(n).toMatchObject({ dialOutcome: "no-answer" });
     expect(n.dialReason).toMatch(/^487 .*ring timeout/);
     expect(trunk.lines().some((l) => /TRUNK CANCEL 1003/.test(l))).toBe(true);
+    // Unanswered calls are reported like the rest, signed, with how dialling went.
+    const report = await until(
+      () => reports.received.map((r) => JSON.parse(r.body.toString())).find((r) => r.callId === busy),
+      "the busy call's report",
+    );
+    expect(report).toMatchObject({ direction: "outbound", dialOutcome: "busy", outcome: "unanswered" });
     const list = await api("GET", "/calls?direction=outbound&outcome=unanswered");
     const ids = (list.json.calls as { callId: string; dialOutcome: string }[]).map((c) => c.callId);
     expect(ids).toEqual(expect.arrayContaining([busy, noAnswer]));
