@@ -13,6 +13,7 @@ import { loadConfig } from "../src/config.ts";
 import { startBridge } from "../src/main.ts";
 import { freePort as freeUdpPort } from "../test/bridges/sip/sipp.ts";
 import { Baresip } from "../test/helpers/baresip.ts";
+import { firstLoudMs } from "../test/helpers/speech.ts";
 import { KamailioTrunk } from "../test/outbound/kamailio-trunk.ts";
 import { type AmdCase, amdSet, RATE } from "./lib/amd-set.ts";
 import { numberArg } from "./lib/args.ts";
@@ -23,16 +24,6 @@ const concurrency = numberArg("concurrency", 6);
 const TOKEN = "amd-bench-token-0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "bench-amd-"));
 const cases = amdSet();
-
-/** The first 20 ms frame louder than speech's quietest (RMS 300), from `fromMs`, in ms. */
-function firstLoudMs(pcm: Int16Array, fromMs: number): number | undefined {
-  for (let i = Math.floor((fromMs * RATE) / 1000); i + 160 <= pcm.length; i += 160) {
-    let e = 0;
-    for (let j = i; j < i + 160; j++) e += pcm[j]! * pcm[j]!;
-    if (Math.sqrt(e / 160) > 300) return (i / RATE) * 1000;
-  }
-  return undefined;
-}
 
 interface Outcome {
   readonly c: AmdCase;
@@ -49,7 +40,8 @@ try {
   for (let i = 0; i < cases.length; i++) {
     const wav = join(dir, `case-${i}.wav`);
     writeFileSync(wav, encodeWav(cases[i]!.pcm, RATE));
-    const start = () => Baresip.start({ codec: "pcmu", wav, user: `c${i}`, accountParams: ";answermode=auto" });
+    const start = () =>
+      Baresip.start({ codec: "pcmu", wav, user: `c${i}`, accountParams: ";answermode=auto" });
     phones.push(await start().catch(start));
   }
   const trunkPort = await freeUdpPort();
@@ -106,14 +98,17 @@ try {
       const r = bridge.transcripts.get(callId);
       if (r?.dialOutcome && decidedAt === undefined) decidedAt = Date.now();
       // A person: the greeting has started; the call is hung up after a moment of it.
-      if (r?.dialOutcome === "human" && Date.now() - decidedAt! > 1500) await api("DELETE", `/calls/${callId}`);
+      if (r?.dialOutcome === "human" && Date.now() - decidedAt! > 1500)
+        await api("DELETE", `/calls/${callId}`);
       if (r?.endedAt || Date.now() > deadline) {
         if (!r?.endedAt) await api("DELETE", `/calls/${callId}`);
         await phones[index]!.waitFor("CALL_CLOSED", 10_000).catch(() => undefined);
         const heardFile = phones[index]!.dumps().heard;
         const heard = heardFile ? parseWav(new Uint8Array(readFileSync(heardFile))).samples : undefined;
         const messageHeardMs =
-          c.truth === "machine" && r?.dialOutcome === "machine" && heard ? firstLoudMs(heard, 0) : undefined;
+          c.truth === "machine" && r?.dialOutcome === "machine" && heard
+            ? firstLoudMs(heard, RATE)
+            : undefined;
         return {
           c,
           ...(r?.dialOutcome ? { said: r.dialOutcome } : {}),
@@ -164,7 +159,9 @@ try {
       beep_to_message_ms_p50: round(percentile(beepMs, 50), 0),
       beep_to_message_ms_p90: round(percentile(beepMs, 90), 0),
       beep_measured: beepMs.length,
-      wrong: outcomes.filter((o) => o.said !== o.c.truth).map((o) => `${o.c.name}: ${o.said ?? o.error ?? "none"}`),
+      wrong: outcomes
+        .filter((o) => o.said !== o.c.truth)
+        .map((o) => `${o.c.name}: ${o.said ?? o.error ?? "none"}`),
       concurrency,
       other_cpu_cores: round(Math.max(0, busy - cpu.user - cpu.system) / wallUs, 2),
       shared_machine: true,

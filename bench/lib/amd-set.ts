@@ -38,7 +38,8 @@ const VOICES: readonly Voice[] = [
 ];
 
 function speak(text: string, v: Voice): Int16Array {
-  if (v.kind === "espeak") return trimSilence(espeakSpeech(text, RATE, { voice: v.voice, wpm: v.wpm ?? 160 }), RATE);
+  if (v.kind === "espeak")
+    return trimSilence(espeakSpeech(text, RATE, { voice: v.voice, wpm: v.wpm ?? 160 }), RATE);
   const dir = mkdtempSync(join(tmpdir(), "amd-flite-"));
   try {
     const out = join(dir, "s.wav");

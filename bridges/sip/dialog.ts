@@ -252,26 +252,7 @@ export class Dialog {
    * to the remote target through the route set; sent again for each retransmitted 2xx (`bytes`).
    */
   acknowledge(inviteSeq: number, bytes?: Buffer): Buffer {
-    const ack =
-      bytes ??
-      serialize({
-        kind: "request",
-        method: "ACK",
-        uri: parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri,
-        headers: [
-          {
-            name: "via",
-            value: `SIP/2.0/${this.flow.transport} ${this.#address}:${this.#sipPort};branch=${newBranch()};rport`,
-          },
-          { name: "max-forwards", value: "70" },
-          { name: "from", value: this.#localHeader },
-          { name: "to", value: this.#remoteHeader },
-          { name: "call-id", value: this.callId },
-          { name: "cseq", value: `${inviteSeq} ACK` },
-          ...this.#routes.map((value) => ({ name: "route", value })),
-        ],
-        body: Buffer.alloc(0),
-      });
+    const ack = bytes ?? serialize(this.#inDialog("ACK", inviteSeq));
     this.#usableFlow().send(ack);
     return ack;
   }
@@ -396,7 +377,18 @@ export class Dialog {
     extra: SipHeader[] = [],
     body?: { type: string; content: string },
   ): Promise<SipResponse> {
-    const uri = parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri;
+    const req = this.#inDialog(method, this.#localCseq++, extra);
+    const headers = req.headers as SipHeader[];
+    let bytes = Buffer.alloc(0);
+    if (body) {
+      headers.push({ name: "content-type", value: body.type });
+      bytes = Buffer.from(body.content);
+    }
+    return this.#deps.client.send({ ...req, headers, body: bytes }, this.#usableFlow());
+  }
+
+  /** A request within the dialog: to the remote target, a new branch, through the route set. */
+  #inDialog(method: string, cseq: number, extra: SipHeader[] = []): SipRequest {
     const headers: SipHeader[] = [
       {
         name: "via",
@@ -406,17 +398,13 @@ export class Dialog {
       { name: "from", value: this.#localHeader },
       { name: "to", value: this.#remoteHeader },
       { name: "call-id", value: this.callId },
-      { name: "cseq", value: `${this.#localCseq++} ${method}` },
+      { name: "cseq", value: `${cseq} ${method}` },
       // Our requests go back on the INVITE's flow, so the route set is written as it came (loose routing).
       ...this.#routes.map((value) => ({ name: "route", value })),
       ...extra,
     ];
-    let bytes = Buffer.alloc(0);
-    if (body) {
-      headers.push({ name: "content-type", value: body.type });
-      bytes = Buffer.from(body.content);
-    }
-    return this.#deps.client.send({ kind: "request", method, uri, headers, body: bytes }, this.#usableFlow());
+    const uri = parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri;
+    return { kind: "request", method, uri, headers, body: Buffer.alloc(0) };
   }
 
   /**

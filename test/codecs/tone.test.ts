@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { ToneBank, ToneTracker } from "../../codecs/tone.ts";
 import { speak } from "../helpers/speech.ts";
 
@@ -21,16 +22,6 @@ function track(pcm: Int16Array, rate = RATE) {
     if (e) found.push(e);
   }
   return found;
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 describe("ToneBank", () => {
@@ -67,7 +58,7 @@ describe("ToneTracker", () => {
       [2000, 160],
       [850, 1000],
     ] as const) {
-      const found = track(concat(new Int16Array(RATE / 2), tone(hz, ms), new Int16Array(RATE / 2)));
+      const found = track(concatPcm([new Int16Array(RATE / 2), tone(hz, ms), new Int16Array(RATE / 2)]));
       expect(found).toHaveLength(1);
       expect(Math.abs(found[0]!.hz - hz)).toBeLessThanOrEqual(25);
       expect(Math.abs(found[0]!.endMs - (500 + ms))).toBeLessThanOrEqual(40);
@@ -75,17 +66,17 @@ describe("ToneTracker", () => {
   });
 
   it("ignores tones too short, too low or too high, and speech", () => {
-    expect(track(concat(tone(1000, 100), new Int16Array(RATE)))).toHaveLength(0);
-    expect(track(concat(tone(200, 500), new Int16Array(RATE)))).toHaveLength(0);
-    expect(track(concat(tone(3000, 500), new Int16Array(RATE)))).toHaveLength(0);
+    expect(track(concatPcm([tone(1000, 100), new Int16Array(RATE)]))).toHaveLength(0);
+    expect(track(concatPcm([tone(200, 500), new Int16Array(RATE)]))).toHaveLength(0);
+    expect(track(concatPcm([tone(3000, 500), new Int16Array(RATE)]))).toHaveLength(0);
     const words = speak("hello, you have reached the voicemail of Jamie, I am not available right now", {
       rate: RATE,
     });
-    expect(track(concat(words, new Int16Array(RATE)))).toHaveLength(0);
+    expect(track(concatPcm([words, new Int16Array(RATE)]))).toHaveLength(0);
   });
 
   it("works at 48 kHz (Opus calls)", () => {
-    const found = track(concat(tone(1000, 300, 8000, 48000), new Int16Array(48000)), 48000);
+    const found = track(concatPcm([tone(1000, 300, 8000, 48000), new Int16Array(48000)]), 48000);
     expect(found).toHaveLength(1);
   });
 });

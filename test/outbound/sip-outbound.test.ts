@@ -18,7 +18,7 @@ import type { CallRecord } from "../../src/session/transcript.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
-import { silence, speak } from "../helpers/speech.ts";
+import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
 import { Receiver } from "../reports/receiver.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
 
@@ -49,16 +49,6 @@ function wav(name: string, pcm: Int16Array): string {
   const file = join(dir, name);
   writeFileSync(file, encodeWav(pcm, RATE));
   return file;
-}
-
-/** The first time (ms) the PCM is louder than speech's quietest, after `fromMs`. */
-function firstLoudMs(pcm: Int16Array, fromMs = 0): number | undefined {
-  for (let i = Math.floor((fromMs * RATE) / 1000); i + 160 <= pcm.length; i += 160) {
-    let e = 0;
-    for (let j = i; j < i + 160; j++) e += pcm[j]! * pcm[j]!;
-    if (Math.sqrt(e / 160) > 300) return (i / RATE) * 1000;
-  }
-  return undefined;
 }
 
 const BUSY_XML = `<?xml version="1.0" encoding="ISO-8859-1" ?>
@@ -246,7 +236,7 @@ describe("outbound SIP calls through an authenticating proxy", () => {
     await person.waitFor("CALL_CLOSED");
     // What the person heard: silence while they said Hello, then the agent within ~1.5 s of its end.
     const heard = parseWav(readFileSync(person.dumps().heard!)).samples;
-    const agentAt = firstLoudMs(heard)!;
+    const agentAt = firstLoudMs(heard, RATE)!;
     expect(agentAt).toBeGreaterThan(helloEndMs);
     expect(agentAt - helloEndMs).toBeLessThan(2500);
     expect(trunk.lines().some((l) => /TRUNK challenge 407 1001/.test(l))).toBe(true);
@@ -277,7 +267,7 @@ describe("outbound SIP calls through an authenticating proxy", () => {
     expect(record.endReason).toMatch(/voicemail message/);
     await voicemail.waitFor("CALL_CLOSED");
     const heard = parseWav(readFileSync(voicemail.dumps().heard!)).samples;
-    const messageAt = firstLoudMs(heard) ?? -1;
+    const messageAt = firstLoudMs(heard, RATE) ?? -1;
     expect(messageAt).toBeGreaterThan(beepEndMs - 100);
     expect(messageAt - beepEndMs).toBeLessThan(1000);
   }, 90_000);

@@ -13,7 +13,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { freePort } from "../helpers/baresip.ts";
-import { silence, speak } from "../helpers/speech.ts";
+import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
 import { FakeTwilio } from "./fake-twilio.ts";
 
 const ACCOUNT_SID = `AC${"1".repeat(32)}`;
@@ -92,15 +92,6 @@ const ended = (callId: string, ms = 40_000) =>
     ms,
   ) as Promise<CallRecord>;
 
-function firstLoudMs(pcm: Int16Array, fromMs = 0): number | undefined {
-  for (let i = Math.floor((fromMs * RATE) / 1000); i + 160 <= pcm.length; i += 160) {
-    let e = 0;
-    for (let j = i; j < i + 160; j++) e += pcm[j]! * pcm[j]!;
-    if (Math.sqrt(e / 160) > 300) return (i / RATE) * 1000;
-  }
-  return undefined;
-}
-
 describe("outbound Twilio calls", () => {
   it("creates the call as Twilio publishes it; a person answers and hears the greeting after Twilio's verdict", async () => {
     const callId = await post({ to: "+15550001" });
@@ -137,7 +128,7 @@ describe("outbound Twilio calls", () => {
     });
     expect(del.status).toBe(202);
     const sim = await created.sim!;
-    const heard = firstLoudMs(sim.agentAudio)!;
+    const heard = firstLoudMs(sim.agentAudio, RATE)!;
     // Silent until Twilio said "human" (1.5 s after the answer), then the greeting.
     expect(heard).toBeGreaterThan(1400);
     expect(heard).toBeLessThan(4000);
@@ -157,7 +148,7 @@ describe("outbound Twilio calls", () => {
     ]);
     const created = fake.calls.find((c) => c.form.get("To") === "+15550002")!;
     const sim = await created.sim!;
-    const heard = firstLoudMs(sim.agentAudio)!;
+    const heard = firstLoudMs(sim.agentAudio, RATE)!;
     expect(heard).toBeGreaterThan(vmGreetingMs + 700);
   }, 60_000);
 
