@@ -1,6 +1,7 @@
 // The console: the live feed (WS /console/live, messages defined in src/console/live-events.ts),
 // the lists of live and ended calls, the call on screen, the latency table and the browser call.
 import { callHeader, eventItem, formingItems } from "./call-view.js";
+import { setUpDial } from "./dial-panel.js";
 import { directionBadge, fmtDuration, fmtTime, h, transportBadge } from "./dom.js";
 import { refreshLatency } from "./latency.js";
 import { setUpPhone } from "./phone-panel.js";
@@ -345,6 +346,7 @@ $("ended-filters").addEventListener("submit", (e) => {
   e.preventDefault();
   void refreshEnded();
 });
+setUpDial();
 setUpPhone((callId) => {
   const call = live.get(callId);
   if (call) show(call);
