@@ -17,6 +17,9 @@ export interface GateEvents {
   ended(reason: string): void;
 }
 
+/** No frame for this long counts as silence, ms (RTP jitter stays well below it). */
+const GAP_MS = 200;
+
 export class AmdGate extends PassThroughTransport {
   readonly #detector: AnsweringMachineDetector;
   readonly #events: GateEvents;
@@ -24,6 +27,9 @@ export class AmdGate extends PassThroughTransport {
   #msSinceAnswer = 0;
 
   readonly #detect: boolean;
+  /** Time passing without frames (a callee that suppresses silence) is silence to the detector. */
+  #gapTimer: NodeJS.Timeout | undefined;
+  #lastFrameAt = performance.now();
 
   /** `detect` false: the carrier decides (Twilio's AMD); audio waits unheard until it has. */
   constructor(
@@ -44,6 +50,7 @@ export class AmdGate extends PassThroughTransport {
         }
         const ms = (frame.length / inner.inputRate) * 1000;
         this.#msSinceAnswer += ms;
+        this.#lastFrameAt = performance.now();
         if (this.#detect) this.#handle(this.#detector.push(frame, ms));
       },
       dtmf: (digit) => {
@@ -55,10 +62,25 @@ export class AmdGate extends PassThroughTransport {
       },
       played: (ms) => this.#listener?.played(ms),
       ended: (reason) => {
+        this.#stopGaps();
         if (this.#listener) this.#listener.ended(reason);
         else this.#events.ended(reason);
       },
     });
+    if (detect)
+      this.#gapTimer = setInterval(() => {
+        const now = performance.now();
+        const gap = now - this.#lastFrameAt;
+        if (gap < GAP_MS) return;
+        this.#lastFrameAt = now;
+        this.#msSinceAnswer += gap;
+        this.#handle(this.#detector.silence(gap));
+      }, GAP_MS / 2).unref();
+  }
+
+  #stopGaps(): void {
+    clearInterval(this.#gapTimer);
+    this.#gapTimer = undefined;
   }
 
   /** Time since the answer, on the audio's own timeline, ms. */
@@ -68,6 +90,7 @@ export class AmdGate extends PassThroughTransport {
 
   /** The session attaches once a person was heard: everything passes through from now on. */
   override attach(listener: TransportListener): void {
+    this.#stopGaps();
     this.#listener = listener;
   }
 
@@ -92,7 +115,10 @@ export class AmdGate extends PassThroughTransport {
   #handle(events: AmdEvent[]): void {
     for (const e of events) {
       if (e.kind === "decided") this.#decide(e.result, e.why);
-      else this.#events.cue(e.atMs, e.beep?.endMs, e.why);
+      else {
+        this.#stopGaps();
+        this.#events.cue(e.atMs, e.beep?.endMs, e.why);
+      }
     }
   }
 }
