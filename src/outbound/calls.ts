@@ -14,7 +14,8 @@ import { UNANSWERED } from "../session/call-outcome.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
 import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../session/transcript.ts";
 import type { CallInfo, CallTransport } from "../session/transport.ts";
-import { AmdGate, synthesize } from "./amd-gate.ts";
+import { synthesize } from "./amd-gate.ts";
+import { AnsweredCall } from "./answered-call.ts";
 import type { OutboundConfig } from "./config.ts";
 import type { DialLimits } from "./limits.ts";
 import type { DialBody } from "./request.ts";
@@ -50,9 +51,6 @@ interface LiveCall {
   transport?: CallTransport;
   session?: { end(reason: string): void };
 }
-
-/** Longest wait for the carrier's verdict after the answer, ms (Twilio's own limit is 30 s by default). */
-const CARRIER_AMD_WAIT_MS = 35_000;
 
 /** The body of the voicemail message when neither the request nor the config has one. */
 const DEFAULT_MESSAGE =
@@ -143,6 +141,7 @@ export class OutboundCalls {
     const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
       record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
     let carrier: ((amd: CarrierAmd) => void) | undefined;
+    let decided = false;
     let early: CarrierAmd | undefined;
     const events: DialEvents = {
       carrierAmd: (amd) => {
@@ -179,93 +178,30 @@ export class OutboundCalls {
           },
           (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
         ).render(body.voicemailMessage ?? config.voicemailMessage ?? DEFAULT_MESSAGE);
-        let amd: AmdResult | undefined;
-        const byCarrier = placed.carrierAmd === true;
-        let audio: ReturnType<typeof synthesize> | undefined;
-        const gate: AmdGate = new AmdGate(
+        const call = new AnsweredCall({
           transport,
-          {
-            decided: (result, atMs, why) => {
-              amd = { result, decidedAfterMs: Math.round(atMs), by: byCarrier ? "twilio" : "bridge" };
-              dialled(result, { amd });
-              this.#d.onOutcome?.(body.via, result);
-              log.info(
-                { result, afterMs: amd.decidedAfterMs, why },
-                "outbound: answering-machine detection decided",
-              );
-              if (result === "human") {
-                const session = this.#d.startSession(gate, agent, () => finish("ended"));
-                if (live) live.session = session;
-                return;
-              }
-              if (policy === "hangup") {
-                void transport.hangUp("agent: answering machine").finally(() => {
-                  endRecord("agent: answering machine, hung up", answeredAt);
-                  finish("machine");
-                });
-                return;
-              }
-              // Synthesized while the greeting plays, so the message starts right at the beep's end.
-              audio = synthesize(this.#d.tts(agent), transport, message);
-              audio.catch((err: Error) =>
-                log.warn({ err: err.message }, "outbound: voicemail message synthesis failed"),
-              );
-            },
-            cue: (atMs, beepEndMs, why) => {
-              if (amd?.result !== "machine" || !audio) return;
-              void this.#leaveMessage(transport, audio, message, log, why).then((heard) => {
-                amd = {
-                  ...amd!,
-                  ...(beepEndMs !== undefined ? { beepEndedAtMs: Math.round(beepEndMs) } : {}),
-                  messageStartedAtMs: Math.round(atMs),
-                };
-                dialled("machine", { amd });
-                record({
-                  type: "assistant",
-                  at: new Date().toISOString(),
-                  generated: message,
-                  heard,
-                  interrupted: false,
-                  toolCalls: [],
-                  metrics: {},
-                });
-                endRecord("agent: left a voicemail message", answeredAt);
-                finish("machine");
-              });
-            },
-            ended: (reason) => {
-              // Our own hang-up (a machine) is recorded where it is decided.
-              if (amd?.result === "machine") return;
-              if (!amd) {
-                dialled("human", {
-                  amd: { result: "unknown", decidedAfterMs: Math.round(gate.elapsedMs), by: "bridge" },
-                });
-                this.#d.onOutcome?.(body.via, "human");
-              }
-              endRecord(reason, answeredAt);
-              finish(reason);
-            },
+          policy,
+          byCarrier: placed.carrierAmd === true,
+          message,
+          synthesize: (text) => synthesize(this.#d.tts(agent), transport, text),
+          record,
+          dialled: (outcome, amd) => {
+            if (!decided) this.#d.onOutcome?.(body.via, outcome);
+            decided = true;
+            dialled(outcome, { amd });
           },
-          !byCarrier,
-        );
-        if (byCarrier) {
-          carrier = (c) => {
-            if (c.result === "unknown" || c.result === "human")
-              gate.carrierDecided("human", `Twilio: ${c.detail}`);
-            else {
-              gate.carrierDecided("machine", `Twilio: ${c.detail}`);
-              // DetectMessageEnd: a machine_end_* verdict comes once the greeting is over.
-              if (c.detail.startsWith("machine_end"))
-                gate.carrierCue(`Twilio: ${c.detail}`, c.detail === "machine_end_beep");
-            }
-          };
-          if (early) carrier(early);
-          // Twilio's detection gives up within its own timeout; past that the agent speaks.
-          setTimeout(
-            () => gate.carrierDecided("human", "no verdict from Twilio in time"),
-            CARRIER_AMD_WAIT_MS,
-          ).unref();
-        }
+          startSession: (gate) => {
+            const session = this.#d.startSession(gate, agent, () => finish("ended"));
+            if (live) live.session = session;
+          },
+          ended: (reason) => {
+            endRecord(reason, answeredAt);
+            finish(reason);
+          },
+          log,
+        });
+        carrier = (c) => call.carrier(c);
+        if (early) call.carrier(early);
       },
     };
     const placed = dialer(
@@ -295,38 +231,5 @@ export class OutboundCalls {
     }
     live.placed.cancel();
     return "canceled";
-  }
-
-  /** Plays the message (as soon as it is synthesized), waits until it was heard, hangs up. */
-  async #leaveMessage(
-    transport: CallTransport,
-    audio: ReturnType<typeof synthesize>,
-    text: string,
-    log: Logger,
-    why: string,
-  ): Promise<string> {
-    let chunks: Awaited<typeof audio>;
-    try {
-      chunks = await audio;
-    } catch {
-      await transport.hangUp("agent: voicemail message failed");
-      return "";
-    }
-    for (const c of chunks) transport.play(c);
-    const end = transport.queuedMs();
-    log.info(
-      { why, chunks: chunks.length, ms: end - transport.playedMs() },
-      "outbound: leaving the voicemail message",
-    );
-    await new Promise<void>((resolve) => {
-      const check = setInterval(() => {
-        if (transport.playedMs() >= end - 1) {
-          clearInterval(check);
-          resolve();
-        }
-      }, 50);
-    });
-    await transport.hangUp("agent: left a voicemail message");
-    return text;
   }
 }
