@@ -35,6 +35,9 @@ Configuration comes from defaults, then the config file, then environment variab
   DATABASE_URL, BRIDGE_INSTANCE     call records in PostgreSQL, shared by every bridge on it (unset: SQLite
                                     in the data dir); this bridge's name in them (default: the host name)
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
+  SIP_OUTBOUND_PROXY, SIP_OUTBOUND_USER, SIP_OUTBOUND_PASSWORD, SIP_OUTBOUND_FROM   calls the bridge places
+                                    over SIP (voice-bridge dial, POST /calls); TWILIO_OUTBOUND_FROM for Twilio
+  OUTBOUND_MAX_CONCURRENT (10), OUTBOUND_CALLS_PER_SECOND (1)   limits on placing calls
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
   LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)

@@ -39,41 +39,83 @@ export type MachineDetection = (typeof MACHINE_DETECTION)[number];
 
 export const outboundSchema = z
   .object({
-    /** Outbound calls in progress (ringing or answered) at most; one more gets 429. */
-    maxConcurrent: z.coerce.number().int().min(1).max(100_000).default(10),
-    /** New outbound calls per second at most (a bucket of one second's worth); beyond it 429. */
-    callsPerSecond: z.coerce.number().min(0.01).max(1000).default(1),
-    /** Default ring timeout, seconds (5–120); a request may set its own. */
-    ringTimeoutS: z.coerce.number().int().min(5).max(120).default(30),
-    /** Default answering-machine policy: off, hangup (on a machine) or message (leave voicemailMessage). */
+    maxConcurrent: z.coerce.number().int().min(1).max(100_000).default(10).meta({
+      description:
+        "Outbound calls in progress (ringing or answered) at most; one more gets 429 with Retry-After.",
+    }),
+    callsPerSecond: z.coerce.number().min(0.01).max(1000).default(1).meta({
+      description:
+        "New outbound calls per second at most (a bucket of one second's worth, at least one call); beyond it 429 with Retry-After.",
+    }),
+    ringTimeoutS: z.coerce.number().int().min(5).max(120).default(30).meta({
+      description: "Default ring timeout of an outbound call, seconds (5-120); a request may set its own.",
+    }),
     machineDetection: z
       .enum(MACHINE_DETECTION, { error: "expected off, hangup or message" })
-      .default("hangup"),
-    /** Default message left on a voicemail (templated like greetings: {{var.NAME}}). */
-    voicemailMessage: z.string().min(1).max(2000).optional(),
+      .default("hangup")
+      .meta({
+        description:
+          "Default answering-machine policy: off, hangup (hang up on a machine) or message (leave voicemailMessage after the beep).",
+      }),
+    voicemailMessage: z.string().min(1).max(2000).optional().meta({
+      description:
+        "Default message left on a voicemail, templated like greetings ({{var.NAME}}); unset: a short generic one.",
+    }),
     sip: z
       .object({
-        /** Where INVITEs go: sip:host[:port][;transport=…]. Unset: SIP dialling is off. */
-        proxy: proxySchema.optional(),
-        /** Digest credentials for the proxy's 401/407 challenges. */
-        user: z.string().min(1).optional(),
-        password: z.string().min(1).optional(),
-        /** Caller id: a number (becomes sip:NUMBER@proxy host) or a SIP URI. */
-        from: z.string().min(1).optional(),
+        proxy: proxySchema.optional().meta({
+          description:
+            "Where outbound INVITEs go: sip:host[:port][;transport=udp|tcp|tls]. Unset: SIP dialling is off.",
+        }),
+        user: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({ description: "Digest user name for the outbound proxy's 401/407 challenges." }),
+        password: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            secret: true,
+            description: "Digest password for the outbound proxy's 401/407 challenges.",
+          }),
+        from: z.string().min(1).optional().meta({
+          description: "Caller id of SIP calls: a number (sent as sip:NUMBER@<proxy host>) or a SIP URI.",
+        }),
       })
-      .prefault({}),
+      .prefault({})
+      .meta({ description: "SIP dialling: the outbound proxy or trunk, its credentials, the caller id." }),
     twilio: z
       .object({
-        /** The Twilio number calls come from (E.164), unless a request names one. */
-        from: z.string().min(1).optional(),
-        /** Whose answering-machine detection Twilio calls use: Twilio's own (asyncAmd) or the bridge's. */
-        amd: z.enum(["twilio", "bridge"], { error: "expected twilio or bridge" }).default("twilio"),
-        /** Another base URL for Twilio's REST API (a compatible gateway; tests). Default Twilio's. */
-        apiBase: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
+        from: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description: "The Twilio number outbound calls come from (E.164), unless a request names one.",
+          }),
+        amd: z.enum(["twilio", "bridge"], { error: "expected twilio or bridge" }).default("twilio").meta({
+          description:
+            "Whose answering-machine detection Twilio calls use: Twilio's own (asyncAmd) or the bridge's, on the media stream.",
+        }),
+        apiBase: z
+          .url({ protocol: /^https?$/, error: "expected an http(s) URL" })
+          .optional()
+          .meta({
+            description:
+              "Another base URL for Twilio's REST API (a compatible gateway, tests); default Twilio's.",
+          }),
       })
-      .prefault({}),
+      .prefault({})
+      .meta({
+        description: "Twilio dialling (needs twilio.accountSid, twilio.authToken and server.publicUrl).",
+      }),
   })
-  .prefault({});
+  .prefault({})
+  .meta({
+    description: "Calls the bridge places (POST /calls, voice-bridge dial): limits, defaults, carriers.",
+  });
 
 export type OutboundConfig = z.infer<typeof outboundSchema>;
 
