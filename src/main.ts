@@ -402,7 +402,9 @@ export async function startBridge(
   // Calls the bridge places (POST /calls, voice-bridge dial): the SIP dialer exists once SIP is up.
   let sipDialer: Dialer | undefined;
   const outboundCalls = new OutboundCalls({
-    config: () => running.outbound,
+    // Read at start like the SIP and Twilio settings it goes with (a reload says it needs a restart).
+    config: () => config.outbound,
+    draining: () => draining,
     dialers: () => ({ sip: sipDialer, twilio: twilioOutbound?.dial }),
     agents: () => agents,
     limits: new DialLimits(config.outbound.maxConcurrent, config.outbound.callsPerSecond),

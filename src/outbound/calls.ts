@@ -25,6 +25,8 @@ export interface OutboundDeps {
   /** Each carrier's dialer, when configured (read per call: SIP starts after the HTTP routes). */
   readonly dialers: () => { readonly sip?: Dialer | undefined; readonly twilio?: Dialer | undefined };
   readonly agents: () => AgentDirectory;
+  /** The bridge is shutting down: no new calls. */
+  readonly draining?: () => boolean;
   readonly limits: DialLimits;
   readonly events: CallEventSink;
   /** Starts the agent's session on an answered call; `onEnd` hears its end. */
@@ -44,7 +46,7 @@ export interface OutboundDeps {
 
 export type PlaceResult =
   | { ok: true; callId: string }
-  | { ok: false; status: 400 | 429; field?: string; message: string; retryAfterS?: number };
+  | { ok: false; status: 400 | 429 | 503; field?: string; message: string; retryAfterS?: number };
 
 interface LiveCall {
   readonly placed: PlacedCall;
@@ -69,6 +71,13 @@ export class OutboundCalls {
   }
 
   place(body: DialBody): PlaceResult {
+    if (this.#d.draining?.())
+      return {
+        ok: false,
+        status: 503,
+        message: "the bridge is shutting down: no new calls",
+        retryAfterS: 30,
+      };
     const config = this.#d.config();
     const dialer = this.#d.dialers()[body.via];
     if (!dialer)

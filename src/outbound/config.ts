@@ -72,14 +72,10 @@ export const outboundSchema = z
           .min(1)
           .optional()
           .meta({ description: "Digest user name for the outbound proxy's 401/407 challenges." }),
-        password: z
-          .string()
-          .min(1)
-          .optional()
-          .meta({
-            secret: true,
-            description: "Digest password for the outbound proxy's 401/407 challenges.",
-          }),
+        password: z.string().min(1).optional().meta({
+          secret: true,
+          description: "Digest password for the outbound proxy's 401/407 challenges.",
+        }),
         from: z.string().min(1).optional().meta({
           description: "Caller id of SIP calls: a number (sent as sip:NUMBER@<proxy host>) or a SIP URI.",
         }),
@@ -88,13 +84,9 @@ export const outboundSchema = z
       .meta({ description: "SIP dialling: the outbound proxy or trunk, its credentials, the caller id." }),
     twilio: z
       .object({
-        from: z
-          .string()
-          .min(1)
-          .optional()
-          .meta({
-            description: "The Twilio number outbound calls come from (E.164), unless a request names one.",
-          }),
+        from: z.string().min(1).optional().meta({
+          description: "The Twilio number outbound calls come from (E.164), unless a request names one.",
+        }),
         amd: z.enum(["twilio", "bridge"], { error: "expected twilio or bridge" }).default("twilio").meta({
           description:
             "Whose answering-machine detection Twilio calls use: Twilio's own (asyncAmd) or the bridge's, on the media stream.",

@@ -22,7 +22,12 @@ export function registerOutboundRoutes(http: FastifyInstance, calls: OutboundCal
       return reply.code(placed.status).send({
         error: {
           message: placed.field ? `${placed.field}: ${placed.message}` : placed.message,
-          type: placed.status === 429 ? "rate_limited" : "invalid_request",
+          type:
+            placed.status === 429
+              ? "rate_limited"
+              : placed.status === 503
+                ? "unavailable"
+                : "invalid_request",
           ...(placed.field ? { param: placed.field } : {}),
         },
       });
