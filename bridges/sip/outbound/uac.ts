@@ -70,7 +70,9 @@ export interface UacDeps {
 /** A final response (or our own ending) as a dial outcome. */
 export function failureOf(status: number, reason: string, ended?: "timeout" | "canceled"): DialFailure {
   const line = `${status} ${reason}`;
-  if (status === 487 && ended === "canceled") return { outcome: "canceled", reason: line };
+  // Given up before anything answered: the INVITE's own timeout (a local 408) is the cancel too.
+  if ((status === 487 || status === 408) && ended === "canceled")
+    return { outcome: "canceled", reason: line };
   if (status === 487 && ended === "timeout")
     return { outcome: "no-answer", reason: `${line} (ring timeout)` };
   if (status === 486 || status === 600) return { outcome: "busy", reason: line };

@@ -113,6 +113,7 @@ describe("an outbound call's final response as a dial outcome", () => {
     [480, undefined, "no-answer"],
     [487, "timeout", "no-answer"],
     [487, "canceled", "canceled"],
+    [408, "canceled", "canceled"],
     [487, undefined, "failed"],
     [603, undefined, "failed"],
     [404, undefined, "failed"],
