@@ -1,8 +1,8 @@
 // The console places a call (its "Place a call" form, POST /calls with the console's cookie) in a
 // real browser; the call, answered 486 by SIPp standing in for the trunk, is listed as Outbound
 // with its dial outcome.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -10,25 +10,8 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
-import { freePort } from "../bridges/sip/sipp.ts";
 import { launchChromium, openConsole } from "../helpers/chromium.ts";
-
-const BUSY_XML = `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="busy">
-  <recv request="INVITE" />
-  <send><![CDATA[
-SIP/2.0 486 Busy Here
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]busy[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
-  <recv request="ACK" />
-</scenario>
-`;
+import { startBusyCallee } from "./sipp-busy.ts";
 
 let dir: string;
 let bridge: Bridge;
@@ -37,14 +20,9 @@ let sipp: ChildProcess;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "console-dial-"));
-  const busyXml = join(dir, "busy.xml");
-  writeFileSync(busyXml, BUSY_XML);
-  const trunkPort = await freePort();
-  sipp = spawn(
-    "sipp",
-    ["-sf", busyXml, "-i", "127.0.0.1", "-p", String(trunkPort), "-mp", String(await freePort(true))],
-    { cwd: dir, stdio: "ignore" },
-  );
+  const busy = await startBusyCallee(dir);
+  sipp = busy.process;
+  const trunkPort = busy.port;
   bridge = await startBridge(
     loadConfig({
       env: {

@@ -21,6 +21,7 @@ import { Baresip } from "../helpers/baresip.ts";
 import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
 import { Receiver } from "../reports/receiver.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
+import { startBusyCallee } from "./sipp-busy.ts";
 
 const RATE = 8000;
 const TOKEN = "outbound-test-token-0123456789";
@@ -50,23 +51,6 @@ function wav(name: string, pcm: Int16Array): string {
   writeFileSync(file, encodeWav(pcm, RATE));
   return file;
 }
-
-const BUSY_XML = `<?xml version="1.0" encoding="ISO-8859-1" ?>
-<scenario name="busy">
-  <recv request="INVITE" />
-  <send><![CDATA[
-SIP/2.0 486 Busy Here
-[last_Via:]
-[last_From:]
-[last_To:];tag=[pid]busy[call_number]
-[last_Call-ID:]
-[last_CSeq:]
-Content-Length: 0
-
-]]></send>
-  <recv request="ACK" />
-</scenario>
-`;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "outbound-"));
@@ -103,30 +87,9 @@ beforeAll(async () => {
     Baresip.start({ codec: "pcmu", wav: voicemailWav, user: "voicemail", accountParams: ";answermode=auto" }),
     Baresip.start({ codec: "pcmu", wav: quiet, user: "nobody", accountParams: ";answermode=manual" }),
   ]);
-  const busyPort = await freePort();
-  const busyXml = join(dir, "busy.xml");
-  writeFileSync(busyXml, BUSY_XML);
-  sipp = spawn(
-    "sipp",
-    [
-      "-sf",
-      busyXml,
-      "-i",
-      "127.0.0.1",
-      "-p",
-      String(busyPort),
-      "-mp",
-      String(await freePort(true)),
-      "-cp",
-      String(await freePort()),
-      "-nostdin",
-      "-bg",
-    ],
-    {
-      cwd: dir,
-      stdio: "ignore",
-    },
-  );
+  const busy = await startBusyCallee(dir);
+  sipp = busy.process;
+  const busyPort = busy.port;
   const trunkPort = await freePort();
   trunk = await KamailioTrunk.start({
     dir,
