@@ -33,6 +33,7 @@ beforeAll(async () => {
         RTP_PORTS: "36600-36699",
         SVC_LOCAL_DATA_DIR: join(dir, "data"),
         SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
+        OUTBOUND_CALLS_PER_SECOND: "1",
       },
     }),
     pino({ level: process.env.E2E_LOG ?? "silent" }),
@@ -67,4 +68,21 @@ describe("placing a call from the console", () => {
     await expect.poll(() => page.locator("#dial-status").textContent()).toMatch(/^to: /);
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it("answers 429 with Retry-After beyond outbound.callsPerSecond", async () => {
+    await new Promise((r) => setTimeout(r, 1100));
+    const post = () =>
+      fetch(`${bridge.url}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bridge.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: "+15550124", via: "sip" }),
+      });
+    expect((await post()).status).toBe(202);
+    const refused = await post();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+      /callsPerSecond/,
+    );
+  });
 });
