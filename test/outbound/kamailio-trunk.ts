@@ -60,7 +60,9 @@ function config(o: TrunkOptions): string {
     .join("\n");
   return `#!KAMAILIO
 listen=udp:127.0.0.1:${o.port}
+listen=tcp:127.0.0.1:${o.port}
 children=2
+tcp_children=2
 log_stderror=yes
 debug=1
 mpath="/usr/lib/x86_64-linux-gnu/kamailio/modules/"
@@ -105,7 +107,7 @@ request_route {
   $var(to) = "";
 ${routes}
   if ($var(to) == "") { sl_send_reply("404", "No Such Number"); exit; }
-  xlog("L_ERR", "TRUNK INVITE $rU from $fU authorized as $au to $var(to)\\n");
+  xlog("L_ERR", "TRUNK INVITE $rU from $fU authorized as $au to $var(to) over $pr\\n");
   $ru = $var(to);
   record_route();
   t_relay();

@@ -35,6 +35,9 @@ let voicemail: Baresip;
 let nobody: Baresip;
 let sipp: ChildProcess;
 let reports: Receiver;
+let trunkPort: number;
+/** The bridge's environment (a second bridge reaches the trunk over TCP). */
+let env: Record<string, string>;
 /** Where the voicemail's beep ends in the audio it plays, ms. */
 let beepEndMs: number;
 /** Where the person's "Hello?" ends, ms. */
@@ -90,7 +93,7 @@ beforeAll(async () => {
   const busy = await startBusyCallee(dir);
   sipp = busy.process;
   const busyPort = busy.port;
-  const trunkPort = await freePort();
+  trunkPort = await freePort();
   trunk = await KamailioTrunk.start({
     dir,
     port: trunkPort,
@@ -105,27 +108,25 @@ beforeAll(async () => {
     },
   });
   reports = await new Receiver("outbound-report-secret-0123456789").listen();
-  const config = loadConfig({
-    env: {
-      CALL_REPORT_URL: reports.url,
-      CALL_REPORT_SECRET: reports.secret,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      BRIDGE_TOKEN: TOKEN,
-      SIP_HOST: "127.0.0.1",
-      SIP_PORT: "0",
-      RTP_PORTS: "36400-36599",
-      SIP_CODECS: "pcmu",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
-      AGENT_GREETING: "Hello {{var.name}}, this is the clinic calling about your appointment.",
-      SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
-      SIP_OUTBOUND_USER: "bridge",
-      SIP_OUTBOUND_PASSWORD: "trunk-secret",
-      SIP_OUTBOUND_FROM: "+15550100",
-      OUTBOUND_CALLS_PER_SECOND: "20",
-    },
-  });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }));
+  env = {
+    CALL_REPORT_URL: reports.url,
+    CALL_REPORT_SECRET: reports.secret,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    BRIDGE_TOKEN: TOKEN,
+    SIP_HOST: "127.0.0.1",
+    SIP_PORT: "0",
+    RTP_PORTS: "36400-36599",
+    SIP_CODECS: "pcmu",
+    SVC_LOCAL_DATA_DIR: join(dir, "data"),
+    AGENT_GREETING: "Hello {{var.name}}, this is the clinic calling about your appointment.",
+    SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
+    SIP_OUTBOUND_USER: "bridge",
+    SIP_OUTBOUND_PASSWORD: "trunk-secret",
+    SIP_OUTBOUND_FROM: "+15550100",
+    OUTBOUND_CALLS_PER_SECOND: "20",
+  };
+  bridge = await startBridge(loadConfig({ env }), pino({ level: process.env.E2E_LOG ?? "silent" }));
 }, 90_000);
 
 afterAll(async () => {
@@ -314,4 +315,43 @@ describe("outbound SIP calls through an authenticating proxy", () => {
     });
     expect(anon.status).toBe(401);
   });
+
+  it("reaches the proxy over TCP when SIP_OUTBOUND_PROXY says ;transport=tcp", async () => {
+    const overTcp = await startBridge(
+      loadConfig({
+        env: {
+          ...env,
+          RTP_PORTS: "36700-36799",
+          SVC_LOCAL_DATA_DIR: join(dir, "data-tcp"),
+          SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort};transport=tcp`,
+          CALL_REPORT_URL: "",
+          CALL_REPORT_SECRET: "",
+        },
+      }),
+      pino({ level: process.env.E2E_LOG ?? "silent" }),
+    );
+    try {
+      person.events.length = 0;
+      const res = await fetch(`${overTcp.url}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: "1001", via: "sip", machineDetection: "off" }),
+      });
+      const { callId } = (await res.json()) as { callId: string };
+      const record = await until(
+        () => overTcp.transcripts.get(callId)?.dialOutcome && overTcp.transcripts.get(callId),
+        "answer",
+      );
+      expect(record.dialOutcome).toBe("human");
+      expect(trunk.lines().some((l) => /TRUNK INVITE 1001 .* over tcp/.test(l))).toBe(true);
+      await fetch(`${overTcp.url}/calls/${callId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      await until(() => overTcp.transcripts.get(callId)?.endedAt, "the end");
+      await person.waitFor("CALL_CLOSED");
+    } finally {
+      await overTcp.close(0);
+    }
+  }, 60_000);
 });
