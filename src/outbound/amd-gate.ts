@@ -2,7 +2,8 @@
 // at once, its audio goes to the detector (the session does not exist yet, so the agent is
 // silent), and the gate says what was decided. A person: the session is started on the gate,
 // which from then on passes everything through (the "Hello?" already heard is not replayed). A
-// machine: the gate plays the voicemail message at the cue (the beep's end) and hangs up.
+// machine: the gate says when the message may start (the cue: the beep's end, or silence);
+// answered-call.ts plays it through the transport and hangs up. `synthesize` makes that message.
 import { PassThroughTransport } from "../session/pass-through-transport.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
 import type { AgentAudio, CallTransport, TransportListener } from "../session/transport.ts";
