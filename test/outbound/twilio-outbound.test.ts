@@ -45,8 +45,13 @@ beforeAll(async () => {
     "+15550004": { behaviour: "no-answer" },
   });
   await fake.start();
+  bridge = await twilioBridge("data");
+}, 60_000);
+
+/** A bridge dialling through the fake Twilio (`extra` adds to its environment). */
+async function twilioBridge(data: string, extra: Record<string, string> = {}): Promise<Bridge> {
   const port = await freePort();
-  bridge = await startBridge(
+  return startBridge(
     loadConfig({
       env: {
         HOST: "127.0.0.1",
@@ -54,18 +59,19 @@ beforeAll(async () => {
         PUBLIC_URL: `http://127.0.0.1:${port}`,
         BRIDGE_TOKEN: TOKEN,
         SIP_PORT: "off",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
+        SVC_LOCAL_DATA_DIR: join(dir, data),
         TWILIO_ACCOUNT_SID: ACCOUNT_SID,
         TWILIO_AUTH_TOKEN: AUTH_TOKEN,
         TWILIO_OUTBOUND_FROM: "+15557770000",
         TWILIO_API_BASE: fake.url,
         AGENT_GREETING: "Hello, this is the clinic calling.",
         OUTBOUND_CALLS_PER_SECOND: "20",
+        ...extra,
       },
     }),
     pino({ level: process.env.E2E_LOG ?? "silent" }),
   );
-}, 60_000);
+}
 
 afterAll(async () => {
   await bridge?.close(0);
@@ -177,4 +183,36 @@ describe("outbound Twilio calls", () => {
     });
     expect(res.status).toBe(403);
   });
+
+  it("with TWILIO_OUTBOUND_AMD=bridge, asks Twilio for no detection and decides on the stream itself", async () => {
+    const own = await twilioBridge("data-own-amd", { TWILIO_OUTBOUND_AMD: "bridge" });
+    try {
+      const res = await fetch(`${own.url}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: "+15550001", via: "twilio" }),
+      });
+      const { callId } = (await res.json()) as { callId: string };
+      const r = await until(
+        () => own.transcripts.get(callId)?.dialOutcome && own.transcripts.get(callId),
+        "the verdict",
+      );
+      expect(r.amd).toMatchObject({ result: "human", by: "bridge" });
+      const created = fake.calls.filter((c) => c.form.get("To") === "+15550001").at(-1)!;
+      expect(created.form.get("MachineDetection")).toBeNull();
+      // The person hears the greeting before the call is hung up.
+      await until(
+        () => own.transcripts.get(callId)?.turns.some((t) => t.role === "assistant"),
+        "the greeting",
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      await fetch(`${own.url}/calls/${callId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      await until(() => own.transcripts.get(callId)?.endedAt, "the end");
+    } finally {
+      await own.close(0);
+    }
+  }, 60_000);
 });
