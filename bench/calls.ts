@@ -53,6 +53,12 @@ import { summarize } from "./lib/calls-summary.ts";
 import { TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
+// --outbound: the calls are placed by the bridge (bench/lib/calls-outbound.ts), a run of its own.
+if (process.argv.includes("--outbound")) {
+  await import("./lib/calls-outbound.ts");
+  process.exit(0);
+}
+
 const arg = numberArg;
 const strArg = stringArg;
 

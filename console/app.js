@@ -1,7 +1,8 @@
 // The console: the live feed (WS /console/live, messages defined in src/console/live-events.ts),
 // the lists of live and ended calls, the call on screen, the latency table and the browser call.
 import { callHeader, eventItem, formingItems } from "./call-view.js";
-import { fmtDuration, fmtTime, h, transportBadge } from "./dom.js";
+import { setUpDial } from "./dial-panel.js";
+import { directionBadge, fmtDuration, fmtTime, h, transportBadge } from "./dom.js";
 import { refreshLatency } from "./latency.js";
 import { setUpPhone } from "./phone-panel.js";
 import { refreshTrunks } from "./trunks.js";
@@ -223,7 +224,12 @@ function renderLiveList() {
         "div",
         { class: "row" },
         transportBadge(start?.transport ?? "?"),
-        h("span", { class: "from" }, start?.from ?? call.callId),
+        directionBadge(start?.direction),
+        h(
+          "span",
+          { class: "from" },
+          start?.direction === "outbound" ? `→ ${start.to ?? call.callId}` : (start?.from ?? call.callId),
+        ),
         h("span", { class: "elapsed", dataset: { since } }, fmtDuration(Date.now() - since)),
       ),
       h("div", { class: "line" }, liveLine(call)),
@@ -252,13 +258,18 @@ function endedItem(c) {
       "div",
       { class: "row" },
       transportBadge(c.transport),
-      h("span", { class: "from" }, c.from ?? c.callId),
+      directionBadge(c.direction),
+      h(
+        "span",
+        { class: "from" },
+        c.direction === "outbound" ? `→ ${c.to ?? c.callId}` : (c.from ?? c.callId),
+      ),
       h("span", { class: "elapsed" }, fmtDuration(ms)),
     ),
     h(
       "div",
       { class: "line" },
-      `${fmtTime(c.startedAt)}${c.agent ? ` · ${c.agent}` : ""} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}`,
+      `${fmtTime(c.startedAt)}${c.agent ? ` · ${c.agent}` : ""} · ${c.turns} turns · ${(c.outcome ?? "").replaceAll("_", " ")}${c.dialOutcome ? ` · ${c.dialOutcome}` : ""}`,
     ),
     c.instance ? h("div", { class: "instance", title: "the bridge that took this call" }, c.instance) : "",
   );
@@ -340,6 +351,7 @@ $("ended-filters").addEventListener("submit", (e) => {
   e.preventDefault();
   void refreshEnded();
 });
+setUpDial();
 setUpPhone((callId) => {
   const call = live.get(callId);
   if (call) show(call);

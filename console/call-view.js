@@ -1,7 +1,7 @@
 // One call on screen: its header, its transcript (the record's events as they come), what is
 // forming at the end of it (the caller speaking, the words heard, the agent's reply as it is
 // written), and for an ended call its recording.
-import { fmtDuration, fmtMs, fmtTime, h, transportBadge } from "./dom.js";
+import { directionBadge, fmtDuration, fmtMs, fmtTime, h, transportBadge } from "./dom.js";
 import { speedClass, waterfall } from "./waterfall.js";
 
 const who = (name, ...rest) => h("div", { class: "who" }, h("strong", {}, name), ...rest);
@@ -172,6 +172,7 @@ export function callHeader(call) {
       "div",
       { class: "call-title" },
       transportBadge(start?.transport ?? "?"),
+      directionBadge(start?.direction),
       h("span", { class: "parties" }, start?.from ?? "unknown caller", start?.to ? ` → ${start.to}` : ""),
       start?.agent
         ? h(

@@ -60,6 +60,13 @@ const TRANSPORTS = {
   test: "Test",
 };
 
+/** A call the bridge placed (POST /calls) is marked, and names whom it called. */
+export function directionBadge(direction) {
+  return direction === "outbound"
+    ? h("span", { class: "badge outbound", title: "placed by the bridge" }, "Outbound")
+    : "";
+}
+
 /** A coloured label naming what carries the call. */
 export function transportBadge(transport) {
   return h("span", { class: `badge t-${transport}` }, TRANSPORTS[transport] ?? transport);

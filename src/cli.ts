@@ -35,6 +35,9 @@ Configuration comes from defaults, then the config file, then environment variab
   DATABASE_URL, BRIDGE_INSTANCE     call records in PostgreSQL, shared by every bridge on it (unset: SQLite
                                     in the data dir); this bridge's name in them (default: the host name)
   SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
+  SIP_OUTBOUND_PROXY, SIP_OUTBOUND_USER, SIP_OUTBOUND_PASSWORD, SIP_OUTBOUND_FROM   calls the bridge places
+                                    over SIP (voice-bridge dial, POST /calls); TWILIO_OUTBOUND_FROM for Twilio
+  OUTBOUND_MAX_CONCURRENT (10), OUTBOUND_CALLS_PER_SECOND (1)   limits on placing calls
   AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
   DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
   LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)
@@ -201,6 +204,79 @@ program
         process.exit(code);
       } catch (err) {
         process.stderr.write(`voice-bridge call: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    },
+  );
+
+program
+  .command("dial")
+  .description(
+    "ask the running bridge to call TO (POST /calls): a number, or for SIP a sip: URI; follows the call until it ends and says how dialling went (human, machine, busy, no-answer, failed, canceled)",
+  )
+  .argument("<to>", "the number to call (+15550100) or a SIP URI")
+  .addOption(
+    new Option("--via <carrier>", "sip (through SIP_OUTBOUND_PROXY) or twilio")
+      .choices(["sip", "twilio"])
+      .default("sip"),
+  )
+  .option("--agent <name>", "the agent who speaks (default: default)")
+  .option("--var <name=value>", "a variable for the agent's {{var.NAME}} templates (repeatable)", collect, [])
+  .addOption(
+    new Option(
+      "--amd <policy>",
+      "on an answering machine: hang up, leave the message, or no detection",
+    ).choices(["hangup", "message", "off"]),
+  )
+  .option("--message <text>", "the voicemail message (with --amd message; templated like greetings)")
+  .option("--from <caller>", "caller id (default: SIP_OUTBOUND_FROM / TWILIO_OUTBOUND_FROM)")
+  .option("--ring-timeout <seconds>", "give up after ringing this long, 5-120 (default 30)")
+  .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
+  .option(
+    "--token <token>",
+    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+  )
+  .option("--no-wait", "return once the call is placed")
+  .action(
+    async (
+      to: string,
+      opts: {
+        via: string;
+        agent?: string;
+        var: string[];
+        amd?: string;
+        message?: string;
+        from?: string;
+        ringTimeout?: string;
+        url?: string;
+        token?: string;
+        wait: boolean;
+      },
+    ) => {
+      const config = load(program.opts());
+      const { runDial, parseVars } = await import("./outbound/dial-command.ts");
+      const base = (opts.url ?? `http://127.0.0.1:${config.server.port}`).replace(/\/+$/, "");
+      try {
+        const variables = parseVars(opts.var);
+        const code = await runDial({
+          base,
+          token: opts.token ?? programToken(config.server.token, config.local.dataDir),
+          body: {
+            to,
+            via: opts.via,
+            ...(opts.agent ? { agent: opts.agent } : {}),
+            ...(Object.keys(variables).length ? { variables } : {}),
+            ...(opts.amd ? { machineDetection: opts.amd } : {}),
+            ...(opts.message ? { voicemailMessage: opts.message } : {}),
+            ...(opts.from ? { from: opts.from } : {}),
+            ...(opts.ringTimeout ? { ringTimeoutS: Number(opts.ringTimeout) } : {}),
+          },
+          wait: opts.wait,
+          out: (line) => process.stdout.write(`${line}\n`),
+        });
+        process.exit(code);
+      } catch (err) {
+        process.stderr.write(`voice-bridge dial: ${base}: ${(err as Error).message}\n`);
         process.exit(1);
       }
     },

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { routeSchema, webhookSchema } from "./agents/routes.ts";
 import { agentName, agentSchema, defaultAgentSchema } from "./agents/schema.ts";
 import { flag, httpUrl, port, url } from "./config-values.ts";
+import { OUTBOUND_ENV_KEYS, outboundSchema } from "./outbound/config.ts";
 import {
   allowFromSchema,
   digestAlgorithmsSchema,
@@ -348,6 +349,8 @@ export const configSchema = z.object({
       description:
         "SIP signalling and RTP media: ports, NAT, codecs, who may call, registrations, TLS and SRTP.",
     }),
+  /** Calls the bridge places (POST /calls, voice-bridge dial): limits, defaults, carriers. */
+  outbound: outboundSchema,
   audiosocket: z
     .object({
       port: z
@@ -531,6 +534,7 @@ export const ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
   SIP_TLS_KEY: ["sip", "tlsKey"],
   SIP_TLS_VERIFY: ["sip", "tlsVerify"],
   SIP_SRTP: ["sip", "srtp"],
+  ...OUTBOUND_ENV_KEYS,
   AUDIOSOCKET_PORT: ["audiosocket", "port"],
   AUDIOSOCKET_HOST: ["audiosocket", "host"],
   DISCORD_TOKEN: ["discord", "token"],

@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
+import type { Dialer } from "../bridges/dial.ts";
 import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
 import { isLoopbackHost } from "../bridges/loopback.ts";
 import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
@@ -17,7 +18,9 @@ import {
   startRtpWorker,
   UdpRtpPortPool,
 } from "../bridges/sip/rtp/index.ts";
+import { restCallControl } from "../bridges/twilio/call-control.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../bridges/twilio/index.ts";
+import { rebasedClient, registerTwilioOutbound, type TwilioOutbound } from "../bridges/twilio/outbound.ts";
 import { BridgeAccess } from "./access.ts";
 import { CallAdmission } from "./agents/admission.ts";
 import type { CallAgent } from "./agents/call-agent.ts";
@@ -34,6 +37,9 @@ import { LiveFeed } from "./console/live-feed.ts";
 import { registerConsole } from "./console/routes.ts";
 import type { Logger } from "./log.ts";
 import { BridgeMetrics } from "./metrics.ts";
+import { OutboundCalls } from "./outbound/calls.ts";
+import { DialLimits } from "./outbound/limits.ts";
+import { registerOutboundRoutes } from "./outbound/routes.ts";
 import { type ReloadResult, registerReload, reloadWith, sectionsNeedingRestart } from "./reload.ts";
 import { type CallReport, callReport } from "./reports/report.ts";
 import { type AttemptResult, CallReporter } from "./reports/reporter.ts";
@@ -337,11 +343,16 @@ export async function startBridge(
       startSession(callTransport, pick.agent);
     });
   };
-  const startSession = (callTransport: CallTransport, agent: CallAgent) => {
+  const startSession = (
+    callTransport: CallTransport,
+    agent: CallAgent,
+    outbound?: { onEnd: (reason: string) => void },
+  ): { end(reason: string): void } => {
     if (draining) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
       void callTransport.hangUp("bridge is shutting down");
-      return;
+      outbound?.onEnd("bridge is shutting down");
+      return { end: () => {} };
     }
     const callId = callTransport.info.callId;
     // The recording wraps the transport, so the session records without knowing it; the console
@@ -358,7 +369,10 @@ export async function startBridge(
       clock,
       config: conversationConfig(agent, config, transport.info),
       log: log.child({ agent: agent.name }),
-      transcripts,
+      // An outbound call's record started when it was placed: the session's own call-start is not repeated.
+      transcripts: outbound
+        ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) }
+        : transcripts,
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onEnd: (reason) => {
         const callId = transport.info.callId;
@@ -379,6 +393,7 @@ export async function startBridge(
           void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
         }
         live.delete(session);
+        outbound?.onEnd(reason);
         metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
       },
@@ -387,14 +402,63 @@ export async function startBridge(
     metrics.activeCalls.inc();
     metrics.agentCalls.inc({ agent: agent.name });
     session.start();
+    return session;
   };
+  // Calls the bridge places (POST /calls, voice-bridge dial): the SIP dialer exists once SIP is up.
+  let sipDialer: Dialer | undefined;
+  const outboundCalls = new OutboundCalls({
+    // Read at start like the SIP and Twilio settings it goes with (a reload says it needs a restart).
+    config: () => config.outbound,
+    draining: () => draining,
+    dialers: () => ({ sip: sipDialer, twilio: twilioOutbound?.dial }),
+    agents: () => agents,
+    limits: new DialLimits(config.outbound.maxConcurrent, config.outbound.callsPerSecond),
+    events: transcripts,
+    startSession: (transport, agent, onEnd) => startSession(transport, agent, { onEnd }),
+    tts: (agent) => servicesFor(agent).tts,
+    log: log.child({ component: "outbound" }),
+    onOutcome: (via, outcome) => metrics.outboundCalls.inc({ via, dial_outcome: outcome }),
+    // Unanswered calls and machines end without a session: their report is made here.
+    onEnded: (callId) => {
+      const record = transcripts.get(callId);
+      const made = reporter && record && callReport(record, { instance });
+      if (!made) return;
+      store.setReport(made.reportId, "pending", undefined, callId);
+      void reporter.submit(Promise.resolve(made));
+    },
+  });
+  registerOutboundRoutes(http, outboundCalls);
+  const { accountSid, authToken } = config.twilio;
+  const twilioOutbound: TwilioOutbound | undefined =
+    accountSid && authToken && config.server.publicUrl
+      ? registerTwilioOutbound(http, {
+          accountSid,
+          authToken,
+          publicUrl: config.server.publicUrl,
+          ...(config.outbound.twilio.from ? { from: config.outbound.twilio.from } : {}),
+          ...(config.outbound.twilio.apiBase ? { apiBase: config.outbound.twilio.apiBase } : {}),
+          twilioAmd: config.outbound.twilio.amd === "twilio",
+          log,
+        })
+      : undefined;
   const twilio: TwilioRoutes = registerTwilio(http, {
     config,
     log,
     clock,
-    onCall,
+    // A media stream of a call the bridge placed goes to that call; the rest are inbound calls.
+    onCall: (transport) => twilioOutbound?.claim(transport) || onCall(transport),
     admit: (info) => admission.admit(info),
-    ...(overrides.callControl ? { callControl: overrides.callControl } : {}),
+    ...(overrides.callControl
+      ? { callControl: overrides.callControl }
+      : accountSid && authToken && config.outbound.twilio.apiBase
+        ? {
+            callControl: restCallControl({
+              accountSid,
+              authToken,
+              httpClient: rebasedClient(config.outbound.twilio.apiBase),
+            }),
+          }
+        : {}),
   });
   const browser: BrowserCalls | undefined = feed
     ? registerBrowserCalls(http, {
@@ -428,8 +492,15 @@ export async function startBridge(
           createTransport: createRtpCallTransportFactory(),
           onCall,
           admit: (info) => admission.admit(info),
+          outbound: config.outbound.sip,
         });
   if (sip) registerSipMetrics(metrics.registry, sip);
+  sipDialer = sip?.dial;
+  if (sipDialer)
+    log.info(
+      { proxy: config.outbound.sip.proxy, from: config.outbound.sip.from },
+      "outbound: SIP calls go through the outbound proxy (POST /calls, voice-bridge dial)",
+    );
   sipForReadiness = sip;
   const audioSocket =
     config.audiosocket.port === false

@@ -46,6 +46,8 @@ export class BridgeMetrics {
   readonly agentCalls: Counter<"agent">;
   /** Post-call analyses, by how they went. */
   readonly analyses: Counter<"status">;
+  /** Calls the bridge placed, by carrier and how dialling went. */
+  readonly outboundCalls: Counter<"via" | "dial_outcome">;
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -75,6 +77,12 @@ export class BridgeMetrics {
       name: "voice_bridge_agent_calls_total",
       help: "calls started, by the agent that took them",
       labelNames: ["agent"],
+      registers: [this.registry],
+    });
+    this.outboundCalls = new Counter({
+      name: "voice_bridge_outbound_calls_total",
+      help: "calls the bridge placed, by carrier (sip, twilio) and dial outcome (human, machine, busy, no-answer, failed, canceled)",
+      labelNames: ["via", "dial_outcome"],
       registers: [this.registry],
     });
     this.analyses = new Counter({

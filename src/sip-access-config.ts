@@ -103,7 +103,7 @@ export interface SipRegistration {
   readonly expires: number;
 }
 
-function hostPort(s: string): HostPort | undefined {
+export function hostPort(s: string): HostPort | undefined {
   const m = /^(\[[^\]]+\]|[^:/@;\s[\]]+)(?::(\d{1,5}))?$/.exec(s.trim());
   if (!m || (m[2] && Number(m[2]) > 65535)) return undefined;
   return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), ...(m[2] ? { port: Number(m[2]) } : {}) };

@@ -24,6 +24,7 @@ import {
   type SipHeader,
   type SipRequest,
   type SipResponse,
+  splitList,
 } from "./message.ts";
 import { negotiate, writeAnswer } from "./sdp-answer.ts";
 import type { SrtpPolicy } from "./sdp-crypto.ts";
@@ -50,6 +51,11 @@ export interface DialogDeps {
 
 export interface DialogInit {
   readonly invite: SipRequest;
+  /**
+   * The 2xx to our own INVITE, when the bridge placed the call (UAC): the dialog is then seen from
+   * the caller's side (our From and tag, their To and Contact, the Record-Route reversed).
+   */
+  readonly answer?: SipResponse;
   readonly flow: SipFlow;
   readonly localTag: string;
   /** Our address for SDP and Contact, and the port the flow's transport listens on. */
@@ -114,9 +120,10 @@ export class Dialog {
   constructor(deps: DialogDeps, init: DialogInit) {
     this.#deps = deps;
     const inv = init.invite;
+    const ours = init.answer;
     this.callId = header(inv, "call-id") ?? "";
     this.localTag = init.localTag;
-    const from = header(inv, "from") ?? "";
+    const from = ours ? (header(ours, "to") ?? "") : (header(inv, "from") ?? "");
     this.remoteTag = params(from).get("tag") ?? "";
     this.remoteUri = parseNameAddr(from)?.uri ?? "";
     this.flow = init.flow;
@@ -125,13 +132,22 @@ export class Dialog {
     this.#offer = init.offer;
     this.#address = init.address;
     this.#sipPort = init.sipPort;
-    this.#localHeader = `${header(inv, "to")};tag=${init.localTag}`;
+    this.#localHeader = ours ? (header(inv, "from") ?? "") : `${header(inv, "to")};tag=${init.localTag}`;
     this.#remoteHeader = from;
-    this.#remoteTarget = parseNameAddr(header(inv, "contact") ?? "")?.uri ?? this.remoteUri;
-    // The route set is the Record-Route of the INVITE as received (RFC 3261 §12.1.1).
-    this.#routes = inv.headers.filter((h) => h.name === "record-route").map((h) => h.value);
+    const target = ours ?? inv;
+    this.#remoteTarget = parseNameAddr(header(target, "contact") ?? "")?.uri ?? this.remoteUri;
+    // The route set: the INVITE's Record-Route as received (UAS), the 2xx's reversed (UAC) (RFC 3261 §12.1).
+    const recorded = target.headers
+      .filter((h) => h.name === "record-route")
+      .flatMap((h) => splitList(h.value));
+    this.#routes = ours ? recorded.reverse() : recorded;
     this.#secure = /^sips:/i.test(inv.uri);
-    this.#remoteCseq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
+    const inviteSeq = parseCSeq(header(inv, "cseq"))?.seq ?? 0;
+    this.#remoteCseq = ours ? 0 : inviteSeq;
+    if (ours) {
+      this.#localCseq = inviteSeq + 1;
+      this.#state = "confirmed";
+    }
     this.log = deps.log.child({ callId: this.callId });
     this.#sessionTimer = new SessionTimer(deps.clock, (interval) => {
       this.log.warn({ interval }, "sip: session not refreshed, hanging up");
@@ -229,6 +245,16 @@ export class Dialog {
     this.#offer = offer;
     if (this.transport) this.transport.updateMedia(media);
     else if (first) this.onMedia?.(media);
+  }
+
+  /**
+   * The ACK of the 2xx to our INVITE (RFC 3261 §13.2.2.4): the INVITE's CSeq number, a new branch,
+   * to the remote target through the route set; sent again for each retransmitted 2xx (`bytes`).
+   */
+  acknowledge(inviteSeq: number, bytes?: Buffer): Buffer {
+    const ack = bytes ?? serialize(this.#inDialog("ACK", inviteSeq));
+    this.#usableFlow().send(ack);
+    return ack;
   }
 
   /** Checks an in-dialog request's CSeq (RFC 3261 §12.2.2); false means it was answered 500. */
@@ -351,7 +377,18 @@ export class Dialog {
     extra: SipHeader[] = [],
     body?: { type: string; content: string },
   ): Promise<SipResponse> {
-    const uri = parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri;
+    const req = this.#inDialog(method, this.#localCseq++, extra);
+    const headers = req.headers as SipHeader[];
+    let bytes = Buffer.alloc(0);
+    if (body) {
+      headers.push({ name: "content-type", value: body.type });
+      bytes = Buffer.from(body.content);
+    }
+    return this.#deps.client.send({ ...req, headers, body: bytes }, this.#usableFlow());
+  }
+
+  /** A request within the dialog: to the remote target, a new branch, through the route set. */
+  #inDialog(method: string, cseq: number, extra: SipHeader[] = []): SipRequest {
     const headers: SipHeader[] = [
       {
         name: "via",
@@ -361,17 +398,13 @@ export class Dialog {
       { name: "from", value: this.#localHeader },
       { name: "to", value: this.#remoteHeader },
       { name: "call-id", value: this.callId },
-      { name: "cseq", value: `${this.#localCseq++} ${method}` },
+      { name: "cseq", value: `${cseq} ${method}` },
       // Our requests go back on the INVITE's flow, so the route set is written as it came (loose routing).
       ...this.#routes.map((value) => ({ name: "route", value })),
       ...extra,
     ];
-    let bytes = Buffer.alloc(0);
-    if (body) {
-      headers.push({ name: "content-type", value: body.type });
-      bytes = Buffer.from(body.content);
-    }
-    return this.#deps.client.send({ kind: "request", method, uri, headers, body: bytes }, this.#usableFlow());
+    const uri = parseUri(this.#remoteTarget) ? this.#remoteTarget : this.remoteUri;
+    return { kind: "request", method, uri, headers, body: Buffer.alloc(0) };
   }
 
   /**

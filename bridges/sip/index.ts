@@ -2,10 +2,12 @@
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
+import type { Dialer } from "../dial.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
 import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";
+import { dialSip, type SipOutboundSettings } from "./outbound/uac.ts";
 import { Registration, type RegistrationDeps, type RegistrationStatus } from "./registration.ts";
 import { SipCore, type SipStats } from "./server.ts";
 import { DEFAULT_TIMERS, type SipTimers } from "./transaction.ts";
@@ -32,6 +34,8 @@ export interface SipServerOptions {
   readonly timers?: SipTimers;
   /** Retry-After while draining, seconds (default 30). */
   readonly retryAfterS?: number;
+  /** Outbound calls: the proxy INVITEs go through, its credentials, the caller id (`outbound.sip`). */
+  readonly outbound?: SipOutboundSettings;
   /** Registration retry delays and route checks (tests shorten them). */
   readonly registrationTiming?: Pick<RegistrationDeps, "backoffMs" | "watchMs">;
 }
@@ -42,6 +46,8 @@ export interface SipServer {
   /** SIP over TLS, when sip.tlsPort is set. */
   readonly tlsPort?: number;
   readonly stats: SipStats;
+  /** Places calls through outbound.sip.proxy; undefined when no proxy is configured. */
+  readonly dial: Dialer | undefined;
   /** Each account in sip.registrations: registered, registering, failed (and why). */
   readonly registrations: () => RegistrationStatus[];
   /** Reads the TLS certificate and key again (SIGHUP); a bad pair is logged and the old one kept. */
@@ -71,11 +77,12 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
   };
   const portOf = (t: SipFlow["transport"]): number =>
     (t === "TLS" ? ports.tls?.port : t === "TCP" ? ports.tcp?.port : ports.udp?.port) ?? 0;
+  const timers = opts.timers ?? DEFAULT_TIMERS;
   const core = new SipCore({
     config: opts.config,
     log,
     clock: opts.clock,
-    timers: opts.timers ?? DEFAULT_TIMERS,
+    timers,
     ports: opts.ports,
     createTransport: opts.createTransport,
     onCall: opts.onCall,
@@ -134,6 +141,37 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
       }),
   );
   for (const r of registrations) r.start();
+  const outbound = opts.outbound;
+  const proxy = outbound?.proxy;
+  const dial: Dialer | undefined = proxy
+    ? (req, events) =>
+        dialSip(
+          {
+            proxy,
+            ...(outbound.user ? { user: outbound.user } : {}),
+            ...(outbound.password ? { password: outbound.password } : {}),
+            ...(outbound.from ? { from: outbound.from } : {}),
+            ...(opts.config.publicIp ? { publicIp: opts.config.publicIp } : {}),
+            clock: opts.clock,
+            timers,
+            mediaTimeoutMs: opts.config.mediaTimeoutS * 1000,
+            invites: core.invites,
+            request: (r, flow) => core.request(r, flow),
+            dialogs: core.dialogDeps,
+            addDialog: (d) => core.addDialog(d),
+            trust: (address) => core.trust(address),
+            flowTo: (transport, address, port, name) =>
+              transport === "UDP"
+                ? udp.flowTo(address, port)
+                : stream(transport).connect(address, port, name),
+            listenPort: portOf,
+            ports: opts.ports,
+            createTransport: opts.createTransport,
+          },
+          req,
+          events,
+        )
+    : undefined;
   const unregister = async (): Promise<void> => {
     await Promise.all(registrations.map((r) => r.stop()));
   };
@@ -153,6 +191,7 @@ export async function startSipServer(opts: SipServerOptions): Promise<SipServer>
     tcpPort: tcp.port,
     ...(tls ? { tlsPort: tls.port } : {}),
     stats: core.stats,
+    dial,
     registrations: () => registrations.map((r) => r.status()),
     get tcpConnections() {
       return tcp.connections + (tls?.connections ?? 0);

@@ -291,12 +291,12 @@ export class Registration {
   }
 }
 
-function hostInUri(host: string): string {
+export function hostInUri(host: string): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
 
 /** The local address the system routes to `address` from (a connected UDP socket sends nothing). */
-async function routeFrom(address: string, port: number): Promise<string> {
+export async function routeFrom(address: string, port: number): Promise<string> {
   const socket = createSocket(address.includes(":") ? "udp6" : "udp4");
   try {
     await new Promise<void>((resolve, reject) => {

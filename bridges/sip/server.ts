@@ -12,6 +12,7 @@ import type { SipFlow } from "./flow.ts";
 import { parseInfoDtmf } from "./info-dtmf.ts";
 import type { SipCodecName } from "./media-port.ts";
 import { header, headerValues, params, type SipRequest, type SipResponse } from "./message.ts";
+import { InviteClients } from "./outbound/invite-client.ts";
 import { parseMessage } from "./parse.ts";
 import { checkRequest, markSource, unsupportedRequired } from "./request-checks.ts";
 import { RequestGate } from "./request-gate.ts";
@@ -52,6 +53,8 @@ export class SipCore {
   readonly #o: SipCoreOptions;
   readonly #server: ServerTransactions;
   readonly #client: ClientTransactions;
+  /** INVITEs we send (outbound calls). */
+  readonly invites: InviteClients;
   readonly #dialogs = new Map<string, Dialog>();
   readonly #deps: DialogDeps;
   readonly #setup: CallSetup;
@@ -66,6 +69,7 @@ export class SipCore {
     this.#server.onAckTimeout = (tx) =>
       o.log.debug({ callId: header(tx.request, "call-id") }, "sip: no ACK for a final error response");
     this.#client = new ClientTransactions(o.clock, o.timers);
+    this.invites = new InviteClients(o.clock, o.timers);
     const dialogs = this.#dialogs;
     const server = this.#server;
     const policy = new SourcePolicy({
@@ -132,6 +136,16 @@ export class SipCore {
   /** A request of our own outside any dialog (REGISTER) through a client transaction. */
   request(req: SipRequest, flow: SipFlow): Promise<SipResponse> {
     return this.#client.send(req, flow);
+  }
+
+  /** What a dialog needs of the core (an outbound call's dialog is made outside it). */
+  get dialogDeps(): DialogDeps {
+    return this.#deps;
+  }
+
+  /** An outbound call was answered: its dialog joins the table (in-dialog requests find it). */
+  addDialog(d: Dialog): void {
+    this.#dialogs.set(d.key, d);
   }
 
   /** Sources that are allowed whatever sip.allowFrom says: the registrars we register with. */
@@ -201,7 +215,7 @@ export class SipCore {
     }
     const msg = parsed.msg;
     if (msg.kind === "response") {
-      if (!this.#client.receive(msg)) this.stats.strayResponses++;
+      if (!this.#client.receive(msg) && !this.invites.receive(msg)) this.stats.strayResponses++;
       return;
     }
     if (!this.#gate.admit(msg, flow)) return;
@@ -362,5 +376,6 @@ export class SipCore {
     this.#o.clock.clearTimeout(timer);
     this.#server.dispose();
     this.#client.dispose();
+    this.invites.dispose();
   }
 }

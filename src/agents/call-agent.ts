@@ -21,7 +21,7 @@ export interface CallAgent {
   readonly analysis: AnalysisPlan | undefined;
   readonly recording: boolean;
   /** What chose the agent, for the log. */
-  readonly chosenBy: "route" | "default" | "webhook" | "console";
+  readonly chosenBy: "route" | "default" | "webhook" | "console" | "request";
 }
 
 type Service = Pick<

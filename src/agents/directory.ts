@@ -119,6 +119,32 @@ export class AgentDirectory {
         overrides = a.overrides;
       }
     }
+    const callAgent = this.#resolve(name, chosenBy, info, variables, overrides, log);
+    return { kind: "agent", agent: callAgent, timing: timing() };
+  }
+
+  /**
+   * The named agent for a call the bridge places (POST /calls): no route or webhook is asked, the
+   * request's variables fill its templates. Undefined when no agent has that name.
+   */
+  forOutbound(
+    name: string,
+    info: CallInfo,
+    variables: Readonly<Record<string, string>>,
+    log: Logger,
+  ): CallAgent | undefined {
+    if (!this.#agents.has(name)) return undefined;
+    return this.#resolve(name, "request", info, { ...variables }, undefined, log);
+  }
+
+  #resolve(
+    name: string,
+    chosenBy: CallAgent["chosenBy"],
+    info: CallInfo,
+    variables: Record<string, string>,
+    overrides: Record<string, unknown> | undefined,
+    log: Logger,
+  ): CallAgent {
     const agent = this.#withOverrides(this.#agents.get(name)!, overrides, log);
     const code = this.#code.get(name);
     const missingLog = log.child({ agent: name });
@@ -133,7 +159,7 @@ export class AgentDirectory {
       },
       (variable) => missingLog.info({ variable }, `{{${variable}}} has no value on this call: left empty`),
     );
-    const callAgent: CallAgent = {
+    return {
       name,
       session: {
         ...sessionConfigOf(agent, renderer),
@@ -148,7 +174,6 @@ export class AgentDirectory {
       recording: agent.recording,
       chosenBy,
     };
-    return { kind: "agent", agent: callAgent, timing: timing() };
   }
 
   /** The agent with the webhook's overrides, when they are valid settings of an agent. */

@@ -8,9 +8,13 @@ export const CALL_OUTCOMES = [
   "max_call_duration",
   "caller_hangup",
   "instance_lost",
+  "unanswered",
 ] as const;
 
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
+
+/** End reasons of outbound calls nobody answered start with this (busy, no answer, failed, canceled). */
+export const UNANSWERED = "unanswered";
 
 /** The end reason another bridge writes for a call whose instance died without ending it. */
 export const INSTANCE_LOST = "instance lost";
@@ -21,5 +25,6 @@ export function outcomeOf(reason: string): CallOutcome {
   if (reason === "caller silent") return "caller_silent";
   if (reason === "max call duration") return "max_call_duration";
   if (reason === INSTANCE_LOST) return "instance_lost";
+  if (reason.startsWith(UNANSWERED)) return "unanswered";
   return "caller_hangup";
 }

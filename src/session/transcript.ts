@@ -25,6 +25,8 @@ export type CallEvent =
       to?: string;
       /** The agent that took the call (the store's `agent` column). */
       agent?: string;
+      /** `outbound` when the bridge placed the call (POST /calls); absent means inbound. */
+      direction?: CallDirection;
     }
   | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
   | {
@@ -39,9 +41,31 @@ export type CallEvent =
     }
   | { type: "barge-in"; at: string; outcome: "interrupted" | "resumed" }
   | { type: "note"; at: string; text: string }
+  /** An outbound call's dialling settled: who or what answered, or why nobody did. */
+  | { type: "dial"; at: string; outcome: DialOutcome; reason?: string; amd?: AmdResult }
   | { type: "call-end"; at: string; reason: string; durationMs: number }
   /** After the call: the agent's analysis (summary and fields), or why there is none. */
   | { type: "analysis"; at: string; analysis: CallAnalysis };
+
+export type CallDirection = "inbound" | "outbound";
+
+/** How an outbound call's dialling ended (docs/outbound.md). */
+export const DIAL_OUTCOMES = ["human", "machine", "busy", "no-answer", "failed", "canceled"] as const;
+export type DialOutcome = (typeof DIAL_OUTCOMES)[number];
+
+/** Who answered, as answering-machine detection (ours or Twilio's) decided. */
+export interface AmdResult {
+  /** `human`, `machine`, or `unknown` (detection off, or undecided when it gave up). */
+  result: "human" | "machine" | "unknown";
+  /** From the answer to the decision, ms. */
+  decidedAfterMs: number;
+  /** When the voicemail's beep ended, ms after the answer (machines with a beep). */
+  beepEndedAtMs?: number;
+  /** When the voicemail message started playing, ms after the answer (policy `message`). */
+  messageStartedAtMs?: number;
+  /** Who decided: our detector or Twilio's. */
+  by?: "bridge" | "twilio";
+}
 
 /** The post-call analysis of a call (docs/agents.md, "Analysis after the call"). */
 export type CallAnalysis =
@@ -69,6 +93,11 @@ export interface CallRecord {
   from?: string;
   to?: string;
   agent?: string;
+  direction: CallDirection;
+  /** Outbound calls: how dialling went (`failed` carries the SIP/Twilio reason in `dialReason`). */
+  dialOutcome?: DialOutcome;
+  dialReason?: string;
+  amd?: AmdResult;
   startedAt: string;
   endedAt?: string;
   endReason?: string;
@@ -105,12 +134,21 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
   if (start?.type !== "call-start") return undefined;
   const end = events.find((e) => e.type === "call-end");
   const analysis = events.findLast((e) => e.type === "analysis");
+  const dial = events.findLast((e) => e.type === "dial");
   return {
     callId: start.callId,
     transport: start.transport,
     ...(start.from ? { from: start.from } : {}),
     ...(start.to ? { to: start.to } : {}),
     ...(start.agent ? { agent: start.agent } : {}),
+    direction: start.direction ?? "inbound",
+    ...(dial?.type === "dial"
+      ? {
+          dialOutcome: dial.outcome,
+          ...(dial.reason ? { dialReason: dial.reason } : {}),
+          ...(dial.amd ? { amd: dial.amd } : {}),
+        }
+      : {}),
     startedAt: start.at,
     ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
     turns: turnsOf(events),

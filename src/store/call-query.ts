@@ -6,7 +6,19 @@ import type { CallPosition, CallQuery } from "./call-store.ts";
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 export const TRANSPORTS = ["twilio", "sip", "audiosocket", "discord", "browser"] as const;
-const FILTERS = ["limit", "cursor", "from", "to", "transport", "outcome", "agent", "since", "until", "q"];
+const FILTERS = [
+  "limit",
+  "cursor",
+  "from",
+  "to",
+  "transport",
+  "direction",
+  "outcome",
+  "agent",
+  "since",
+  "until",
+  "q",
+];
 const MAX_WORDS = 16;
 
 export function encodeCursor(call: CallPosition): string {
@@ -71,6 +83,11 @@ export function parseCallQuery(raw: Record<string, unknown>): ParsedQuery {
     if (!(TRANSPORTS as readonly string[]).includes(v.transport))
       return bad(`transport: expected one of ${TRANSPORTS.join(", ")}, got ${JSON.stringify(v.transport)}`);
     query.transport = v.transport;
+  }
+  if (v.direction !== undefined) {
+    if (v.direction !== "inbound" && v.direction !== "outbound")
+      return bad(`direction: expected inbound or outbound, got ${JSON.stringify(v.direction)}`);
+    query.direction = v.direction;
   }
   if (v.outcome !== undefined) {
     const outcomes: readonly string[] = [...CALL_OUTCOMES, "ended", "live"];

@@ -2,7 +2,13 @@
 // PostgreSQL for many instances). The call path only appends (never waits on the engine); reads
 // serve HTTP and the console. Every engine call runs off the event loop that carries audio.
 import type { CallOutcome } from "../session/call-outcome.ts";
-import type { CallEvent, CallEventSink, CallRecord } from "../session/transcript.ts";
+import type {
+  CallDirection,
+  CallEvent,
+  CallEventSink,
+  CallRecord,
+  DialOutcome,
+} from "../session/transcript.ts";
 
 /** A call's place in the newest-first order (its start, then its id): what a page cursor names. */
 export interface CallPosition {
@@ -15,6 +21,7 @@ export interface CallQuery {
   from?: string;
   to?: string;
   transport?: string;
+  direction?: CallDirection;
   /** An outcome; `ended` for any, `live` for calls not ended yet. */
   outcome?: CallOutcome | "ended" | "live";
   agent?: string;
@@ -45,6 +52,9 @@ export interface CallSummary {
   durationMs?: number;
   /** Spoken turns so far (the caller's and the agent's). */
   turns: number;
+  /** Outbound calls: how dialling went, and why it failed. */
+  dialOutcome?: DialOutcome;
+  dialReason?: string;
   /** Where the recording is, when the call was recorded. */
   recording?: { instance: string; path: string };
 }

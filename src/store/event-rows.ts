@@ -2,7 +2,7 @@
 // a turn more, ended), the turn's row with its metrics and its words for search. Rows read back
 // become summaries here too, so both engines answer GET /calls alike.
 import { INSTANCE_LOST, outcomeOf } from "../session/call-outcome.ts";
-import type { CallEvent } from "../session/transcript.ts";
+import type { CallEvent, DialOutcome } from "../session/transcript.ts";
 import type { CallPage, CallSummary } from "./call-store.ts";
 
 /** A turn as the `turns` table holds it. */
@@ -104,6 +104,15 @@ export function endColumns(event: Extract<CallEvent, { type: "call-end" }>) {
   };
 }
 
+/** The call row's dialling columns for an outbound call's dial event. */
+export function dialColumns(event: Extract<CallEvent, { type: "dial" }>) {
+  return {
+    dial_outcome: event.outcome,
+    dial_reason: event.reason ?? null,
+    amd: event.amd ? JSON.stringify(event.amd) : null,
+  };
+}
+
 /** Times in one format (Date.toISOString), so that text order is time order in every engine. */
 export function iso(at: string): string {
   const t = Date.parse(at);
@@ -111,7 +120,7 @@ export function iso(at: string): string {
 }
 
 export const SUMMARY_COLUMNS =
-  "call_id, instance, transport, direction, from_number, to_number, agent, started_at, ended_at, end_reason, outcome, duration_ms, turns, recording_instance, recording_path";
+  "call_id, instance, transport, direction, from_number, to_number, agent, started_at, ended_at, end_reason, outcome, duration_ms, turns, recording_instance, recording_path, dial_outcome, dial_reason";
 
 export interface CallRow {
   call_id: string;
@@ -129,6 +138,8 @@ export interface CallRow {
   turns: number | string;
   recording_instance: string | null;
   recording_path: string | null;
+  dial_outcome: string | null;
+  dial_reason: string | null;
 }
 
 export function summaryOfRow(r: CallRow): CallSummary {
@@ -146,6 +157,8 @@ export function summaryOfRow(r: CallRow): CallSummary {
     ...(r.outcome !== null ? { outcome: r.outcome as CallSummary["outcome"] & string } : {}),
     ...(r.duration_ms !== null ? { durationMs: Number(r.duration_ms) } : {}),
     turns: Number(r.turns),
+    ...(r.dial_outcome !== null ? { dialOutcome: r.dial_outcome as DialOutcome } : {}),
+    ...(r.dial_reason !== null ? { dialReason: r.dial_reason } : {}),
     ...(r.recording_path !== null
       ? { recording: { instance: r.recording_instance ?? r.instance, path: r.recording_path } }
       : {}),

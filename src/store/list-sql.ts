@@ -24,6 +24,7 @@ export function listSql(query: CallQuery, dialect: SqlDialect): { sql: string; a
   eq("from_number", query.from);
   eq("to_number", query.to);
   eq("transport", query.transport);
+  eq("direction", query.direction);
   eq("agent", query.agent);
   if (query.outcome === "live") where.push("ended_at IS NULL");
   else if (query.outcome === "ended") where.push("ended_at IS NOT NULL");

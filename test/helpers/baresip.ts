@@ -63,6 +63,8 @@ class PortTaken extends Error {
 
 export class Baresip {
   readonly dir: string;
+  /** Where it takes calls (sip_listen on 127.0.0.1). */
+  sipPort = 0;
   readonly events: BaresipEvent[] = [];
   readonly #proc: ChildProcess;
   readonly #ctrl: Socket;
@@ -152,6 +154,7 @@ export class Baresip {
       throw new Error(`baresip did not start its control socket:\n${output}`);
     }
     const b = new Baresip(dir, proc, ctrl);
+    b.sipPort = sipPort;
     proc.stdout?.on("data", (d: Buffer) => {
       b.output += d.toString();
     });

@@ -91,6 +91,12 @@ export function firstLoudSample(pcm: Int16Array, rate: number, thresholdDbfs = -
   return -1;
 }
 
+/** When the PCM first gets louder than `thresholdDbfs` (-40: speech, not line noise), in ms; undefined if never. */
+export function firstLoudMs(pcm: Int16Array, rate: number, thresholdDbfs = -40): number | undefined {
+  const at = firstLoudSample(pcm, rate, thresholdDbfs);
+  return at < 0 ? undefined : (at / rate) * 1000;
+}
+
 export function silence(ms: number, rate: number): Int16Array {
   return new Int16Array(Math.round((ms * rate) / 1000));
 }

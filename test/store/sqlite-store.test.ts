@@ -26,7 +26,7 @@ describe("SQLite call store", () => {
   it("applies its migrations once, in WAL mode, and keeps what was written across a reopen", async () => {
     const path = join(root, "reopen.db");
     const first = await open("a", path);
-    expect(first.migrations).toEqual(["1_calls"]);
+    expect(first.migrations).toEqual(["1_calls", "2_outbound"]);
     first.append("CA-1", {
       type: "call-start",
       at: "2026-03-01T09:00:00.000Z",
@@ -42,6 +42,7 @@ describe("SQLite call store", () => {
     expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.prepare("SELECT version, name FROM schema_migrations").all()).toEqual([
       { version: 1, name: "calls" },
+      { version: 2, name: "outbound" },
     ]);
     db.close();
   });

@@ -131,4 +131,65 @@ export function storeContract(engine: Engine): void {
       await store.close();
     }
   });
+
+  it("keeps an outbound call's direction, dial outcome and AMD, and filters by direction", async () => {
+    const store = await engine.open("bridge-a");
+    try {
+      const at = (m: number) => `2026-05-01T10:0${m}:00.000Z`;
+      store.append("out-1", {
+        type: "call-start",
+        at: at(0),
+        callId: "out-1",
+        transport: "sip",
+        to: "+15550101",
+        direction: "outbound",
+      });
+      store.append("out-1", {
+        type: "dial",
+        at: at(1),
+        outcome: "machine",
+        amd: { result: "machine", decidedAfterMs: 2400, beepEndedAtMs: 6100 },
+      });
+      store.append("out-1", {
+        type: "call-end",
+        at: at(2),
+        reason: "agent: left a voicemail message",
+        durationMs: 9000,
+      });
+      store.append("out-2", {
+        type: "call-start",
+        at: at(3),
+        callId: "out-2",
+        transport: "sip",
+        to: "+15550102",
+        direction: "outbound",
+      });
+      store.append("out-2", { type: "dial", at: at(4), outcome: "busy", reason: "486 Busy Here" });
+      store.append("out-2", {
+        type: "call-end",
+        at: at(4),
+        reason: "unanswered: busy (486 Busy Here)",
+        durationMs: 300,
+      });
+      store.append("in-1", { type: "call-start", at: at(5), callId: "in-1", transport: "sip" });
+      await store.flush();
+      expect(await store.get("out-1")).toMatchObject({
+        direction: "outbound",
+        dialOutcome: "machine",
+        amd: { result: "machine", decidedAfterMs: 2400, beepEndedAtMs: 6100 },
+      });
+      expect(await store.get("in-1")).toMatchObject({ direction: "inbound" });
+      const outbound = await store.list({ limit: 10, direction: "outbound" });
+      expect(outbound.calls.map((c) => [c.callId, c.dialOutcome, c.outcome])).toEqual([
+        ["out-2", "busy", "unanswered"],
+        ["out-1", "machine", "agent_hangup"],
+      ]);
+      expect(outbound.calls[0]).toMatchObject({ direction: "outbound", dialReason: "486 Busy Here" });
+      expect((await store.list({ limit: 10, direction: "inbound" })).calls.map((c) => c.callId)).toEqual([
+        "in-1",
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
 }

@@ -58,6 +58,13 @@ export interface SimulateCallOptions {
    * TwiML <Parameter>s would carry them, in the start message's customParameters.
    */
   params?: Record<string, string>;
+  /**
+   * The TwiML the call runs, for a call placed through the REST API (`calls.create({twiml})`):
+   * no voice webhook is asked, its <Connect><Stream> is followed when the callee answers.
+   */
+  twiml?: string;
+  /** Aborted when the call is ended through the REST API (Twilio then stops the stream). */
+  ended?: AbortSignal;
   /** Connect to this WebSocket URL instead of the TwiML's (still signing the TwiML's, as Twilio would). */
   mediaUrl?: string;
   /** Fetch GET {url}/calls/{callSid} after the call (default true). */
@@ -229,7 +236,12 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     To: opts.to ?? "+15005550001",
     ...opts.params,
   };
-  const { streamUrl, parameters } = await postWebhook(opts, params);
+  const placed = opts.twiml !== undefined ? readStreamTwiml(opts.twiml) : undefined;
+  if (opts.twiml !== undefined && !placed)
+    throw new Error(`the call's TwiML has no <Connect><Stream>: ${opts.twiml.slice(0, 300)}`);
+  const { streamUrl, parameters } = placed
+    ? { streamUrl: placed.url, parameters: placed.parameters }
+    : await postWebhook(opts, params);
   const ws = await openSocket(opts.mediaUrl ?? streamUrl, streamUrl, opts.authToken);
 
   const caller = opts.caller ? to8k(opts.caller) : new Int16Array(0);
@@ -464,6 +476,12 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
   });
   t0 = clock.now();
   emit("start", callSid);
+  opts.ended?.addEventListener("abort", () => {
+    if (endedBy !== null) return;
+    sequenced("stop", { stop: { accountSid, callSid } });
+    finish("bridge");
+    ws.close(1000, "stop");
+  });
   wake();
 
   await done;

@@ -4,7 +4,7 @@
 import type { PoolClient } from "pg";
 import { INSTANCE_LOST } from "../../session/call-outcome.ts";
 import type { CallEvent } from "../../session/transcript.ts";
-import { endColumns, iso, TURN_COLUMNS, turnRowOf, turnWords } from "../event-rows.ts";
+import { dialColumns, endColumns, iso, TURN_COLUMNS, turnRowOf, turnWords } from "../event-rows.ts";
 
 export const CHANNEL = "voice_bridge_events";
 /** NOTIFY payloads are limited to 8000 bytes: a bigger event is announced by reference. */
@@ -60,8 +60,8 @@ export async function writeBatch(
     ]);
     if (event.type === "call-start") {
       await client.query(
-        `INSERT INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (call_id) DO NOTHING`,
+        `INSERT INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at, direction)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (call_id) DO NOTHING`,
         [
           callId,
           instance,
@@ -70,7 +70,14 @@ export async function writeBatch(
           event.to ?? null,
           event.agent ?? null,
           iso(event.at),
+          event.direction ?? "inbound",
         ],
+      );
+    } else if (event.type === "dial") {
+      const d = dialColumns(event);
+      await client.query(
+        "UPDATE calls SET dial_outcome = $1, dial_reason = $2, amd = $3 WHERE call_id = $4",
+        [d.dial_outcome, d.dial_reason, d.amd, callId],
       );
     } else if (event.type === "call-end") {
       const e = endColumns(event);

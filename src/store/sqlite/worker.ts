@@ -6,6 +6,7 @@ import { type CallEvent, recordFromEvents } from "../../session/transcript.ts";
 import type { CallPage, CallQuery, StoredRecord } from "../call-store.ts";
 import {
   type CallRow,
+  dialColumns,
   endColumns,
   iso,
   lostEnd,
@@ -62,12 +63,13 @@ const q = {
   maxSeq: db.prepare("SELECT max(seq) AS seq FROM events WHERE call_id = ?"),
   event: db.prepare("INSERT INTO events (call_id, seq, type, at, body) VALUES (?, ?, ?, ?, ?)"),
   start: db.prepare(
-    "INSERT OR IGNORE INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at, direction) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   ),
   turn: db.prepare(
     `INSERT OR REPLACE INTO turns (call_id, seq, ${TURN_COLUMNS.join(", ")}) VALUES (?, ?, ${TURN_COLUMNS.map(() => "?").join(", ")})`,
   ),
   words: db.prepare("INSERT INTO turn_words (call_id, text) VALUES (?, ?)"),
+  dial: db.prepare("UPDATE calls SET dial_outcome = ?, dial_reason = ?, amd = ? WHERE call_id = ?"),
   counted: db.prepare("UPDATE calls SET turns = turns + 1 WHERE call_id = ?"),
   end: db.prepare(
     "UPDATE calls SET ended_at = ?, end_reason = ?, outcome = ?, duration_ms = ? WHERE call_id = ? AND ended_at IS NULL",
@@ -105,7 +107,13 @@ function writeEvent(callId: string, event: CallEvent): void {
       event.to ?? null,
       event.agent ?? null,
       iso(event.at),
+      event.direction ?? "inbound",
     );
+    return;
+  }
+  if (event.type === "dial") {
+    const d = dialColumns(event);
+    q.dial.run(d.dial_outcome, d.dial_reason, d.amd, callId);
     return;
   }
   if (event.type === "call-end") {

@@ -1,0 +1,244 @@
+// The calls the bridge places: POST /calls and `voice-bridge dial` come here. Each call is checked
+// against the limits, gets its record at once (direction outbound), is dialled by its carrier's
+// bridge, and ends up either unanswered (busy, no answer, failed, canceled: recorded and ended
+// here) or answered: then answering-machine detection decides whether the agent's session starts
+// (a person) or the call is hung up or a voicemail message left (a machine).
+
+import { randomBytes } from "node:crypto";
+import type { CarrierAmd, DialEvents, Dialer, DialFailure, PlacedCall } from "../../bridges/dial.ts";
+import type { CallAgent } from "../agents/call-agent.ts";
+import type { AgentDirectory } from "../agents/directory.ts";
+import { nowIn, TemplateRenderer } from "../agents/templates.ts";
+import type { Logger } from "../log.ts";
+import { UNANSWERED } from "../session/call-outcome.ts";
+import type { SpeechSynthesizer } from "../session/services.ts";
+import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../session/transcript.ts";
+import type { CallInfo, CallTransport } from "../session/transport.ts";
+import { synthesize } from "./amd-gate.ts";
+import { AnsweredCall } from "./answered-call.ts";
+import type { OutboundConfig } from "./config.ts";
+import type { DialLimits } from "./limits.ts";
+import type { DialBody } from "./request.ts";
+
+export interface OutboundDeps {
+  readonly config: () => OutboundConfig;
+  /** Each carrier's dialer, when configured (read per call: SIP starts after the HTTP routes). */
+  readonly dialers: () => { readonly sip?: Dialer | undefined; readonly twilio?: Dialer | undefined };
+  readonly agents: () => AgentDirectory;
+  /** The bridge is shutting down: no new calls. */
+  readonly draining?: () => boolean;
+  readonly limits: DialLimits;
+  readonly events: CallEventSink;
+  /** Starts the agent's session on an answered call; `onEnd` hears its end. */
+  readonly startSession: (
+    transport: CallTransport,
+    agent: CallAgent,
+    onEnd: (reason: string) => void,
+  ) => { end(reason: string): void };
+  /** The agent's voice, for a voicemail message. */
+  readonly tts: (agent: CallAgent) => SpeechSynthesizer;
+  readonly log: Logger;
+  /** A call that ended without a session has its call-end recorded (its report is made then). */
+  readonly onEnded?: (callId: string) => void;
+  /** Outcomes for metrics. */
+  readonly onOutcome?: (via: string, outcome: DialOutcome) => void;
+}
+
+export type PlaceResult =
+  | { ok: true; callId: string }
+  | { ok: false; status: 400 | 429 | 503; field?: string; message: string; retryAfterS?: number };
+
+interface LiveCall {
+  readonly placed: PlacedCall;
+  transport?: CallTransport;
+  session?: { end(reason: string): void };
+}
+
+/** The body of the voicemail message when neither the request nor the config has one. */
+const DEFAULT_MESSAGE =
+  "Hello, this is an automated call. Sorry we missed you; we will try again later. Goodbye.";
+
+export class OutboundCalls {
+  readonly #d: OutboundDeps;
+  readonly #live = new Map<string, LiveCall>();
+
+  constructor(deps: OutboundDeps) {
+    this.#d = deps;
+  }
+
+  get live(): number {
+    return this.#live.size;
+  }
+
+  place(body: DialBody): PlaceResult {
+    if (this.#d.draining?.())
+      return {
+        ok: false,
+        status: 503,
+        message: "the bridge is shutting down: no new calls",
+        retryAfterS: 30,
+      };
+    const config = this.#d.config();
+    const dialer = this.#d.dialers()[body.via];
+    if (!dialer)
+      return {
+        ok: false,
+        status: 400,
+        field: "via",
+        message:
+          body.via === "sip"
+            ? "SIP dialling is not configured: set SIP_OUTBOUND_PROXY (outbound.sip.proxy), and SIP must be on"
+            : "Twilio dialling is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, PUBLIC_URL and TWILIO_OUTBOUND_FROM",
+      };
+    const agentName = body.agent ?? "default";
+    const directory = this.#d.agents();
+    if (!directory.get(agentName))
+      return {
+        ok: false,
+        status: 400,
+        field: "agent",
+        message: `no agent named "${agentName}" (agents: ${directory.names.join(", ")})`,
+      };
+    const verdict = this.#d.limits.take();
+    if (!verdict.ok)
+      return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
+    const callId = `out-${randomBytes(10).toString("hex")}`;
+    const from = body.from ?? (body.via === "sip" ? config.sip.from : config.twilio.from);
+    const info: CallInfo = {
+      callId,
+      transport: body.via,
+      ...(from ? { from } : {}),
+      to: body.to,
+      params: { direction: "outbound" },
+    };
+    const log = this.#d.log.child({ callId, via: body.via, to: body.to });
+    const agent = directory.forOutbound(agentName, info, body.variables ?? {}, log)!;
+    const placedAt = performance.now();
+    const record = (event: CallEvent) => this.#d.events.append(callId, event);
+    record({
+      type: "call-start",
+      at: new Date().toISOString(),
+      callId,
+      transport: body.via,
+      ...(from ? { from } : {}),
+      to: body.to,
+      agent: agent.name,
+      direction: "outbound",
+    });
+    const policy = body.machineDetection ?? config.machineDetection;
+    const ringTimeoutS = body.ringTimeoutS ?? config.ringTimeoutS;
+    log.info({ agent: agent.name, ringTimeoutS, machineDetection: policy }, "outbound: placing a call");
+    let settled = false;
+    const finish = (reason: string, outcome?: DialOutcome) => {
+      if (settled) return;
+      settled = true;
+      this.#live.delete(callId);
+      this.#d.limits.release();
+      if (outcome) this.#d.onOutcome?.(body.via, outcome);
+      return reason;
+    };
+    // Calls that end without a session (unanswered, machines) end here; their report too.
+    const endRecord = (reason: string, since: number) => {
+      record({
+        type: "call-end",
+        at: new Date().toISOString(),
+        reason,
+        durationMs: Math.round(performance.now() - since),
+      });
+      this.#d.onEnded?.(callId);
+    };
+    const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
+      record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
+    let carrier: ((amd: CarrierAmd) => void) | undefined;
+    let decided = false;
+    let early: CarrierAmd | undefined;
+    const events: DialEvents = {
+      carrierAmd: (amd) => {
+        if (carrier) carrier(amd);
+        else early = amd;
+      },
+      ringing: (detail) => log.info({ detail }, "outbound: ringing"),
+      failed: (f: DialFailure) => {
+        dialled(f.outcome, { reason: f.reason });
+        endRecord(`${UNANSWERED}: ${f.outcome} (${f.reason})`, placedAt);
+        finish(f.reason, f.outcome);
+        log.info({ outcome: f.outcome, reason: f.reason }, "outbound: call not answered");
+      },
+      answered: (transport) => {
+        const live = this.#live.get(callId);
+        if (live) live.transport = transport;
+        const answeredAt = performance.now();
+        log.info({ afterMs: Math.round(answeredAt - placedAt) }, "outbound: answered");
+        if (policy === "off") {
+          dialled("human", { amd: { result: "unknown", decidedAfterMs: 0 } });
+          this.#d.onOutcome?.(body.via, "human");
+          const session = this.#d.startSession(transport, agent, () => finish("ended"));
+          if (live) live.session = session;
+          return;
+        }
+        const message = new TemplateRenderer(
+          {
+            caller: from,
+            called: body.to,
+            transport: body.via,
+            params: info.params,
+            vars: body.variables ?? {},
+            now: nowIn("UTC", new Date()),
+          },
+          (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
+        ).render(body.voicemailMessage ?? config.voicemailMessage ?? DEFAULT_MESSAGE);
+        const call = new AnsweredCall({
+          transport,
+          policy,
+          byCarrier: placed.carrierAmd === true,
+          message,
+          synthesize: (text) => synthesize(this.#d.tts(agent), transport, text),
+          record,
+          dialled: (outcome, amd) => {
+            if (!decided) this.#d.onOutcome?.(body.via, outcome);
+            decided = true;
+            dialled(outcome, { amd });
+          },
+          startSession: (gate) => {
+            const session = this.#d.startSession(gate, agent, () => finish("ended"));
+            if (live) live.session = session;
+          },
+          ended: (reason) => {
+            endRecord(reason, answeredAt);
+            finish(reason);
+          },
+          log,
+        });
+        carrier = (c) => call.carrier(c);
+        if (early) call.carrier(early);
+      },
+    };
+    const placed = dialer(
+      {
+        callId,
+        to: body.to,
+        ...(from ? { from } : {}),
+        ringTimeoutS,
+        machineDetection: policy !== "off",
+        log,
+      },
+      events,
+    );
+    if (!settled) this.#live.set(callId, { placed });
+    return { ok: true, callId };
+  }
+
+  /** DELETE /calls/:id: cancels a ringing call or hangs up an answered one; false when not ours. */
+  cancel(callId: string): "canceled" | "hung-up" | undefined {
+    const live = this.#live.get(callId);
+    if (!live) return undefined;
+    if (live.transport) {
+      const reason = "agent: hung up by DELETE /calls";
+      void live.transport.hangUp(reason);
+      live.session?.end(reason);
+      return "hung-up";
+    }
+    live.placed.cancel();
+    return "canceled";
+  }
+}
