@@ -29,6 +29,7 @@ describe("PostgreSQL call store", () => {
       expect(rows).toEqual([
         { version: 1, name: "calls" },
         { version: 2, name: "call_words" },
+        { version: 3, name: "outbound" },
       ]);
     } finally {
       await client.end();
