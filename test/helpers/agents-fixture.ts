@@ -137,17 +137,4 @@ export async function agentsFixture(sections: Record<string, unknown> = {}): Pro
   return f;
 }
 
-/** Polls `get` until it gives a value. */
-export async function until<T>(
-  get: () => T | undefined | false,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from "./until.ts";

@@ -5,20 +5,11 @@ import { pino } from "pino";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { FakeDiscord } from "../fake-discord/index.ts";
+import { until as untilValue } from "./until.ts";
 
-/** Resolves with `get()`'s first truthy value, polled every 20 ms; throws after `timeoutMs`. */
-export async function until<T>(
-  what: string,
-  get: () => T | undefined | false,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** `until` with the awaited thing named first (as the Discord tests read). */
+export function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  return untilValue(get, what, timeoutMs);
 }
 
 /**
