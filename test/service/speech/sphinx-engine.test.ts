@@ -116,4 +116,29 @@ describe("PocketSphinx engine", () => {
     const empty = e.openStream();
     expect(await empty.finish()).toEqual([]);
   });
+
+  it("an abort while the final decode runs waits for it: no decoder operation beside another, the decoder given back", async () => {
+    const e = await engine(); // one decoder: a leaked one would hang the next recognize
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const stream = e.openStream();
+      // The caller hangs up just as the final decode starts (the race a live call hits).
+      const finalResult = e.finalResult.bind(e);
+      e.finalResult = (d, phrases) => {
+        const result = finalResult(d, phrases);
+        stream.abort(new Error("caller hung up"));
+        return result;
+      };
+      stream.push(speech16k("please call me back tomorrow morning"));
+      await stream.finish().catch(() => []);
+      e.finalResult = finalResult;
+      expect((await e.recognize(speech16k("i lost my credit card"))).length).toBeGreaterThan(1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
 });

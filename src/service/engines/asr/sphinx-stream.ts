@@ -53,6 +53,12 @@ export class SphinxStream implements AsrStreamSession {
     this.#finishing = true;
     this.#schedule();
     const result = this.#chain.then(() => this.#final());
+    // The final decode is on the chain too: an abort() that comes while it runs closes after it,
+    // never beside it (the decoder takes one operation at a time).
+    this.#chain = result.then(
+      () => undefined,
+      () => undefined,
+    );
     return result.finally(() => this.#close());
   }
 
@@ -62,7 +68,7 @@ export class SphinxStream implements AsrStreamSession {
     this.#pending = [];
     this.#pendingLength = 0;
     // The decoder is released by the chain once its step in flight is over.
-    this.#chain = this.#chain.then(() => this.#close());
+    this.#chain = this.#chain.then(() => this.#close()).catch(() => undefined);
   }
 
   #schedule(): void {
@@ -129,7 +135,12 @@ export class SphinxStream implements AsrStreamSession {
     this.#decoder = undefined;
     this.#closed = true;
     if (!d) return;
-    if (!this.#utteranceEnded && this.#floor) await this.#engine.addon.end(d.handle).catch(() => {});
+    if (!this.#utteranceEnded && this.#floor) {
+      // The addon throws synchronously as well as rejecting: either way the decoder goes back.
+      try {
+        await this.#engine.addon.end(d.handle);
+      } catch {}
+    }
     this.#engine.release(d);
   }
 }
