@@ -94,6 +94,27 @@ export function turnWords(event: CallEvent): string | undefined {
   return undefined;
 }
 
+/**
+ * The new call row's values for a call-start event, in the order both engines' INSERT names them:
+ * call_id, instance, transport, from_number, to_number, agent, started_at, direction.
+ */
+export function startValues(
+  callId: string,
+  instance: string,
+  event: Extract<CallEvent, { type: "call-start" }>,
+) {
+  return [
+    callId,
+    instance,
+    event.transport,
+    event.from ?? null,
+    event.to ?? null,
+    event.agent ?? null,
+    iso(event.at),
+    event.direction ?? "inbound",
+  ] as const;
+}
+
 /** The call row's end columns for a call-end event. */
 export function endColumns(event: Extract<CallEvent, { type: "call-end" }>) {
   return {

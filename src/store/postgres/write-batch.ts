@@ -4,7 +4,15 @@
 import type { PoolClient } from "pg";
 import { INSTANCE_LOST } from "../../session/call-outcome.ts";
 import type { CallEvent } from "../../session/transcript.ts";
-import { dialColumns, endColumns, iso, TURN_COLUMNS, turnRowOf, turnWords } from "../event-rows.ts";
+import {
+  dialColumns,
+  endColumns,
+  iso,
+  startValues,
+  TURN_COLUMNS,
+  turnRowOf,
+  turnWords,
+} from "../event-rows.ts";
 
 export const CHANNEL = "voice_bridge_events";
 /** NOTIFY payloads are limited to 8000 bytes: a bigger event is announced by reference. */
@@ -62,16 +70,7 @@ export async function writeBatch(
       await client.query(
         `INSERT INTO calls (call_id, instance, transport, from_number, to_number, agent, started_at, direction)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (call_id) DO NOTHING`,
-        [
-          callId,
-          instance,
-          event.transport,
-          event.from ?? null,
-          event.to ?? null,
-          event.agent ?? null,
-          iso(event.at),
-          event.direction ?? "inbound",
-        ],
+        [...startValues(callId, instance, event)],
       );
     } else if (event.type === "dial") {
       const d = dialColumns(event);

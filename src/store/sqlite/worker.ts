@@ -12,6 +12,7 @@ import {
   lostEnd,
   pageOf,
   SUMMARY_COLUMNS,
+  startValues,
   summaryOfRow,
   TURN_COLUMNS,
   turnRowOf,
@@ -99,16 +100,7 @@ function writeEvent(callId: string, event: CallEvent): void {
   nextSeq.set(callId, seq + 1);
   q.event.run(callId, seq, event.type, iso(event.at), JSON.stringify(event));
   if (event.type === "call-start") {
-    q.start.run(
-      callId,
-      instance,
-      event.transport,
-      event.from ?? null,
-      event.to ?? null,
-      event.agent ?? null,
-      iso(event.at),
-      event.direction ?? "inbound",
-    );
+    q.start.run(...startValues(callId, instance, event));
     return;
   }
   if (event.type === "dial") {
