@@ -2,10 +2,7 @@
 // Proxy-Authenticate; numbers starting with 9 get a 401 WWW-Authenticate instead, as some carriers
 // send), then is relayed to the callee the dialled number names (record_route, so the call's
 // later requests pass through it), CANCELs follow their INVITE.
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { stopProcess, waitForLine } from "../../bench/lib/calls-procs.ts";
+import { Kamailio, kamailioHead } from "../helpers/kamailio.ts";
 
 export interface TrunkOptions {
   readonly dir: string;
@@ -17,40 +14,27 @@ export interface TrunkOptions {
 }
 
 export class KamailioTrunk {
-  readonly log: string;
-  readonly #child: ChildProcess;
+  readonly #kamailio: Kamailio;
 
-  private constructor(log: string, child: ChildProcess) {
-    this.log = log;
-    this.#child = child;
+  private constructor(kamailio: Kamailio) {
+    this.#kamailio = kamailio;
+  }
+
+  get log(): string {
+    return this.#kamailio.log;
   }
 
   static async start(o: TrunkOptions): Promise<KamailioTrunk> {
-    const run = join(o.dir, "kamailio");
-    mkdirSync(run, { recursive: true });
-    const cfg = join(o.dir, "trunk.cfg");
-    writeFileSync(cfg, config(o));
-    const log = join(o.dir, "trunk.log");
-    const fd = openSync(log, "a");
-    const child = spawn(
-      "kamailio",
-      ["-DD", "-E", "-f", cfg, "-Y", run, "-P", join(run, "kamailio.pid"), "-m", "32", "-M", "8"],
-      { stdio: ["ignore", fd, fd] },
-    );
-    closeSync(fd);
-    await waitForLine(log, new RegExp(`udp: 127\\.0\\.0\\.1:${o.port}`), 30_000, child);
-    return new KamailioTrunk(log, child);
+    return new KamailioTrunk(await Kamailio.start(o.dir, "trunk", o.port, config(o)));
   }
 
   /** Lines the script logged ("TRUNK …"). */
   lines(): string[] {
-    return readFileSync(this.log, "utf8")
-      .split("\n")
-      .filter((l) => l.includes("TRUNK"));
+    return this.#kamailio.lines("TRUNK");
   }
 
   stop(): Promise<number | null> {
-    return stopProcess(this.#child, 5000);
+    return this.#kamailio.stop();
   }
 }
 
@@ -58,24 +42,7 @@ function config(o: TrunkOptions): string {
   const routes = Object.entries(o.callees)
     .map(([number, c]) => `  if ($rU == "${number}") { $var(to) = "sip:${c.user}@127.0.0.1:${c.port}"; }`)
     .join("\n");
-  return `#!KAMAILIO
-listen=udp:127.0.0.1:${o.port}
-listen=tcp:127.0.0.1:${o.port}
-children=2
-tcp_children=2
-log_stderror=yes
-debug=1
-mpath="/usr/lib/x86_64-linux-gnu/kamailio/modules/"
-loadmodule "tm.so"
-loadmodule "sl.so"
-loadmodule "rr.so"
-loadmodule "pv.so"
-loadmodule "maxfwd.so"
-loadmodule "textops.so"
-loadmodule "siputils.so"
-loadmodule "xlog.so"
-loadmodule "auth.so"
-modparam("auth", "nonce_expire", 300)
+  return `${kamailioHead(o.port, ["auth"])}modparam("auth", "nonce_expire", 300)
 
 request_route {
   if (!mf_process_maxfwd_header("10")) { sl_send_reply("483", "Too Many Hops"); exit; }

@@ -2,10 +2,7 @@
 // pv_www_authenticate against a password held in the script, registrar + usrloc for the bindings
 // (granted expiry capped so refreshes come quickly), and calls to a registered user relayed to
 // its Contact (lookup("location"), record_route so the call's later requests pass through it).
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { stopProcess, waitForLine } from "../../../bench/lib/calls-procs.ts";
+import { Kamailio, kamailioHead } from "../../helpers/kamailio.ts";
 
 export interface RegistrarOptions {
   readonly dir: string;
@@ -17,76 +14,32 @@ export interface RegistrarOptions {
 }
 
 export class KamailioRegistrar {
-  readonly log: string;
-  readonly #child: ChildProcess;
+  readonly #kamailio: Kamailio;
 
-  private constructor(log: string, child: ChildProcess) {
-    this.log = log;
-    this.#child = child;
+  private constructor(kamailio: Kamailio) {
+    this.#kamailio = kamailio;
+  }
+
+  get log(): string {
+    return this.#kamailio.log;
   }
 
   static async start(o: RegistrarOptions, run: string): Promise<KamailioRegistrar> {
-    mkdirSync(join(o.dir, run), { recursive: true });
-    const cfg = join(o.dir, `${run}.cfg`);
-    writeFileSync(cfg, config(o));
-    const log = join(o.dir, `${run}.log`);
-    const fd = openSync(log, "a");
-    const child = spawn(
-      "kamailio",
-      [
-        "-DD",
-        "-E",
-        "-f",
-        cfg,
-        "-Y",
-        join(o.dir, run),
-        "-P",
-        join(o.dir, run, "kamailio.pid"),
-        "-m",
-        "32",
-        "-M",
-        "8",
-      ],
-      { stdio: ["ignore", fd, fd] },
-    );
-    closeSync(fd);
-    await waitForLine(log, new RegExp(`udp: 127\\.0\\.0\\.1:${o.port}`), 30_000, child);
-    return new KamailioRegistrar(log, child);
+    return new KamailioRegistrar(await Kamailio.start(o.dir, run, o.port, config(o)));
   }
 
   /** Lines the script logged (xlog "REG …" and "CALL …"). */
   lines(prefix: string): string[] {
-    return readFileSync(this.log, "utf8")
-      .split("\n")
-      .filter((l) => l.includes(prefix));
+    return this.#kamailio.lines(prefix);
   }
 
   stop(): Promise<number | null> {
-    return stopProcess(this.#child, 5000);
+    return this.#kamailio.stop();
   }
 }
 
 function config(o: RegistrarOptions): string {
-  return `#!KAMAILIO
-listen=udp:127.0.0.1:${o.port}
-listen=tcp:127.0.0.1:${o.port}
-children=2
-tcp_children=2
-log_stderror=yes
-debug=1
-mpath="/usr/lib/x86_64-linux-gnu/kamailio/modules/"
-loadmodule "tm.so"
-loadmodule "sl.so"
-loadmodule "rr.so"
-loadmodule "pv.so"
-loadmodule "maxfwd.so"
-loadmodule "textops.so"
-loadmodule "siputils.so"
-loadmodule "xlog.so"
-loadmodule "usrloc.so"
-loadmodule "registrar.so"
-loadmodule "auth.so"
-modparam("registrar", "max_expires", ${o.maxExpiresS})
+  return `${kamailioHead(o.port, ["usrloc", "registrar", "auth"])}modparam("registrar", "max_expires", ${o.maxExpiresS})
 modparam("registrar", "min_expires", 1)
 modparam("auth", "nonce_expire", 300)
 
