@@ -84,6 +84,10 @@ export interface Bridge {
   readonly entrances: Entrances;
   /** The agents' names, `default` first (the console offers each). */
   readonly agents: string[];
+  /** This bridge's name in the records and the live feed (`store.instance`, else the host name). */
+  readonly instance: string;
+  /** The calls the bridge places (POST /calls, `voice-bridge dial`, the library's dial()). */
+  readonly outbound: OutboundCalls;
   /**
    * Takes new agents, routes and call-start webhook from `next` (already validated): new calls get
    * them, live calls keep the agent they have. Without `next`, reads the configuration again
@@ -539,6 +543,8 @@ export async function startBridge(
     token: token.token,
     entrances,
     discord,
+    instance,
+    outbound: outboundCalls,
     get activeCalls() {
       return live.size;
     },

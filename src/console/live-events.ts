@@ -48,7 +48,16 @@ export interface LiveCall {
   forming: CallActivity[];
 }
 
+/** One event of a call's record, as it is written (also createBridge's `event`, `call-start`). */
+export interface CallEventMessage {
+  type: "event";
+  callId: string;
+  /** The bridge that has the call. */
+  instance: string;
+  event: CallEvent;
+}
+
 export type ConsoleMessage =
   | { type: "hello"; calls: LiveCall[] }
-  | { type: "event"; callId: string; instance: string; event: CallEvent }
+  | CallEventMessage
   | { type: "activity"; callId: string; activity: CallActivity };

@@ -6,11 +6,14 @@ import type { z } from "zod";
 import type { AgentCode, CallTurn } from "../agents/code.ts";
 import type { Entrances } from "../banner.ts";
 import { type Config, type configSchema, loadConfig } from "../config.ts";
+import type { CallEventMessage } from "../console/live-events.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { type Bridge, startBridge } from "../main.ts";
+import type { DialAccepted, DialBody } from "../outbound/request.ts";
 import type { ReloadResult } from "../reload.ts";
 import type { CallEvent, CallRecord } from "../session/transcript.ts";
 import { type AgentDefinition, type AgentHooks, splitAgent } from "./define-agent.ts";
+import { dial } from "./dial.ts";
 
 type ConfigInput = z.input<typeof configSchema>;
 
@@ -24,13 +27,7 @@ export type BridgeOptions = Omit<ConfigInput, "agent" | "agents"> & {
   env?: Readonly<Record<string, string | undefined>>;
 };
 
-/** One event of a call's record (the live console's `event` message). */
-export interface CallEventMessage {
-  callId: string;
-  event: CallEvent;
-}
-
-/** What a running bridge tells its listeners (the live feed's types). */
+/** What a running bridge tells its listeners: the live console's feed messages (console/live-events.ts), and turns and records as GET /calls/:id has them. */
 export interface BridgeEvents {
   /** Every event of every call's record, as it is written (call-start, turns, barge-ins, notes, call-end). */
   event: [CallEventMessage];
@@ -57,6 +54,15 @@ export interface VoiceBridge extends EventEmitter<BridgeEvents> {
   readonly activeCalls: number;
   /** A call's record so far (live and recent calls; older ones: GET /calls/:id, from the store). */
   record(callId: string): CallRecord | undefined;
+  /**
+   * Places a call: the body of POST /calls (`to`, `via`, and optionally `agent`, `variables`,
+   * `machineDetection`, `voicemailMessage`...). Resolves with its id once its record exists (the
+   * call then rings; `call-end` and the agent's onCallEnd tell its `dialOutcome`); rejects with a
+   * DialError naming the field at fault, or saying the limits or a shutdown refused it.
+   */
+  dial(request: DialBody): Promise<DialAccepted>;
+  /** Cancels a ringing call the bridge placed, or hangs it up once answered; false when no such call is live. */
+  hangUp(callId: string): boolean;
   /** Reads the configuration again (the CLI's bridge: its file and environment). */
   reload(): ReloadResult;
   /** Stops taking calls, lets live ones finish (up to `timeoutMs`, default 30 s), then closes. */
@@ -146,6 +152,14 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
     return this.#inner.transcripts.get(callId);
   }
 
+  dial(request: DialBody): Promise<DialAccepted> {
+    return dial(this.#inner.outbound, request);
+  }
+
+  hangUp(callId: string): boolean {
+    return this.#inner.outbound.cancel(callId) !== undefined;
+  }
+
   reload(): ReloadResult {
     return this.#inner.reload();
   }
@@ -159,11 +173,12 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
   }
 
   #onEvent(callId: string, event: CallEvent): void {
-    this.#emitSafely("event", { callId, event });
+    const instance = this.#inner.instance;
+    this.#emitSafely("event", { type: "event", callId, instance, event });
     if (event.type === "call-start") {
       const agent = event.agent ?? "default";
       this.#agentOf.set(callId, agent);
-      this.#emitSafely("call-start", { callId, event });
+      this.#emitSafely("call-start", { type: "event", callId, instance, event });
       return;
     }
     const agent = this.#agentOf.get(callId);

@@ -18,7 +18,7 @@ import { synthesize } from "./amd-gate.ts";
 import { AnsweredCall } from "./answered-call.ts";
 import type { OutboundConfig } from "./config.ts";
 import type { DialLimits } from "./limits.ts";
-import type { DialBody } from "./request.ts";
+import { type DialBody, parseDialBody } from "./request.ts";
 
 export interface OutboundDeps {
   readonly config: () => OutboundConfig;
@@ -68,6 +68,13 @@ export class OutboundCalls {
 
   get live(): number {
     return this.#live.size;
+  }
+
+  /** A request as it came (POST /calls' JSON, the library's dial()): checked field by field, then placed. */
+  request(raw: unknown): PlaceResult {
+    const parsed = parseDialBody(raw);
+    if (!parsed.ok) return { ok: false, status: 400, field: parsed.field, message: parsed.message };
+    return this.place(parsed.body);
   }
 
   place(body: DialBody): PlaceResult {

@@ -3,20 +3,11 @@
 // bridge token like the rest of /calls (src/access.ts).
 import type { FastifyInstance } from "fastify";
 import type { OutboundCalls } from "./calls.ts";
-import { type DialAccepted, parseDialBody } from "./request.ts";
+import type { DialAccepted } from "./request.ts";
 
 export function registerOutboundRoutes(http: FastifyInstance, calls: OutboundCalls): void {
   http.post("/calls", async (req, reply) => {
-    const parsed = parseDialBody(req.body);
-    if (!parsed.ok)
-      return reply.code(400).send({
-        error: {
-          message: `${parsed.field}: ${parsed.message}`,
-          type: "invalid_request",
-          param: parsed.field,
-        },
-      });
-    const placed = calls.place(parsed.body);
+    const placed = calls.request(req.body);
     if (!placed.ok) {
       if (placed.retryAfterS !== undefined) reply.header("retry-after", String(placed.retryAfterS));
       return reply.code(placed.status).send({
