@@ -19,6 +19,12 @@ export interface SipFlow {
   send(bytes: Buffer): void;
   /** Why a connection failed (a refused TLS certificate, a reset), once it has. */
   readonly error?: string;
+  /**
+   * Hears the connection fail (stream transports: refused, reset, a refused certificate), at once
+   * when it already has: a request on it then gets no answer, and its transaction ends now
+   * (RFC 3261 §8.1.3.1: a transport error is a 503) instead of at its timeout.
+   */
+  onError?(listener: (reason: string) => void): void;
 }
 
 /** What a transport hands to the stack. */

@@ -46,6 +46,7 @@ export class StreamConnections {
     socket.setTimeout(IDLE_MS, () => socket.destroy());
     const framer = new SipStreamFramer();
     let error: string | undefined;
+    const onError: ((reason: string) => void)[] = [];
     const flow: SipFlow = {
       transport: this.#transport,
       remote,
@@ -58,6 +59,10 @@ export class StreamConnections {
       },
       get error() {
         return error;
+      },
+      onError: (listener) => {
+        if (error !== undefined) listener(error);
+        else onError.push(listener);
       },
       send: (bytes) => {
         // Writes before an outbound connection is up are buffered by the socket.
@@ -77,6 +82,7 @@ export class StreamConnections {
     socket.on("error", (err) => {
       error = err.message;
       socket.destroy();
+      for (const listener of onError.splice(0)) listener(err.message);
     });
     socket.on("close", () => this.sockets.delete(socket));
     return flow;

@@ -1,8 +1,9 @@
 // INVITE client transactions (RFC 3261 §17.1.1 with RFC 6026): the INVITE retransmitted on UDP
 // (Timer A, T1 doubling) until any response, a local 408 when none comes within 64·T1 (Timer B),
-// a non-2xx final response acknowledged here with the same branch (and again for each
-// retransmission, Timer D), and every 2xx passed up, retransmissions too, for 64·T1: the dialog
-// acknowledges those itself (a new branch, to the remote target).
+// a local 503 as soon as its connection fails (refused, reset: RFC 3261 §8.1.3.1), a non-2xx
+// final response acknowledged here with the same branch (and again for each retransmission,
+// Timer D), and every 2xx passed up, retransmissions too, for 64·T1: the dialog acknowledges
+// those itself (a new branch, to the remote target).
 import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
 import type { SipFlow } from "../flow.ts";
 import {
@@ -61,6 +62,14 @@ export class InviteClients {
       }, interval);
     };
     if (!flow.reliable) again(this.#timers.t1);
+    flow.onError?.((why) => {
+      if (this.#live.get(branch) !== t || t.final) return;
+      this.#clock.clearTimeout(t.retransmit);
+      this.#clock.clearTimeout(t.timeout);
+      this.#live.delete(branch);
+      t.final = 503;
+      onResponse(transportError(request, why), false);
+    });
     t.timeout = this.#clock.setTimeout(() => {
       this.#clock.clearTimeout(t.retransmit);
       this.#live.delete(branch);
@@ -126,6 +135,17 @@ function ackFor(invite: SipRequest, res: SipResponse): SipRequest {
     ...invite.headers.filter((h) => h.name === "route"),
   ];
   return { kind: "request", method: "ACK", uri: invite.uri, headers, body: Buffer.alloc(0) };
+}
+
+/** What a transport error is to the transaction user (RFC 3261 §8.1.3.1). */
+function transportError(req: SipRequest, why: string): SipResponse {
+  return {
+    kind: "response",
+    status: 503,
+    reason: `Service Unavailable (transport error: ${why})`,
+    headers: req.headers,
+    body: Buffer.alloc(0),
+  };
 }
 
 function localTimeout(req: SipRequest): SipResponse {

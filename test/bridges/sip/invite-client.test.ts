@@ -1,6 +1,7 @@
 // INVITE client transactions (outbound calls) on virtual time: Timer A retransmissions until a
 // provisional, the ACK of a non-2xx on the INVITE's branch (again for each retransmission), every
-// 2xx passed up with its retransmissions marked, and a local 408 when nothing answers.
+// 2xx passed up with its retransmissions marked, a local 408 when nothing answers, a local 503 at
+// once when the connection fails.
 import { describe, expect, it } from "vitest";
 import type { SipFlow } from "../../../bridges/sip/flow.ts";
 import { header, type SipResponse } from "../../../bridges/sip/message.ts";
@@ -15,7 +16,9 @@ const BRANCH = "z9hG4bKinv1";
 function rig() {
   const clock = new VirtualClock();
   const sent: { at: number; text: string }[] = [];
+  const broken: ((reason: string) => void)[] = [];
   const flow: SipFlow = {
+    onError: (listener) => broken.push(listener),
     transport: "UDP",
     remote: { address: "192.0.2.9", port: 5060 },
     local: { address: "192.0.2.1", port: 5070 },
@@ -56,10 +59,32 @@ function rig() {
     ],
     body: Buffer.alloc(0),
   });
-  return { clock, sent, layer, got, response };
+  /** The flow's connection fails (a stream transport's refused or reset connection). */
+  const breakFlow = (reason: string) => {
+    for (const listener of broken) listener(reason);
+  };
+  return { clock, sent, layer, got, response, breakFlow };
 }
 
 describe("INVITE client transactions", () => {
+  it("a failed connection is a 503 at once (RFC 3261 §8.1.3.1), not a 408 at Timer B", async () => {
+    const { clock, layer, got, breakFlow } = rig();
+    await clock.advance(1000);
+    breakFlow("connect ECONNREFUSED 192.0.2.9:5060");
+    expect(got).toEqual([{ status: 503, again: false }]);
+    expect(layer.size).toBe(0);
+    await clock.advance(64 * 500);
+    expect(got).toHaveLength(1);
+    expect(failureOf(503, "Service Unavailable (transport error: x)")).toMatchObject({ outcome: "failed" });
+  });
+
+  it("a connection failing after the final response changes nothing", async () => {
+    const { layer, got, response, breakFlow } = rig();
+    layer.receive(response(486));
+    breakFlow("read ECONNRESET");
+    expect(got.map((g) => g.status)).toEqual([486]);
+  });
+
   it("retransmits on UDP at T1 doubling until a provisional response comes", async () => {
     const { clock, sent, layer, response } = rig();
     await clock.advance(3600);
