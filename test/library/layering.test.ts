@@ -35,4 +35,18 @@ describe("the public API is on top", () => {
     // The check reads imports at all: the CLI's is found.
     expect(importsOf("src/cli.ts")).toContain("src/library/create-bridge.ts");
   });
+
+  it("the composition root (src/main.ts) is the library's alone: the CLI and make start go through createBridge's runBridge", () => {
+    const offenders: string[] = [];
+    for (const file of [...sources("src"), ...sources("bridges"), ...sources("codecs")]) {
+      if (file.startsWith("src/library/")) continue;
+      for (const target of importsOf(file))
+        if (target === "src/main.ts") offenders.push(`${file} imports ${target}`);
+    }
+    expect(offenders).toEqual([]);
+    expect(importsOf("src/library/create-bridge.ts")).toContain("src/main.ts");
+    // make start runs the CLI, whose start is runBridge.
+    expect(readFileSync(join(ROOT, "Makefile"), "utf8")).toMatch(/^start:.*\n\t@bin\/voice-bridge .*start$/m);
+    expect(readFileSync(join(ROOT, "src/cli.ts"), "utf8")).toMatch(/runBridge\(config/);
+  });
 });

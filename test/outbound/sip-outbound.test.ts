@@ -5,27 +5,25 @@
 // the voicemail records the message starting after its beep; busy, no answer and a cancel are
 // recorded as such.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { concatPcm } from "../../codecs/pcm.ts";
-import { encodeWav, parseWav } from "../../codecs/wav.ts";
+import { parseWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
-import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
+import { firstLoudMs } from "../helpers/speech.ts";
 import { Receiver } from "../reports/receiver.ts";
+import { personWav, quietWav, CALLEE_RATE as RATE, voicemailWav } from "./callees.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
 import { startBusyCallee } from "./sipp-busy.ts";
 
-const RATE = 8000;
 const TOKEN = "outbound-test-token-0123456789";
-const GREETING_AT_MS = 300;
 
 let dir: string;
 let bridge: Bridge;
@@ -43,52 +41,26 @@ let beepEndMs: number;
 /** Where the person's "Hello?" ends, ms. */
 let helloEndMs: number;
 
-function beep(hz: number, ms: number): Int16Array {
-  const out = new Int16Array((ms * RATE) / 1000);
-  for (let i = 0; i < out.length; i++) out[i] = Math.round(7000 * Math.sin((2 * Math.PI * hz * i) / RATE));
-  return out;
-}
-
-function wav(name: string, pcm: Int16Array): string {
-  const file = join(dir, name);
-  writeFileSync(file, encodeWav(pcm, RATE));
-  return file;
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "outbound-"));
-  const hello = speak("Hello?", { rate: RATE });
-  helloEndMs = 500 + (hello.length / RATE) * 1000;
-  const personWav = wav(
-    "person.wav",
-    concatPcm([
-      silence(500, RATE),
-      hello,
-      silence(4000, RATE),
-      speak("Yes, this is she.", { rate: RATE }),
-      silence(8000, RATE),
-    ]),
-  );
-  const greeting = speak(
-    "Hi, you have reached Morgan. I can't take your call right now. Please leave a message after the tone.",
-    { rate: RATE, voice: "en-gb" },
-  );
-  beepEndMs = GREETING_AT_MS + (greeting.length / RATE) * 1000 + 600 + 500;
-  const voicemailWav = wav(
-    "voicemail.wav",
-    concatPcm([
-      silence(GREETING_AT_MS, RATE),
-      greeting,
-      silence(600, RATE),
-      beep(1000, 500),
-      silence(15000, RATE),
-    ]),
-  );
-  const quiet = wav("quiet.wav", silence(20000, RATE));
+  const personPlays = personWav(dir);
+  const voicemailPlays = voicemailWav(dir);
+  ({ helloEndMs } = personPlays);
+  ({ beepEndMs } = voicemailPlays);
   [person, voicemail, nobody] = await Promise.all([
-    Baresip.start({ codec: "pcmu", wav: personWav, user: "person", accountParams: ";answermode=auto" }),
-    Baresip.start({ codec: "pcmu", wav: voicemailWav, user: "voicemail", accountParams: ";answermode=auto" }),
-    Baresip.start({ codec: "pcmu", wav: quiet, user: "nobody", accountParams: ";answermode=manual" }),
+    Baresip.start({
+      codec: "pcmu",
+      wav: personPlays.file,
+      user: "person",
+      accountParams: ";answermode=auto",
+    }),
+    Baresip.start({
+      codec: "pcmu",
+      wav: voicemailPlays.file,
+      user: "voicemail",
+      accountParams: ";answermode=auto",
+    }),
+    Baresip.start({ codec: "pcmu", wav: quietWav(dir), user: "nobody", accountParams: ";answermode=manual" }),
   ]);
   const busy = await startBusyCallee(dir);
   sipp = busy.process;

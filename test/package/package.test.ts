@@ -3,18 +3,36 @@
 // file using every exported function under `strict` against the installed .d.ts (and refuses a
 // wrong one), and the file runs from the installed JS: a simulated Twilio call in which the model
 // calls its TypeScript tool and the result is spoken. Each example in examples/ then runs from the
-// same installed package and answers a call (the Discord persona in the fake Discord).
+// same installed package and answers a call (the Discord persona in the fake Discord); the outbound
+// reminder places real SIP calls through Kamailio to baresip callees (a person, a voicemail) and
+// SIPp (busy).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { CallRejectedError, simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { parseWav } from "../../codecs/wav.ts";
 import type { CallRecord } from "../../src/session/transcript.ts";
+import { SQLITE_FILE, SqliteCallStore } from "../../src/store/sqlite/store.ts";
+import { freePort } from "../bridges/sip/sipp.ts";
 import { startFakeDiscord } from "../fake-discord/index.ts";
 import { until } from "../helpers/agents-fixture.ts";
+import { Baresip } from "../helpers/baresip.ts";
+import { firstLoudMs } from "../helpers/speech.ts";
+import { CALLEE_RATE, personWav, voicemailWav } from "../outbound/callees.ts";
+import { KamailioTrunk } from "../outbound/kamailio-trunk.ts";
+import { startBusyCallee } from "../outbound/sipp-busy.ts";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -86,25 +104,30 @@ afterAll(async () => {
 });
 
 /** Runs one of the app's files on the installed package; resolves with the URL it prints. */
-function start(file: string, env: Record<string, string> = {}): Promise<{ url: string; out: string[] }> {
+function start(file: string, env: Record<string, string> = {}, args: string[] = []): Promise<Launched> {
   const argv = [
     process.execPath,
     "--experimental-strip-types",
     "--disable-warning=ExperimentalWarning",
     file,
+    ...args,
   ];
   return launch(argv, env, / ready: (http:\/\/\S+)/);
 }
 
-/** Runs `argv` in the app's directory; resolves with the URL in the first stdout line matching `ready`. */
 const TEST_TOKEN = "package-test-token-0123456789";
 
-async function launch(
-  argv: string[],
-  env: Record<string, string>,
-  ready: RegExp,
-): Promise<{ url: string; out: string[] }> {
-  const file = argv.at(-1)!;
+interface Launched {
+  url: string;
+  /** Its stdout lines so far. */
+  out: string[];
+  /** Its exit code, once it exits. */
+  exited: Promise<number | null>;
+}
+
+/** Runs `argv` in the app's directory; resolves with the URL in the first stdout line matching `ready`. */
+async function launch(argv: string[], env: Record<string, string>, ready: RegExp): Promise<Launched> {
+  const file = argv.find((a) => a.endsWith(".ts")) ?? argv.at(-1)!;
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(SVC_|DISCORD_|VOICE_BRIDGE_|SIP_|PORT$|HOST$)/.test(k)),
   );
@@ -132,6 +155,7 @@ async function launch(
   child.stderr!.on("data", (d: Buffer) => {
     err += d.toString();
   });
+  const exited = new Promise<number | null>((resolveExit) => child.once("exit", resolveExit));
   return new Promise((resolveUrl, reject) => {
     let pending = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -141,7 +165,7 @@ async function launch(
       for (const line of lines) {
         out.push(line);
         const m = ready.exec(line);
-        if (m) resolveUrl({ url: m[1]!, out });
+        if (m) resolveUrl({ url: m[1]!, out, exited });
       }
     });
     child.once("exit", (code) => reject(new Error(`${file} exited ${code}: ${err}${out.join("\n")}`)));
@@ -172,6 +196,7 @@ describe("the npm package, installed into an empty project", () => {
   it("runs: the model calls the TypeScript tool, which reads the call's variables, and its result is spoken", async () => {
     const { url, out } = await start("smoke.ts");
     expect(out.join("\n")).toMatch(/refused: .*agent\.maxCallSeconds/);
+    expect(out).toContain("dial refused: 400 via");
     const r = await simulateCall({
       url,
       bridgeToken: TEST_TOKEN,
@@ -312,4 +337,98 @@ describe("the examples, on the installed package", () => {
       await fake.close();
     }
   }, 120_000);
+
+  it("outbound reminder: calls each patient over SIP; a person hears the reminder, a voicemail the message after its beep", async () => {
+    const calls = join(dir, "reminder-calls");
+    mkdirSync(calls);
+    const personPlays = personWav(calls);
+    const voicemailPlays = voicemailWav(calls);
+    const [person, voicemail] = await Promise.all([
+      Baresip.start({ codec: "pcmu", wav: personPlays.file, user: "ada", accountParams: ";answermode=auto" }),
+      Baresip.start({
+        codec: "pcmu",
+        wav: voicemailPlays.file,
+        user: "morgan",
+        accountParams: ";answermode=auto",
+      }),
+    ]);
+    const busy = await startBusyCallee(calls);
+    const trunkPort = await freePort();
+    const trunk = await KamailioTrunk.start({
+      dir: calls,
+      port: trunkPort,
+      user: "dental",
+      password: "trunk-secret",
+      callees: {
+        "15550101": { user: "ada", port: person.sipPort },
+        "15550102": { user: "morgan", port: voicemail.sipPort },
+        "15550103": { user: "busy", port: busy.port },
+      },
+    });
+    try {
+      const appointments = join(calls, "appointments.json");
+      writeFileSync(
+        appointments,
+        JSON.stringify([
+          { name: "Ada", time: "on Thursday at 3 pm", phone: "15550101" },
+          { name: "Morgan", time: "tomorrow at 9 in the morning", phone: "1555 0102" },
+          { name: "Linus", time: "on Friday at noon", phone: "15550103" },
+        ]),
+      );
+      const dataDir = join(dir, "data-reminder.ts");
+      const { out, exited } = await start(
+        "reminder.ts",
+        {
+          SIP_HOST: "127.0.0.1",
+          SIP_PORT: "0",
+          RTP_PORTS: "36800-36899",
+          SIP_CODECS: "pcmu",
+          SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
+          SIP_OUTBOUND_USER: "dental",
+          SIP_OUTBOUND_PASSWORD: "trunk-secret",
+          SIP_OUTBOUND_FROM: "+15557770000",
+        },
+        [appointments],
+      );
+      // It places the three calls (at the bridge's default pace: DialError's retryAfterS), then
+      // exits once onCallEnd has heard each one end.
+      expect(await exited).toBe(0);
+      const ended = (name: string) => out.find((l) => l.includes(` for ${name}: `));
+      expect(ended("Ada")).toMatch(/^reminder out-\w+ for Ada: human /);
+      expect(ended("Morgan")).toMatch(/^reminder out-\w+ for Morgan: machine /);
+      expect(ended("Linus")).toMatch(/^reminder out-\w+ for Linus: busy \(486 Busy Here\)/);
+      expect(out.at(-1)).toBe("reminders done: 3 calls");
+      expect(
+        trunk.lines().filter((l) => /TRUNK INVITE \d+ from \+15557770000 authorized as dental/.test(l)),
+      ).toHaveLength(3);
+
+      // The records: each call's agent spoke with the appointment's variables.
+      const store = await SqliteCallStore.open({
+        path: join(dataDir, SQLITE_FILE),
+        instance: "package-test-reader",
+        onWriteError: () => {},
+      });
+      const recordOf = async (name: string) => {
+        const id = /^reminder (out-\w+) /.exec(ended(name) ?? "")?.[1];
+        return id ? store.get(id) : undefined;
+      };
+      const [ada, morgan] = [await recordOf("Ada"), await recordOf("Morgan")];
+      await store.close();
+      expect(ada).toMatchObject({ direction: "outbound", dialOutcome: "human", agent: "reminder" });
+      expect(said(ada?.turns[0])).toMatch(/^Hello Ada, .*appointment on Thursday at 3 pm\./);
+      expect(morgan).toMatchObject({ dialOutcome: "machine", amd: { result: "machine" } });
+      expect(said(morgan?.turns[0])).toMatch(/^Hello Morgan, .*appointment tomorrow at 9 in the morning\./);
+
+      // What the callees heard: Ada the agent after her "Hello?", Morgan's voicemail the message
+      // after its beep.
+      const heard = (b: Baresip) => parseWav(readFileSync(b.dumps().heard!)).samples;
+      const agentAt = firstLoudMs(heard(person), CALLEE_RATE) ?? -1;
+      expect(agentAt).toBeGreaterThan(personPlays.helloEndMs);
+      const messageAt = firstLoudMs(heard(voicemail), CALLEE_RATE) ?? -1;
+      expect(messageAt).toBeGreaterThan(voicemailPlays.beepEndMs - 100);
+    } finally {
+      busy.process.kill("SIGKILL");
+      await Promise.all([person.stop(), voicemail.stop(), trunk.stop()]);
+    }
+  }, 150_000);
 });

@@ -5,6 +5,7 @@ import {
   type CallTurn,
   ConfigError,
   createBridge,
+  DialError,
   defineAgent,
   type ToolContext,
   tool,
@@ -50,5 +51,9 @@ const bridge: VoiceBridge = await createBridge({ agent });
 bridge.on("turn", (turn) => {
   if (turn.role === "assistant" && turn.tools.length) console.log(`tool turn: ${turn.generated}`);
 });
+// Placing a call is refused as POST /calls would refuse it: this bridge has no SIP trunk.
+const refused = await bridge.dial({ to: "+15550100", via: "sip" }).catch((err: unknown) => err);
+if (!(refused instanceof DialError)) throw new Error("dial() without a trunk was not refused");
+console.log(`dial refused: ${refused.status} ${refused.field}`);
 console.log(`smoke ready: ${bridge.url}`);
 process.once("SIGTERM", () => void bridge.close().then(() => process.exit(0)));
