@@ -159,14 +159,16 @@ fetch_srtp_source() {
   local codename repo tmp
   codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
   repo="$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 2>/dev/null |
-    awk -v s="$codename" '$2 == s { print $1; exit }')"
+    awk -v s="$codename" '$2 == s { print $1; exit }' || true)"
   if [ -z "$repo" ]; then
     log "libsrtp2 source: no Debian archive for '$codename' in apt's sources, skipped"
     return 0
   fi
   tmp="$(mktemp -d)"
   mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache" "$tmp/src"
-  echo "deb-src $repo $codename main" >"$tmp/parts/src.list"
+  local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
+  [ -f "$keyring" ] && signed="[signed-by=$keyring] "
+  echo "deb-src $signed$repo $codename main" >"$tmp/parts/src.list"
   : >"$tmp/none.list"
   local opts=(-o "Dir::Etc::SourceList=$tmp/none.list" -o "Dir::Etc::SourceParts=$tmp/parts"
     -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "APT::Sandbox::User=$(id -un)" -qq)
