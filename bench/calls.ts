@@ -33,6 +33,7 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rtpSender } from "../bridges/sip/rtp/native-sender.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
@@ -292,6 +293,8 @@ try {
       JSON.stringify({
         ...secure,
         srtp: "AES_CM_128_HMAC_SHA1_80",
+        // The ciphers libsrtp2 was built on (native/build.sh): "openssl", or Debian's "nss" build.
+        srtp_crypto: rtpSender().srtpCrypto,
         signalling: TLS ? "tls" : "udp",
         plain_bridge_cpu_us_per_call_s: plain.bridge_cpu_us_per_call_s,
         plain_frame_lateness_ms_p99: plain.frame_lateness_ms_p99,

@@ -17,7 +17,8 @@ cd "$ROOT"
 # synthesizer, so the turn-taking benchmark has caller voices nothing was tuned on) and postgresql
 # (the call store's PostgreSQL engine: tests start their own server).
 RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates libsrtp2-1)
-BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev pkg-config gcc g++ make python3)
+BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev libssl-dev dpkg-dev pkg-config gcc g++
+  make python3)
 TEST_PACKAGES=(baresip-core sip-tester kamailio openssl podman runc mmdebstrap chromium flite postgresql)
 
 # --runtime (the container image): no test packages, no npm devDependencies.
@@ -145,6 +146,48 @@ install_npm_dependencies() {
   echo "$want" >"$stamp"
 }
 
+fetch_srtp_source() {
+  # libsrtp2's source, for native/build.sh to build it on its OpenSSL backend: Debian's binary is
+  # built on NSS, which makes a new AES context for every packet (~8 µs a packet in a busy bridge,
+  # SRTP calls cost 44 % more CPU than plain ones); on OpenSSL (Node's own, AES-NI) it is ~0.7 µs.
+  # It is Debian's own source package (its patches applied), through apt from the Debian archive
+  # the machine already uses, with apt's state kept in a temporary directory. Without it (no
+  # archive reachable) build.sh links Debian's libsrtp2 as before and says so.
+  local dest="$ROOT/native/build/libsrtp2-src"
+  [ -f "$dest/configure" ] && return 0
+  command -v dpkg-source >/dev/null || { log "libsrtp2 source: no dpkg-source (dpkg-dev), skipped"; return 0; }
+  local codename repo tmp
+  codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+  repo="$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 2>/dev/null |
+    awk -v s="$codename" '$2 == s { print $1; exit }' || true)"
+  if [ -z "$repo" ]; then
+    log "libsrtp2 source: no Debian archive for '$codename' in apt's sources, skipped"
+    return 0
+  fi
+  tmp="$(mktemp -d)"
+  mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache" "$tmp/src"
+  local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=""
+  [ -f "$keyring" ] && signed="[signed-by=$keyring] "
+  echo "deb-src $signed$repo $codename main" >"$tmp/parts/src.list"
+  : >"$tmp/none.list"
+  local opts=(-o "Dir::Etc::SourceList=$tmp/none.list" -o "Dir::Etc::SourceParts=$tmp/parts"
+    -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "APT::Sandbox::User=$(id -un)" -qq)
+  if apt-get "${opts[@]}" update >/dev/null 2>&1 &&
+    (cd "$tmp/src" && apt-get "${opts[@]}" source libsrtp2 >/dev/null 2>&1); then
+    local unpacked
+    unpacked="$(find "$tmp/src" -mindepth 1 -maxdepth 1 -type d -name 'libsrtp2-*' | head -n1)"
+    if [ -n "$unpacked" ] && [ -f "$unpacked/configure" ]; then
+      mkdir -p "$ROOT/native/build"
+      rm -rf "$dest"
+      mv "$unpacked" "$dest"
+      log "libsrtp2 source: Debian's $(basename "$unpacked"), for its OpenSSL build"
+    fi
+  else
+    log "libsrtp2 source: apt-get source libsrtp2 failed, skipped (SRTP stays on Debian's NSS build)"
+  fi
+  rm -rf "$tmp"
+}
+
 build_native() {
   # The speech engines' native pieces (PocketSphinx addon, espeak-ng worker); rebuilt only when stale.
   # shellcheck source=scripts/env.sh
@@ -178,6 +221,7 @@ slim_runtime() {
 install_apt_packages "${APT_PACKAGES[@]}"
 ensure_node
 install_npm_dependencies
+fetch_srtp_source
 build_native
 slim_runtime
 link_cli

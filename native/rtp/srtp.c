@@ -144,8 +144,16 @@ static napi_value srtp_unprotect_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
+#ifndef VB_SRTP_CRYPTO
+#define VB_SRTP_CRYPTO "unknown"
+#endif
+
 int srtp_register(napi_env env, napi_value exports) {
+  /* Which ciphers libsrtp was built on (native/build.sh): "openssl", or "nss" (Debian's library). */
+  napi_value crypto;
+  if (napi_create_string_utf8(env, VB_SRTP_CRYPTO, NAPI_AUTO_LENGTH, &crypto) != napi_ok) return -1;
   napi_property_descriptor props[] = {
+      {"srtpCrypto", NULL, NULL, NULL, NULL, crypto, napi_enumerable, NULL},
       {"srtpInbound", NULL, srtp_inbound, NULL, NULL, NULL, napi_default, NULL},
       {"srtpOutbound", NULL, srtp_outbound, NULL, NULL, NULL, napi_default, NULL},
       {"srtpProtect", NULL, srtp_protect_js, NULL, NULL, NULL, napi_default, NULL},

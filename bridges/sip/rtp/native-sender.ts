@@ -63,6 +63,8 @@ export interface RtpSenderAddon {
     srtpKey?: Buffer,
     srtpTagBits?: 80 | 32,
   ): NativeStream;
+  /** What libsrtp2's ciphers run on: its OpenSSL backend (native/build.sh), or Debian's NSS build. */
+  readonly srtpCrypto: "openssl" | "nss" | "unknown";
   /** An inbound SRTP session keyed by the caller's SDES key (libsrtp: replay window, rollover counter). */
   srtpInbound(key: Buffer, tagBits: 80 | 32): SrtpInbound;
   /** An outbound SRTP session for packets protected from JS (the bridge's own go through the send thread). */

@@ -11,6 +11,8 @@ export interface RegistrarOptions {
   readonly password: string;
   /** The longest expiry granted, seconds. */
   readonly maxExpiresS: number;
+  /** Kamailio closes a TCP connection idle this long (tcp_connection_lifetime; default 120 s). */
+  readonly tcpIdleS?: number;
 }
 
 export class KamailioRegistrar {
@@ -39,7 +41,8 @@ export class KamailioRegistrar {
 }
 
 function config(o: RegistrarOptions): string {
-  return `${kamailioHead(o.port, ["usrloc", "registrar", "auth"])}modparam("registrar", "max_expires", ${o.maxExpiresS})
+  const idle = o.tcpIdleS ? `tcp_connection_lifetime=${o.tcpIdleS}\n` : "";
+  return `${kamailioHead(o.port, ["usrloc", "registrar", "auth"])}${idle}modparam("registrar", "max_expires", ${o.maxExpiresS})
 modparam("registrar", "min_expires", 1)
 modparam("auth", "nonce_expire", 300)
 
@@ -53,7 +56,7 @@ request_route {
     }
     if ($au != "${o.user}") { sl_send_reply("403", "Forbidden"); exit; }
     if (!save("location")) { sl_reply_error(); exit; }
-    xlog("L_ERR", "REG saved $fu contact $ct expires $hdr(Expires)\\n");
+    xlog("L_ERR", "REG saved $fu contact $ct expires $hdr(Expires) from $pr:$si:$sp\\n");
     exit;
   }
   if (has_totag()) {

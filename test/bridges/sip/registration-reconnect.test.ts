@@ -1,0 +1,91 @@
+// Registering again after a network change: the TCP connection a registration rides on is dropped
+// by the far end (real Kamailio closing idle connections after 2 s, as its tcp_connection_lifetime,
+// a NAT or a firewall does), and the bridge registers again at once on a new connection, long
+// before its refresh is due (the binding was granted for an hour). Without that, the registrar
+// would keep a binding it cannot reach us through until the refresh, and calls would be lost.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../helpers/until.ts";
+import { KamailioRegistrar } from "./kamailio-registrar.ts";
+import { type ServerRig, startServerRig } from "./server-rig.ts";
+import { freePort } from "./sipp.ts";
+
+const USER = "1001";
+const PASSWORD = "s3cret-pw";
+const HOUR_S = 3600;
+
+let dir: string;
+let kamailio: KamailioRegistrar | undefined;
+let rig: ServerRig | undefined;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "vb-sip-rereg-"));
+});
+
+afterAll(async () => {
+  await rig?.server.close();
+  await kamailio?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The source port of a "REG saved … from tcp:127.0.0.1:PORT" line: which connection carried it. */
+function sourcePort(line: string): number {
+  const m = /from (\w+):[\d.]+:(\d+)/.exec(line);
+  if (!m) throw new Error(`no source in ${JSON.stringify(line)}`);
+  expect(m[1]).toBe("tcp");
+  return Number(m[2]);
+}
+
+describe("a registration whose TCP connection is dropped", () => {
+  it("registers again on a new connection at once, not at the refresh an hour away", async () => {
+    const port = await freePort();
+    kamailio = await KamailioRegistrar.start(
+      { dir, port, user: USER, password: PASSWORD, maxExpiresS: HOUR_S, tcpIdleS: 2 },
+      "idle-close",
+    );
+    rig = await startServerRig({
+      sip: {
+        registrations: [
+          {
+            user: USER,
+            password: PASSWORD,
+            registrar: { host: "127.0.0.1", port },
+            transport: "tcp",
+            expires: HOUR_S,
+          },
+        ],
+      },
+      // The route is looked at every 250 ms (30 s by default) so the test is quick.
+      registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
+    });
+    const server = rig.server;
+    const status = await until(
+      () => server.registrations().find((r) => r.state === "registered"),
+      "registered",
+    );
+    expect(status.expiresS).toBe(HOUR_S);
+    const first = kamailio.lines("REG saved");
+    expect(first).toHaveLength(1);
+    expect(first[0]).toContain(`expires ${HOUR_S}`);
+
+    // Kamailio drops the idle connection after 2 s: a second binding, from another connection.
+    const again = await until(() => kamailio!.lines("REG saved")[1], "a registration after the drop", 15_000);
+    expect(sourcePort(again)).not.toBe(sourcePort(first[0]!));
+    expect(again).toContain(`expires ${HOUR_S}`);
+    // Each new connection is challenged afresh or carries the nonce it has; either way the
+    // registrar accepted it, and the bridge says it is registered for the hour again.
+    await until(() => server.registrations()[0]?.state === "registered" || undefined, "registered again");
+    expect(server.registrations()[0]).toMatchObject({ state: "registered", expiresS: HOUR_S });
+
+    // And again after the next drop: each time on a connection of its own.
+    const third = await until(
+      () => kamailio!.lines("REG saved")[2],
+      "a registration after the next drop",
+      15_000,
+    );
+    const ports = new Set([first[0]!, again, third].map(sourcePort));
+    expect(ports.size).toBe(3);
+  }, 60_000);
+});
