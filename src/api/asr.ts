@@ -1,9 +1,9 @@
 // E6 speech recognition: one POST of Base64 audio, the transcript streamed back as SSE
 // (transcript.text.delta …, then transcript.text.done), with helpers for the final text and usage.
 import { endianness } from "node:os";
+import { type BacklogLimits, BoundedBody, DEFAULT_BACKLOG } from "./backlog.ts";
 import { encodeBase64Groups } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
-import { type BacklogLimits, BoundedBody, DEFAULT_BACKLOG } from "./backlog.ts";
 import { AsrError, SvcProtocolError } from "./errors.ts";
 import type { CallOptions, Exchange, HttpRequest, SvcLogger } from "./http.ts";
 import { type Accumulator, EventStream, parseData, sseEvents, streamEndedEarly } from "./stream.ts";
