@@ -95,9 +95,12 @@ async function stalledServer(): Promise<{
 
 describe("client backlog toward a service that stops reading", () => {
   let closeServer: (() => Promise<void>) | undefined;
+  let tts: TestServer | undefined;
   afterEach(async () => {
     await closeServer?.();
     closeServer = undefined;
+    await tts?.close();
+    tts = undefined;
   });
 
   it("an E6 upload keeps its unsent audio under the bound, drops the oldest, and still ends well", async () => {
@@ -136,12 +139,6 @@ describe("client backlog toward a service that stops reading", () => {
     expect(audio.length + dropped).toBe(written);
     const last = new Int16Array(audio.buffer, audio.byteOffset + audio.length - piece.byteLength, 1600);
     expect(last[0]).toBe(9_999 % 30_000);
-  });
-
-  let tts: TestServer | undefined;
-  afterEach(async () => {
-    await tts?.close();
-    tts = undefined;
   });
 
   it("an E5 session whose socket stops draining fails with SvcBackpressureError once past the bound", async () => {
