@@ -145,13 +145,14 @@ export async function startBridge(
 ): Promise<Bridge> {
   const clock = overrides.clock ?? systemClock;
   let localService: LocalService | undefined;
+  let engineRefusals: (() => Readonly<Record<string, number>>) | undefined;
   let baseURL = config.service.baseUrl;
   let apiKey = config.service.apiKey;
   if (usesLocalService(config)) {
     // Loaded only when used: a bridge on a hosted service never pays for the tokenizer and routes.
-    const { describeEngines, serviceOptionsFromConfig, startLocalService } = await import(
-      "./service/index.ts"
-    );
+    const service = await import("./service/index.ts");
+    const { describeEngines, serviceOptionsFromConfig, startLocalService } = service;
+    engineRefusals = service.engineRefusals;
     const { warmSpeechEngines } = await import("./service/speech/engines.ts");
     localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
     // Load the recognizer and start the TTS workers now, not on the first caller's first words.
@@ -165,19 +166,21 @@ export async function startBridge(
   } else {
     log.info({ baseUrl: baseURL ?? "(client default)" }, "service: hosted API");
   }
+  const metrics = new BridgeMetrics();
   const client = new SvcClient({
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     planTier: config.service.planTier,
     logger: log.child({ component: "client" }),
+    backlog: { onShed: (e) => metrics.shed(e.queue, e.bytes) },
   });
+  if (engineRefusals) metrics.countRefusals(engineRefusals);
   // Each call's services speak with its agent's voice and models (cheap: closures over the client).
   const servicesFor = (agent: CallAgent): SessionServices => {
     const services = svcServices(client, agent.models);
     return overrides.wrapServices ? overrides.wrapServices(services) : services;
   };
   const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
-  const metrics = new BridgeMetrics();
   const instance = instanceName(config);
   const store = await openCallStore(config, log);
   const transcripts = new TranscriptStore(store, config.store.keepEnded);
