@@ -481,7 +481,15 @@ export async function startBridge(
   const sipConfig = config.sip;
   const rtpWorker: RtpWorker | undefined =
     sipConfig.port !== false && sipConfig.rtpThread === "worker"
-      ? startRtpWorker({ host: sipConfig.host, ports: sipConfig.rtpPorts, log })
+      ? startRtpWorker({
+          host: sipConfig.host,
+          ports: sipConfig.rtpPorts,
+          log,
+          onShed: (frames, bytes) => {
+            metrics.backlogDrops.inc({ queue: "sip_worker_frames" }, frames);
+            metrics.backlogDroppedBytes.inc({ queue: "sip_worker_frames" }, bytes);
+          },
+        })
       : undefined;
   if (sipConfig.port !== false) registerRtpSendMetrics(metrics.registry);
   const sip =

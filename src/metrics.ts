@@ -96,7 +96,7 @@ export class BridgeMetrics {
     });
     this.backlogDrops = new Counter({
       name: "voice_bridge_backlog_drops_total",
-      help: "times a bounded queue shed data instead of growing, by queue (asr_upload: oldest unsent audio of an E6 upload; tts_send: an E5 session given up; sip_worker_frames: caller frames the RTP worker dropped while the bridge's loop lagged)",
+      help: "times a bounded queue shed data instead of growing, by queue (asr_upload: oldest unsent audio of an E6 upload; tts_send: an E5 session given up; sip_worker_frames: caller frames, each counted, the RTP worker dropped while the bridge's loop was behind)",
       labelNames: ["queue"],
       registers: [this.registry],
     });
