@@ -52,6 +52,12 @@ describe("engines under a bound", () => {
     const waiting = e.acquire();
     await expect(e.acquire()).rejects.toThrow(/1 jobs already waiting/);
     await expect(waiting).rejects.toBeInstanceOf(EngineBusyError);
+    // A streamed utterance that cannot get a decoder fails with the same error when it ends.
+    const stream = e.openStream();
+    stream.push(new Int16Array(32000));
+    await new Promise((r) => setTimeout(r, 400));
+    stream.push(new Int16Array(32000));
+    await expect(stream.finish()).rejects.toBeInstanceOf(EngineBusyError);
     e.release(held);
     // The decoder is free again and recognition works as before.
     const words = await e.recognize(new Int16Array(16000));
