@@ -2,8 +2,8 @@
 // (a starved or paused service): a bounded wait on virtual time, then the real PocketSphinx pool
 // and the real espeak-ng workers refusing with 503 engine_busy.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BoundedWaitQueue, EngineBusyError, engineRefusals } from "../../src/service/engines/busy.ts";
 import { SphinxEngine } from "../../src/service/engines/asr/sphinx-engine.ts";
+import { BoundedWaitQueue, EngineBusyError, engineRefusals } from "../../src/service/engines/busy.ts";
 import { EspeakPool } from "../../src/service/engines/tts/espeak-pool.ts";
 import { officialVoice } from "../../src/service/engines/tts/voices.ts";
 import { toApiError } from "../../src/service/errors.ts";

@@ -23,10 +23,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function worker(
-  evenPorts = 4,
-  onShed?: (frames: number, bytes: number) => void,
-): Promise<RtpWorker> {
+async function worker(evenPorts = 4, onShed?: (frames: number, bytes: number) => void): Promise<RtpWorker> {
   const base = await freeEvenRange(evenPorts);
   const w = startRtpWorker({
     host: "127.0.0.1",
