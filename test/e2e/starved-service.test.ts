@@ -3,7 +3,7 @@
 // keeps talking. What the bridge keeps toward it must stay bounded (connections and unsent
 // bytes: one live utterance and one recognition, not one per utterance of the stall), and once
 // the service runs again (SIGCONT) the same call is answered again.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +13,9 @@ import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type Bridge, startBridge } from "../../src/main.ts";
 import type { CallRecord, TurnView } from "../../src/session/transcript.ts";
+import { startServiceProcess } from "../helpers/service-process.ts";
 import { buildScene } from "../helpers/speech.ts";
 
-const BIN = new URL("../../bin/voice-bridge", import.meta.url).pathname;
 const AUTH_TOKEN = "test-auth-token-0123456789";
 const HOTWORDS = "open,opening,hours,where,located,address,order,status,person,goodbye,bye,thanks";
 const dir = mkdtempSync(join(tmpdir(), "vb-starved-"));
@@ -30,24 +30,9 @@ afterAll(async () => {
 });
 
 async function startService(): Promise<{ url: string; key: string; port: number }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_LOCAL_API_KEYS: "", LOG_LEVEL: "warn" };
-  delete env.SVC_LOCAL_PORT;
-  service = spawn(BIN, ["service", "--port", "0", "--data-dir", join(dir, "svc")], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const proc = service;
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout!.on("data", (c: Buffer) => {
-      out += c;
-      if (/API keys accepted.*\n/.test(out)) resolve();
-    });
-    proc.once("exit", (code) => reject(new Error(`service exited ${code}: ${out}`)));
-  });
-  const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-  const key = /API keys accepted[^:]*: (\S+)/.exec(out)![1]!;
-  return { url, key, port: Number(new URL(url).port) };
+  const started = await startServiceProcess(join(dir, "svc"));
+  service = started.proc;
+  return { ...started, port: Number(new URL(started.url).port) };
 }
 
 /** Established TCP connections toward `port` (the bridge is the service's only client here). */
