@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import type { Dialer } from "../bridges/dial.ts";
-import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
+import type { DiscordBot } from "../bridges/discord/index.ts";
 import { isLoopbackHost } from "../bridges/loopback.ts";
 import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
@@ -523,9 +523,16 @@ export async function startBridge(
           clock,
           onCall,
         });
-  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has a token.
+  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has
+  // a token. Loaded only then: discord.js and its voice stack are ~20 MB of live heap, which every
+  // full garbage collection of a telephony-only bridge would mark for nothing.
   const discord: DiscordBot | undefined = config.discord.token
-    ? startDiscordBot({ config, log, clock, onConversation: onCall })
+    ? (await import("../bridges/discord/index.ts")).startDiscordBot({
+        config,
+        log,
+        clock,
+        onConversation: onCall,
+      })
     : undefined;
   const entrances = entrancesOf({
     url,
