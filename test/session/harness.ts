@@ -3,7 +3,7 @@
 import { pino } from "pino";
 import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
 import { CallSession } from "../../src/session/call-session.ts";
-import { flushMicrotasks, type VirtualClock } from "../../src/session/clock.ts";
+import { flushMicrotasks, VirtualClock } from "../../src/session/clock.ts";
 import {
   DEFAULT_SESSION_CONFIG,
   type SessionConfig,
@@ -428,4 +428,12 @@ export class Harness {
       .filter((m) => m.role === role)
       .map((m) => (typeof m.content === "string" ? m.content : ""));
   }
+}
+
+/** A harness on virtual time whose call has started and whose greeting is over. */
+export async function startedHarness(config: Partial<SessionConfig> = {}): Promise<Harness> {
+  const h = new Harness(new VirtualClock(), config);
+  h.start();
+  await h.untilAgentSilent();
+  return h;
 }

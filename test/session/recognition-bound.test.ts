@@ -3,16 +3,10 @@
 // RECOGNITION_DEADLINE_MS before the caller hears an apology, and the call goes on once the
 // service is back.
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/session/clock.ts";
 import { RECOGNITION_DEADLINE_MS } from "../../src/session/recognition.ts";
-import { Harness } from "./harness.ts";
+import { startedHarness } from "./harness.ts";
 
-async function started(): Promise<Harness> {
-  const h = new Harness(new VirtualClock());
-  h.start();
-  await h.untilAgentSilent();
-  return h;
-}
+const started = startedHarness;
 
 describe("recognition toward a stalled service", () => {
   it("gives a transcript up after its deadline, apologizes, and answers again once the service is back", async () => {
