@@ -180,7 +180,11 @@ export async function startBridge(
     const services = svcServices(client, agent.models);
     return overrides.wrapServices ? overrides.wrapServices(services) : services;
   };
-  const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
+  const createDetector: SpeechDetectorFactory = await sileroDetectorFactory(
+    // 16-bit samples at 16 kHz: 32 bytes a millisecond.
+    { onSkip: (ms) => metrics.shed("vad_backlog", ms * 32) },
+    log,
+  );
   const instance = instanceName(config);
   const store = await openCallStore(config, log);
   const transcripts = new TranscriptStore(store, config.store.keepEnded);

@@ -96,13 +96,13 @@ export class BridgeMetrics {
     });
     this.backlogDrops = new Counter({
       name: "voice_bridge_backlog_drops_total",
-      help: "times a bounded queue shed data instead of growing, by queue (asr_upload: oldest unsent audio of an E6 upload; tts_send: an E5 session given up; sip_worker_frames: caller frames, each counted, the RTP worker dropped while the bridge's loop was behind)",
+      help: "times a bounded queue shed data instead of growing, by queue (asr_upload: oldest unsent audio of an E6 upload; tts_send: an E5 session given up; sip_worker_frames: caller frames, each counted, the RTP worker dropped while the bridge's loop was behind; vad_backlog: caller audio a call's VAD skipped, more than 2 s behind the model)",
       labelNames: ["queue"],
       registers: [this.registry],
     });
     this.backlogDroppedBytes = new Counter({
       name: "voice_bridge_backlog_dropped_bytes_total",
-      help: "bytes shed by bounded queues, by queue (audio bytes for asr_upload and sip_worker_frames)",
+      help: "bytes shed by bounded queues, by queue (audio bytes for asr_upload, sip_worker_frames and vad_backlog)",
       labelNames: ["queue"],
       registers: [this.registry],
     });
