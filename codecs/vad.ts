@@ -43,6 +43,16 @@ export interface VoiceActivityOptions extends SpeechSegmenterOptions {
    * usual. Without onError, what onEvent throws propagates out of the write() that decided it.
    */
   onError?: (err: Error) => void;
+  /**
+   * Audio waiting for the model at most, ms (default: no bound, for audio written faster than real
+   * time, e.g. a whole file). For a live stream: a model slower than real time (a starved machine)
+   * would otherwise leave every call's audio queued in its detector, seconds more each second;
+   * past the bound the oldest whole windows are skipped undecided (positions still advance with the
+   * audio, so the caller's timeline stays true) and counted in `skippedMs`/`onSkip`.
+   */
+  maxBacklogMs?: number;
+  /** Told of each skip, with the ms of audio skipped. */
+  onSkip?: (ms: number) => void;
 }
 
 export interface VadWindow {
@@ -106,6 +116,12 @@ export class VoiceActivityDetector {
   private idleWaiters: Array<() => void> = [];
   /** Bumped by reset(), which also replaces the stream (so an inference begun before it is dropped). */
   private generation = 0;
+  private readonly maxBacklogSamples: number;
+  private readonly onSkip: ((ms: number) => void) | undefined;
+  /** Windows skipped while one was with the model: counted as decided once it is. */
+  private skippedInFlight = 0;
+  /** Audio skipped for being too far behind, ms, since the detector was made. */
+  skippedMs = 0;
 
   constructor(model: SileroModel, options: VoiceActivityOptions = {}) {
     this.model = model;
@@ -119,6 +135,11 @@ export class VoiceActivityDetector {
     this.windowSamples = sileroWindowSamples(this.sampleRate);
     this.window = new Int16Array(this.windowSamples);
     this.buf = new Int16Array(4 * this.windowSamples);
+    this.onSkip = options.onSkip;
+    this.maxBacklogSamples =
+      options.maxBacklogMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : Math.max(2 * this.windowSamples, Math.round((options.maxBacklogMs * this.sampleRate) / 1000));
   }
 
   /** Inside a speech segment, as of the last processed window. */
@@ -185,6 +206,7 @@ export class VoiceActivityDetector {
     this.samplesIn = 0;
     this.gatedRun = 0;
     this.inferring = false;
+    this.skippedInFlight = 0;
     // Pushes still waiting end with what they had.
     for (const w of this.waiters.splice(0)) {
       w.result.speaking = false;
@@ -211,6 +233,20 @@ export class VoiceActivityDetector {
     this.end += n;
     this.samplesIn += n;
     this.formed = Math.floor(this.samplesIn / this.windowSamples);
+    if (this.end - this.start > this.maxBacklogSamples) this.skipBacklog();
+  }
+
+  /** Skips the oldest whole windows beyond the backlog bound (see maxBacklogMs). */
+  private skipBacklog(): void {
+    const size = this.windowSamples;
+    const windows = Math.ceil((this.end - this.start - this.maxBacklogSamples) / size);
+    this.start += windows * size;
+    this.windowIndex += windows;
+    if (this.inferring) this.skippedInFlight += windows;
+    else this.decided += windows;
+    const ms = windows * this.windowMs;
+    this.skippedMs += ms;
+    this.onSkip?.(ms);
   }
 
   /** Decides the buffered windows in order, until one has to wait for the model. */
@@ -270,6 +306,8 @@ export class VoiceActivityDetector {
       if (error) this.failed(error);
       else this.decide(probability, this.inferStartMs, false, this.inferLoud);
     } finally {
+      this.decided += this.skippedInFlight;
+      this.skippedInFlight = 0;
       if (generation === this.generation) this.drain();
     }
   };

@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { type AudioSocketServer, startAudioSocketServer } from "../bridges/audiosocket/index.ts";
 import { type BrowserCalls, registerBrowserCalls } from "../bridges/browser/index.ts";
 import type { Dialer } from "../bridges/dial.ts";
-import { type DiscordBot, startDiscordBot } from "../bridges/discord/index.ts";
+import type { DiscordBot } from "../bridges/discord/index.ts";
 import { isLoopbackHost } from "../bridges/loopback.ts";
 import { registerSipMetrics, type SipServer, startSipServer } from "../bridges/sip/index.ts";
 import {
@@ -149,13 +149,14 @@ export async function startBridge(
 ): Promise<Bridge> {
   const clock = overrides.clock ?? systemClock;
   let localService: LocalService | undefined;
+  let engineRefusals: (() => Readonly<Record<string, number>>) | undefined;
   let baseURL = config.service.baseUrl;
   let apiKey = config.service.apiKey;
   if (usesLocalService(config)) {
     // Loaded only when used: a bridge on a hosted service never pays for the tokenizer and routes.
-    const { describeEngines, serviceOptionsFromConfig, startLocalService } = await import(
-      "./service/index.ts"
-    );
+    const service = await import("./service/index.ts");
+    const { describeEngines, serviceOptionsFromConfig, startLocalService } = service;
+    engineRefusals = service.engineRefusals;
     const { warmSpeechEngines } = await import("./service/speech/engines.ts");
     localService = await startLocalService({ ...serviceOptionsFromConfig(config.local), logger: log });
     // Load the recognizer and start the TTS workers now, not on the first caller's first words.
@@ -169,19 +170,25 @@ export async function startBridge(
   } else {
     log.info({ baseUrl: baseURL ?? "(client default)" }, "service: hosted API");
   }
+  const metrics = new BridgeMetrics();
   const client = new SvcClient({
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
     planTier: config.service.planTier,
     logger: log.child({ component: "client" }),
+    backlog: { onShed: (e) => metrics.shed(e.queue, e.bytes) },
   });
+  if (engineRefusals) metrics.countRefusals(engineRefusals);
   // Each call's services speak with its agent's voice and models (cheap: closures over the client).
   const servicesFor = (agent: CallAgent): SessionServices => {
     const services = svcServices(client, agent.models);
     return overrides.wrapServices ? overrides.wrapServices(services) : services;
   };
-  const createDetector: SpeechDetectorFactory = await sileroDetectorFactory();
-  const metrics = new BridgeMetrics();
+  const createDetector: SpeechDetectorFactory = await sileroDetectorFactory(
+    // 16-bit samples at 16 kHz: 32 bytes a millisecond.
+    { onSkip: (ms) => metrics.shed("vad_backlog", ms * 32) },
+    log,
+  );
   const instance = instanceName(config);
   const store = await openCallStore(config, log);
   const transcripts = new TranscriptStore(store, config.store.keepEnded);
@@ -482,7 +489,15 @@ export async function startBridge(
   const sipConfig = config.sip;
   const rtpWorker: RtpWorker | undefined =
     sipConfig.port !== false && sipConfig.rtpThread === "worker"
-      ? startRtpWorker({ host: sipConfig.host, ports: sipConfig.rtpPorts, log })
+      ? startRtpWorker({
+          host: sipConfig.host,
+          ports: sipConfig.rtpPorts,
+          log,
+          onShed: (frames, bytes) => {
+            metrics.backlogDrops.inc({ queue: "sip_worker_frames" }, frames);
+            metrics.backlogDroppedBytes.inc({ queue: "sip_worker_frames" }, bytes);
+          },
+        })
       : undefined;
   if (sipConfig.port !== false) registerRtpSendMetrics(metrics.registry);
   const sip =
@@ -516,9 +531,16 @@ export async function startBridge(
           clock,
           onCall,
         });
-  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has a token.
+  // One process serves every transport: the Discord bot runs beside the HTTP endpoints when it has
+  // a token. Loaded only then: discord.js and its voice stack are ~20 MB of live heap, which every
+  // full garbage collection of a telephony-only bridge would mark for nothing.
   const discord: DiscordBot | undefined = config.discord.token
-    ? startDiscordBot({ config, log, clock, onConversation: onCall })
+    ? (await import("../bridges/discord/index.ts")).startDiscordBot({
+        config,
+        log,
+        clock,
+        onConversation: onCall,
+      })
     : undefined;
   const entrances = entrancesOf({
     url,

@@ -48,6 +48,9 @@ export class BridgeMetrics {
   readonly analyses: Counter<"status">;
   /** Calls the bridge placed, by carrier and how dialling went. */
   readonly outboundCalls: Counter<"via" | "dial_outcome">;
+  /** Data shed by a bounded queue toward a service or thread that fell behind (see shed()). */
+  readonly backlogDrops: Counter<"queue">;
+  readonly backlogDroppedBytes: Counter<"queue">;
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -91,6 +94,18 @@ export class BridgeMetrics {
       labelNames: ["status"],
       registers: [this.registry],
     });
+    this.backlogDrops = new Counter({
+      name: "voice_bridge_backlog_drops_total",
+      help: "times a bounded queue shed data instead of growing, by queue (asr_upload: oldest unsent audio of an E6 upload; tts_send: an E5 session given up; sip_worker_frames: caller frames, each counted, the RTP worker dropped while the bridge's loop was behind; vad_backlog: caller audio a call's VAD skipped, more than 2 s behind the model)",
+      labelNames: ["queue"],
+      registers: [this.registry],
+    });
+    this.backlogDroppedBytes = new Counter({
+      name: "voice_bridge_backlog_dropped_bytes_total",
+      help: "bytes shed by bounded queues, by queue (audio bytes for asr_upload, sip_worker_frames and vad_backlog)",
+      labelNames: ["queue"],
+      registers: [this.registry],
+    });
     const turn = {} as Record<keyof TurnMetrics, Histogram>;
     for (const [key, help] of Object.entries(TURN_FIGURES) as [keyof TurnMetrics, string][]) {
       const name = `voice_bridge_turn_${key.replace(/Ms$/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_ms`;
@@ -102,6 +117,27 @@ export class BridgeMetrics {
       });
     }
     this.#turn = turn;
+  }
+
+  /** A bounded queue shed `bytes` (see src/api/backlog.ts and the SIP worker channel). */
+  shed(queue: string, bytes: number): void {
+    this.backlogDrops.inc({ queue });
+    this.backlogDroppedBytes.inc({ queue }, bytes);
+  }
+
+  /** The embedded service's refused engine jobs (503 engine_busy), read at each scrape. */
+  countRefusals(read: () => Readonly<Record<string, number>>): void {
+    new Counter({
+      name: "voice_bridge_local_service_refused_total",
+      help: "jobs the embedded service's engines refused rather than queue (waited past their deadline, or the queue was full), by engine",
+      labelNames: ["engine"],
+      registers: [this.registry],
+      collect() {
+        // The service keeps the totals; the counter shows them as they are at the scrape.
+        this.reset();
+        for (const [engine, n] of Object.entries(read())) this.inc({ engine }, n);
+      },
+    });
   }
 
   observeTurn(m: TurnMetrics): void {

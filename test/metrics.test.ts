@@ -37,4 +37,23 @@ describe("BridgeMetrics", () => {
     expect(figures.asrMs).toMatchObject({ count: 0, p50: null, p90: null, p99: null });
     expect(v2v.label).toMatch(/first agent audio/);
   });
+
+  it("counts what bounded queues shed, and the embedded service's refusals as they stand at each scrape", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    m.shed("asr_upload", 3000);
+    m.shed("asr_upload", 1500);
+    m.shed("tts_send", 2_000_000);
+    const refused = { asr: 2, tts: 0 };
+    m.countRefusals(() => refused);
+    let { body } = await m.render();
+    expect(body).toContain('voice_bridge_backlog_drops_total{queue="asr_upload"} 2');
+    expect(body).toContain('voice_bridge_backlog_dropped_bytes_total{queue="asr_upload"} 4500');
+    expect(body).toContain('voice_bridge_backlog_drops_total{queue="tts_send"} 1');
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="asr"} 2');
+    refused.asr = 5;
+    refused.tts = 1;
+    ({ body } = await m.render());
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="asr"} 5');
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="tts"} 1');
+  });
 });

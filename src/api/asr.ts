@@ -1,10 +1,11 @@
 // E6 speech recognition: one POST of Base64 audio, the transcript streamed back as SSE
 // (transcript.text.delta …, then transcript.text.done), with helpers for the final text and usage.
 import { endianness } from "node:os";
+import { type BacklogLimits, BoundedBody, DEFAULT_BACKLOG } from "./backlog.ts";
 import { encodeBase64Groups } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import { AsrError, SvcProtocolError } from "./errors.ts";
-import type { CallOptions, Exchange, HttpRequest } from "./http.ts";
+import type { CallOptions, Exchange, HttpRequest, SvcLogger } from "./http.ts";
 import { type Accumulator, EventStream, parseData, sseEvents, streamEndedEarly } from "./stream.ts";
 import type {
   AsrFormat,
@@ -124,7 +125,7 @@ async function* decodeAsr(ex: Exchange): AsyncGenerator<AsrStreamEvent> {
 export class AsrUpload {
   /** The transcript, streamed back once the body has ended. */
   readonly stream: AsrStream;
-  readonly #controller: ReadableStreamDefaultController<Uint8Array>;
+  readonly #body: BoundedBody;
   readonly #endBody: () => void;
   /** 0–2 bytes waiting for a whole Base64 group (room for 3: the group they start). */
   readonly #carry = Buffer.alloc(3);
@@ -135,21 +136,35 @@ export class AsrUpload {
     head: string,
     open: (upload: NonNullable<HttpRequest["upload"]>, o: CallOptions) => Promise<Exchange>,
     call: CallOptions,
+    backlog: Pick<BacklogLimits, "asrUploadBytes" | "onShed"> = DEFAULT_BACKLOG,
+    logger?: SvcLogger,
   ) {
-    let controller!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        controller = c;
-      },
+    // Audio the connection has not taken (a service that stopped reading) is bounded: the oldest
+    // goes first, as whole Base64 groups, so the body stays valid and the latest speech is kept.
+    let warned = false;
+    this.#body = new BoundedBody(backlog.asrUploadBytes, (b64Bytes) => {
+      const bytes = (b64Bytes / 4) * 3;
+      backlog.onShed?.({ queue: "asr_upload", bytes });
+      if (!warned) {
+        warned = true;
+        logger?.warn(
+          { droppedBytes: bytes, boundBytes: backlog.asrUploadBytes },
+          "asr upload: the service is not taking the audio; dropping its oldest part",
+        );
+      }
     });
-    this.#controller = controller;
     let endBody!: () => void;
     const ended = new Promise<void>((resolve) => {
       endBody = resolve;
     });
     this.#endBody = endBody;
-    controller.enqueue(Buffer.from(head));
-    this.stream = new AsrStream((o) => open({ body, ended }, o), call);
+    this.#body.write(Buffer.from(head), false);
+    this.stream = new AsrStream((o) => open({ body: this.#body.stream, ended }, o), call);
+  }
+
+  /** Audio written but not yet taken by the connection, bytes of Base64. */
+  get queuedBytes(): number {
+    return this.#body.queuedBytes;
   }
 
   /** Adds audio (bytes in the declared format, or 16-bit PCM samples). Ignored after end(). */
@@ -178,7 +193,7 @@ export class AsrUpload {
     encodeBase64Groups(bytes, from, end, out, at);
     for (let i = end; i < bytes.length; i++) carry[i - end] = bytes[i]!;
     this.#carried = bytes.length - end;
-    this.#controller.enqueue(out);
+    this.#body.write(out);
   }
 
   /** Ends the body; the transcript follows on `stream`. */
@@ -186,8 +201,8 @@ export class AsrUpload {
     if (!this.#ended) {
       this.#ended = true;
       const rest = this.#carry.toString("base64", 0, this.#carried);
-      this.#controller.enqueue(Buffer.from(`${rest}"}}`, "latin1"));
-      this.#controller.close();
+      this.#body.write(Buffer.from(`${rest}"}}`, "latin1"), false);
+      this.#body.close();
       this.#endBody();
     }
     return this.stream;
@@ -245,6 +260,8 @@ export class AsrApi {
       head,
       (upload, o) => this.ctx.http.send({ method: "POST", path, upload, accept: "text/event-stream" }, o),
       call,
+      this.ctx.backlog,
+      this.ctx.logger,
     );
   }
 

@@ -1,5 +1,6 @@
 // SvcClient: one object giving typed access to every endpoint family of the service spec.
 import { AsrApi } from "./asr.ts";
+import { type BacklogLimits, DEFAULT_BACKLOG } from "./backlog.ts";
 import { ChatApi } from "./chat.ts";
 import type { ClientContext } from "./context.ts";
 import { SvcError } from "./errors.ts";
@@ -31,6 +32,11 @@ export interface SvcClientOptions {
   retryBaseMs?: number;
   /** Largest retry delay. Default 8 s. */
   retryMaxMs?: number;
+  /**
+   * Bounds on what queues toward a service that does not keep up, and a callback told of each
+   * drop (see backlog.ts). Defaults: 512 KiB per E6 upload, 1 MiB per E5 socket.
+   */
+  backlog?: Partial<BacklogLimits>;
 }
 
 export class SvcClient {
@@ -72,7 +78,15 @@ export class SvcClient {
     });
     this.baseURL = http.baseURL;
     const wsBaseURL = (opts.wsBaseURL ?? http.baseURL.replace(/^http(s?):/, "ws$1:")).replace(/\/+$/, "");
-    this.ctx = { http, apiKey, wsBaseURL, planTier: opts.planTier ?? false, timeoutMs, logger: opts.logger };
+    this.ctx = {
+      http,
+      apiKey,
+      wsBaseURL,
+      planTier: opts.planTier ?? false,
+      timeoutMs,
+      logger: opts.logger,
+      backlog: { ...DEFAULT_BACKLOG, ...opts.backlog },
+    };
     this.chat = new ChatApi(this.ctx);
     this.messages = new MessagesApi(this.ctx);
     this.responses = new ResponsesApi(this.ctx);

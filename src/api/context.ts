@@ -1,5 +1,6 @@
 // What every endpoint module needs from the client: the request core, and where the speech
 // endpoints live (plan tier) and the WebSocket base.
+import type { BacklogLimits } from "./backlog.ts";
 import type { HttpCore, SvcLogger } from "./http.ts";
 import { API_PREFIX, PLAN_PREFIX } from "./types/paths.ts";
 
@@ -11,6 +12,8 @@ export interface ClientContext {
   planTier: boolean;
   timeoutMs: number;
   logger: SvcLogger | undefined;
+  /** What may queue toward a service that does not keep up. */
+  backlog: BacklogLimits;
 }
 
 /** Prefix of a regular endpoint. */

@@ -96,6 +96,13 @@ export class SvcConnectionError extends SvcError {
 export class SvcTimeoutError extends SvcError {
   override name = "SvcTimeoutError";
 }
+/**
+ * The service stopped taking what the client sends (a starved or paused process): more was left
+ * unsent than the client's bound allows, so the request or session was given up.
+ */
+export class SvcBackpressureError extends SvcConnectionError {
+  override name = "SvcBackpressureError";
+}
 /** The caller's AbortSignal fired. */
 export class SvcAbortError extends SvcError {
   override name = "SvcAbortError";

@@ -8,6 +8,7 @@ export {
   audioToBase64,
   pcm16Format,
 } from "./asr.ts";
+export type { BacklogLimits, BacklogQueue, ShedEvent } from "./backlog.ts";
 export { type ChatRequest, ChatStream } from "./chat.ts";
 export { ChatAccumulator } from "./chat-accumulate.ts";
 export { audioPart, dataUrl, fileRef, imagePart, textPart, videoPart } from "./chat-parts.ts";

@@ -3,11 +3,13 @@
 // out. Built for a call pipeline: open it early, sendText() LLM deltas as they come, flush() at the
 // end of a turn, done() to finish, close() to drop it at once on barge-in.
 import WebSocket from "ws";
+import type { BacklogLimits } from "./backlog.ts";
 import { decodeBase64Range } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import {
   errorFromStatus,
   SvcAbortError,
+  SvcBackpressureError,
   SvcConnectionError,
   SvcProtocolError,
   SvcTimeoutError,
@@ -108,6 +110,7 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
   private readonly ws: WebSocket;
   private readonly queue = new AsyncQueue<QueuedEvent>();
   private readonly logger: SvcLogger | undefined;
+  private readonly backlog: Pick<BacklogLimits, "ttsSendBytes" | "onShed"> | undefined;
   private st: TtsSessionState = "open";
   private reason: TtsEndReason | undefined;
   private lastActivity = Date.now();
@@ -124,8 +127,10 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
     model: string,
     early: TtsServerEvent[],
     logger: SvcLogger | undefined,
+    backlog?: Pick<BacklogLimits, "ttsSendBytes" | "onShed">,
   ) {
     this.ws = ws;
+    this.backlog = backlog;
     this.sessionId = sessionId;
     this.model = model;
     this.logger = logger;
@@ -284,6 +289,17 @@ export class TtsSession implements AsyncIterable<TtsOutput> {
     }
     this.lastActivity = Date.now();
     this.ws.send(JSON.stringify(ev));
+    // A service that stopped reading leaves every event in the socket's buffer; past the bound the
+    // session is given up (its reader sees the error), rather than text and memory piling up.
+    const unsent = this.ws.bufferedAmount;
+    if (this.backlog && unsent > this.backlog.ttsSendBytes) {
+      this.backlog.onShed?.({ queue: "tts_send", bytes: unsent });
+      this.fail(
+        new SvcBackpressureError(
+          `tts: the service is not reading the session (${unsent} bytes unsent, bound ${this.backlog.ttsSendBytes})`,
+        ),
+      );
+    }
   }
 
   private onEvent(ev: TtsServerEvent): void {
@@ -376,7 +392,7 @@ export class TtsApi {
           ws.terminate();
           reject(err);
         } else {
-          resolve(new TtsSession(ws, sessionId, model, early, this.ctx.logger));
+          resolve(new TtsSession(ws, sessionId, model, early, this.ctx.logger, this.ctx.backlog));
         }
       };
       ws.on("unexpected-response", (_req, res) => {

@@ -23,6 +23,7 @@ import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
 
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
+export { EngineBusyError, engineRefusals } from "./engines/busy.ts";
 export type { ChatEngineOptions } from "./engines/chat/index.ts";
 export type { ImageServiceOptions } from "./engines/image/options.ts";
 export type { AudioClip, Transcriber } from "./media/transcriber.ts";

@@ -15,6 +15,7 @@ import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
 import { Listeners } from "./listeners.ts";
+import { Recognition, type Utterance } from "./recognition.ts";
 import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
@@ -24,7 +25,6 @@ import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
-import type { UtteranceUpload } from "./utterance-upload.ts";
 
 export interface SessionDeps {
   transport: CallTransport;
@@ -57,14 +57,9 @@ interface UserTurnJob {
   /** Someone else spoke before it was answered: it goes into the history unanswered. */
   yielded?: boolean;
   turn?: AgentTurn;
+  /** Its transcript on the way; dropped with the job unless its words are still wanted. */
+  recognition?: Recognition;
   source: "speech" | "dtmf";
-}
-
-/** A caller utterance: where it lies in the audio window, and its upload if one was made. */
-interface Utterance {
-  fromMs: number;
-  toMs: number;
-  upload: UtteranceUpload | undefined;
 }
 
 /** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
@@ -413,6 +408,7 @@ export class CallSession {
       source: "speech",
     };
     this.#job?.wait?.cancel();
+    if (this.#job && !this.#job.yielded) this.#job.recognition?.drop();
     this.#job = job;
     const inputs = {
       speechEndAt,
@@ -433,27 +429,20 @@ export class CallSession {
     void this.#recognize(job, utterance);
   }
 
-  /**
-   * The utterance's transcript: from its upload, which ends now, or (with no upload, or when it
-   * failed) from one request with the utterance cut out of the window.
-   */
+  /** The utterance's transcript (see recognition.ts), then what the job does with it. */
   async #recognize(job: UserTurnJob, utterance: Utterance): Promise<void> {
     const { services, clock } = this.#d;
     const t0 = clock.now();
-    const signal = AbortSignal.timeout(15_000);
-    let text: string | undefined;
-    for (let attempt = 0; attempt < 2 && text === undefined; attempt++) {
-      try {
-        if (attempt === 0 && utterance.upload) text = await utterance.upload.end();
-        else {
-          const audio = job.listener!.audio.slice(utterance.fromMs, utterance.toMs);
-          text = await services.asr.recognize(audio, VAD_RATE, signal);
-        }
-      } catch (err) {
-        this.#log.warn({ err: (err as Error).message, attempt }, "speech recognition failed");
-        if (attempt === 1) job.failed = (err as Error).message;
-      }
-    }
+    job.recognition = new Recognition(utterance);
+    const { text, failed, dropped } = await job.recognition.run(
+      services.asr,
+      job.listener!.audio,
+      VAD_RATE,
+      clock,
+      this.#log,
+    );
+    if (dropped) return;
+    if (failed) job.failed = failed;
     if (this.#ended) return;
     job.asrMs = clock.now() - t0;
     job.text = text?.trim() ?? "";
@@ -554,6 +543,7 @@ export class CallSession {
   #dropJob(): void {
     const { clock } = this.#d;
     this.#job?.wait?.cancel();
+    if (!this.#job?.yielded) this.#job?.recognition?.drop();
     if (!this.#job?.committed) clock.clearTimeout(this.#commitTimer);
     this.#job?.turn?.cancel();
     this.#job = undefined;

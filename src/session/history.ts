@@ -2,12 +2,12 @@
 // the model never believes it said what was cut off by a barge-in.
 //
 // A call can last hours (a hotline, a voice channel), so what goes to the model is bounded by
-// tokens, not by turns: the recent turns up to `maxTokens` (counted with the o200k tokenizer, as
-// the local service counts prompts), and, for the turns that fell out, a digest of what was said
+// tokens, not by turns: the recent turns up to `maxTokens` (estimated as an o200k-style tokenizer
+// would count them, see token-estimate.ts), and, for the turns that fell out, a digest of what was said
 // in them, itself at most `digestTokens`, its oldest lines dropped first. The model's context,
 // and the service's work per turn, then stop growing once the budget is reached.
-import { countTokens, decode, encode } from "gpt-tokenizer/encoding/o200k_base";
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
+import { clipTokens, estimateTokens } from "./token-estimate.ts";
 
 export interface SpokenSentence {
   text: string;
@@ -50,10 +50,9 @@ export const DEFAULT_HISTORY_BUDGET: HistoryBudget = { maxTokens: 2000, digestTo
 
 /** Chat framing per message, as chat tokenizers count it (role and separators). */
 const PER_MESSAGE = 3;
-const PLAIN = { disallowedSpecial: new Set<string>() };
 
 export function tokensOf(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, PLAIN);
+  return estimateTokens(text);
 }
 
 function messageTokens(m: ChatMessage): number {
@@ -61,12 +60,6 @@ function messageTokens(m: ChatMessage): number {
   if (m.role === "assistant")
     for (const c of m.tool_calls ?? []) n += tokensOf(c.function.name) + tokensOf(c.function.arguments);
   return n;
-}
-
-/** The longest prefix of `text` within `maxTokens`, marked as cut. */
-function clip(text: string, maxTokens: number): string {
-  const ids = encode(text, PLAIN);
-  return ids.length <= maxTokens ? text : `${decode(ids.slice(0, Math.max(0, maxTokens - 1)))}…`;
 }
 
 const DIGEST_HEAD = "Earlier in this call (older turns, shortened):";
@@ -145,7 +138,7 @@ export class ConversationHistory {
     const budget = this.#budget.digestTokens;
     if (budget <= 0 || typeof m.content !== "string" || !m.content) return;
     if (m.role !== "user" && m.role !== "assistant") return;
-    const line = clip(`${m.role === "user" ? "Caller" : "Agent"}: ${m.content}`, budget);
+    const line = clipTokens(`${m.role === "user" ? "Caller" : "Agent"}: ${m.content}`, budget);
     const tokens = tokensOf(line);
     this.#digest.push({ line, tokens });
     this.#digestTotal += tokens;

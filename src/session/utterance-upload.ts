@@ -15,6 +15,7 @@ export class UtteranceUpload {
   readonly #window: AudioWindow;
   #sentMs: number;
   #closed = false;
+  #aborted = false;
   /** Each piece is read into this and written from it (the stream copies what it is given). */
   #piece = new Int16Array(0);
 
@@ -44,8 +45,10 @@ export class UtteranceUpload {
     return this.#stream.end();
   }
 
+  /** Drops it, also after end() (the transcript is no longer wanted). */
   abort(): void {
-    if (this.#closed) return;
+    if (this.#aborted) return;
+    this.#aborted = true;
     this.#closed = true;
     this.#stream.abort();
   }

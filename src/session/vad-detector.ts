@@ -6,14 +6,32 @@ import type { SpeechDetectorFactory } from "./speech-detector.ts";
 
 export type VadOptions = Omit<VoiceActivityOptions, "onEvent" | "sampleRate">;
 
+/**
+ * Caller audio a detector may hold for the model, ms: a live call's frames come in real time, so
+ * more than this behind means the machine is starved; the oldest is skipped rather than queued.
+ */
+export const VAD_MAX_BACKLOG_MS = 2000;
+
 export async function sileroDetectorFactory(
   options: VadOptions = {},
   log?: Logger,
 ): Promise<SpeechDetectorFactory> {
   const model = await loadSileroModel();
+  let warned = Number.NEGATIVE_INFINITY;
   return (onEvent) => {
     const vad = new VoiceActivityDetector(model, {
+      maxBacklogMs: VAD_MAX_BACKLOG_MS,
       ...options,
+      onSkip: (ms) => {
+        options.onSkip?.(ms);
+        const now = performance.now();
+        if (now - warned < 10_000) return;
+        warned = now;
+        log?.warn(
+          { skippedMs: ms },
+          "VAD: more caller audio waiting for the model than it may hold; skipping the oldest",
+        );
+      },
       sampleRate: 16000,
       onEvent: (e) => onEvent({ type: e.type, atMs: e.atMs }),
       onError: (err) => log?.error({ err: err.message }, "VAD failed on a window"),

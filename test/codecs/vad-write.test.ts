@@ -126,4 +126,36 @@ describe("VoiceActivityDetector.write", () => {
       expected.filter((e) => e.type === "speech-start").map((e) => `listener failed at ${e.atMs}`),
     );
   });
+
+  it("with maxBacklogMs, holds no more audio than that while the model is behind: the oldest is skipped, counted, the timeline kept", async () => {
+    const skips: number[] = [];
+    const seen: VadEvent[] = [];
+    const vad = new VoiceActivityDetector(model, {
+      maxBacklogMs: 1000,
+      onSkip: (ms) => skips.push(ms),
+      onEvent: (e) => seen.push(e),
+    });
+    // The whole scene at once: the model cannot answer before the event loop turns, so all of it
+    // queues behind the first window sent to the model, as a starved machine's would.
+    const loud = buildScene([
+      { say: "Book a table for two please, tomorrow at eight" },
+      { silenceMs: 200 },
+    ]).pcm;
+    for (let o = 0; o < loud.length; o += 320) vad.write(loud.subarray(o, o + 320));
+    const windows = Math.floor(loud.length / 512);
+    const skipped = skips.reduce((a, b) => a + b, 0);
+    expect(vad.skippedMs).toBe(skipped);
+    // All but about the bound (and the window in flight) was skipped, in whole windows.
+    expect(skipped).toBeGreaterThanOrEqual(windows * 32 - 1000 - 2 * 32);
+    expect(skipped % 32).toBe(0);
+    await vad.push(new Int16Array(0));
+    // Every window of the audio is accounted for: positions follow the audio, skipped or not.
+    expect(vad.positionMs).toBe(windows * 32);
+    // And the detector goes on: the scene written at the model's pace is decided as usual.
+    vad.reset();
+    seen.length = 0;
+    for (let o = 0; o < scene.pcm.length; o += 320) await vad.push(scene.pcm.subarray(o, o + 320));
+    expect(vad.skippedMs).toBe(skipped);
+    expect(seen).toEqual(expected);
+  });
 });

@@ -1,15 +1,15 @@
 // The local service as a user runs it: `bin/voice-bridge service` in its own process, driven with
 // plain curl; the dev key and stored files survive a restart.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { type ServiceProcess, startServiceProcess } from "../helpers/service-process.ts";
 import { media } from "../service/helpers/media.ts";
 
 const run = promisify(execFile);
-const BIN = new URL("../../bin/voice-bridge", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "svc-e2e-"));
 const procs: ChildProcess[] = [];
 
@@ -18,30 +18,10 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startCli(): Promise<{ proc: ChildProcess; url: string; key: string }> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SVC_LOCAL_API_KEYS: "",
-    SVC_SCRIPTED_PACE_MS: "0",
-    LOG_LEVEL: "warn",
-  };
-  delete env.SVC_LOCAL_PORT;
-  const proc = spawn(BIN, ["service", "--port", "0", "--data-dir", dir], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  procs.push(proc);
-  let out = "";
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout!.on("data", (c: Buffer) => {
-      out += c;
-      if (/API keys accepted.*\n/.test(out)) resolve();
-    });
-    proc.once("exit", (code) => reject(new Error(`service exited ${code}: ${out}`)));
-  });
-  const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-  const key = /API keys accepted[^:]*: (\S+)/.exec(out)![1]!;
-  return { proc, url, key };
+async function startCli(): Promise<ServiceProcess> {
+  const started = await startServiceProcess(dir, { SVC_SCRIPTED_PACE_MS: "0" });
+  procs.push(started.proc);
+  return started;
 }
 
 async function stop(proc: ChildProcess): Promise<number | null> {

@@ -1,15 +1,9 @@
 // The real CallSession on virtual time with scripted services: turn-taking, barge-in,
 // tools, DTMF, faults and silence handling.
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/session/clock.ts";
-import { Harness, MS_PER_WORD } from "./harness.ts";
+import { MS_PER_WORD, startedHarness } from "./harness.ts";
 
-async function started(config = {}): Promise<Harness> {
-  const h = new Harness(new VirtualClock(), config);
-  h.start();
-  await h.untilAgentSilent();
-  return h;
-}
+const started = startedHarness;
 
 describe("CallSession", () => {
   it("greets, answers a turn, and measures the turn", async () => {

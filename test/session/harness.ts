@@ -3,7 +3,7 @@
 import { pino } from "pino";
 import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
 import { CallSession } from "../../src/session/call-session.ts";
-import { flushMicrotasks, type VirtualClock } from "../../src/session/clock.ts";
+import { flushMicrotasks, VirtualClock } from "../../src/session/clock.ts";
 import {
   DEFAULT_SESSION_CONFIG,
   type SessionConfig,
@@ -160,6 +160,8 @@ export class Harness {
   /** Utterances streamed, and those dropped before their end. */
   asrStreams = 0;
   asrAborts = 0;
+  /** Recognitions (streamed or one request) still waiting for the service. */
+  asrPending = 0;
   /** ASR answers, in order; a string, or an Error to throw. */
   asrAnswers: (string | Error)[] = [];
   asrDelayMs = 80;
@@ -208,18 +210,63 @@ export class Harness {
       },
       services: {
         asr: {
-          recognize: async (pcm) => h.recognize(pcm.length),
+          // As the client does: an aborted request rejects at once, and counts as no longer pending.
+          recognize: (pcm, _rate, signal) => {
+            if (signal.aborted) return Promise.reject(signal.reason);
+            h.asrPending += 1;
+            return new Promise<string>((resolve, reject) => {
+              const settle = () => {
+                h.asrPending -= 1;
+                signal.removeEventListener("abort", onAbort);
+              };
+              const onAbort = () => {
+                settle();
+                reject(signal.reason);
+              };
+              signal.addEventListener("abort", onAbort, { once: true });
+              h.recognize(pcm.length).then(
+                (t) => {
+                  if (signal.aborted) return;
+                  settle();
+                  resolve(t);
+                },
+                (e) => {
+                  if (signal.aborted) return;
+                  settle();
+                  reject(e);
+                },
+              );
+            });
+          },
           open: () => {
             let samples = 0;
+            let settled = false;
+            let rejectEnd: ((e: Error) => void) | undefined;
             h.asrStreams += 1;
+            h.asrPending += 1;
+            const settle = () => {
+              if (settled) return false;
+              settled = true;
+              h.asrPending -= 1;
+              return true;
+            };
             return {
               write: (pcm) => {
                 samples += pcm.length;
               },
               // Decoding ran alongside the speech; asrDelayMs is what is left after its end.
-              end: () => h.recognize(samples),
+              end: () =>
+                new Promise<string>((resolve, reject) => {
+                  rejectEnd = reject;
+                  h.recognize(samples).then(
+                    (t) => settle() && resolve(t),
+                    (e) => settle() && reject(e),
+                  );
+                }),
               abort: () => {
+                if (!settle()) return;
                 h.asrAborts += 1;
+                rejectEnd?.(new Error("recognition aborted"));
               },
             };
           },
@@ -381,4 +428,12 @@ export class Harness {
       .filter((m) => m.role === role)
       .map((m) => (typeof m.content === "string" ? m.content : ""));
   }
+}
+
+/** A harness on virtual time whose call has started and whose greeting is over. */
+export async function startedHarness(config: Partial<SessionConfig> = {}): Promise<Harness> {
+  const h = new Harness(new VirtualClock(), config);
+  h.start();
+  await h.untilAgentSilent();
+  return h;
 }

@@ -3,15 +3,9 @@
 // learned within the call, and barge-ins that span a comma's pause. The completion model is
 // scripted (the harness's), so nothing depends on what a real recognizer heard.
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/session/clock.ts";
-import { HARNESS_TURN, Harness } from "./harness.ts";
+import { HARNESS_TURN, type Harness, startedHarness } from "./harness.ts";
 
-async function started(): Promise<Harness> {
-  const h = new Harness(new VirtualClock());
-  h.start();
-  await h.untilAgentSilent();
-  return h;
-}
+const started = startedHarness;
 
 /** The end-of-turn delay filed with the last reply. */
 function lastEou(h: Harness): number | undefined {

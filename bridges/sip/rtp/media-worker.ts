@@ -9,6 +9,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../../src/session/clock.ts";
 import type { RtpMediaLink } from "./call-media.ts";
 import { type UdpRtpEndpoint, UdpRtpPortPool } from "./port-pool.ts";
+import { WorkerBacklog } from "./worker-backlog.ts";
 import {
   FLUSH_MS,
   type FromWorker,
@@ -21,6 +22,7 @@ const port = parentPort;
 if (!port) throw new Error("media-worker.ts runs as a worker thread (new Worker), not on its own");
 const data = workerData as RtpWorkerData;
 const pool = new UdpRtpPortPool({ host: data.host, ports: data.ports });
+const backlog = new WorkerBacklog(data.backlog);
 
 /** Datagrams kept from a port's opening until its call's media starts: 1 s at 20 ms. */
 const HELD_DATAGRAMS = 50;
@@ -84,6 +86,7 @@ function flush(): void {
   frameIds = [];
   frameLengths = [];
   events = [];
+  backlog.posted();
   port?.postMessage(batch, [
     batch.pcm.buffer as ArrayBuffer,
     batch.frameIds.buffer as ArrayBuffer,
@@ -98,6 +101,7 @@ function emit(event: FromWorkerEvent, urgent = false): void {
 }
 
 function frame(id: number, samples: Int16Array): void {
+  if (!backlog.admit(samples.length)) return;
   if (pcmFill + samples.length > pcm.length) {
     const grown = new Int16Array(Math.max(pcm.length * 2, pcmFill + samples.length));
     grown.set(pcm.subarray(0, pcmFill));

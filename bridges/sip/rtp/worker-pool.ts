@@ -17,6 +17,7 @@ import type {
   RtpMediaStats,
 } from "./call-media.ts";
 import { decodedRate } from "./payload.ts";
+import { WorkerBacklog } from "./worker-backlog.ts";
 import type { FromWorker, FromWorkerEvent, RtpWorkerData, ToWorker } from "./worker-protocol.ts";
 
 /** Why a worker's calls end when the bridge stops it (close()). */
@@ -164,8 +165,10 @@ class WorkerRtpEndpoint implements RtpMediaEndpoint {
   }
 }
 
-export interface RtpWorkerOptions extends RtpWorkerData {
+export interface RtpWorkerOptions extends Omit<RtpWorkerData, "backlog"> {
   readonly log: Logger;
+  /** Told of caller frames the worker dropped while this thread was behind (worker-backlog.ts). */
+  readonly onShed?: (frames: number, bytes: number) => void;
 }
 
 /** Starts the RTP worker; it serves as the SIP server's port pool. */
@@ -186,10 +189,16 @@ export class RtpWorker implements RtpPortPool {
   #outbox: ToWorker[] = [];
   #flushing: NodeJS.Immediate | undefined;
   #dead: string | undefined;
+  readonly #backlog = new WorkerBacklog();
+  readonly #onShed: RtpWorkerOptions["onShed"];
+  /** Drops already reported. */
+  #shed = { frames: 0, samples: 0 };
+  #shedLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: RtpWorkerOptions) {
     this.#log = opts.log;
-    const data: RtpWorkerData = { host: opts.host, ports: opts.ports };
+    this.#onShed = opts.onShed;
+    const data: RtpWorkerData = { host: opts.host, ports: opts.ports, backlog: this.#backlog.shared };
     this.#worker = new Worker(new URL(`./media-worker.${SOURCE_EXT}`, import.meta.url), {
       workerData: data,
       name: "rtp",
@@ -245,6 +254,8 @@ export class RtpWorker implements RtpPortPool {
   }
 
   #batch(batch: FromWorker): void {
+    this.#backlog.taken();
+    this.#reportShed();
     for (const event of batch.events) this.#event(event);
     let offset = 0;
     for (let i = 0; i < batch.frameIds.length; i++) {
@@ -254,6 +265,23 @@ export class RtpWorker implements RtpPortPool {
     }
     const p = batch.played;
     for (let i = 0; i < p.length; i += 3) this.#links.get(p[i]!)?.moved(p[i + 1]!, p[i + 2]!);
+  }
+
+  #reportShed(): void {
+    const now = this.#backlog.dropped;
+    const frames = now.frames - this.#shed.frames;
+    if (frames === 0) return;
+    const samples = now.samples - this.#shed.samples;
+    const at = performance.now();
+    if (at - this.#shedLoggedAt > 10_000) {
+      this.#shedLoggedAt = at;
+      this.#log.warn(
+        { droppedFrames: frames, droppedSoFar: now.frames, behindBatches: this.#backlog.behind },
+        "sip media: this thread fell behind the RTP worker; caller frames dropped meanwhile",
+      );
+    }
+    this.#shed = now;
+    this.#onShed?.(frames, samples * 2);
   }
 
   #event(e: FromWorkerEvent): void {

@@ -14,6 +14,8 @@ export interface RtpWorkerData {
   readonly host: string;
   /** `sip.rtpPorts`, "LOW-HIGH". */
   readonly ports: string;
+  /** The channel's backlog counters (worker-backlog.ts), shared with the bridge's thread. */
+  readonly backlog: SharedArrayBuffer;
 }
 
 /** Endpoints and calls are named by an id the worker gives at open (ports are reused). */

@@ -5,6 +5,7 @@
 // hotword wins where the audio supports it about as well as what the language model preferred.
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { BoundedWaitQueue, type WaitBound } from "../busy.ts";
 import { hotwordHits, hotwordTokens } from "./hotwords.ts";
 import { withNoiseFloor } from "./noise-floor.ts";
 import {
@@ -81,6 +82,11 @@ export interface SphinxEngineOptions {
   hotwordBonus?: number;
   /** Extra decoder arguments (pocketsphinx_continuous style), after the defaults. */
   args?: string[];
+  /**
+   * How long and how many utterances may wait for a decoder before one is refused (busy.ts).
+   * Default 10 s (the bridge gives a recognition 15 s in all) and 512.
+   */
+  wait?: Partial<WaitBound>;
 }
 
 /**
@@ -125,7 +131,7 @@ export class SphinxEngine implements AsrEngine {
   private readonly maxDecoders: number;
   private readonly bonus: number;
   private readonly idle: Decoder[] = [];
-  private readonly waiting: Array<(d: Decoder) => void> = [];
+  private readonly waiting: BoundedWaitQueue<Decoder>;
   private created = 0;
   private closed = false;
   private preloading = false;
@@ -147,6 +153,7 @@ export class SphinxEngine implements AsrEngine {
     ];
     this.maxDecoders = Math.max(1, opts.decoders ?? cpus().length + 2);
     this.bonus = opts.hotwordBonus ?? HOTWORD_BONUS;
+    this.waiting = new BoundedWaitQueue("asr", { maxWaitMs: 10_000, maxWaiting: 512, ...opts.wait });
   }
 
   /** Loads the first decoder now, so no request pays the model load (about a second). */
@@ -191,7 +198,7 @@ export class SphinxEngine implements AsrEngine {
     const d = this.idle.pop();
     if (d) return d;
     if (this.created < this.maxDecoders) return this.createDecoder();
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.waiting.wait();
   }
 
   release(d: Decoder): void {
@@ -199,9 +206,7 @@ export class SphinxEngine implements AsrEngine {
       this.addon.free(d.handle);
       return;
     }
-    const next = this.waiting.shift();
-    if (next) next(d);
-    else this.idle.push(d);
+    if (!this.waiting.give(d)) this.idle.push(d);
   }
 
   /** Hotword phrases as dictionary words; phrases with a word the dictionary lacks are dropped. */
@@ -304,6 +309,7 @@ export class SphinxEngine implements AsrEngine {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.waiting.rejectAll(new Error("ASR engine closed"));
     for (const d of this.idle.splice(0)) this.addon.free(d.handle);
   }
 }

@@ -39,7 +39,8 @@ export class SphinxStream implements AsrStreamSession {
   }
 
   push(pcm: Int16Array): void {
-    if (this.#finishing || this.#closed || pcm.length === 0) return;
+    // After a failure (e.g. no decoder in time) the audio has nowhere to go: it is not kept.
+    if (this.#finishing || this.#closed || this.#failure || pcm.length === 0) return;
     this.#pending.push(pcm.slice());
     this.#pendingLength += pcm.length;
     const ready = this.#floor ? this.#pendingLength >= CHUNK : this.#pendingLength >= LEAD;
@@ -76,6 +77,8 @@ export class SphinxStream implements AsrStreamSession {
       .then(() => this.#step())
       .catch((err: Error) => {
         this.#failure ??= err;
+        this.#pending = [];
+        this.#pendingLength = 0;
       });
   }
 

@@ -6,6 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
+import { refuse } from "../busy.ts";
 import type { SynthesisRequest, TtsEngine } from "./engine.ts";
 
 export const ESPEAK_WORKER_PATH = fileURLToPath(
@@ -118,12 +119,18 @@ export interface EspeakPoolOptions {
   /** Worker processes; default the number of CPUs (at least 2). */
   size?: number;
   workerPath?: string;
+  /**
+   * Sentences queued on a worker at most before another is refused (busy.ts): a starved machine
+   * would otherwise queue every call's text in the workers' pipes. Default 64.
+   */
+  maxQueuedPerWorker?: number;
 }
 
 export class EspeakPool implements TtsEngine {
   private readonly workers: Worker[] = [];
   private readonly size: number;
   private readonly path: string;
+  private readonly maxQueued: number;
   private nextId = 1;
   private closed = false;
   /** espeak-ng's output rate, known once the first worker is up (22050 for the Debian build). */
@@ -132,6 +139,7 @@ export class EspeakPool implements TtsEngine {
   constructor(opts: EspeakPoolOptions = {}) {
     this.size = Math.max(1, opts.size ?? Math.max(2, cpus().length));
     this.path = opts.workerPath ?? ESPEAK_WORKER_PATH;
+    this.maxQueued = Math.max(1, opts.maxQueuedPerWorker ?? 64);
     if (!existsSync(this.path)) {
       throw new Error(`espeak worker not built (${this.path}): run native/build.sh`);
     }
@@ -162,6 +170,8 @@ export class EspeakPool implements TtsEngine {
     while (this.workers.length < this.size) this.spawn();
     let best = this.workers[0]!;
     for (const w of this.workers) if (w.load < best.load) best = w;
+    if (best.load >= this.maxQueued && best.load !== Number.POSITIVE_INFINITY)
+      return Promise.reject(refuse("tts", `tts engine busy: ${best.load} sentences queued on every worker`));
     const v = req.voice;
     const wpm = Math.round(Math.min(RATE_MAX, Math.max(RATE_MIN, v.wpm * req.speed)));
     const id = this.nextId++;

@@ -1,11 +1,13 @@
 // The RTP worker for real: a worker thread binding real UDP ports, a peer socket playing the
 // caller, and the same RtpCallTransport the SIP server makes, on the monotonic clock (the worker
 // paces on real time, so these tests wait for what they check and never time it).
+import { Worker } from "node:worker_threads";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { RtpCallTransport } from "../../../../bridges/sip/rtp/call-transport.ts";
 import { buildTelephoneEvent, dtmfEvent } from "../../../../bridges/sip/rtp/dtmf.ts";
 import { buildRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
+import { MAX_BATCHES_BEHIND } from "../../../../bridges/sip/rtp/worker-backlog.ts";
 import { type RtpWorker, startRtpWorker } from "../../../../bridges/sip/rtp/worker-pool.ts";
 import type { TransportListener } from "../../../../bridges/transport.ts";
 import { mulawDecode, mulawEncode } from "../../../../codecs/g711.ts";
@@ -21,12 +23,13 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function worker(evenPorts = 4): Promise<RtpWorker> {
+async function worker(evenPorts = 4, onShed?: (frames: number, bytes: number) => void): Promise<RtpWorker> {
   const base = await freeEvenRange(evenPorts);
   const w = startRtpWorker({
     host: "127.0.0.1",
     ports: `${base}-${base + 2 * evenPorts - 1}`,
     log: silentLogger,
+    ...(onShed ? { onShed } : {}),
   });
   cleanup.push(() => w.close());
   return w;
@@ -202,5 +205,53 @@ describe("SIP media in the RTP worker thread", () => {
     await w.close();
     expect(logged.filter((l) => l.level >= 50)).toEqual([]);
     expect(logged.map((l) => l.msg)).toContain("the RTP worker was stopped");
+  });
+
+  it("drops caller frames, counted, while the bridge's thread is stalled, instead of queueing them; then carries them again", async () => {
+    let dropped = 0;
+    let droppedBytes = 0;
+    const w = await worker(4, (frames, bytes) => {
+      dropped += frames;
+      droppedBytes += bytes;
+    });
+    // The caller sends from its own thread, paced on real time, so it goes on while this one is stopped.
+    const frames = 200;
+    const sender = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       const s = require("node:dgram").createSocket("udp4");
+       s.bind(0, "127.0.0.1", () => parentPort.postMessage(s.address().port));
+       parentPort.once("message", (port) => {
+         const start = performance.now();
+         let i = 0;
+         const tick = () => {
+           const p = Buffer.alloc(172, 0xff);
+           p[0] = 0x80; p[1] = 0; p.writeUInt16BE(i & 0xffff, 2); p.writeUInt32BE(i * 160, 4); p.writeUInt32BE(0xbeef, 8);
+           s.send(p, port, "127.0.0.1");
+           if (++i < workerData.frames) setTimeout(tick, Math.max(0, start + i * 20 - performance.now()));
+           else setTimeout(() => { s.close(); parentPort.postMessage("done"); }, 50);
+         };
+         tick();
+       });`,
+      { eval: true, workerData: { frames } },
+    );
+    cleanup.push(async () => {
+      await sender.terminate();
+    });
+    const senderPort = await new Promise<number>((r) => sender.once("message", r));
+    const { heard, port } = await call(w, senderPort);
+    const done = new Promise((r) => sender.once("message", r));
+    sender.postMessage(port);
+    await until(() => heard.frames.length >= 10, "the first caller frames");
+    // This thread stops for 2 s, as a starved bridge's loop does.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+    await done;
+    await until(() => heard.frames.length + dropped >= frames, "every frame carried or counted");
+    // What queued was bounded: half a second of batches went through, the rest of the stall was dropped.
+    expect(dropped).toBeGreaterThan(30);
+    expect(dropped).toBeLessThan(100 - MAX_BATCHES_BEHIND / 2 + 10);
+    expect(droppedBytes).toBe(dropped * 320);
+    expect(heard.frames.length + dropped).toBe(frames);
+    // Before and after the stall the frames came through.
+    expect(heard.frames.length).toBeGreaterThan(frames - 100);
   });
 });
