@@ -14,11 +14,16 @@ export interface SipOutLoadSpec extends SipLoadSpec {
 }
 
 /** Places one call through the bridge's POST /calls: its call id, or why not. */
-export async function postCall(url: string, token: string | undefined, to: string): Promise<string> {
+export async function postCall(
+  url: string,
+  token: string | undefined,
+  to: string,
+  machineDetection: "off" | "hangup" | "message" = "off",
+): Promise<string> {
   const res = await fetch(`${url}/calls`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ to, via: "sip", machineDetection: "off" }),
+    body: JSON.stringify({ to, via: "sip", machineDetection }),
   });
   const body = (await res.json()) as { callId?: string; error?: { message?: string } };
   if (res.status !== 202 || !body.callId)
