@@ -4,7 +4,7 @@
 // real-time schedule (rtp-lateness.ts). SRTP: our packets protected by libsrtp (the addon the
 // bridge uses); the agent's are timed by their headers, which SRTP leaves in clear.
 import { randomBytes } from "node:crypto";
-import type dgram from "node:dgram";
+import dgram from "node:dgram";
 import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
@@ -128,4 +128,20 @@ export class BenchCallMedia {
     this.#counts.holes = this.#lateness.holes;
     this.#counts.holeMs = this.#lateness.holeMs;
   }
+}
+
+/** A UDP socket bound on `address` (port 0: any free one). */
+export function bound(address: string, port = 0): Promise<dgram.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = dgram.createSocket("udp4");
+    s.once("error", reject);
+    s.bind(port, address, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
+  });
+}
+
+export function close(s: dgram.Socket): Promise<void> {
+  return new Promise((r) => s.close(() => r()));
 }

@@ -4,6 +4,7 @@
 // answer on (sip-uas.ts): the same caller timeline, the same timing of the agent's RTP, the same
 // report (sip-load.ts), so calls-summary.ts prints the same figures for calls the bridge placed.
 import type { CallReport } from "./calls-load.ts";
+import { failedCall } from "./load-window.ts";
 import { callerUntilTail, reportOf, type SipLoadSpec } from "./sip-load.ts";
 import type { BenchUas } from "./sip-uas.ts";
 
@@ -44,7 +45,7 @@ export async function runOutboundCalls(
       try {
         callId = await postCall(spec.url, spec.bridgeToken, `+1555010${String(i).padStart(4, "0")}`);
       } catch (err) {
-        return failed(`call-${i}`, (err as Error).message);
+        return failedCall(`call-${i}`, (err as Error).message);
       }
       const r = await uas.answer(callId, {
         caller: callerUntilTail(caller, spec.seconds),
@@ -53,21 +54,4 @@ export async function runOutboundCalls(
       return reportOf(spec, r);
     }),
   );
-}
-
-function failed(callSid: string, error: string): CallReport {
-  return {
-    callSid,
-    error,
-    mediaSent: 0,
-    mediaReceived: 0,
-    latenessMs: [],
-    windowLatenessMs: [],
-    stretches: 0,
-    gaps: 0,
-    gapFrames: 0,
-    clears: 0,
-    callerV2vMs: [],
-    turns: [],
-  };
 }

@@ -5,10 +5,9 @@
 // Timer E until answered). A BYE from the far side ends the call early and is answered 200.
 // Everything is bounded in time; the report says how the call went instead of throwing.
 import { randomBytes } from "node:crypto";
-import dgram from "node:dgram";
 import { connect as tlsConnect } from "node:tls";
 import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
-import { BenchCallMedia } from "./sip-call-media.ts";
+import { BenchCallMedia, type BenchMediaCounts, bound, close } from "./sip-call-media.ts";
 import {
   buildRequest,
   buildResponse,
@@ -51,7 +50,7 @@ export interface SipCallOptions {
   tls?: boolean;
 }
 
-export interface SipCallReport {
+export interface SipCallReport extends BenchMediaCounts {
   callId: string;
   /** Final response status to the INVITE (0: none came). */
   status: number;
@@ -59,17 +58,6 @@ export interface SipCallReport {
   endedBy?: "uac" | "uas";
   /** Status of the response to our BYE (0: none came, or not sent). */
   byeStatus: number;
-  rtpSent: number;
-  rtpReceived: number;
-  /** Arrival of each received RTP packet, ms since the answer. */
-  arrivalsMs: number[];
-  /** Per received RTP packet, ms (rtp-lateness.ts). */
-  latenessMs: number[];
-  /** RTP streams (SSRCs) seen from the far side. */
-  streams: number;
-  /** Timestamps that skipped past the previous packet's end within a stream, and the ms skipped. */
-  holes: number;
-  holeMs: number;
   /** Epoch ms of the answer (what arrivalsMs count from); NaN if never answered. */
   answeredAtEpochMs: number;
   error?: string;
@@ -77,6 +65,23 @@ export interface SipCallReport {
 
 const T1 = 500;
 const T2 = 4000;
+
+/** A call's report before anything happened. */
+export function newSipCallReport(callId: string): SipCallReport {
+  return {
+    callId,
+    status: 0,
+    byeStatus: 0,
+    rtpSent: 0,
+    rtpReceived: 0,
+    arrivalsMs: [],
+    latenessMs: [],
+    streams: 0,
+    holes: 0,
+    holeMs: 0,
+    answeredAtEpochMs: Number.NaN,
+  };
+}
 
 const token = () => randomBytes(6).toString("hex");
 
@@ -92,19 +97,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const fromTag = token();
   const uri = `sip:${opts.user ?? "agent"}@${opts.target.address}:${opts.target.port}`;
   const from = `<sip:bench@${local}>;tag=${fromTag}`;
-  const report: SipCallReport = {
-    callId,
-    status: 0,
-    byeStatus: 0,
-    rtpSent: 0,
-    rtpReceived: 0,
-    arrivalsMs: [],
-    latenessMs: [],
-    streams: 0,
-    holes: 0,
-    holeMs: 0,
-    answeredAtEpochMs: Number.NaN,
-  };
+  const report = newSipCallReport(callId);
   // SRTP: our key in the offer (sip-call-media.ts protects our packets with it).
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
   const media = new BenchCallMedia(
@@ -350,19 +343,4 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
 
 function contactUri(t: { address: string; port: number }): string {
   return `sip:${t.address}:${t.port}`;
-}
-
-function bound(address: string): Promise<dgram.Socket> {
-  return new Promise((resolve, reject) => {
-    const s = dgram.createSocket("udp4");
-    s.once("error", reject);
-    s.bind(0, address, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-  });
-}
-
-function close(s: dgram.Socket): Promise<void> {
-  return new Promise((r) => s.close(() => r()));
 }

@@ -6,9 +6,9 @@
 // the callee hangs up (BYE, retransmitted until answered). A BYE from the bridge ends the call
 // early and is answered 200. Everything is bounded in time; the report says how it went.
 import { randomBytes } from "node:crypto";
-import dgram from "node:dgram";
-import { BenchCallMedia } from "./sip-call-media.ts";
-import type { SipCallReport } from "./sip-uac.ts";
+import type dgram from "node:dgram";
+import { BenchCallMedia, bound, close } from "./sip-call-media.ts";
+import { newSipCallReport, type SipCallReport } from "./sip-uac.ts";
 import {
   buildRequest,
   buildResponse,
@@ -95,19 +95,7 @@ export class BenchUas {
 
   /** Answers the bridge's INVITE for `callId` (come already or still to come) and runs the call. */
   async answer(callId: string, opts: AnswerOptions): Promise<SipCallReport> {
-    const report: SipCallReport = {
-      callId,
-      status: 0,
-      byeStatus: 0,
-      rtpSent: 0,
-      rtpReceived: 0,
-      arrivalsMs: [],
-      latenessMs: [],
-      streams: 0,
-      holes: 0,
-      holeMs: 0,
-      answeredAtEpochMs: Number.NaN,
-    };
+    const report = newSipCallReport(callId);
     const dialog = await new Promise<Dialog | undefined>((resolve) => {
       const known = this.#dialogs.get(callId);
       if (known) return resolve(known);
@@ -262,19 +250,4 @@ export class BenchUas {
   #send(text: string, to: { address: string; port: number }): void {
     this.#sip.send(text, to.port, to.address);
   }
-}
-
-function bound(address: string, port: number): Promise<dgram.Socket> {
-  return new Promise((resolve, reject) => {
-    const s = dgram.createSocket("udp4");
-    s.once("error", reject);
-    s.bind(port, address, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-  });
-}
-
-function close(s: dgram.Socket): Promise<void> {
-  return new Promise((r) => s.close(() => r()));
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { concatPcm } from "../../codecs/pcm.ts";
 import { type AmdEvent, AnsweringMachineDetector } from "../../src/outbound/amd.ts";
 import { speak } from "../helpers/speech.ts";
 
@@ -81,22 +82,12 @@ describe("answering-machine detection", () => {
 /** Early media (before the answer) then the answered call's audio, 20 ms frames. */
 function runEarly(early: Int16Array[], answered: Int16Array[]) {
   const d = new AnsweringMachineDetector(RATE);
-  const e = concat(early);
+  const e = concatPcm(early);
   for (let i = 0; i + 160 <= e.length; i += 160) d.hearEarly(e.subarray(i, i + 160), 20);
   const events: AmdEvent[] = [];
-  const a = concat(answered);
+  const a = concatPcm(answered);
   for (let i = 0; i + 160 <= a.length; i += 160) events.push(...d.push(a.subarray(i, i + 160), 20));
   return { events, detector: d };
-}
-
-function concat(parts: Int16Array[]): Int16Array {
-  const pcm = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    pcm.set(p, o);
-    o += p.length;
-  }
-  return pcm;
 }
 
 /** Two tones at once (ringback: 440+480 Hz in North America, 400+450 Hz in the UK). */
