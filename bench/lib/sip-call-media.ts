@@ -145,3 +145,28 @@ export function bound(address: string, port = 0): Promise<dgram.Socket> {
 export function close(s: dgram.Socket): Promise<void> {
   return new Promise((r) => s.close(() => r()));
 }
+
+/** A call's timers: each forgotten once it fired, all cleared when the call is over. */
+export class CallTimers {
+  readonly #live = new Set<NodeJS.Timeout>();
+
+  later(ms: number, fn: () => void): NodeJS.Timeout {
+    const t = setTimeout(() => {
+      this.#live.delete(t);
+      fn();
+    }, ms);
+    this.#live.add(t);
+    return t;
+  }
+
+  cancel(t: NodeJS.Timeout | undefined): void {
+    if (!t) return;
+    clearTimeout(t);
+    this.#live.delete(t);
+  }
+
+  clearAll(): void {
+    for (const t of this.#live) clearTimeout(t);
+    this.#live.clear();
+  }
+}

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { connect as tlsConnect } from "node:tls";
 import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
-import { BenchCallMedia, type BenchMediaCounts, bound, close } from "./sip-call-media.ts";
+import { BenchCallMedia, type BenchMediaCounts, bound, CallTimers, close } from "./sip-call-media.ts";
 import {
   buildRequest,
   buildResponse,
@@ -113,20 +113,9 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     report,
   );
 
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, fn: () => void) => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-    return t;
-  };
-  const cancel = (t: NodeJS.Timeout | undefined) => {
-    if (!t) return;
-    clearTimeout(t);
-    timers.delete(t);
-  };
+  const timers = new CallTimers();
+  const later = (ms: number, fn: () => void) => timers.later(ms, fn);
+  const cancel = (t: NodeJS.Timeout | undefined) => timers.cancel(t);
   // TLS: every request and response of the call on one connection, cut into messages by length.
   const secure = opts.tls
     ? tlsConnect({ host: opts.target.address, port: opts.target.port, rejectUnauthorized: false })
@@ -332,8 +321,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   send(invite, opts.target);
   retransmitInvite(T1);
   await finished;
-  for (const t of timers) clearTimeout(t);
-  timers.clear();
+  timers.clearAll();
   secure?.destroy();
   await Promise.all([close(sip), close(rtp)]);
   media.finish();

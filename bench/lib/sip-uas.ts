@@ -7,7 +7,7 @@
 // early and is answered 200. Everything is bounded in time; the report says how it went.
 import { randomBytes } from "node:crypto";
 import type dgram from "node:dgram";
-import { BenchCallMedia, bound, close } from "./sip-call-media.ts";
+import { BenchCallMedia, bound, CallTimers, close } from "./sip-call-media.ts";
 import { newSipCallReport, type SipCallReport } from "./sip-uac.ts";
 import {
   buildRequest,
@@ -148,15 +148,8 @@ export class BenchUas {
       ],
       body: offerSdp(this.#local, rtp.address().port, codec),
     });
-    const timers = new Set<NodeJS.Timeout>();
-    const later = (ms: number, fn: () => void) => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        fn();
-      }, ms);
-      timers.add(t);
-      return t;
-    };
+    const timers = new CallTimers();
+    const later = (ms: number, fn: () => void) => timers.later(ms, fn);
     let done: () => void = () => {};
     const finished = new Promise<void>((r) => {
       done = r;
@@ -207,7 +200,7 @@ export class BenchUas {
     };
     d.onResponse = (r) => {
       if (!/\bBYE$/.test(r.cseq) || r.status < 200) return;
-      clearTimeout(byeTimer);
+      timers.cancel(byeTimer);
       report.byeStatus = r.status;
       done();
     };
@@ -241,7 +234,7 @@ export class BenchUas {
     };
     later(opts.seconds * 1000, hangUp);
     await finished;
-    for (const t of timers) clearTimeout(t);
+    timers.clearAll();
     media.finish();
     report.answeredAtEpochMs = performance.timeOrigin + media.answeredAt;
     await close(rtp);
