@@ -49,6 +49,7 @@ import {
   processRssMb,
   spawnNode,
   stopProcess,
+  waitForLine,
 } from "./lib/calls-procs.ts";
 import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
@@ -258,6 +259,7 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
           token: bridgeToken,
           uasPort: outbound.uasPort,
           bridgePid,
+          sip: await bridgeSipAddress(bridgeLog),
           calls: SETUP_CALLS,
           holdS: 0.5,
         })),
@@ -288,6 +290,12 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
   return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents, ...setup };
+}
+
+/** Where the bridge listens for SIP over UDP (its log says). */
+async function bridgeSipAddress(bridgeLog: string): Promise<{ address: string; port: number }> {
+  const line = await waitForLine(bridgeLog, /"udpPort":(\d+)[^\n]*"sip: listening"/, 5000);
+  return { address: "127.0.0.1", port: Number(line[1]) };
 }
 
 /** A certificate for 127.0.0.1 made for the run (the load generator does not check it). */

@@ -7,12 +7,14 @@
 // callee, then a pause for the bridge to finish with it. The bridge's CPU over them, less what it
 // spends idle over as long (measured just before), per call is setup_cpu_ms_per_call (set-up and
 // tear-down, with `hold` seconds of media); dial_setup_ms is POST /calls to answered, from the
-// records (read afterwards, so that reading them is not counted).
+// records (read afterwards, so that reading them is not counted). Then the same M calls placed
+// to the bridge by a caller that hangs up as soon: inbound_setup_cpu_ms_per_call, to compare.
 
 import { processCpuUs } from "./calls-procs.ts";
 import { quietLine } from "./calls-setup.ts";
 import { percentile, round } from "./measure.ts";
 import { postCall } from "./sip-out-load.ts";
+import { placeSipCall } from "./sip-uac.ts";
 import { BenchUas } from "./sip-uas.ts";
 
 /** After each call: the bridge's end of it (store, report) done before the next, ms. */
@@ -23,6 +25,8 @@ export interface SetupCostOptions {
   token: string | undefined;
   uasPort: number;
   bridgePid: number;
+  /** The bridge's SIP address, for the same calls the other way (the inbound set-up cost beside it). */
+  sip: { address: string; port: number };
   calls: number;
   holdS: number;
 }
@@ -54,6 +58,15 @@ export async function outboundSetupCost(o: SetupCostOptions): Promise<Record<str
     await uas.close();
   }
   const cpuUs = processCpuUs(o.bridgePid) - cpu0 - idleUsPerMs * (performance.now() - t0);
+  // The same calls placed to the bridge (a caller that hangs up after as long): the inbound cost.
+  const in0 = processCpuUs(o.bridgePid);
+  const inT0 = performance.now();
+  for (let i = 0; i < o.calls; i++) {
+    const r = await placeSipCall({ target: o.sip, caller, seconds: o.holdS });
+    if (r.error) errors.push(`inbound: ${r.error}`);
+    await sleep(PAUSE_MS);
+  }
+  const inboundUs = processCpuUs(o.bridgePid) - in0 - idleUsPerMs * (performance.now() - inT0);
   for (const callId of ids) {
     const rec = (await (await fetch(`${o.url}/calls/${callId}`, { headers })).json()) as {
       startedAt?: string;
@@ -66,6 +79,7 @@ export async function outboundSetupCost(o: SetupCostOptions): Promise<Record<str
     setup_calls: o.calls,
     setup_hold_s: o.holdS,
     setup_cpu_ms_per_call: round(cpuUs / 1000 / o.calls, 1),
+    inbound_setup_cpu_ms_per_call: round(inboundUs / 1000 / o.calls, 1),
     setup_idle_cpu_pct: round(idleUsPerMs / 10, 2),
     dial_setup_ms_p50: round(percentile(dialMs, 50), 1),
     dial_setup_ms_p90: round(percentile(dialMs, 90), 1),
