@@ -34,10 +34,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rtpSender } from "../bridges/sip/rtp/native-sender.ts";
+import { freePort } from "../test/bridges/sip/sipp.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";
 import type { LoadReport } from "./lib/calls-load.ts";
+import { outboundSetupCost } from "./lib/calls-outbound.ts";
 import {
   bridgeLoopLagMs,
   bridgeRtpSendLateMs,
@@ -48,17 +50,19 @@ import {
   processRssMb,
   spawnNode,
   stopProcess,
+  waitForLine,
 } from "./lib/calls-procs.ts";
 import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
 import { TWILIO_TOKEN } from "./lib/calls-transports.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 
-// --outbound: the calls are placed by the bridge (bench/lib/calls-outbound.ts), a run of its own.
-if (process.argv.includes("--outbound")) {
-  await import("./lib/calls-outbound.ts");
-  process.exit(0);
-}
+/**
+ * --outbound (with --transport sip): the bridge places every call (POST /calls, machine detection
+ * off) to the load generator, which answers and runs it as the inbound run's caller does; the
+ * figures are the inbound run's, then the set-up cost on its own (bench/lib/calls-outbound.ts).
+ */
+const OUTBOUND = process.argv.includes("--outbound");
 
 const arg = numberArg;
 const strArg = stringArg;
@@ -72,7 +76,7 @@ const TRANSPORT: BenchTransport = (() => {
 const RTP_PORTS = strArg("rtp-ports") ?? "20000-20999";
 const N = Math.round(arg("calls", 50));
 const S = arg("seconds", 30);
-const K = Math.round(arg("lg-procs", N > 100 ? 2 : 1));
+const K = process.argv.includes("--outbound") ? 1 : Math.round(arg("lg-procs", N > 100 ? 2 : 1));
 const RAMP_S = arg("ramp-s", Math.min(5, S / 4));
 const CPU_PROF = strArg("cpu-prof");
 const LG_CPU_PROF = strArg("lg-cpu-prof");
@@ -82,6 +86,10 @@ if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport 
 const TLS = process.argv.includes("--tls");
 if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
 const API = process.argv.includes("--api");
+if (OUTBOUND && (TRANSPORT !== "sip" || SRTP || TLS || API))
+  throw new Error("--outbound: with --transport sip only (not --srtp, --tls or --api)");
+/** --setup-calls M (with --outbound): calls of the set-up cost phase, one after another. */
+const SETUP_CALLS = Math.round(arg("setup-calls", 10));
 /** Calls of the agents phase, each way (without and with a call-start webhook); 0 skips it. */
 const PICK_CALLS = API ? 0 : Math.round(arg("pick-calls", 20, { zero: true }));
 /** Longer than the default 250 ms so the engine chain always finishes inside it (calls-summary.ts). */
@@ -132,8 +140,10 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
   // A fixed wait (max = min), so every turn is confirmed exactly MIN_EOU_MS after its end: the
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
+  const outbound = OUTBOUND ? { uasPort: await freePort() } : undefined;
   const { svc, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target } = await startBenchProcesses({
     transport: TRANSPORT,
+    ...(outbound ? { outbound } : {}),
     rtpPorts: RTP_PORTS,
     srtp,
     ...(TLS ? { tls: selfSignedCertificate() } : {}),
@@ -240,6 +250,23 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
         })
       : {};
 
+  // --outbound: the set-up cost on its own, the bridge otherwise idle.
+  const setup = outbound
+    ? {
+        outbound: true,
+        path: "POST /calls -> bridge UAC -> load generator's callee (200 with SDP) -> session greets; caller speaks as inbound",
+        ...(await outboundSetupCost({
+          url: bridgeUrl,
+          token: bridgeToken,
+          uasPort: outbound.uasPort,
+          bridgePid,
+          sip: await bridgeSipAddress(bridgeLog),
+          calls: SETUP_CALLS,
+          holdS: 0.5,
+        })),
+      }
+    : {};
+
   await stopProcess(bridge, 40_000);
   await stopProcess(svc, 10_000);
 
@@ -263,7 +290,13 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
   });
-  return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents };
+  return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents, ...setup };
+}
+
+/** Where the bridge listens for SIP over UDP (its log says). */
+async function bridgeSipAddress(bridgeLog: string): Promise<{ address: string; port: number }> {
+  const line = await waitForLine(bridgeLog, /"udpPort":(\d+)[^\n]*"sip: listening"/, 5000);
+  return { address: "127.0.0.1", port: Number(line[1]) };
 }
 
 /** A certificate for 127.0.0.1 made for the run (the load generator does not check it). */

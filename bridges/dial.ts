@@ -35,6 +35,12 @@ export interface CarrierAmd {
 export interface DialEvents {
   /** 180/183, Twilio's `ringing`. */
   ringing(detail: string): void;
+  /**
+   * The far end sends audio before it answers (SIP early media: ringback, a carrier's announcement,
+   * a voicemail's greeting): where its 20 ms frames at `inputRate` go (a lent buffer), until the
+   * answer or the failure. Never the session's: the agent is not on the call yet.
+   */
+  earlyMedia?(inputRate: number): ((frame: Int16Array) => void) | undefined;
   /** Answered: the call's transport, carrying audio from the answer on (not yet attached). */
   answered(transport: CallTransport): void;
   /** The carrier's answering-machine verdict, when it runs one (Twilio's asyncAmd). */

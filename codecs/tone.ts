@@ -110,6 +110,11 @@ export class ToneTracker {
     return this.last.rms >= this.#minRms && this.last.purity >= this.#minPurity;
   }
 
+  /** Where the tonal run under way began on the frames' timeline (-1 when none is). */
+  get runStartMs(): number {
+    return this.#runStart;
+  }
+
   /** A steady tone long enough is sounding now (its end not yet heard). */
   get sounding(): boolean {
     return this.#long;

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { analyzeAgentFrames } from "./calls-frames.ts";
-import { measureLoad } from "./load-window.ts";
+import { failedCall, measureLoad } from "./load-window.ts";
 
 export interface LoadSpec {
   url: string;
@@ -115,20 +115,7 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
       ...(r.transcriptError ? { transcriptError: r.transcriptError } : {}),
     };
   } catch (err) {
-    return {
-      callSid: "",
-      error: (err as Error).message,
-      mediaSent: 0,
-      mediaReceived: 0,
-      latenessMs: [],
-      windowLatenessMs: [],
-      stretches: 0,
-      gaps: 0,
-      gapFrames: 0,
-      clears: 0,
-      callerV2vMs: [],
-      turns: [],
-    };
+    return failedCall("", (err as Error).message);
   }
 }
 

@@ -1,134 +1,88 @@
-// `npm run bench -- calls --transport sip --outbound [--calls N] [--concurrency C]`: what placing a
-// call costs the bridge. The bridge (in this process, embedded local service) places N calls
-// through POST /calls, C at a time, to SIPp's built-in UAS standing in for the trunk (180, then 200
-// with SDP at once); each call is answered, its session starts and greets, and it is hung up by
-// DELETE /calls after `--hold-s`. Figures: dial set-up (call placed → answered, from the record's
-// own timestamps: INVITE built, RTP port opened, SDP offered and answered, ACK, media started),
-// the HTTP answer of POST /calls, and the bridge process's CPU per call (the embedded service's
-// greeting synthesis included). One JSON line.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pino } from "pino";
-import { loadConfig } from "../../src/config.ts";
-import { startBridge } from "../../src/main.ts";
-import { freePort } from "../../test/bridges/sip/sipp.ts";
-import { numberArg } from "./args.ts";
-import { machineBusyUs } from "./calls-procs.ts";
-import { percentile, round } from "./measure.ts";
+// `npm run bench -- calls --transport sip --outbound`: the calls are placed by the bridge. The
+// main run (bench/calls.ts) is the inbound run's, with the load generator as the callee
+// (calls-load-sip-out.ts): the same figures per call-second. This is the set-up cost on its own,
+// measured after it while the bridge is otherwise idle: M calls one after another, each placed by
+// POST /calls, answered at once (INVITE, 200 with SDP, ACK), its session started (the greeting
+// asked of the separate service process, as inbound), held `hold` seconds and hung up by the
+// callee, then a pause for the bridge to finish with it. The bridge's CPU over them, less what it
+// spends idle over as long (measured just before), per call is setup_cpu_ms_per_call (set-up and
+// tear-down, with `hold` seconds of media); dial_setup_ms is POST /calls to answered, from the
+// records (read afterwards, so that reading them is not counted). Then the same M calls placed
+// to the bridge by a caller that hangs up as soon: inbound_setup_cpu_ms_per_call, to compare.
 
-const N = Math.round(numberArg("calls", 20));
-const C = Math.round(numberArg("concurrency", 5));
-const HOLD_S = numberArg("hold-s", 2);
-const TOKEN = "outbound-bench-token-0123456789";
-const dir = mkdtempSync(join(tmpdir(), "bench-outbound-"));
-let sipp: ChildProcess | undefined;
-try {
-  const uasPort = await freePort();
-  sipp = spawn(
-    "sipp",
-    ["-sn", "uas", "-i", "127.0.0.1", "-p", String(uasPort), "-mp", String(await freePort(true)), "-nostdin"],
-    { cwd: dir, stdio: "ignore" },
-  );
-  await new Promise((r) => setTimeout(r, 500));
-  const bridge = await startBridge(
-    loadConfig({
-      env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        BRIDGE_TOKEN: TOKEN,
-        SIP_HOST: "127.0.0.1",
-        SIP_PORT: "0",
-        SIP_CODECS: "pcmu",
-        RTP_PORTS: "38000-38399",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
-        SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${uasPort}`,
-        OUTBOUND_MAX_CONCURRENT: String(C),
-        OUTBOUND_CALLS_PER_SECOND: "100",
-        AGENT_GREETING: "Hello, this is the clinic calling about your appointment tomorrow.",
-      },
-    }),
-    pino({ level: process.env.BENCH_LOG ?? "silent" }),
-  );
-  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-  const setupMs: number[] = [];
-  const postMs: number[] = [];
-  const failures: string[] = [];
-  const one = async (): Promise<void> => {
-    const t0 = performance.now();
-    const res = await fetch(`${bridge.url}/calls`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ to: "+15550100", via: "sip", machineDetection: "off" }),
-    });
-    postMs.push(performance.now() - t0);
-    const { callId } = (await res.json()) as { callId?: string };
-    if (!callId) {
-      failures.push(`HTTP ${res.status}`);
-      return;
+import { processCpuUs } from "./calls-procs.ts";
+import { quietLine } from "./calls-setup.ts";
+import { percentile, round } from "./measure.ts";
+import { postCall } from "./sip-out-load.ts";
+import { placeSipCall } from "./sip-uac.ts";
+import { BenchUas } from "./sip-uas.ts";
+
+/** After each call: the bridge's end of it (store, report) done before the next, ms. */
+const PAUSE_MS = 300;
+
+export interface SetupCostOptions {
+  url: string;
+  token: string | undefined;
+  uasPort: number;
+  bridgePid: number;
+  /** The bridge's SIP address, for the same calls the other way (the inbound set-up cost beside it). */
+  sip: { address: string; port: number };
+  calls: number;
+  holdS: number;
+}
+
+export async function outboundSetupCost(o: SetupCostOptions): Promise<Record<string, unknown>> {
+  const uas = await BenchUas.listen(o.uasPort);
+  const caller = quietLine(o.holdS);
+  const dialMs: number[] = [];
+  const errors: string[] = [];
+  const headers: Record<string, string> = o.token ? { authorization: `Bearer ${o.token}` } : {};
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // The idle bridge's own CPU (timers, metrics), to take off.
+  const idle0 = processCpuUs(o.bridgePid);
+  const idleT0 = performance.now();
+  await sleep(2000);
+  const idleUsPerMs = (processCpuUs(o.bridgePid) - idle0) / (performance.now() - idleT0);
+  const ids: string[] = [];
+  const cpu0 = processCpuUs(o.bridgePid);
+  const t0 = performance.now();
+  try {
+    for (let i = 0; i < o.calls; i++) {
+      const callId = await postCall(o.url, o.token, `+1555018${String(i).padStart(4, "0")}`);
+      ids.push(callId);
+      const r = await uas.answer(callId, { caller, seconds: o.holdS });
+      if (r.error) errors.push(r.error);
+      await sleep(PAUSE_MS);
     }
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const r = bridge.transcripts.get(callId);
-      if (r?.dialOutcome) {
-        if (r.dialOutcome !== "human") failures.push(`${r.dialOutcome} ${r.dialReason ?? ""}`);
-        else {
-          const dial = r.events.find((e) => e.type === "dial")!;
-          setupMs.push(Date.parse(dial.at) - Date.parse(r.startedAt));
-        }
-        break;
-      }
-      if (Date.now() > deadline) {
-        failures.push("no answer within 20 s");
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await new Promise((r) => setTimeout(r, HOLD_S * 1000));
-    await fetch(`${bridge.url}/calls/${callId}`, {
-      method: "DELETE",
-      headers: { authorization: headers.authorization },
-    });
-    const end = Date.now() + 10_000;
-    while (!bridge.transcripts.get(callId)?.endedAt && Date.now() < end)
-      await new Promise((r) => setTimeout(r, 20));
+  } finally {
+    await uas.close();
+  }
+  const cpuUs = processCpuUs(o.bridgePid) - cpu0 - idleUsPerMs * (performance.now() - t0);
+  // The same calls placed to the bridge (a caller that hangs up after as long): the inbound cost.
+  const in0 = processCpuUs(o.bridgePid);
+  const inT0 = performance.now();
+  for (let i = 0; i < o.calls; i++) {
+    const r = await placeSipCall({ target: o.sip, caller, seconds: o.holdS });
+    if (r.error) errors.push(`inbound: ${r.error}`);
+    await sleep(PAUSE_MS);
+  }
+  const inboundUs = processCpuUs(o.bridgePid) - in0 - idleUsPerMs * (performance.now() - inT0);
+  for (const callId of ids) {
+    const rec = (await (await fetch(`${o.url}/calls/${callId}`, { headers })).json()) as {
+      startedAt?: string;
+      events?: Array<{ type: string; at: string }>;
+    };
+    const dial = rec.events?.find((e) => e.type === "dial");
+    if (dial && rec.startedAt) dialMs.push(Date.parse(dial.at) - Date.parse(rec.startedAt));
+  }
+  return {
+    setup_calls: o.calls,
+    setup_hold_s: o.holdS,
+    setup_cpu_ms_per_call: round(cpuUs / 1000 / o.calls, 1),
+    inbound_setup_cpu_ms_per_call: round(inboundUs / 1000 / o.calls, 1),
+    setup_idle_cpu_pct: round(idleUsPerMs / 10, 2),
+    dial_setup_ms_p50: round(percentile(dialMs, 50), 1),
+    dial_setup_ms_p90: round(percentile(dialMs, 90), 1),
+    setup_errors: errors,
   };
-  const started = performance.now();
-  const cpu0 = process.cpuUsage();
-  const busy0 = machineBusyUs();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: C }, async () => {
-      while (next < N) {
-        next++;
-        await one();
-      }
-    }),
-  );
-  const wallUs = (performance.now() - started) * 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const busy = machineBusyUs() - busy0;
-  await bridge.close(0);
-  console.log(
-    JSON.stringify({
-      bench: "calls",
-      transport: "sip",
-      outbound: true,
-      path: "POST /calls -> bridge UAC -> SIPp uas (180, 200 with SDP) -> session greets -> DELETE",
-      calls: N,
-      concurrency: C,
-      answered: setupMs.length,
-      failures,
-      dial_setup_ms_p50: round(percentile(setupMs, 50), 1),
-      dial_setup_ms_p90: round(percentile(setupMs, 90), 1),
-      post_calls_ms_p50: round(percentile(postMs, 50), 1),
-      bridge_cpu_ms_per_call: round((cpu.user + cpu.system) / 1000 / N, 1),
-      other_cpu_cores: round(Math.max(0, busy - cpu.user - cpu.system) / wallUs, 2),
-      shared_machine: true,
-    }),
-  );
-} finally {
-  sipp?.kill("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { programToken } from "../../src/bridge-token.ts";
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import { spawnNode, waitForLine } from "./calls-procs.ts";
-import { type BenchTarget, type BenchTls, benchBridge, TWILIO_TOKEN } from "./calls-transports.ts";
+import {
+  type BenchOutbound,
+  type BenchTarget,
+  type BenchTls,
+  benchBridge,
+  TWILIO_TOKEN,
+} from "./calls-transports.ts";
 
 export const BENCH_KEY = "bench-key";
 
@@ -21,6 +27,8 @@ export interface BenchSetupOptions {
   srtp?: boolean;
   /** With --transport sip: the calls' SIP over TLS to the bridge's TLS port, with this certificate. */
   tls?: BenchTls;
+  /** The bridge places the calls (`--outbound`) to a callee on this port. */
+  outbound?: BenchOutbound;
   /**
    * Names this run's logs and config (`service-<run>.log`, `bridge-<run>.log`, `bridge-<run>.yaml`)
    * when one invocation starts the processes more than once in the same `dir`.
@@ -72,7 +80,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
   const bridgeLog = runFile(o.dir, "bridge", "log", o.run);
   const configPath = runFile(o.dir, "bridge", "yaml", o.run);
   writeFileSync(configPath, o.bridgeConfig);
-  const transport = benchBridge(o.transport, o.rtpPorts, o.srtp ?? false, o.tls);
+  const transport = benchBridge(o.transport, o.rtpPorts, o.srtp ?? false, o.tls, o.outbound);
   const dataDir = join(o.dir, "bridge");
   const env: NodeJS.ProcessEnv = {
     ...process.env,

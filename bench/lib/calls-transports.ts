@@ -8,7 +8,9 @@ import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadSpec } from "./calls-load.ts";
 import { waitForLine } from "./calls-procs.ts";
 import type { SipLoadSpec } from "./sip-load.ts";
+import { postCall, type SipOutLoadSpec } from "./sip-out-load.ts";
 import { placeSipCall } from "./sip-uac.ts";
+import { BenchUas } from "./sip-uas.ts";
 
 /** What every load generator gets, whatever the transport. */
 export interface CommonLoad {
@@ -32,8 +34,16 @@ export interface BenchTarget {
   warmUp(caller: Int16Array): Promise<void>;
   /** The load generator script (relative to the repository root) and its spec. */
   loadScript: string;
-  loadSpec(common: CommonLoad): LoadSpec | SipLoadSpec;
+  loadSpec(common: CommonLoad): LoadSpec | SipLoadSpec | SipOutLoadSpec;
 }
+
+/** `--outbound`: the bridge places the calls, to a callee answering on this UDP port. */
+export interface BenchOutbound {
+  uasPort: number;
+}
+
+/** The bridge's token with --outbound (its POST /calls needs it from the start, warm-up included). */
+export const OUTBOUND_TOKEN = "bench-outbound-token-0123456789";
 
 /** Twilio requests are signed with it; set on the bridge whatever the transport, as deployed. */
 export const TWILIO_TOKEN = "bench-twilio-token";
@@ -49,8 +59,49 @@ export function benchBridge(
   rtpPorts: string,
   srtp = false,
   tls?: BenchTls,
+  outbound?: BenchOutbound,
 ): BenchBridge {
+  if (outbound) return sipOutboundBridge(rtpPorts, outbound);
   return transport === "twilio" ? twilioBridge() : sipBridge(rtpPorts, srtp, tls);
+}
+
+/** The bridge dials every call (POST /calls) through SIP_OUTBOUND_PROXY, the load generator's callee socket. */
+function sipOutboundBridge(rtpPorts: string, o: BenchOutbound): BenchBridge {
+  return {
+    env: {
+      SIP_HOST: "127.0.0.1",
+      SIP_PORT: "0",
+      RTP_PORTS: rtpPorts,
+      BRIDGE_TOKEN: OUTBOUND_TOKEN,
+      SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${o.uasPort}`,
+      SIP_OUTBOUND_FROM: "+15550199",
+      OUTBOUND_MAX_CONCURRENT: "1000",
+      OUTBOUND_CALLS_PER_SECOND: "1000",
+    },
+    ready: async (url, bridgeLog, bridge) => {
+      const line = await waitForLine(bridgeLog, /"udpPort":(\d+)[^\n]*"sip: listening"/, 30_000, bridge);
+      const target = { address: "127.0.0.1", port: Number(line[1]) };
+      return {
+        warmUp: async (caller) => {
+          // The callee socket is the load generator's later: here for the warm-up calls only.
+          const uas = await BenchUas.listen(o.uasPort);
+          try {
+            const calls = await Promise.all(
+              [0, 1].map(async (i) =>
+                uas.answer(await postCall(url, OUTBOUND_TOKEN, `+1555019900${i}`), { caller, seconds: 9 }),
+              ),
+            );
+            const failed = calls.find((c) => c.error);
+            if (failed) throw new Error(`outbound warm-up call failed: ${failed.error}`);
+          } finally {
+            await uas.close();
+          }
+        },
+        loadScript: "bench/lib/calls-load-sip-out.ts",
+        loadSpec: (common): SipOutLoadSpec => ({ target, url, uasPort: o.uasPort, ...common }),
+      };
+    },
+  };
 }
 
 function twilioBridge(): BenchBridge {

@@ -31,3 +31,21 @@ export async function measureLoad(
     loopDelayMsMax: delay.count ? delay.max / 1e6 - LOOP_SAMPLE_MS : Number.NaN,
   };
 }
+
+/** The report of a call that never got going. */
+export function failedCall(callSid: string, error: string): CallReport {
+  return {
+    callSid,
+    error,
+    mediaSent: 0,
+    mediaReceived: 0,
+    latenessMs: [],
+    windowLatenessMs: [],
+    stretches: 0,
+    gaps: 0,
+    gapFrames: 0,
+    clears: 0,
+    callerV2vMs: [],
+    turns: [],
+  };
+}

@@ -4,7 +4,7 @@
 // packet's timestamp (rtp-lateness.ts) rather than the Twilio frame model; holes in the agent's
 // stream are timestamps skipping ahead (20 ms slots); a SIP call has no clears.
 import type { CallReport, TurnFigures } from "./calls-load.ts";
-import { placeSipCall } from "./sip-uac.ts";
+import { placeSipCall, type SipCallReport } from "./sip-uac.ts";
 
 export interface SipLoadSpec {
   /** The bridge's SIP address. */
@@ -35,7 +35,7 @@ const round2 = (v: number) => Math.round(v * 100) / 100;
  * wait in their sockets): those packets would count as dropped when the caller simply hung up
  * over them. Twilio's stop message cannot overtake media on its WebSocket, so it needs no tail.
  */
-const RTP_TAIL_S = 1;
+export const RTP_TAIL_S = 1;
 
 export async function runSipCalls(spec: SipLoadSpec, caller: Int16Array): Promise<CallReport[]> {
   return Promise.all(spec.startsAtMs.map((at) => runSipCall(spec, caller, at)));
@@ -46,12 +46,25 @@ async function runSipCall(spec: SipLoadSpec, caller: Int16Array, startAt: number
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const r = await placeSipCall({
     target: spec.target,
-    caller: caller.subarray(0, Math.max(0, Math.round((spec.seconds - RTP_TAIL_S) * 8000))),
+    caller: callerUntilTail(caller, spec.seconds),
     seconds: spec.seconds,
     codec: spec.codec ?? "pcmu",
     ...(spec.srtp ? { srtp: true } : {}),
     ...(spec.tls ? { tls: true } : {}),
   });
+  return reportOf(spec, r);
+}
+
+/** What the caller says: the shared timeline, ending RTP_TAIL_S before the call does. */
+export function callerUntilTail(caller: Int16Array, seconds: number): Int16Array {
+  return caller.subarray(0, Math.max(0, Math.round((seconds - RTP_TAIL_S) * 8000)));
+}
+
+/** One SIP call's report in the Twilio load generator's CallReport shape, its turns read from the bridge. */
+export async function reportOf(
+  spec: Pick<SipLoadSpec, "url" | "bridgeToken" | "windowMs">,
+  r: SipCallReport,
+): Promise<CallReport> {
   const [w0, w1] = spec.windowMs;
   const turns =
     spec.url && r.status === 200 ? await readTurns(spec.url, r.callId, spec.bridgeToken) : { turns: [] };

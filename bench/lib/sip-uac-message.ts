@@ -83,8 +83,14 @@ export function buildRequest(
   return `${lines.join("\r\n")}\r\n\r\n${body}`;
 }
 
-/** The response to `req` (Via, From, To, Call-ID, CSeq copied; a To tag added when given). */
-export function buildResponse(req: SipRequest, status: number, reason: string, toTag?: string): string {
+/** The response to `req` (Via, From, To, Call-ID, CSeq copied; a To tag added when given; more headers and a body). */
+export function buildResponse(
+  req: SipRequest,
+  status: number,
+  reason: string,
+  toTag?: string,
+  extra: { headers?: Array<[string, string]>; body?: string } = {},
+): string {
   const lines = [`SIP/2.0 ${status} ${reason}`];
   for (const v of req.headers.get("via") ?? []) lines.push(`Via: ${v}`);
   lines.push(`From: ${header(req, "from") ?? ""}`);
@@ -92,8 +98,10 @@ export function buildResponse(req: SipRequest, status: number, reason: string, t
   lines.push(`To: ${toTag && !/;tag=/.test(to) ? `${to};tag=${toTag}` : to}`);
   lines.push(`Call-ID: ${header(req, "call-id") ?? ""}`);
   lines.push(`CSeq: ${header(req, "cseq") ?? ""}`);
-  lines.push("Content-Length: 0");
-  return `${lines.join("\r\n")}\r\n\r\n`;
+  for (const [k, v] of extra.headers ?? []) lines.push(`${k}: ${v}`);
+  const body = extra.body ?? "";
+  lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join("\r\n")}\r\n\r\n${body}`;
 }
 
 /** The `tag` parameter of a From/To value. */

@@ -5,13 +5,9 @@
 // Timer E until answered). A BYE from the far side ends the call early and is answered 200.
 // Everything is bounded in time; the report says how the call went instead of throwing.
 import { randomBytes } from "node:crypto";
-import dgram from "node:dgram";
 import { connect as tlsConnect } from "node:tls";
-import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
-import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
-import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
-import { RtpLateness } from "./rtp-lateness.ts";
+import { BenchCallMedia, type BenchMediaCounts, bound, CallTimers, close } from "./sip-call-media.ts";
 import {
   buildRequest,
   buildResponse,
@@ -54,7 +50,7 @@ export interface SipCallOptions {
   tls?: boolean;
 }
 
-export interface SipCallReport {
+export interface SipCallReport extends BenchMediaCounts {
   callId: string;
   /** Final response status to the INVITE (0: none came). */
   status: number;
@@ -62,17 +58,6 @@ export interface SipCallReport {
   endedBy?: "uac" | "uas";
   /** Status of the response to our BYE (0: none came, or not sent). */
   byeStatus: number;
-  rtpSent: number;
-  rtpReceived: number;
-  /** Arrival of each received RTP packet, ms since the answer. */
-  arrivalsMs: number[];
-  /** Per received RTP packet, ms (rtp-lateness.ts). */
-  latenessMs: number[];
-  /** RTP streams (SSRCs) seen from the far side. */
-  streams: number;
-  /** Timestamps that skipped past the previous packet's end within a stream, and the ms skipped. */
-  holes: number;
-  holeMs: number;
   /** Epoch ms of the answer (what arrivalsMs count from); NaN if never answered. */
   answeredAtEpochMs: number;
   error?: string;
@@ -80,6 +65,23 @@ export interface SipCallReport {
 
 const T1 = 500;
 const T2 = 4000;
+
+/** A call's report before anything happened. */
+export function newSipCallReport(callId: string): SipCallReport {
+  return {
+    callId,
+    status: 0,
+    byeStatus: 0,
+    rtpSent: 0,
+    rtpReceived: 0,
+    arrivalsMs: [],
+    latenessMs: [],
+    streams: 0,
+    holes: 0,
+    holeMs: 0,
+    answeredAtEpochMs: Number.NaN,
+  };
+}
 
 const token = () => randomBytes(6).toString("hex");
 
@@ -95,42 +97,25 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const fromTag = token();
   const uri = `sip:${opts.user ?? "agent"}@${opts.target.address}:${opts.target.port}`;
   const from = `<sip:bench@${local}>;tag=${fromTag}`;
-  const report: SipCallReport = {
-    callId,
-    status: 0,
-    byeStatus: 0,
-    rtpSent: 0,
-    rtpReceived: 0,
-    arrivalsMs: [],
-    latenessMs: [],
-    streams: 0,
-    holes: 0,
-    holeMs: 0,
-    answeredAtEpochMs: Number.NaN,
-  };
-  const keep = opts.keep !== false;
-  const lateness = new RtpLateness(8000, { keep });
-  // SRTP: our key in the offer, our packets protected by libsrtp (the addon the bridge uses). The
-  // agent's packets are timed by their headers, which SRTP leaves in clear; their payload ends
-  // with the 10-byte tag.
+  const report = newSipCallReport(callId);
+  // SRTP: our key in the offer (sip-call-media.ts protects our packets with it).
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
-  const srtpOut = srtpKey ? rtpSender().srtpOutbound(srtpKey, 80) : undefined;
-  const tagBytes = srtpKey ? 10 : 0;
+  const media = new BenchCallMedia(
+    rtp,
+    {
+      codec,
+      caller: opts.caller,
+      seconds: opts.seconds,
+      srtpKey,
+      keep: opts.keep !== false,
+      onPacket: opts.onPacket,
+    },
+    report,
+  );
 
-  const timers = new Set<NodeJS.Timeout>();
-  const later = (ms: number, fn: () => void) => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-    return t;
-  };
-  const cancel = (t: NodeJS.Timeout | undefined) => {
-    if (!t) return;
-    clearTimeout(t);
-    timers.delete(t);
-  };
+  const timers = new CallTimers();
+  const later = (ms: number, fn: () => void) => timers.later(ms, fn);
+  const cancel = (t: NodeJS.Timeout | undefined) => timers.cancel(t);
   // TLS: every request and response of the call on one connection, cut into messages by length.
   const secure = opts.tls
     ? tlsConnect({ host: opts.target.address, port: opts.target.port, rejectUnauthorized: false })
@@ -144,26 +129,12 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const send = (text: string, to: { address: string; port: number }) =>
     secure ? secure.write(text) : sip.send(text, to.port, to.address);
 
-  let answeredAt = Number.NaN;
   let toValue = "";
   let dialogTarget = opts.target;
   let ack = "";
   let done: (() => void) | undefined;
   const finished = new Promise<void>((r) => {
     done = r;
-  });
-
-  // RTP in: time every packet against its schedule.
-  const h = emptyRtpHeader();
-  rtp.on("message", (msg) => {
-    const now = performance.now();
-    if (parseRtp(msg, h)) return;
-    if (Number.isNaN(answeredAt)) return;
-    report.rtpReceived++;
-    if (keep) report.arrivalsMs.push(now - answeredAt);
-    // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
-    const late = lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart - tagBytes);
-    opts.onPacket?.(performance.timeOrigin + now, late, lateness.lastHoleMs);
   });
 
   // INVITE, retransmitted on Timer A until a response.
@@ -195,54 +166,15 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     done?.();
   });
 
-  let rtpTimer: NodeJS.Timeout | undefined;
   let byeTimer: NodeJS.Timeout | undefined;
   let byeText = "";
   let ended = false;
-
-  const startRtp = (to: { address: string; port: number }) => {
-    const frames = Math.floor(Math.min(opts.caller.length, opts.seconds * 8000) / 160);
-    const encode = codec === "pcmu" ? mulawEncode : alawEncode;
-    const ssrc = randomBytes(4).readUInt32BE(0);
-    const seq0 = randomBytes(2).readUInt16BE(0);
-    const ts0 = randomBytes(4).readUInt32BE(0);
-    const payload = new Uint8Array(160);
-    let i = 0;
-    const pump = () => {
-      rtpTimer = undefined;
-      if (ended) return;
-      // Catch-up: every frame due by now goes, so a late timer costs no audio time.
-      const due = Math.floor((performance.now() - answeredAt) / 20) + 1;
-      while (i < Math.min(due, frames)) {
-        encode(opts.caller.subarray(i * 160, (i + 1) * 160), payload);
-        const packet = buildRtp({
-          payloadType: pt,
-          sequence: (seq0 + i) & 0xffff,
-          timestamp: (ts0 + i * 160) >>> 0,
-          ssrc,
-          payload,
-          marker: i === 0,
-        });
-        if (srtpOut) {
-          // A buffer per packet: dgram sends later, so one reused buffer would be overwritten.
-          const wire = Buffer.alloc(packet.length + 16);
-          wire.set(packet);
-          const n = rtpSender().srtpProtect(srtpOut, wire, packet.length);
-          rtp.send(wire.subarray(0, n), to.port, to.address);
-        } else rtp.send(packet, to.port, to.address);
-        report.rtpSent++;
-        i++;
-      }
-      if (i < frames) rtpTimer = later(Math.max(0, answeredAt + i * 20 - performance.now()), pump);
-    };
-    pump();
-  };
 
   const hangUp = () => {
     if (ended) return;
     ended = true;
     report.endedBy = "uac";
-    cancel(rtpTimer);
+    media.stop();
     byeText = buildRequest("BYE", contactUri(dialogTarget), [
       ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
       ["Max-Forwards", "70"],
@@ -339,8 +271,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     }
     if (!answer.payloadTypes.includes(pt))
       report.error = `answer did not accept ${codec} (payload types ${answer.payloadTypes.join(" ")})`;
-    answeredAt = performance.now();
-    startRtp(answer);
+    media.start(answer);
     for (const d of opts.dtmf ?? []) later(d.atMs, () => sendInfo(d.digit));
     later(opts.seconds * 1000, hangUp);
   }
@@ -375,7 +306,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
       if (!ended) {
         ended = true;
         report.endedBy = "uas";
-        cancel(rtpTimer);
+        media.stop();
         done?.();
       }
       return;
@@ -390,33 +321,14 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   send(invite, opts.target);
   retransmitInvite(T1);
   await finished;
-  for (const t of timers) clearTimeout(t);
-  timers.clear();
+  timers.clearAll();
   secure?.destroy();
   await Promise.all([close(sip), close(rtp)]);
-  report.latenessMs = lateness.latenessMs;
-  report.streams = lateness.streams;
-  report.holes = lateness.holes;
-  report.holeMs = lateness.holeMs;
-  report.answeredAtEpochMs = performance.timeOrigin + answeredAt;
+  media.finish();
+  report.answeredAtEpochMs = performance.timeOrigin + media.answeredAt;
   return report;
 }
 
 function contactUri(t: { address: string; port: number }): string {
   return `sip:${t.address}:${t.port}`;
-}
-
-function bound(address: string): Promise<dgram.Socket> {
-  return new Promise((resolve, reject) => {
-    const s = dgram.createSocket("udp4");
-    s.once("error", reject);
-    s.bind(0, address, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-  });
-}
-
-function close(s: dgram.Socket): Promise<void> {
-  return new Promise((r) => s.close(() => r()));
 }

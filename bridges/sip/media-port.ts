@@ -44,6 +44,11 @@ export interface NegotiatedMedia {
   readonly direction: MediaDirection;
   /** SRTP keys when the stream is encrypted (RTP/SAVP with SDES); absent for plain RTP. */
   readonly srtp?: SrtpKeys;
+  /**
+   * Early media (a 180/183's SDP on a call we placed, before its 200): what the far end sends is
+   * heard, nothing is sent, and its silence does not count toward the media timeout.
+   */
+  readonly early?: boolean;
 }
 
 /** An RTP socket bound on an even port of the configured range, owned by one call. */
@@ -78,6 +83,8 @@ export interface SipCallTransportOptions {
   log: Logger;
   /** No RTP for this long ends the call (BYE), ms. */
   mediaTimeoutMs: number;
+  /** While the media is early: where its frames go (a lent buffer), never to the transport's listener. */
+  earlyAudio?: (pcm: Int16Array) => void;
 }
 
 /** The session's transport for one SIP call, made by the media side once the INVITE is answered. */

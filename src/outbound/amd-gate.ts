@@ -7,7 +7,7 @@
 import { PassThroughTransport } from "../session/pass-through-transport.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
 import type { AgentAudio, CallTransport, TransportListener } from "../session/transport.ts";
-import { type AmdEvent, type AmdTiming, AnsweringMachineDetector, DEFAULT_AMD_TIMING } from "./amd.ts";
+import { type AmdEvent, AnsweringMachineDetector } from "./amd.ts";
 
 export interface GateEvents {
   /** The detector's verdict (once); a key press before it says a person. */
@@ -32,17 +32,20 @@ export class AmdGate extends PassThroughTransport {
   #gapTimer: NodeJS.Timeout | undefined;
   #lastFrameAt = performance.now();
 
-  /** `detect` false: the carrier decides (Twilio's AMD); audio waits unheard until it has. */
+  /**
+   * `detect` false: the carrier decides (Twilio's AMD); audio waits unheard until it has.
+   * `detector`: one that already heard the call's early media (its evidence carries over).
+   */
   constructor(
     inner: CallTransport,
     events: GateEvents,
     detect = true,
-    timing: AmdTiming = DEFAULT_AMD_TIMING,
+    detector: AnsweringMachineDetector = new AnsweringMachineDetector(inner.inputRate),
   ) {
     super(inner);
     this.#detect = detect;
     this.#events = events;
-    this.#detector = new AnsweringMachineDetector(inner.inputRate, timing);
+    this.#detector = detector;
     inner.attach({
       audio: (frame, speaker) => {
         if (this.#listener) {

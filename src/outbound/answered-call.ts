@@ -6,6 +6,7 @@ import type { CarrierAmd } from "../../bridges/dial.ts";
 import type { Logger } from "../log.ts";
 import type { AmdResult, CallEvent, DialOutcome } from "../session/transcript.ts";
 import type { CallTransport } from "../session/transport.ts";
+import type { AnsweringMachineDetector } from "./amd.ts";
 import { AmdGate, type synthesize } from "./amd-gate.ts";
 import type { MachineDetection } from "./config.ts";
 
@@ -14,6 +15,8 @@ export interface AnsweredCallDeps {
   readonly policy: Exclude<MachineDetection, "off">;
   /** The carrier decides (Twilio's asyncAmd); else the bridge's detector. */
   readonly byCarrier: boolean;
+  /** The detector that heard the call's early media, if it had any. */
+  readonly detector?: AnsweringMachineDetector | undefined;
   /** The voicemail message, templated. */
   readonly message: string;
   readonly synthesize: (text: string) => ReturnType<typeof synthesize>;
@@ -52,7 +55,12 @@ export class AnsweredCall {
           this.#amd = { result, decidedAfterMs: Math.round(atMs), by };
           d.dialled(result, this.#amd);
           d.log.info(
-            { result, afterMs: this.#amd.decidedAfterMs, why },
+            {
+              result,
+              afterMs: this.#amd.decidedAfterMs,
+              why,
+              ...(d.detector?.early ? { early: d.detector.early } : {}),
+            },
             "outbound: answering-machine detection decided",
           );
           if (result === "human") d.startSession(this.#gate);
@@ -85,6 +93,7 @@ export class AnsweredCall {
         },
       },
       !d.byCarrier,
+      ...(d.detector ? [d.detector] : []),
     );
     // Twilio's detection gives up within its own timeout; past that the agent speaks.
     if (d.byCarrier)

@@ -14,6 +14,7 @@ import { UNANSWERED } from "../session/call-outcome.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
 import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../session/transcript.ts";
 import type { CallInfo, CallTransport } from "../session/transport.ts";
+import { AnsweringMachineDetector } from "./amd.ts";
 import { synthesize } from "./amd-gate.ts";
 import { AnsweredCall } from "./answered-call.ts";
 import type { OutboundConfig } from "./config.ts";
@@ -154,8 +155,17 @@ export class OutboundCalls {
       });
       this.#d.onEnded?.(callId);
     };
+    // Early media (SIP 180/183 with SDP) goes to a detector of its own, never to the session.
+    let earlyAudio: AnsweringMachineDetector | undefined;
+    const earlyMediaMs = () => Math.round(earlyAudio?.earlyMs ?? 0);
     const dialled = (outcome: DialOutcome, extra: { reason?: string; amd?: AmdResult } = {}) =>
-      record({ type: "dial", at: new Date().toISOString(), outcome, ...extra });
+      record({
+        type: "dial",
+        at: new Date().toISOString(),
+        outcome,
+        ...extra,
+        ...(earlyMediaMs() > 0 ? { earlyMediaMs: earlyMediaMs() } : {}),
+      });
     let carrier: ((amd: CarrierAmd) => void) | undefined;
     let decided = false;
     let early: CarrierAmd | undefined;
@@ -165,17 +175,29 @@ export class OutboundCalls {
         else early = amd;
       },
       ringing: (detail) => log.info({ detail }, "outbound: ringing"),
+      earlyMedia: (rate) => {
+        const detector = new AnsweringMachineDetector(rate);
+        earlyAudio = detector;
+        log.info("outbound: early media: heard by the detector, not the agent");
+        return (frame) => detector.hearEarly(frame, (frame.length / rate) * 1000);
+      },
       failed: (f: DialFailure) => {
         dialled(f.outcome, { reason: f.reason });
         endRecord(`${UNANSWERED}: ${f.outcome} (${f.reason})`, placedAt);
         finish(f.reason, f.outcome);
-        log.info({ outcome: f.outcome, reason: f.reason }, "outbound: call not answered");
+        log.info(
+          { outcome: f.outcome, reason: f.reason, earlyMediaMs: earlyMediaMs() },
+          "outbound: call not answered",
+        );
       },
       answered: (transport) => {
         const live = this.#live.get(callId);
         if (live) live.transport = transport;
         const answeredAt = performance.now();
-        log.info({ afterMs: Math.round(answeredAt - placedAt) }, "outbound: answered");
+        log.info(
+          { afterMs: Math.round(answeredAt - placedAt), earlyMediaMs: earlyMediaMs() },
+          "outbound: answered",
+        );
         if (policy === "off") {
           dialled("human", { amd: { result: "unknown", decidedAfterMs: 0 } });
           this.#d.onOutcome?.(body.via, "human");
@@ -198,6 +220,7 @@ export class OutboundCalls {
           transport,
           policy,
           byCarrier: placed.carrierAmd === true,
+          detector: earlyAudio,
           message,
           synthesize: (text) => synthesize(this.#d.tts(agent), transport, text),
           record,

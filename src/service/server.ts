@@ -1,6 +1,8 @@
 // The HTTP server of the local service: fastify with bearer auth on every request, one JSON error
 // shape for every failure before a response starts, WebSocket upgrades routed by ctx.ws, and the
 // route modules of routes/index.ts registered as plugins.
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { ServiceContext, ServiceRoute } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
@@ -59,5 +61,26 @@ export async function buildServer(
 
   app.server.on("upgrade", ctx.ws.onUpgrade);
   app.addHook("onClose", async () => ctx.ws.close());
+  dropUnusedConnectionsOnClose(app);
   return app;
+}
+
+/**
+ * A connection no request has come on yet holds nothing, yet Node's server.close() waits for it:
+ * a client's pool keeps such a socket (one opened for a request that was aborted before it was
+ * sent, as a call hung up while its session starts does) until its own idle timeout, 4 s for
+ * undici, and closing the embedded service took that long. Those are dropped when closing.
+ */
+function dropUnusedConnectionsOnClose(app: FastifyInstance): void {
+  const unused = new Set<Socket>();
+  app.server.on("connection", (socket: Socket) => {
+    unused.add(socket);
+    socket.once("close", () => unused.delete(socket));
+  });
+  const used = (req: IncomingMessage) => unused.delete(req.socket);
+  app.server.on("request", used);
+  app.server.on("upgrade", used);
+  app.addHook("preClose", async () => {
+    for (const socket of unused) socket.destroy();
+  });
 }

@@ -42,7 +42,15 @@ export type CallEvent =
   | { type: "barge-in"; at: string; outcome: "interrupted" | "resumed" }
   | { type: "note"; at: string; text: string }
   /** An outbound call's dialling settled: who or what answered, or why nobody did. */
-  | { type: "dial"; at: string; outcome: DialOutcome; reason?: string; amd?: AmdResult }
+  | {
+      type: "dial";
+      at: string;
+      outcome: DialOutcome;
+      reason?: string;
+      amd?: AmdResult;
+      /** Audio the far end sent before answering (SIP early media), ms; heard by the detector only. */
+      earlyMediaMs?: number;
+    }
   | { type: "call-end"; at: string; reason: string; durationMs: number }
   /** After the call: the agent's analysis (summary and fields), or why there is none. */
   | { type: "analysis"; at: string; analysis: CallAnalysis };
@@ -98,6 +106,8 @@ export interface CallRecord {
   dialOutcome?: DialOutcome;
   dialReason?: string;
   amd?: AmdResult;
+  /** Early media heard before the answer or the failure (ringback, announcements), ms. */
+  earlyMediaMs?: number;
   startedAt: string;
   endedAt?: string;
   endReason?: string;
@@ -147,6 +157,7 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
           dialOutcome: dial.outcome,
           ...(dial.reason ? { dialReason: dial.reason } : {}),
           ...(dial.amd ? { amd: dial.amd } : {}),
+          ...(dial.earlyMediaMs ? { earlyMediaMs: dial.earlyMediaMs } : {}),
         }
       : {}),
     startedAt: start.at,

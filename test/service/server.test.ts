@@ -1,6 +1,7 @@
 // The server core: bearer auth on every request, one JSON error shape, WebSocket routing with
 // the same auth before the upgrade, and the dev key kept in the data dir.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,4 +134,26 @@ describe("dev key", () => {
       rmSync(d, { recursive: true, force: true });
     }
   });
+});
+
+describe("closing", () => {
+  it("does not wait for a connection no request came on (a client's pooled socket), and still finishes one that did", async () => {
+    const own = await startLocalService({ dataDir: mkdtempSync(join(dir, "closing-")), apiKeys: ["key-c"] });
+    const { hostname, port } = new URL(own.url);
+    // A connection a client opened for a request it then gave up before sending: it never ends by itself.
+    const idle = createConnection({ host: hostname, port: Number(port) });
+    await new Promise((r) => idle.once("connect", r));
+    const dropped = new Promise((r) => idle.once("close", r));
+    // A request under way on another connection is answered before the server closes.
+    const busy = fetch(`${own.url}/v1/files`, { headers: { authorization: "Bearer key-c" } });
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = own.close().then(() => "closed");
+    const result = await Promise.race([
+      closing,
+      new Promise((r) => setTimeout(() => r("still closing after 10 s"), 10_000)),
+    ]);
+    expect(result).toBe("closed");
+    await dropped;
+    expect((await busy).status).toBe(200);
+  }, 20_000);
 });

@@ -2,7 +2,9 @@
 // credentials when it challenges (401 or 407, RFC 3261 §22.2–22.3), ringing reported, CANCEL at
 // the ring timeout or when the call is given up (only once a provisional came, §9.1), the final
 // response read as an outcome, and on a 2xx the dialog made from our side, acknowledged, and the
-// call's media started as for an answered inbound call.
+// call's media started as for an answered inbound call. A 180/183 with SDP starts the media early
+// (the same RTP path, receiving only): its audio goes to whoever dialled (the detector), never to
+// a session, and the 2xx turns that media into the call's, re-targeted to the 2xx's SDP if it has one.
 
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
@@ -12,7 +14,14 @@ import type { CallInfo } from "../../transport.ts";
 import { Dialog, type DialogDeps } from "../dialog.ts";
 import { DigestClient } from "../digest.ts";
 import type { SipFlow } from "../flow.ts";
-import type { RtpEndpoint, RtpPortPool, SipCallTransportFactory } from "../media-port.ts";
+import type {
+  NegotiatedMedia,
+  RtpEndpoint,
+  RtpPortPool,
+  SipCallControl,
+  SipCallTransport,
+  SipCallTransportFactory,
+} from "../media-port.ts";
 import {
   header,
   headerValues,
@@ -114,6 +123,10 @@ class OutboundSipCall {
   #dialog: Dialog | undefined;
   #ack: Buffer | undefined;
   #done = false;
+  /** The media of the first early dialog (a 180/183 with SDP), receiving only until the answer. */
+  #early: { transport: SipCallTransport; media: NegotiatedMedia } | undefined;
+  /** The answered dialog's control, once there is one (the early media's transport asks through it). */
+  #control: SipCallControl | undefined;
 
   constructor(d: UacDeps, req: DialRequest, events: DialEvents) {
     this.#d = d;
@@ -191,6 +204,7 @@ class OutboundSipCall {
   #onResponse(res: SipResponse, again: boolean): void {
     if (res.status < 200) {
       if (res.status > 100) this.#events.ringing(`${res.status} ${res.reason}`);
+      if (res.status > 100 && res.body.length > 0 && !this.#early && !this.#givingUp) this.#earlyMedia(res);
       if (!this.#provisional) {
         this.#provisional = true;
         if (this.#givingUp) this.#cancel();
@@ -218,6 +232,72 @@ class OutboundSipCall {
     return true;
   }
 
+  /** A provisional response with SDP: its media is heard from now on (by the detector), and never sent to. */
+  #earlyMedia(res: SipResponse): void {
+    const answer = negotiate(
+      res.body.toString("utf8"),
+      this.#d.dialogs.codecs,
+      this.#d.dialogs.srtp,
+      this.#offerKey,
+    );
+    if (!answer.ok) {
+      this.#log.warn(
+        { status: res.status, reason: answer.reason },
+        "sip: early media we cannot use, ignored",
+      );
+      return;
+    }
+    let sink: ((frame: Int16Array) => void) | undefined;
+    const control: SipCallControl = {
+      hangUp: async (reason) => {
+        if (this.#control) return this.#control.hangUp(reason);
+        // Before the answer the only way off the call is to give it up (the RTP side failed).
+        this.#log.error({ reason }, "sip: early media failed, giving the call up");
+        this.giveUp("canceled");
+      },
+      transfer: (target) =>
+        this.#control
+          ? this.#control.transfer(target)
+          : Promise.reject(new Error("transfer: the call is not answered yet")),
+    };
+    const media: NegotiatedMedia = { ...answer.media, early: true };
+    try {
+      const transport = this.#d.createTransport({
+        info: this.#info(),
+        endpoint: this.#endpoint!,
+        media,
+        control,
+        clock: this.#d.clock,
+        log: this.#log,
+        mediaTimeoutMs: this.#d.mediaTimeoutMs,
+        earlyAudio: (pcm) => sink?.(pcm),
+      });
+      this.#early = { transport, media };
+      sink = this.#events.earlyMedia?.(transport.inputRate);
+      this.#log.info(
+        {
+          status: res.status,
+          codec: media.codec.name,
+          remote: `${media.remote.address}:${media.remote.port}`,
+        },
+        "sip: early media: heard by the detector, not the agent, until the answer",
+      );
+    } catch (err) {
+      this.#log.warn({ err }, "sip: early media could not start, ignored");
+    }
+  }
+
+  #info(): CallInfo {
+    const from = this.#fromUser();
+    return {
+      callId: this.#req.callId,
+      transport: "sip",
+      ...(from ? { from } : {}),
+      to: parseUri(this.#target())?.user ?? this.#target(),
+      params: { direction: "outbound" },
+    };
+  }
+
   #answered(res: SipResponse, again: boolean): void {
     const seq = this.#cseq;
     if (again) {
@@ -238,10 +318,14 @@ class OutboundSipCall {
     this.#d.addDialog(dialog);
     this.#ack = dialog.acknowledge(seq);
     this.#d.clock.clearTimeout(this.#ringTimer);
+    const early = this.#early;
+    // No SDP in the 2xx after early media: the 183's answer stands (RFC 3261 §13.2.1, one answer).
     const answer =
       res.body.length > 0
         ? negotiate(res.body.toString("utf8"), this.#d.dialogs.codecs, this.#d.dialogs.srtp, this.#offerKey)
-        : undefined;
+        : early
+          ? { ok: true as const, media: { ...early.media, early: false } }
+          : undefined;
     if (this.#givingUp || !answer?.ok) {
       // Answered as we gave up, or with nothing we can play: the call is hung up at once.
       const failure = this.#givingUp
@@ -251,35 +335,37 @@ class OutboundSipCall {
             reason: `answered without usable media: ${answer && !answer.ok ? answer.reason : "no SDP answer"}`,
           };
       void dialog.hangUp(failure.reason);
+      early?.transport.end(failure.reason);
       this.#done = true;
       this.#events.failed(failure);
       return;
     }
     dialog.media = answer.media;
     this.#done = true;
-    const info: CallInfo = {
-      callId: this.#req.callId,
-      transport: "sip",
-      ...(this.#fromUser() ? { from: this.#fromUser() } : {}),
-      to: parseUri(this.#target())?.user ?? this.#target(),
-      params: { direction: "outbound" },
-    };
     this.#log.info(
-      { codec: answer.media.codec.name, rtpPort: this.#endpoint!.port },
+      { codec: answer.media.codec.name, rtpPort: this.#endpoint!.port, afterEarlyMedia: early !== undefined },
       "sip: outbound call answered",
     );
+    const control = dialog.control((target) =>
+      blindTransfer(dialog, this.#d.clock, 64 * this.#d.timers.t1, target),
+    );
+    this.#control = control;
     try {
-      const transport = this.#d.createTransport({
-        info,
-        endpoint: dialog.endpoint,
-        media: answer.media,
-        control: dialog.control((target) =>
-          blindTransfer(dialog, this.#d.clock, 64 * this.#d.timers.t1, target),
-        ),
-        clock: this.#d.clock,
-        log: dialog.log,
-        mediaTimeoutMs: this.#d.mediaTimeoutMs,
-      });
+      let transport: SipCallTransport;
+      if (early) {
+        // The early media's path goes on as the call's: sending from now on, to the 2xx's address.
+        transport = early.transport;
+        transport.updateMedia(answer.media);
+      } else
+        transport = this.#d.createTransport({
+          info: this.#info(),
+          endpoint: dialog.endpoint,
+          media: answer.media,
+          control,
+          clock: this.#d.clock,
+          log: dialog.log,
+          mediaTimeoutMs: this.#d.mediaTimeoutMs,
+        });
       dialog.transport = transport;
       if (dialog.ended) transport.end("call ended before media started");
       else this.#events.answered(transport);
@@ -293,6 +379,7 @@ class OutboundSipCall {
     if (this.#done) return;
     this.#done = true;
     this.#d.clock.clearTimeout(this.#ringTimer);
+    this.#early?.transport.end(`not answered: ${failure.reason}`);
     this.#endpoint?.close();
     this.#log.info({ outcome: failure.outcome, reason: failure.reason }, "sip: outbound call not answered");
     this.#events.failed(failure);

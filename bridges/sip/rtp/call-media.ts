@@ -72,6 +72,18 @@ export function sends(d: MediaDirection): boolean {
 export function receives(d: MediaDirection): boolean {
   return d === "sendrecv";
 }
+/** Whether our audio goes on the wire: never before the answer (early media). */
+function transmits(m: NegotiatedMedia): boolean {
+  return sends(m.direction) && !m.early;
+}
+/** Whether the far end's audio is passed on: early media whenever they send it. */
+function hears(m: NegotiatedMedia): boolean {
+  return m.early ? m.direction !== "sendonly" && m.direction !== "inactive" : receives(m.direction);
+}
+/** Whether their silence counts toward the media timeout (not on hold, not before the answer). */
+function awaited(m: NegotiatedMedia): boolean {
+  return receives(m.direction) && !m.early;
+}
 
 export class RtpCallMedia implements RtpMediaLink {
   readonly inputRate: number;
@@ -108,7 +120,7 @@ export class RtpCallMedia implements RtpMediaLink {
       windowMs: opts.reorderWindowMs,
       // On hold (or muted by their SDP) the caller is not talking to the agent: hold music is not speech.
       frame: (pcm) => {
-        if (receives(this.#media.direction)) events.frame(pcm);
+        if (hears(this.#media)) events.frame(pcm);
       },
       dtmf: (digit) => events.dtmf(digit),
     });
@@ -119,7 +131,7 @@ export class RtpCallMedia implements RtpMediaLink {
       fd: endpoint.fd,
       payloadType: codec.payloadType,
       remote: opts.media.remote,
-      transmitting: sends(opts.media.direction),
+      transmitting: transmits(opts.media),
       played: (ms) => events.played(ms),
       ...(opts.media.srtp
         ? { srtp: { key: opts.media.srtp.localKey, tagBits: opts.media.srtp.tagBits } }
@@ -155,8 +167,8 @@ export class RtpCallMedia implements RtpMediaLink {
     const before = this.#media;
     this.#media = media;
     this.#receiver.setPayloadTypes(media.codec.payloadType, media.telephoneEventPt);
-    this.#out.update(media.codec.payloadType, media.remote, sends(media.direction));
-    if (receives(media.direction) && !receives(before.direction)) {
+    this.#out.update(media.codec.payloadType, media.remote, transmits(media));
+    if (awaited(media) && !awaited(before)) {
       this.#lastRx = this.#clock.now();
       this.#scheduleTimeout(this.#mediaTimeoutMs);
     }
@@ -208,7 +220,7 @@ export class RtpCallMedia implements RtpMediaLink {
 
   #checkTimeout(): void {
     this.#timeoutTimer = undefined;
-    if (this.#closed || !receives(this.#media.direction)) return;
+    if (this.#closed || !awaited(this.#media)) return;
     const silentFor = this.#clock.now() - this.#lastRx;
     if (silentFor < this.#mediaTimeoutMs) {
       this.#scheduleTimeout(this.#mediaTimeoutMs - silentFor);

@@ -42,6 +42,8 @@ export class RtpCallTransport implements SipCallTransport {
   #ended = false;
   #lastDigit: { digit: string; source: "rtp" | "info"; at: number } | undefined;
   #finalStats: RtpMediaStats | undefined;
+  /** Where early media's frames go until the answer's media replaces it. */
+  #earlyAudio: ((pcm: Int16Array) => void) | undefined;
 
   constructor(opts: SipCallTransportOptions, tuning: RtpCallTuning = {}) {
     const endpoint = opts.endpoint;
@@ -55,6 +57,7 @@ export class RtpCallTransport implements SipCallTransport {
     this.#clock = opts.clock;
     this.#log = opts.log;
     this.#media = opts.media;
+    this.#earlyAudio = opts.media.early ? opts.earlyAudio : undefined;
     this.output = codec.name === "opus" ? { kind: "opus" } : { kind: "pcm", rate: 8000 };
     this.#link = endpoint.startMedia(
       {
@@ -64,7 +67,8 @@ export class RtpCallTransport implements SipCallTransport {
         ...(tuning.reorderWindowMs !== undefined ? { reorderWindowMs: tuning.reorderWindowMs } : {}),
       },
       {
-        frame: (pcm) => this.#events.audio(pcm),
+        // Early media is for whoever listens before the answer (the outbound detector), never the session.
+        frame: (pcm) => (this.#media.early ? this.#earlyAudio?.(pcm) : this.#events.audio(pcm)),
         dtmf: (digit) => this.#dtmf(digit),
         played: (ms) => this.#deliver((l) => l.played(ms)),
         latched: (address, port) =>
@@ -90,8 +94,9 @@ export class RtpCallTransport implements SipCallTransport {
         localPort: endpoint.port,
         remote: `${opts.media.remote.address}:${opts.media.remote.port}`,
         direction: opts.media.direction,
+        ...(opts.media.early ? { early: true } : {}),
       },
-      "RTP media started",
+      opts.media.early ? "RTP early media started (heard, nothing sent)" : "RTP media started",
     );
     this.localPort = endpoint.port;
   }
@@ -138,12 +143,24 @@ export class RtpCallTransport implements SipCallTransport {
     if (media.codec.name !== before.codec.name) {
       this.#log.error(
         { from: before.codec.name, to: media.codec.name },
-        "re-INVITE changed the codec: not supported mid-call, keeping the first one",
+        before.early
+          ? "the answer's codec differs from the early media's: not supported, keeping the first one"
+          : "re-INVITE changed the codec: not supported mid-call, keeping the first one",
       );
-      return;
+      // The answer still ends the early state: the call goes on, in the early media's codec.
+      if (!before.early) return;
+      media = { ...media, codec: before.codec };
     }
     this.#media = media;
     this.#link.update(media);
+    if (before.early && !media.early) {
+      this.#earlyAudio = undefined;
+      this.#log.info(
+        { remote: `${media.remote.address}:${media.remote.port}`, direction: media.direction },
+        "early media answered: the call's media from now on",
+      );
+      return;
+    }
     if (media.direction !== before.direction)
       this.#log.info(
         { from: before.direction, to: media.direction },

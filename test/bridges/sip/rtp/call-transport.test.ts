@@ -44,11 +44,12 @@ async function sendG711(
   pcm: Int16Array,
   pt: number,
   encode: (x: Int16Array) => Uint8Array,
+  ssrc = 0xcafe,
 ) {
   for (let i = 0; i * 160 < pcm.length; i++) {
     const payload = encode(pcm.subarray(i * 160, (i + 1) * 160));
     await p.send(
-      buildRtp({ payloadType: pt, sequence: 1000 + i, timestamp: 50_000 + i * 160, ssrc: 0xcafe, payload }),
+      buildRtp({ payloadType: pt, sequence: 1000 + i, timestamp: 50_000 + i * 160, ssrc, payload }),
       port,
     );
   }
@@ -181,6 +182,46 @@ describe("RtpCallTransport over real sockets (G.711)", () => {
     // The stream's clock ran on through the hold: timestamps jump by the time held; sequence does not.
     expect((after.timestamp - before.timestamp) >>> 0).toBeGreaterThanOrEqual(200 * 8);
     expect(alawDecode(after.payload).some((v) => v !== 0)).toBe(true);
+  });
+});
+
+describe("RtpCallTransport with early media (a 183's SDP on a call we placed)", () => {
+  it("hears early media for the dialler only, sends nothing and keeps no media timeout, then the answer makes it the call's", async () => {
+    const early = await peer();
+    const answer = await peer();
+    const heardEarly: Int16Array[] = [];
+    const r = await openCall(media(early.port, undefined, { early: true }), 400, {
+      clock: systemClock,
+      earlyAudio: (pcm) => heardEarly.push(pcm.slice()),
+    });
+    cleanup.push(() => r.close());
+    // Ringback from the early address: heard by the dialler, not the session; nothing goes back.
+    r.transport.play(sine(700, 8000, 1600, 5000));
+    await sendG711(early, r.transport.localPort, sine(425, 8000, 4000, 5000), 0, (x) => mulawEncode(x));
+    await until(() => heardEarly.length >= 25, "the early media at the dialler");
+    expect(Math.abs(toneHz(concatPcm(heardEarly), 8000) - 425)).toBeLessThan(2);
+    // Silence from the far end for longer than the media timeout: not a dead call before the answer.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(r.events.frames).toHaveLength(0);
+    expect(r.transport.stats.tx.packets).toBe(0);
+    expect(early.received).toHaveLength(0);
+    expect(r.control.hangUps).toEqual([]);
+    // The 200's SDP names another address: the call's audio goes there, and what comes is the session's.
+    r.transport.updateMedia(media(answer.port));
+    await until(() => answer.received.length >= 3, "audio at the answer's address");
+    // (Another source: the answering device, not the network's announcement.)
+    await sendG711(
+      answer,
+      r.transport.localPort,
+      sine(440, 8000, 1600, 5000),
+      0,
+      (x) => mulawEncode(x),
+      0xbeef,
+    );
+    await until(() => r.events.frames.length >= 10, "the answered call's audio at the session");
+    expect(Math.abs(toneHz(concatPcm(r.events.frames), 8000) - 440)).toBeLessThan(2);
+    expect(heardEarly).toHaveLength(25);
+    expect(early.received).toHaveLength(0);
   });
 });
 

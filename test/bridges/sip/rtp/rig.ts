@@ -99,7 +99,7 @@ export function media(
 export async function openCall<C extends Clock = VirtualClock>(
   m: NegotiatedMedia,
   mediaTimeoutMs = 30_000,
-  opts: { attach?: boolean; clock?: C } = {},
+  opts: { attach?: boolean; clock?: C; earlyAudio?: (pcm: Int16Array) => void } = {},
 ): Promise<Rig<C>> {
   const base = await freeEvenRange(1);
   const pool = new UdpRtpPortPool({ host: "127.0.0.1", ports: `${base}-${base + 1}` });
@@ -125,6 +125,7 @@ export async function openCall<C extends Clock = VirtualClock>(
     clock,
     log: silentLogger,
     mediaTimeoutMs,
+    ...(opts.earlyAudio ? { earlyAudio: opts.earlyAudio } : {}),
   });
   const events: CallEvents = { frames: [], digits: [], played: [], ended: [] };
   const listener: TransportListener = {
