@@ -9,6 +9,7 @@ import type { CallTransport, Speaker } from "../transport.ts";
 import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
+import { sendOpusPacket } from "./packet-out.ts";
 import { routeReceivedAudio } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 import { tuneVoiceUdp } from "./voice-udp.ts";
@@ -166,7 +167,7 @@ export class ChannelConversation {
     transport.player.connect({
       open: () => maySpeak(e2ee.check()),
       send: (packet) => {
-        if (connection.prepareAudioPacket(packet)) connection.dispatchAudio();
+        sendOpusPacket(connection, packet);
       },
       speaking: (on) => {
         connection.setSpeaking(on);
