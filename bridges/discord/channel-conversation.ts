@@ -9,8 +9,10 @@ import type { CallTransport, Speaker } from "../transport.ts";
 import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
-import { routeReceivedAudio, widenReceiveBuffer } from "./receive-router.ts";
+import { sendOpusPacket } from "./packet-out.ts";
+import { routeReceivedAudio } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
+import { tuneVoiceUdp } from "./voice-udp.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
 const READY_TIMEOUT_MS = 20_000;
@@ -88,7 +90,7 @@ export class ChannelConversation {
       decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
     });
     this.#connection = connection;
-    widenReceiveBuffer(connection);
+    tuneVoiceUdp(connection);
     // Before the first UDP socket exists, so that every socket of the connection routes here.
     routeReceivedAudio(connection.receiver, {
       packet: (userId, opus) => this.#heard(userId, opus),
@@ -165,7 +167,7 @@ export class ChannelConversation {
     transport.player.connect({
       open: () => maySpeak(e2ee.check()),
       send: (packet) => {
-        if (connection.prepareAudioPacket(packet)) connection.dispatchAudio();
+        sendOpusPacket(connection, packet);
       },
       speaking: (on) => {
         connection.setSpeaking(on);

@@ -1,8 +1,8 @@
 // The agent's voice into a Discord voice channel, as the TTS made it: Opus packets queued and sent
-// one per 20 ms tick of the shared voice clock, straight through the voice connection's own packet
-// path (prepareAudioPacket + dispatchAudio: transport and DAVE encryption by @discordjs/voice), with
-// no AudioPlayer, resource or stream per stretch. After a stretch come the 5 silence frames Discord
-// expects, then "not speaking"; clear() stops at once (no trailing silence, what barge-in wants).
+// one per 20 ms tick of the shared voice clock, straight out of the voice connection (packet-out.ts:
+// DAVE and transport encryption as @discordjs/voice does them), with no AudioPlayer, resource or
+// stream per stretch. After a stretch come the 5 silence frames Discord expects, then "not
+// speaking"; clear() stops at once (no trailing silence, what barge-in wants).
 //
 // Nothing goes out while the outlet is closed (the DAVE group is not ready, or the connection is
 // reconnecting): the packets wait, and playout (what the members heard) does not advance.

@@ -7,21 +7,7 @@
 // onUdpMessage is a public method the library binds to each new UDP socket it opens (connect,
 // resume, rejoin, a moved voice server) by reading the property at that time: replacing it on the
 // instance before the first socket exists routes every socket of the connection here.
-import type { Socket } from "node:dgram";
-import {
-  NetworkingStatusCode,
-  RTP_OPUS_PAYLOAD_TYPE,
-  type VoiceConnection,
-  VoiceConnectionStatus,
-  type VoiceReceiver,
-} from "@discordjs/voice";
-
-/**
- * Receive buffer asked for the connection's UDP socket. Every member's packets queue there while the
- * event loop is busy; Linux's default (about 200 KB, some 200 packets) is a fraction of a second of
- * a busy channel, and what does not fit is dropped. The kernel caps it at net.core.rmem_max.
- */
-const RECEIVE_BUFFER_BYTES = 4 << 20;
+import { RTP_OPUS_PAYLOAD_TYPE, type VoiceReceiver } from "@discordjs/voice";
 
 export interface ReceiveHandlers {
   /** One member's Opus packet, transport- and DAVE-decrypted. */
@@ -59,28 +45,4 @@ export function routeReceivedAudio(receiver: VoiceReceiver, handlers: ReceiveHan
     // null: a DAVE failure the library tolerates (a transition in progress).
     if (opus && opus.length > 0) handlers.packet(user.userId, opus);
   };
-}
-
-/**
- * Asks for a wider receive buffer on each UDP socket the connection opens (at each Ready). The
- * socket is the library's own (private in its types); if it cannot be reached the default stays.
- */
-export function widenReceiveBuffer(connection: VoiceConnection): void {
-  const widened = new WeakSet<object>();
-  const widen = () => {
-    const state = connection.state;
-    if (state.status !== VoiceConnectionStatus.Ready) return;
-    const net = state.networking.state;
-    if (net.code !== NetworkingStatusCode.Ready) return;
-    const socket = (net.udp as unknown as { socket?: Socket }).socket;
-    if (!socket || widened.has(socket)) return;
-    widened.add(socket);
-    try {
-      socket.setRecvBufferSize(RECEIVE_BUFFER_BYTES);
-    } catch {
-      // Not bound yet or refused: the default buffer stays.
-    }
-  };
-  connection.on("stateChange", widen);
-  widen();
 }
