@@ -1,5 +1,10 @@
 // What every engine of the call store must do, run against each engine by its own test file.
 import { expect, it } from "vitest";
+import type { CallAgent } from "../../src/agents/call-agent.ts";
+import type { SvcClient } from "../../src/api/client.ts";
+import { runAnalysis } from "../../src/call-analysis.ts";
+import { silentLogger } from "../../src/log.ts";
+import { BridgeMetrics } from "../../src/metrics.ts";
 import { callReport } from "../../src/reports/report.ts";
 import { LIVE_TAIL, TranscriptStore } from "../../src/session/transcript.ts";
 import type { CallStore } from "../../src/store/call-store.ts";
@@ -55,13 +60,31 @@ export function storeContract(engine: Engine): void {
       const report = ended && callReport(ended, { instance: "bridge-test" });
       expect(report?.turns).toHaveLength(2 * turns);
       expect(report?.endReason).toBe("caller hung up");
-      // An analysis appended after the end joins the record.
-      transcripts.append("CA-long", {
-        type: "analysis",
-        at: events[0]!.at,
-        analysis: { status: "done", fields: {} },
+      // The analysis asks the model about every turn (its input), then joins the record.
+      let transcript = "";
+      const client = {
+        chat: {
+          create: async (body: { messages: { content: string }[] }) => {
+            transcript = body.messages[1]!.content;
+            return { choices: [{ message: { content: '{"summary":"a long call","fields":{}}' } }] };
+          },
+        },
+      } as unknown as SvcClient;
+      const agent = {
+        name: "default",
+        models: { chatModel: "chat" },
+        analysis: { summary: true, fields: {} },
+      } as unknown as CallAgent;
+      const metrics = new BridgeMetrics({ defaultMetrics: false });
+      await runAnalysis(agent, "CA-long", { client, transcripts, metrics, log: silentLogger });
+      expect(transcript.split("\n")).toEqual(
+        Array.from({ length: turns }, (_, i) => [`Caller: question ${i}`, `Agent: answer ${i}`]).flat(),
+      );
+      expect((await transcripts.read("CA-long"))?.analysis).toEqual({
+        status: "done",
+        summary: "a long call",
+        fields: {},
       });
-      expect((await transcripts.read("CA-long"))?.analysis).toEqual({ status: "done", fields: {} });
     } finally {
       await store.close();
     }
