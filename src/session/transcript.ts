@@ -270,6 +270,8 @@ export class TranscriptStore implements CallEventSink {
       }
       held.tail.splice(0, n);
       held.dropped += n;
+      // Events that came while the store wrote (a slow database): the next barrier covers them.
+      this.#letGo(callId, held);
     };
     keeper.written(callId).then(settle, () => settle(false));
   }
