@@ -6,7 +6,7 @@ import type { CallAgent } from "./agents/call-agent.ts";
 import type { SvcClient } from "./api/client.ts";
 import type { Logger } from "./log.ts";
 import type { BridgeMetrics } from "./metrics.ts";
-import type { TranscriptStore } from "./session/transcript.ts";
+import { recordFromEvents, type TranscriptStore } from "./session/transcript.ts";
 
 export interface AnalysisDeps {
   client: SvcClient;
@@ -17,8 +17,16 @@ export interface AnalysisDeps {
 
 export async function runAnalysis(agent: CallAgent, callId: string, d: AnalysisDeps): Promise<void> {
   const plan = agent.analysis;
-  const record = d.transcripts.get(callId);
-  if (!plan || !record) return;
+  if (!plan) return;
+  // The whole call (a long one's first turns are read back from the store).
+  const record = await d.transcripts.read(callId).catch((err: Error) => {
+    d.log.error(
+      { err, callId },
+      "call analysis: the store could not give the call's turns; analysing the latest",
+    );
+    return recordFromEvents(d.transcripts.recent(callId));
+  });
+  if (!record) return;
   const started = performance.now();
   const analysis = await analyseCall(plan, record.turns, async (messages, signal) => {
     const answer = await d.client.chat.create(

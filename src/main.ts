@@ -53,7 +53,7 @@ import type { SessionConfig } from "./session/config.ts";
 import type { SessionServices } from "./session/services.ts";
 import type { SpeechDetectorFactory } from "./session/speech-detector.ts";
 import { svcServices } from "./session/svc-adapters.ts";
-import { TranscriptStore } from "./session/transcript.ts";
+import { recordFromEvents, TranscriptStore } from "./session/transcript.ts";
 import type { CallInfo, CallTransport } from "./session/transport.ts";
 import { sileroDetectorFactory } from "./session/vad-detector.ts";
 import type { CallStore } from "./store/call-store.ts";
@@ -261,6 +261,16 @@ export async function startBridge(
     return reloadWith(overrides.readConfig, applyConfig, log);
   };
   const admission = new CallAdmission(() => agents, log);
+  // An ended call's whole record for its report; if the store cannot give back what memory let
+  // go of, the report is made from what memory holds (said in the log) rather than not at all.
+  const wholeRecord = (callId: string) =>
+    transcripts.read(callId).catch((err: Error) => {
+      log.error(
+        { err, callId },
+        "call report: the store could not give the call's first events; reporting the latest",
+      );
+      return recordFromEvents(transcripts.recent(callId));
+    });
   const analyse = (agent: CallAgent, callId: string): Promise<void> =>
     runAnalysis(agent, callId, { client, transcripts, metrics, log });
   const live = new Set<CallSession>();
@@ -327,9 +337,10 @@ export async function startBridge(
   http.get("/agents", async () => ({ agents: agents.names }));
   registerReload(http, access, () => reload());
   const reader: CallReader = {
-    // A call in memory (live, or just ended) is read from there: the store may be a write behind.
+    // A call in memory (live, or just ended) is read from there: the store may be a write behind
+    // (a long call's first events memory let go of are read back from the store).
     async get(callId) {
-      const here = transcripts.get(callId);
+      const here = await transcripts.read(callId);
       return here ? { ...here, instance } : store.get(callId);
     },
     list: (query) => store.list(query),
@@ -395,8 +406,8 @@ export async function startBridge(
         // The analysis (when the agent has one) goes into the record before the report is made.
         const analysed = agent.analysis ? analyse(agent, callId) : Promise.resolve();
         if (reporter) {
-          const report = analysed.then(() => {
-            const record = transcripts.get(callId);
+          const report = analysed.then(async () => {
+            const record = await wholeRecord(callId);
             const made = record && callReport(record, { instance });
             if (made) store.setReport(made.reportId, "pending", undefined, callId);
             return made;
@@ -430,8 +441,8 @@ export async function startBridge(
     log: log.child({ component: "outbound" }),
     onOutcome: (via, outcome) => metrics.outboundCalls.inc({ via, dial_outcome: outcome }),
     // Unanswered calls and machines end without a session: their report is made here.
-    onEnded: (callId) => {
-      const record = transcripts.get(callId);
+    onEnded: async (callId) => {
+      const record = reporter && (await wholeRecord(callId));
       const made = reporter && record && callReport(record, { instance });
       if (!made) return;
       store.setReport(made.reportId, "pending", undefined, callId);

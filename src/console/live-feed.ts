@@ -73,7 +73,8 @@ export class LiveFeed {
     const calls: LiveCall[] = [...this.#live].map(([callId, f]) => ({
       callId,
       instance: this.#instance,
-      events: this.#store.get(callId)?.events ?? [],
+      // A long call's page starts from its call-start, its dial and its latest events.
+      events: this.#store.recent(callId),
       forming: [f.caller, f.reply, f.audio].filter((a): a is CallActivity => a !== undefined),
     }));
     for (const [callId, c] of this.#elsewhere)

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { type Bridge, startBridge } from "../main.ts";
 import type { DialAccepted, DialBody } from "../outbound/request.ts";
 import type { ReloadResult } from "../reload.ts";
-import type { CallEvent, CallRecord } from "../session/transcript.ts";
+import { type CallEvent, type CallRecord, turnOf } from "../session/transcript.ts";
 import { type AgentDefinition, type AgentHooks, splitAgent } from "./define-agent.ts";
 import { dial } from "./dial.ts";
 
@@ -52,7 +52,10 @@ export interface VoiceBridge extends EventEmitter<BridgeEvents> {
   /** The agents' names, `default` first. */
   readonly agents: string[];
   readonly activeCalls: number;
-  /** A call's record so far (live and recent calls; older ones: GET /calls/:id, from the store). */
+  /**
+   * A call's record so far, when memory holds it whole (live and recent calls; a call past its
+   * first 150 events, and older ones: GET /calls/:id, or the `call-end` event, read the store).
+   */
   record(callId: string): CallRecord | undefined;
   /**
    * Places a call: the body of POST /calls (`to`, `via`, and optionally `agent`, `variables`,
@@ -185,9 +188,7 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
     if (agent === undefined) return;
     const code = this.#code.get(agent);
     if (event.type === "user" || event.type === "assistant") {
-      const turn = this.record(callId)?.turns.at(-1);
-      if (!turn) return;
-      const callTurn: CallTurn = { ...turn, callId };
+      const callTurn: CallTurn = { ...turnOf(event)!, callId };
       this.#emitSafely("turn", callTurn);
       this.#hook("onTurn", callId, () => code?.onTurn?.(callTurn));
       return;
@@ -196,10 +197,20 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
     const analysed = this.#hasAnalysis(agent);
     if ((event.type === "call-end" && !analysed) || event.type === "analysis") {
       this.#agentOf.delete(callId);
-      const record = this.record(callId);
-      if (!record) return;
-      this.#emitSafely("call-end", record);
-      this.#hook("onCallEnd", callId, () => code?.onCallEnd?.(record));
+      const ended = (record: CallRecord | undefined) => {
+        if (!record) return;
+        this.#emitSafely("call-end", record);
+        this.#hook("onCallEnd", callId, () => code?.onCallEnd?.(record));
+      };
+      // A long call's first events are read back from the store (memory holds its latest).
+      const whole = this.record(callId);
+      if (whole) ended(whole);
+      else
+        void this.#inner.transcripts
+          .read(callId)
+          .then(ended, (err: Error) =>
+            this.#log.error({ err, callId }, "call-end: the store could not give the call's record"),
+          );
     }
   }
 

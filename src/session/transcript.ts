@@ -1,7 +1,8 @@
 // The record of a call, as events appended while it happens (call-start, the turns, barge-ins,
 // call-end); the same events rebuild the record for GET /calls/:id, the console and the reports.
-// The session appends them here; they are kept in memory while the call lives and passed on to
-// the store (src/store) through CallEventSink, the session's own interface to it.
+// The session appends them here; they are passed on to the store (src/store) through
+// CallEventSink, the session's own interface to it, and kept in memory while the call lives (its
+// latest events only, when the store keeps the rest).
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -116,27 +117,28 @@ export interface CallRecord {
   events: CallEvent[];
 }
 
-function turnsOf(events: CallEvent[]): TurnView[] {
-  const turns: TurnView[] = [];
-  for (const e of events) {
-    if (e.type === "user") {
-      const { text, source, speaker, at } = e;
-      turns.push({ role: "user", text, source, ...(speaker ? { speaker } : {}), at });
-    } else if (e.type === "assistant") {
-      turns.push({
-        role: "assistant",
-        text: e.heard,
-        generated: e.generated,
-        heard: e.heard,
-        interrupted: e.interrupted,
-        tools: e.toolCalls.map((c) => c.name),
-        metrics: e.metrics,
-        ...(e.error ? { error: e.error } : {}),
-        at: e.at,
-      });
-    }
+/** The spoken turn an event is (the caller's words or the agent's reply), if it is one. */
+export function turnOf(e: CallEvent): TurnView | undefined {
+  if (e.type === "user") {
+    const { text, source, speaker, at } = e;
+    return { role: "user", text, source, ...(speaker ? { speaker } : {}), at };
   }
-  return turns;
+  if (e.type !== "assistant") return undefined;
+  return {
+    role: "assistant",
+    text: e.heard,
+    generated: e.generated,
+    heard: e.heard,
+    interrupted: e.interrupted,
+    tools: e.toolCalls.map((c) => c.name),
+    metrics: e.metrics,
+    ...(e.error ? { error: e.error } : {}),
+    at: e.at,
+  };
+}
+
+function turnsOf(events: CallEvent[]): TurnView[] {
+  return events.map(turnOf).filter((t): t is TurnView => t !== undefined);
 }
 
 export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
@@ -177,50 +179,118 @@ export interface CallEventSink {
 }
 
 /**
+ * A sink that keeps the records and gives them back (the call store): with one, memory keeps only
+ * a live call's latest events, the rest is read back from it.
+ */
+export interface CallRecordKeeper extends CallEventSink {
+  /**
+   * The write barrier: resolves once every event appended before it is settled, true when all of
+   * `callId`'s are stored, false when one of them could not be (memory must then keep them).
+   */
+  written(callId: string): Promise<boolean>;
+  get(callId: string): Promise<CallRecord | undefined>;
+}
+
+/** A call's events as memory holds them: whole, or its call-start and dial and its latest events. */
+interface HeldCall {
+  /** The latest events; every event before them is in the store (the barrier said so). */
+  tail: CallEvent[];
+  /** How many of the call's first events memory let go of (the store's `dropped` first). */
+  dropped: number;
+  /** What the live paths read of the events let go of: the call-start and the latest dial. */
+  pinned: CallEvent[];
+  /** A barrier is on its way. */
+  checking: boolean;
+  /** The store missed one of this call's events: memory keeps them all from now on. */
+  holed: boolean;
+}
+
+/** Live events kept in memory per call when a keeper holds the rest (their latest, at least). */
+export const LIVE_TAIL = 100;
+
+/**
  * The records of the calls in progress and of the `keep` most recently ended ones, in memory,
- * each event passed on to the sink (the database) as it is appended. A live call is never evicted:
- * its record and end-of-call report are built from memory, so memory grows with the calls in
- * progress and the ended calls kept, nothing else. Older calls are read from the store.
+ * each event passed on to the sink (the database) as it is appended. A live call is never evicted.
+ * With a keeper for a sink, a call keeps in memory its call-start, its dial and its latest
+ * `liveTail` to 1.5 × `liveTail` events (those the store has written are let go of in batches), so
+ * an hour-long call costs what a short one does; `read` gives the whole record back. Without one
+ * (tests, benchmarks), every event of the live and kept calls stays in memory.
  */
 export class TranscriptStore implements CallEventSink {
   readonly #sink: CallEventSink | undefined;
+  readonly #keeper: CallRecordKeeper | undefined;
   /** Calls whose call-end has not been appended yet: never evicted. */
-  readonly #live = new Map<string, CallEvent[]>();
+  readonly #live = new Map<string, HeldCall>();
   /** Ended calls, oldest first, at most `keep`. */
-  readonly #ended = new Map<string, CallEvent[]>();
+  readonly #ended = new Map<string, HeldCall>();
   readonly #keep: number;
+  readonly #liveTail: number;
   readonly #observers = new Set<(callId: string, event: CallEvent) => void>();
 
   /** Without a sink, records live in memory only (tests, benchmarks). */
-  constructor(sink: CallEventSink | undefined, keep = 200) {
+  constructor(sink: CallEventSink | CallRecordKeeper | undefined, keep = 200, liveTail = LIVE_TAIL) {
     this.#sink = sink;
+    this.#keeper = sink && "written" in sink ? sink : undefined;
     this.#keep = keep;
+    this.#liveTail = Math.max(1, liveTail);
   }
 
   append(callId: string, event: CallEvent): void {
-    let events = this.#live.get(callId);
-    if (!events && event.type === "analysis") {
+    let held = this.#live.get(callId);
+    if (!held && event.type === "analysis") {
       // The analysis comes after the call's end: it joins the ended record (if still in memory),
       // which stays ended; the store keeps it either way.
-      this.#ended.get(callId)?.push(event);
-    } else if (!events) {
+      this.#ended.get(callId)?.tail.push(event);
+    } else if (!held) {
       // A call id that comes back after its end (a reconnecting Twilio stream) goes on the same record.
-      events = this.#ended.get(callId) ?? [];
+      held = this.#ended.get(callId) ?? { tail: [], dropped: 0, pinned: [], checking: false, holed: false };
       this.#ended.delete(callId);
-      this.#live.set(callId, events);
+      this.#live.set(callId, held);
     }
-    if (events) {
-      events.push(event);
-      if (event.type === "call-end") this.#retire(callId, events);
+    if (held) {
+      held.tail.push(event);
+      if (event.type === "call-end") this.#retire(callId, held);
     }
     this.#sink?.append(callId, event);
+    if (held) this.#letGo(callId, held);
     for (const observer of this.#observers) observer(callId, event);
   }
 
+  /**
+   * Once a live call holds half as many again as its tail, asks the store to confirm what it has
+   * written, then lets go of the oldest of those events (never those appended after the barrier).
+   */
+  #letGo(callId: string, held: HeldCall): void {
+    const keeper = this.#keeper;
+    if (!keeper || held.checking || held.holed) return;
+    if (held.tail.length < this.#liveTail + Math.ceil(this.#liveTail / 2)) return;
+    held.checking = true;
+    const upTo = held.dropped + held.tail.length;
+    const settle = (stored: boolean) => {
+      held.checking = false;
+      if (!stored) {
+        held.holed = true;
+        return;
+      }
+      const n = Math.min(held.tail.length - this.#liveTail, upTo - held.dropped);
+      if (n <= 0) return;
+      for (const e of held.tail.slice(0, n)) {
+        if (e.type === "call-start" && !held.pinned.some((p) => p.type === "call-start"))
+          held.pinned.unshift(e);
+        if (e.type === "dial") held.pinned = [...held.pinned.filter((p) => p.type !== "dial"), e];
+      }
+      held.tail.splice(0, n);
+      held.dropped += n;
+      // Events that came while the store wrote (a slow database): the next barrier covers them.
+      this.#letGo(callId, held);
+    };
+    keeper.written(callId).then(settle, () => settle(false));
+  }
+
   /** Moves an ended call from the live calls to the ended ones, forgetting the oldest beyond `keep`. */
-  #retire(callId: string, events: CallEvent[]): void {
+  #retire(callId: string, held: HeldCall): void {
     this.#live.delete(callId);
-    this.#ended.set(callId, events);
+    this.#ended.set(callId, held);
     while (this.#ended.size > this.#keep) this.#ended.delete(this.#ended.keys().next().value!);
   }
 
@@ -235,9 +305,49 @@ export class TranscriptStore implements CallEventSink {
     return [...this.#live.keys()];
   }
 
-  /** A live or recently ended call's record (undefined when memory no longer has it whole). */
+  #held(callId: string): HeldCall | undefined {
+    return this.#live.get(callId) ?? this.#ended.get(callId);
+  }
+
+  /**
+   * A live or recently ended call's record when memory holds it whole (undefined otherwise: a
+   * long call whose first events are only in the store, or a call memory no longer has; see `read`).
+   */
   get(callId: string): CallRecord | undefined {
-    const events = this.#live.get(callId) ?? this.#ended.get(callId);
-    return events && recordFromEvents(events);
+    const held = this.#held(callId);
+    return held && held.dropped === 0 ? recordFromEvents(held.tail) : undefined;
+  }
+
+  /**
+   * What memory holds of a live or recent call, in order: all its events, or its call-start, its
+   * dial and its latest events (the console's view of a call it joins; empty when not in memory).
+   */
+  recent(callId: string): CallEvent[] {
+    const held = this.#held(callId);
+    return held ? [...held.pinned, ...held.tail] : [];
+  }
+
+  /** How many events memory holds for a call (the bound's measure). */
+  held(callId: string): number {
+    const held = this.#held(callId);
+    return held ? held.pinned.length + held.tail.length : 0;
+  }
+
+  /**
+   * A live or recently ended call's whole record: from memory when it holds it whole, else the
+   * events memory let go of read back from the store, then memory's latest. Undefined when memory
+   * has no such call (read the store for older ones); rejects when the store cannot be read.
+   */
+  async read(callId: string): Promise<CallRecord | undefined> {
+    const held = this.#held(callId);
+    if (!held) return undefined;
+    if (held.dropped === 0 || !this.#keeper) return recordFromEvents(held.tail);
+    const { dropped } = held;
+    const tail = [...held.tail];
+    const stored = await this.#keeper.get(callId);
+    const before = stored?.events.slice(0, dropped) ?? [];
+    if (before.length < dropped)
+      throw new Error(`call ${callId}: the store gave ${before.length} of its first ${dropped} events`);
+    return recordFromEvents([...before, ...tail]);
   }
 }

@@ -5,8 +5,8 @@ import type { CallOutcome } from "../session/call-outcome.ts";
 import type {
   CallDirection,
   CallEvent,
-  CallEventSink,
   CallRecord,
+  CallRecordKeeper,
   DialOutcome,
 } from "../session/transcript.ts";
 
@@ -71,7 +71,7 @@ export interface StoredRecord extends CallRecord {
   recording?: { instance: string; path: string };
 }
 
-export interface CallStore extends CallEventSink {
+export interface CallStore extends CallRecordKeeper {
   /** `sqlite` or `postgres`. */
   readonly engine: string;
   /** Queues the event (in order per call); written within milliseconds, never waited on. */
@@ -88,6 +88,12 @@ export interface CallStore extends CallEventSink {
   setMeta(key: string, value: string): Promise<void>;
   /** Resolves once everything appended so far is written (or buffered, when the engine is down). */
   flush(): Promise<void>;
+  /**
+   * The ordered write barrier: resolves once everything appended before it is written (waiting
+   * while the database is down), true when every event of `callId` so far is stored, false when
+   * one was refused or the store closed (the transcript store then keeps that call whole).
+   */
+  written(callId: string): Promise<boolean>;
   close(): Promise<void>;
   /** Other bridges' call events as they happen (engines shared by several bridges only). */
   watchOthers?(listener: (e: { instance: string; callId: string; event: CallEvent }) => void): () => void;

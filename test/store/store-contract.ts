@@ -1,5 +1,12 @@
 // What every engine of the call store must do, run against each engine by its own test file.
 import { expect, it } from "vitest";
+import type { CallAgent } from "../../src/agents/call-agent.ts";
+import type { SvcClient } from "../../src/api/client.ts";
+import { runAnalysis } from "../../src/call-analysis.ts";
+import { silentLogger } from "../../src/log.ts";
+import { BridgeMetrics } from "../../src/metrics.ts";
+import { callReport } from "../../src/reports/report.ts";
+import { LIVE_TAIL, TranscriptStore } from "../../src/session/transcript.ts";
 import type { CallStore } from "../../src/store/call-store.ts";
 import { callEvents } from "../session/call-events.ts";
 
@@ -11,6 +18,94 @@ export interface Engine {
 const minute = (m: number) => new Date(Date.UTC(2026, 2, 1, 9, m)).toISOString();
 
 export function storeContract(engine: Engine): void {
+  it("holds a long live call's latest events in memory, and gives back every turn from the store", async () => {
+    const store = await engine.open();
+    try {
+      const transcripts = new TranscriptStore(store);
+      const turns = 4 * LIVE_TAIL;
+      const events = callEvents("CA-long", turns, { words: (i) => [`question ${i}`, `answer ${i}`] });
+      const talk = events.slice(0, -1);
+      // The bound: the latest 1.5 × LIVE_TAIL events (let go of in batches), one turn's two events
+      // appended while the barrier is answered, and the call-start.
+      const bound = LIVE_TAIL * 1.5 + 2 + 1;
+      let most = 0;
+      for (let i = 0; i < talk.length; i++) {
+        transcripts.append("CA-long", talk[i]!);
+        most = Math.max(most, transcripts.held("CA-long"));
+        // A turn's two events, then the call loop goes on while the store writes them.
+        if (i % 2 === 0) {
+          await store.flush();
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      expect(most).toBeLessThanOrEqual(bound);
+      expect(most).toBeGreaterThan(LIVE_TAIL);
+      expect(transcripts.get("CA-long")).toBeUndefined();
+      // The console joining mid-call: the call-start, then the latest events.
+      const recent = transcripts.recent("CA-long");
+      expect(recent[0]).toEqual(talk[0]);
+      expect(recent.at(-1)).toEqual(talk.at(-1));
+      // GET /calls/:id of the live call: every turn so far.
+      const live = await transcripts.read("CA-long");
+      expect(live?.events).toEqual(talk);
+      expect(live?.turns).toHaveLength(2 * turns);
+      expect(live?.endedAt).toBeUndefined();
+      // At the end: the report and the analysis read the whole record (no flush first).
+      transcripts.append("CA-long", events.at(-1)!);
+      const ended = await transcripts.read("CA-long");
+      expect(ended?.events).toEqual(events);
+      expect(ended?.turns.map((t) => t.text)).toEqual(
+        talk.slice(1).map((e) => (e.type === "user" ? e.text : e.type === "assistant" ? e.heard : "")),
+      );
+      const report = ended && callReport(ended, { instance: "bridge-test" });
+      expect(report?.turns).toHaveLength(2 * turns);
+      expect(report?.endReason).toBe("caller hung up");
+      // The analysis asks the model about every turn (its input), then joins the record.
+      let transcript = "";
+      const client = {
+        chat: {
+          create: async (body: { messages: { content: string }[] }) => {
+            transcript = body.messages[1]!.content;
+            return { choices: [{ message: { content: '{"summary":"a long call","fields":{}}' } }] };
+          },
+        },
+      } as unknown as SvcClient;
+      const agent = {
+        name: "default",
+        models: { chatModel: "chat" },
+        analysis: { summary: true, fields: {} },
+      } as unknown as CallAgent;
+      const metrics = new BridgeMetrics({ defaultMetrics: false });
+      await runAnalysis(agent, "CA-long", { client, transcripts, metrics, log: silentLogger });
+      expect(transcript.split("\n")).toEqual(
+        Array.from({ length: turns }, (_, i) => [`Caller: question ${i}`, `Agent: answer ${i}`]).flat(),
+      );
+      expect((await transcripts.read("CA-long"))?.analysis).toEqual({
+        status: "done",
+        summary: "a long call",
+        fields: {},
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("answers the write barrier once everything appended before it is written", async () => {
+    const store = await engine.open();
+    try {
+      const events = callEvents("CA-barrier", 3);
+      for (const e of events) store.append("CA-barrier", e);
+      const barrier = store.written("CA-barrier");
+      store.append("CA-other", callEvents("CA-other", 1)[0]!);
+      expect(await barrier).toBe(true);
+      expect((await store.get("CA-barrier"))?.events).toEqual(events);
+      // Told for each call: another call's barrier says the same of its own events.
+      expect(await store.written("CA-other")).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("keeps every call's record whole with 400 calls at once, and lists them all newest first", async () => {
     const store = await engine.open();
     try {

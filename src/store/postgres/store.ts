@@ -11,6 +11,7 @@ import { recordFromEvents } from "../../session/transcript.ts";
 import type { CallPage, CallQuery, CallStore, ReportState, StoredRecord } from "../call-store.ts";
 import { type CallRow, pageOf, SUMMARY_COLUMNS, summaryOfRow } from "../event-rows.ts";
 import { listSql, type SqlDialect } from "../list-sql.ts";
+import { MissedWrites } from "../missed-writes.ts";
 import { InstanceWatch } from "./instances.ts";
 import { type RemoteEvent, RemoteListener } from "./listener.ts";
 import { migrate } from "./migrate.ts";
@@ -58,6 +59,9 @@ export class PostgresCallStore implements CallStore {
   #queued = 0;
   #written = 0;
   readonly #readers: { upTo: number; resolve: () => void }[] = [];
+  /** Write barriers: they wait for the database to come back (reads do not). */
+  readonly #barriers: { upTo: number; resolve: (written: boolean) => void }[] = [];
+  readonly #missed = new MissedWrites();
   #nextSeq = new Map<string, number>();
   #drain: Promise<void> | undefined;
   #migrated = false;
@@ -134,8 +138,18 @@ export class PostgresCallStore implements CallStore {
     await new Promise<void>((resolve) => this.#readers.push({ upTo: this.#queued, resolve }));
   }
 
+  async written(callId: string): Promise<boolean> {
+    const upTo = this.#queued;
+    const settled =
+      this.#written >= upTo ||
+      (!this.#closed && (await new Promise<boolean>((resolve) => this.#barriers.push({ upTo, resolve }))));
+    return !this.#missed.take(callId) && settled;
+  }
+
   #wrote(n: number): void {
     this.#written += n;
+    while (this.#barriers.length && this.#written >= this.#barriers[0]!.upTo)
+      this.#barriers.shift()!.resolve(true);
     for (let i = this.#readers.length - 1; i >= 0; i--) {
       const r = this.#readers[i]!;
       if (this.#written >= r.upTo || this.#trouble) {
@@ -226,6 +240,7 @@ export class PostgresCallStore implements CallStore {
     this.#closed = true;
     this.#wake?.();
     await this.#drain;
+    for (const barrier of this.#barriers.splice(0)) barrier.resolve(false);
     if (this.#queue.length)
       this.#o.log.error(
         { writes: this.#queue.length },
@@ -282,7 +297,8 @@ export class PostgresCallStore implements CallStore {
               single = batch.length;
               continue;
             }
-            this.#queue.shift();
+            const refused = this.#queue.shift();
+            if (refused?.kind === "event") this.#missed.add([refused.write.callId]);
             this.#wrote(1);
             single = Math.max(0, single - 1);
             this.#o.log.error(

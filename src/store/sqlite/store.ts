@@ -5,6 +5,7 @@
 import { Worker } from "node:worker_threads";
 import type { CallEvent } from "../../session/transcript.ts";
 import type { CallPage, CallQuery, CallStore, ReportState, StoredRecord } from "../call-store.ts";
+import { MissedWrites } from "../missed-writes.ts";
 import type { EventWrite, FromWorker, SqliteWorkerData, ToWorker } from "./protocol.ts";
 
 // The sources run as .ts in a checkout and as compiled .js in the installed package.
@@ -35,6 +36,7 @@ export class SqliteCallStore implements CallStore {
   #writes: EventWrite[] = [];
   #scheduled: NodeJS.Immediate | undefined;
   #dead: Error | undefined;
+  readonly #missed = new MissedWrites();
 
   private constructor(
     worker: Worker,
@@ -92,9 +94,11 @@ export class SqliteCallStore implements CallStore {
     const writes = this.#writes;
     this.#writes = [];
     if (writes.length === 0) return;
-    this.#call({ op: "write", writes }).catch((err: Error) =>
-      this.#onWriteError(err, [...new Set(writes.map((w) => w.callId))]),
-    );
+    this.#call({ op: "write", writes }).catch((err: Error) => {
+      const callIds = [...new Set(writes.map((w) => w.callId))];
+      this.#missed.add(callIds);
+      this.#onWriteError(err, callIds);
+    });
   }
 
   async get(callId: string): Promise<StoredRecord | undefined> {
@@ -138,6 +142,16 @@ export class SqliteCallStore implements CallStore {
     this.#sendWrites();
     // The worker answers in order: once this answer is back, every write before it is done.
     await this.#call({ op: "meta", key: "" }).catch(() => {});
+  }
+
+  async written(callId: string): Promise<boolean> {
+    this.#sendWrites();
+    // The worker answers in order, and a refused write is rejected (and noted) before this answer.
+    const settled = await this.#call({ op: "meta", key: "" }).then(
+      () => true,
+      () => false,
+    );
+    return !this.#missed.take(callId) && settled;
   }
 
   async close(): Promise<void> {
