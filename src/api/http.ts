@@ -331,7 +331,11 @@ export class HttpCore {
         headers,
         body,
         signal: sig.signal,
-        ...(req.upload ? { duplex: "half" as const } : {}),
+        // A streamed body with redirects allowed makes fetch tee it (Fetch spec, HTTP-network-or-
+        // cache fetch: the request is cloned to be sent again on a redirect), and the branch
+        // kept for that resend holds every chunk of the upload until its answer: hundreds of
+        // MB at 200 calls. An upload is never redirected, so it goes as it is.
+        ...(req.upload ? { duplex: "half" as const, redirect: "error" as const } : {}),
       });
       answered = true;
     } catch (e) {
