@@ -27,16 +27,14 @@ function contextSamples(rate: SileroRate): number {
   return rate === 16000 ? 64 : 32;
 }
 
+/**
+ * How long windows gather before a batch goes to the worker. Posting a batch costs the event loop
+ * tens of µs whatever its size; waiting a few ms (a window is 32 ms of audio) makes batches of many
+ * calls' windows instead of one or two.
+ */
 // The sources run as .ts in a checkout and as compiled .js in the installed package.
 const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
-/**
- * How long windows may gather before a batch goes to the worker, at most: one window of audio. A
- * batch's round trip (a message each way, a wake-up of each thread) costs the event loop the same
- * whatever its size, so a batch waits for a window from every live stream (each asks once per 32 ms
- * while its member speaks) and leaves as soon as the last one is in; this bound only matters when a
- * live stream has just gone quiet. Turn decisions do not change (every window keeps its stream time).
- */
-const MAX_GATHER_MS = 32;
+const GATHER_MS = 8;
 
 /** Default of SileroModel.inlineStreams: a Discord channel's handful of speakers, a few calls. */
 export const INLINE_STREAMS = 4;
@@ -73,11 +71,10 @@ export class SileroModel {
   private readonly inFlight: SileroStream[] = [];
   private inFlightId = 0;
   private nextId = 1;
-  private gathering: ReturnType<typeof setTimeout> | undefined;
-  private batches = 0;
+  private gathering = false;
   private failure: Error | undefined;
   private readonly onGathered = () => {
-    this.gathering = undefined;
+    this.gathering = false;
     this.send();
   };
 
@@ -113,12 +110,12 @@ export class SileroModel {
     }
     this.batchedRuns++;
     this.queue.push(stream);
-    if (this.inFlightId === 0) this.sendOrGather();
+    if (this.inFlightId === 0 && !this.gathering) this.gather();
   }
 
-  /** Windows run inline and in worker batches, and the batches, since the model was loaded. */
-  get runs(): { inline: number; batched: number; batches: number } {
-    return { inline: this.inlineRuns, batched: this.batchedRuns, batches: this.batches };
+  /** Windows run inline and in worker batches since the model was loaded. */
+  get runs(): { inline: number; batched: number } {
+    return { inline: this.inlineRuns, batched: this.batchedRuns };
   }
 
   /**
@@ -152,15 +149,9 @@ export class SileroModel {
     return this.live.length <= this.inlineStreams;
   }
 
-  /** Sends the queue now if every live stream has its window in it, else gathers (once). */
-  private sendOrGather(): void {
-    if (this.queue.length >= Math.min(this.live.length, MAX_BATCH)) {
-      if (this.gathering) clearTimeout(this.gathering);
-      this.gathering = undefined;
-      this.send();
-      return;
-    }
-    this.gathering ??= setTimeout(this.onGathered, MAX_GATHER_MS);
+  private gather(): void {
+    this.gathering = true;
+    setTimeout(this.onGathered, GATHER_MS);
   }
 
   private send(): void {
@@ -196,7 +187,6 @@ export class SileroModel {
     header[0] = id;
     header[1] = rate;
     header[2] = b;
-    this.batches++;
     this.worker.ref(); // a reply is owed: keep the process up for it
     this.worker.postMessage(id);
   }
@@ -235,8 +225,10 @@ export class SileroModel {
     }
     batch.length = 0;
     // Callbacks may have queued their streams' next windows (and started a gathering).
-    if (this.queue.length > 0) this.sendOrGather();
-    else this.worker.unref(); // idle: the worker alone keeps nothing alive
+    if (this.queue.length >= MAX_BATCH / 4) this.send();
+    else if (this.queue.length > 0) {
+      if (!this.gathering) this.gather();
+    } else this.worker.unref(); // idle: the worker alone keeps nothing alive
     if (thrown) throw thrown.error;
   }
 

@@ -49,30 +49,6 @@ describe("Silero batching across streams", () => {
     expect(Math.max(...alone[0]!)).toBeGreaterThan(0.9);
   });
 
-  it("waits for a window from every live stream: speakers whose windows come at different times go in one batch", async () => {
-    const model = await loadSileroModel();
-    model.inlineStreams = 0;
-    const speech = buildScene([{ say: "What are your opening hours" }]).pcm;
-    const streams = Array.from({ length: 6 }, () => model.createStream(16000));
-    const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    let at = 8000;
-    // Each round, every stream asks for its next window 4 ms after the one before (members' packets
-    // do not arrive in step), as six speakers do every 32 ms.
-    const round = () => {
-      const w = speech.subarray(at, at + 512);
-      at += 512;
-      return Promise.all(streams.map(async (s, i) => wait(4 * i).then(() => s.probability(w))));
-    };
-    await round(); // every stream is live from here on
-    const before = model.runs;
-    for (let r = 0; r < 4; r++) await round();
-    const after = model.runs;
-    expect(after.batched - before.batched).toBe(24);
-    // One batch a round (24 windows), where a short gathering cut each round into several.
-    expect(after.batches - before.batches).toBeLessThanOrEqual(5);
-    model.inlineStreams = 4;
-  });
-
   it("neither its worker thread nor its inline session keeps a process alive: a script exits once its work is done", () => {
     const silero = fileURLToPath(new URL("../../codecs/silero.ts", import.meta.url));
     const script = `
