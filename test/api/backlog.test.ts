@@ -78,15 +78,24 @@ async function stalledServer(): Promise<{
       pending.push({ req, res });
     }
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { url, close } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     held: () => pending.length,
     release: () => {
       released = true;
       for (const p of pending.splice(0)) void serve(p.req, p.res);
     },
     bodies,
+    close,
+  };
+}
+
+/** Listens on a free loopback port; `close` ends its connections too. */
+async function listenLocal(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -159,16 +168,9 @@ describe("client backlog toward a service that stops reading", () => {
         res.end(`data: ${JSON.stringify({ type: "transcript.text.done", meta, text: "ok" })}\n\n`);
       });
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    closeServer = () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      });
-    const c = new SvcClient({
-      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      apiKey: "sk",
-    });
+    const local = await listenLocal(server);
+    closeServer = local.close;
+    const c = new SvcClient({ baseURL: local.url, apiKey: "sk" });
     const upload = c.asr.upload(pcm16Format(16000));
     const final = upload.stream.finalText();
     gc();
