@@ -14,6 +14,7 @@ import { startBridge } from "../src/main.ts";
 import { freePort as freeUdpPort } from "../test/bridges/sip/sipp.ts";
 import { Baresip } from "../test/helpers/baresip.ts";
 import { firstLoudMs } from "../test/helpers/speech.ts";
+import { loopbackSipEnv } from "../test/outbound/bridge-env.ts";
 import { KamailioTrunk } from "../test/outbound/kamailio-trunk.ts";
 import { type AmdCase, amdSet, RATE } from "./lib/amd-set.ts";
 import { numberArg } from "./lib/args.ts";
@@ -55,14 +56,7 @@ try {
   const bridge = await startBridge(
     loadConfig({
       env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        BRIDGE_TOKEN: TOKEN,
-        SIP_HOST: "127.0.0.1",
-        SIP_PORT: "0",
-        RTP_PORTS: "37000-37399",
-        SIP_CODECS: "pcmu",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
+        ...loopbackSipEnv({ token: TOKEN, rtpPorts: "37000-37399", dir }),
         SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
         SIP_OUTBOUND_USER: "bench",
         SIP_OUTBOUND_PASSWORD: "bench-secret",

@@ -24,6 +24,7 @@ import { freeEvenRange } from "../bridges/sip/rtp/ports.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { silence, speak } from "../helpers/speech.ts";
+import { loopbackSipEnv } from "./bridge-env.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
 
 const RATE = 8000;
@@ -181,14 +182,7 @@ beforeAll(async () => {
   bridge = await startBridge(
     loadConfig({
       env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        BRIDGE_TOKEN: TOKEN,
-        SIP_HOST: "127.0.0.1",
-        SIP_PORT: "0",
-        RTP_PORTS: `${bridgeRtpPort}-${bridgeRtpPort + 1}`,
-        SIP_CODECS: "pcmu",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
+        ...loopbackSipEnv({ token: TOKEN, rtpPorts: `${bridgeRtpPort}-${bridgeRtpPort + 1}`, dir }),
         AGENT_GREETING: "Hello, this is the clinic calling about your appointment.",
         SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
         SIP_OUTBOUND_USER: "bridge",

@@ -16,6 +16,7 @@ import { type Bridge, startBridge } from "../../src/main.ts";
 import { freeEvenRange } from "../bridges/sip/rtp/ports.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { silence } from "../helpers/speech.ts";
+import { loopbackSipEnv } from "./bridge-env.ts";
 
 const TOKEN = "hangup-race-token-0123456789";
 const DELAYS_MS = [0, 10, 30, 50, 60, 70, 80, 90, 120, 150];
@@ -33,14 +34,7 @@ beforeAll(async () => {
   bridge = await startBridge(
     loadConfig({
       env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        BRIDGE_TOKEN: TOKEN,
-        SIP_HOST: "127.0.0.1",
-        SIP_PORT: "0",
-        RTP_PORTS: `${rtp}-${rtp + 119}`,
-        SIP_CODECS: "pcmu",
-        SVC_LOCAL_DATA_DIR: join(dir, "data"),
+        ...loopbackSipEnv({ token: TOKEN, rtpPorts: `${rtp}-${rtp + 119}`, dir }),
         SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${uas.port}`,
         OUTBOUND_MAX_CONCURRENT: "100",
         OUTBOUND_CALLS_PER_SECOND: "100",

@@ -19,6 +19,7 @@ import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
 import { firstLoudMs } from "../helpers/speech.ts";
 import { Receiver } from "../reports/receiver.ts";
+import { loopbackSipEnv } from "./bridge-env.ts";
 import { personWav, quietWav, CALLEE_RATE as RATE, voicemailWav } from "./callees.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";
 import { startBusyCallee } from "./sipp-busy.ts";
@@ -83,14 +84,7 @@ beforeAll(async () => {
   env = {
     CALL_REPORT_URL: reports.url,
     CALL_REPORT_SECRET: reports.secret,
-    HOST: "127.0.0.1",
-    PORT: "0",
-    BRIDGE_TOKEN: TOKEN,
-    SIP_HOST: "127.0.0.1",
-    SIP_PORT: "0",
-    RTP_PORTS: "36400-36599",
-    SIP_CODECS: "pcmu",
-    SVC_LOCAL_DATA_DIR: join(dir, "data"),
+    ...loopbackSipEnv({ token: TOKEN, rtpPorts: "36400-36599", dir }),
     AGENT_GREETING: "Hello {{var.name}}, this is the clinic calling about your appointment.",
     SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
     SIP_OUTBOUND_USER: "bridge",
