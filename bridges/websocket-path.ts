@@ -5,16 +5,16 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { type WebSocket, WebSocketServer } from "ws";
+import { acceptWebSocket, type ServerWebSocket } from "./websocket-server.ts";
 
 export interface WebSocketPathOptions {
   path: string;
   /** True to let an upgrade through; false once it has answered the refusal on `socket`. */
   authorize?(req: IncomingMessage, socket: Duplex): boolean;
-  /** Largest message taken, bytes (default: ws's 100 MiB). */
+  /** Largest message taken, bytes (default 100 MiB, as the ws library's). */
   maxPayload?: number;
   /** An accepted socket; it leaves the path's set when it closes. */
-  onSocket(ws: WebSocket, req: IncomingMessage): void;
+  onSocket(ws: ServerWebSocket, req: IncomingMessage): void;
 }
 
 export interface WebSocketPath {
@@ -24,26 +24,22 @@ export interface WebSocketPath {
 }
 
 export function serveWebSocketPath(http: FastifyInstance, opts: WebSocketPathOptions): WebSocketPath {
-  const sockets = new Set<WebSocket>();
-  const wss = new WebSocketServer({
-    noServer: true,
-    ...(opts.maxPayload ? { maxPayload: opts.maxPayload } : {}),
-  });
+  const sockets = new Set<ServerWebSocket>();
+  const maxPayload = opts.maxPayload ?? 100 * 2 ** 20;
   http.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     if ((req.url ?? "/").split("?")[0] !== opts.path) return;
     if (opts.authorize && !opts.authorize(req, socket)) return;
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      sockets.add(ws);
-      ws.once("close", () => sockets.delete(ws));
-      opts.onSocket(ws, req);
-    });
+    const ws = acceptWebSocket(req, socket, head, maxPayload);
+    if (!ws) return;
+    sockets.add(ws);
+    ws.once("close", () => sockets.delete(ws));
+    opts.onSocket(ws, req);
   });
   const closeAll = (code = 1001, reason = "bridge shutting down") => {
     for (const ws of sockets) ws.close(code, reason);
   };
   http.addHook("preClose", async () => {
     closeAll();
-    wss.close();
   });
   return {
     get open() {

@@ -1,10 +1,10 @@
 // One accepted browser-call WebSocket: the call starts at once (the page opens the socket when
 // the person presses "Call the agent"), and the socket's messages go to its transport.
 import { randomBytes } from "node:crypto";
-import type { WebSocket } from "ws";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
+import type { ServerWebSocket } from "../websocket-server.ts";
 import { BrowserCallTransport } from "./call-transport.ts";
 import { parseClientMessage } from "./protocol.ts";
 
@@ -12,7 +12,7 @@ import { parseClientMessage } from "./protocol.ts";
 const MAX_BAD_MESSAGES = 50;
 
 export interface BrowserConnectionOptions {
-  ws: WebSocket;
+  ws: ServerWebSocket;
   /** The caller's address, for the record's `from`. */
   remote: string;
   userAgent: string | undefined;
@@ -54,10 +54,7 @@ export function serveBrowserCall(opts: BrowserConnectionOptions): BrowserCallTra
     if (bad >= MAX_BAD_MESSAGES) ws.close(1008, "too many malformed messages");
   };
 
-  ws.on("message", (data, isBinary) => {
-    const bytes = Buffer.isBuffer(data)
-      ? data
-      : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+  ws.on("message", (bytes, isBinary) => {
     if (isBinary) {
       if (bytes.length % 2 !== 0) {
         refuse(`audio: binary messages are 16-bit samples, got an odd number of bytes (${bytes.length})`);

@@ -1,17 +1,17 @@
 // One accepted media stream WebSocket: waits for Twilio's `start`, then hands the call to
 // the session as a transport and routes the stream's messages to it.
-import { Buffer } from "node:buffer";
-import type { WebSocket } from "ws";
+import type { Buffer } from "node:buffer";
 import type { Logger } from "../../src/log.ts";
 import type { Clock } from "../../src/session/clock.ts";
 import type { CallTransport } from "../transport.ts";
+import type { ServerWebSocket } from "../websocket-server.ts";
 import type { CallControl } from "./call-control.ts";
 import { type MediaSocket, TwilioCallTransport } from "./call-transport.ts";
 import { mediaSpan, scanTwilioMediaBytes } from "./media-bytes.ts";
 import { MEDIA_FORMAT, parseTwilioMessage, type StartMessage, scanTwilioMedia } from "./protocol.ts";
 
 export interface MediaConnectionOptions {
-  ws: WebSocket;
+  ws: ServerWebSocket;
   log: Logger;
   clock: Clock;
   control: CallControl | undefined;
@@ -23,35 +23,24 @@ export interface MediaConnectionOptions {
 }
 
 /**
- * The WebSocket as the transport writes to it. cork/uncork reach the underlying TCP socket (ws keeps
- * it as `_socket`): the frames and mark of one pacer wake-up then leave in one write, not three.
- * writeFrames writes the transport's ready-made frames to that socket too: ws (no compression on
- * this server) writes each message to it synchronously, so the two kinds of writes stay in order.
+ * The WebSocket as the transport writes to it. cork/uncork reach the TCP socket: the frames and
+ * mark of one pacer wake-up then leave in one write, not three. writeFrames writes the transport's
+ * ready-made frames to that socket too; send() writes each message to it synchronously, so the two
+ * kinds of writes stay in order.
  */
-function mediaSocket(ws: WebSocket): MediaSocket {
-  type Tcp = { cork(): void; uncork(): void; write(b: Buffer): boolean; writableLength: number };
-  const tcp = (ws as unknown as { _socket?: Tcp })._socket;
-  const raw =
-    tcp &&
-    typeof tcp.cork === "function" &&
-    typeof tcp.uncork === "function" &&
-    typeof tcp.write === "function" &&
-    !ws.extensions; // a negotiated extension (compression) would frame messages differently
+function mediaSocket(ws: ServerWebSocket): MediaSocket {
+  const tcp = ws.socket;
   return {
     send: (data) => ws.send(data),
     close: (code, reason) => ws.close(code, reason),
-    ...(raw
-      ? {
-          cork: () => tcp.cork(),
-          uncork: () => tcp.uncork(),
-          writeFrames: (frames: Buffer) => {
-            if (ws.readyState !== ws.OPEN) return true; // closing: dropped, as ws.send() would
-            tcp.write(frames);
-            // Written through to the kernel at once, or still held (then the caller lets it go).
-            return tcp.writableLength === 0;
-          },
-        }
-      : {}),
+    cork: () => tcp.cork(),
+    uncork: () => tcp.uncork(),
+    writeFrames: (frames: Buffer) => {
+      if (ws.readyState !== ws.OPEN) return true; // closing: dropped, as send() would
+      tcp.write(frames);
+      // Written through to the kernel at once, or still held (then the caller lets it go).
+      return tcp.writableLength === 0;
+    },
   };
 }
 
@@ -108,13 +97,7 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
       return;
     }
     // Media, nearly every message: read from the bytes, decoded into the call's buffer, no string.
-    if (
-      call &&
-      Buffer.isBuffer(data) &&
-      scanTwilioMediaBytes(data, span) &&
-      call.handleMediaBytes(data, span)
-    )
-      return;
+    if (call && scanTwilioMediaBytes(data, span) && call.handleMediaBytes(data, span)) return;
     const text = data.toString();
     const media = scanTwilioMedia(text);
     if (media) {
