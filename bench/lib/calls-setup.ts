@@ -47,6 +47,8 @@ export interface BenchSetupOptions {
   /** Every process started is pushed here as soon as it is spawned (to be stopped on any exit). */
   children: ChildProcess[];
   nice?: number;
+  /** The local service's nice value, when it differs from the bridge's. */
+  serviceNice?: number;
 }
 
 export interface BenchProcesses {
@@ -72,7 +74,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
     ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(o.dir, "svc")],
     { ...process.env, SVC_LOCAL_API_KEYS: BENCH_KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
     svcLog,
-    o.nice,
+    "serviceNice" in o ? o.serviceNice : o.nice,
   );
   o.children.push(svc);
   const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;

@@ -138,7 +138,7 @@ describe("ServerWebSocket", () => {
     });
     const sock = connect(port, "127.0.0.1");
     const received: Buffer[] = [];
-    sock.on("data", (d) => received.push(d));
+    sock.on("data", (d: Buffer) => received.push(d));
     const ended = new Promise((r) => sock.on("close", r));
     const masked = Buffer.from([0x81, 0x82, 1, 2, 3, 4, "h".charCodeAt(0) ^ 1, "i".charCodeAt(0) ^ 2]);
     const unmasked = Buffer.from([0x81, 0x02, 0x68, 0x69]);
