@@ -120,7 +120,11 @@ describe("FrameReader", () => {
     ["text that is not UTF-8", frame(1, Buffer.from([0x68, 0xc3, 0x28])), 1007],
     ["a close frame of 1 byte", frame(8, Buffer.from([3])), 1002],
     ["a close code no peer may send", frame(8, closePayload(1006)), 1002],
-    ["a close reason that is not UTF-8", frame(8, Buffer.concat([closePayload(1000), Buffer.from([0xff])])), 1007],
+    [
+      "a close reason that is not UTF-8",
+      frame(8, Buffer.concat([closePayload(1000), Buffer.from([0xff])])),
+      1007,
+    ],
     ["a message over the limit", frame(2, Buffer.alloc(101)), 1009],
     [
       "fragments over the limit together",
