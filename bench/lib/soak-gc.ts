@@ -1,11 +1,14 @@
-// GC pauses of a process run with --trace-gc, from its log (stdout), read a stretch at a time:
+// GC pauses of a process run with --trace-gc, from its log (stdout), read a stretch at a time
+// (the memory reducer's "Mark-Compact (reduce)" included):
 // each read() returns the pauses logged since the previous one. V8 prefixes each line with
-// [pid:isolate]; the bridge's main thread is the isolate with the most collections (it
-// allocates far more than its worker threads), the others are workers (VAD, RTP).
+// [pid:isolate]; the bridge's main thread is the isolate whose collection is logged first (it
+// collects while the bridge's modules load, before any worker thread exists), the others are
+// workers (VAD, RTP). Not the isolate with the most collections: with SIP's media on a native
+// thread, the VAD worker collects more often than the main thread for the first minutes of a run.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 const LINE =
-  /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: ([A-Za-z -]+?) [0-9.]+ \([0-9.]+\) -> [0-9.]+ \([0-9.]+\) MB,.*? ([0-9.]+) \/ [0-9.]+ ms/;
+  /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: ([A-Za-z -]+?)(?: \([a-z ]+\))? [0-9.]+ \([0-9.]+\) -> [0-9.]+ \([0-9.]+\) MB,.*? ([0-9.]+) \/ [0-9.]+ ms/;
 
 export interface GcPauses {
   mainMax: number;
@@ -20,7 +23,7 @@ export class GcTrace {
   readonly #path: string;
   #offset = 0;
   #rest = "";
-  readonly #counts = new Map<string, number>();
+  #main: string | undefined;
 
   constructor(path: string) {
     this.#path = path;
@@ -43,11 +46,10 @@ export class GcTrace {
       const m = LINE.exec(line);
       if (!m) continue;
       const isolate = m[1]!;
-      this.#counts.set(isolate, (this.#counts.get(isolate) ?? 0) + 1);
+      this.#main ??= isolate;
       seen.push({ isolate, kind: m[2]!, pause: Number(m[3]) });
     }
-    let main = "";
-    for (const [isolate, n] of this.#counts) if (n > (this.#counts.get(main) ?? -1)) main = isolate;
+    const main = this.#main;
     const out: GcPauses = { mainMax: 0, mainTotal: 0, workersMax: 0, major: 0, minor: 0 };
     for (const s of seen) {
       if (s.isolate !== main) {
