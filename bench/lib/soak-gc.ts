@@ -1,5 +1,5 @@
-// GC pauses of a process run with --trace-gc, from its log (stdout), read a stretch at a time
-// (the memory reducer's "Mark-Compact (reduce)" included):
+// GC pauses of a process run with --trace-gc (or --trace-gc-nvp), from its log (stdout), read a
+// stretch at a time (the memory reducer's "Mark-Compact (reduce)" included):
 // each read() returns the pauses logged since the previous one. V8 prefixes each line with
 // [pid:isolate]; the bridge's main thread is the isolate whose collection is logged first (it
 // collects while the bridge's modules load, before any worker thread exists), the others are
@@ -9,6 +9,9 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 const LINE =
   /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: ([A-Za-z -]+?)(?: \([a-z ]+\))? [0-9.]+ \([0-9.]+\) -> [0-9.]+ \([0-9.]+\) MB,.*? ([0-9.]+) \/ [0-9.]+ ms/;
+
+/** The same from --trace-gc-nvp (name=value pairs, each phase's time: for finding where a pause goes). */
+const NVP_LINE = /^\[\d+:(0x[0-9a-f]+)(?::\d+)?\]\s+\d+ ms: pause=([0-9.]+) .*?\bgc=([a-z]+)/;
 
 export interface GcPauses {
   mainMax: number;
@@ -44,10 +47,12 @@ export class GcTrace {
     const seen: { isolate: string; kind: string; pause: number }[] = [];
     for (const line of lines) {
       const m = LINE.exec(line);
-      if (!m) continue;
-      const isolate = m[1]!;
+      const nvp = m ? undefined : NVP_LINE.exec(line);
+      if (!m && !nvp) continue;
+      const isolate = (m ?? nvp)![1]!;
       this.#main ??= isolate;
-      seen.push({ isolate, kind: m[2]!, pause: Number(m[3]) });
+      if (m) seen.push({ isolate, kind: m[2]!, pause: Number(m[3]) });
+      else seen.push({ isolate, kind: nvp![3] === "mc" ? "Mark-Compact" : "Scavenge", pause: Number(nvp![2]) });
     }
     const main = this.#main;
     const out: GcPauses = { mainMax: 0, mainTotal: 0, workersMax: 0, major: 0, minor: 0 };

@@ -102,6 +102,14 @@ describe("GcTrace", () => {
       `${main}   616791 ms: Mark-Compact (reduce) 111.7 (185.8) -> 77.0 (87.6) MB, pooled: 0 MB, 58.67 / 0.00 ms  (+ 43.0 ms in 362 steps since start of marking, biggest step 4.9 ms, walltime since start of marking 106 ms) (average mu = 0.990, current mu = 0.987) finalize incremental marking via task; GC in old space requested\n`,
     );
     expect(gc.read()).toEqual({ mainMax: 58.67, mainTotal: 58.67, workersMax: 0, major: 1, minor: 0 });
+    // --trace-gc-nvp's lines: pause= and gc= (s: scavenge, mc: mark-compact).
+    appendFileSync(
+      log,
+      "[7346:0x37dce000:0]   620000 ms: pause=35.5 mutator=3000.1 gc=mc reduce_memory=0 evacuate=18.5\n" +
+        "[7346:0x37dce000:0]   620100 ms: pause=4.4 mutator=99.0 gc=s reduce_memory=0 scavenge=4.3\n" +
+        "[7346:0x7f6e50001000:0]   620200 ms: pause=1.2 mutator=99.0 gc=s reduce_memory=0\n",
+    );
+    expect(gc.read()).toEqual({ mainMax: 35.5, mainTotal: 39.9, workersMax: 1.2, major: 1, minor: 1 });
     expect(gc.read()).toEqual({ mainMax: 0, mainTotal: 0, workersMax: 0, major: 0, minor: 0 });
   });
 });
