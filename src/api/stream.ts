@@ -1,6 +1,7 @@
 // The common shape of every HTTP stream of the client: the request starts at once, events are read
 // once (iterate, or call a final-object helper that drains the rest), and abort() drops the
 // connection. Each endpoint family supplies the event decoder and the accumulator.
+import { followAbort } from "./abort-link.ts";
 import { SvcAbortError, SvcProtocolError, SvcStreamCutError } from "./errors.ts";
 import type { CallOptions, Exchange } from "./http.ts";
 import { readSse, type SseEvent, SseTruncatedError } from "./sse.ts";
@@ -18,6 +19,8 @@ export class EventStream<E, F> implements AsyncIterable<E> {
   private readonly decode: (ex: Exchange) => AsyncIterable<E>;
   private readonly acc: Accumulator<E, F>;
   private ex: Exchange | undefined;
+  /** Takes this stream's listener off the caller's signal (which may outlive it: a call's). */
+  private readonly unlink: () => void;
 
   constructor(
     open: (opts: CallOptions) => Promise<Exchange>,
@@ -27,12 +30,10 @@ export class EventStream<E, F> implements AsyncIterable<E> {
   ) {
     this.decode = decode;
     this.acc = acc;
-    const signal = opts.signal
-      ? AbortSignal.any([opts.signal, this.controller.signal])
-      : this.controller.signal;
-    this.exchange = open({ ...opts, signal });
+    this.unlink = followAbort(opts.signal, this.controller);
+    this.exchange = open({ ...opts, signal: this.controller.signal });
     // Failures surface when the stream is read; keep an unread failure from being "unhandled".
-    this.exchange.catch(() => {});
+    this.exchange.catch(() => this.unlink());
   }
 
   /** Request id of the answer (after it has arrived). */
@@ -48,6 +49,7 @@ export class EventStream<E, F> implements AsyncIterable<E> {
   /** Drop the connection now; a pending or later read rejects with SvcAbortError. */
   abort(): void {
     this.controller.abort(new SvcAbortError("stream aborted"));
+    this.unlink();
   }
 
   [Symbol.asyncIterator](): AsyncGenerator<E> {
@@ -65,16 +67,20 @@ export class EventStream<E, F> implements AsyncIterable<E> {
   }
 
   private async *run(): AsyncGenerator<E> {
-    const ex = await this.exchange;
-    this.ex = ex;
     try {
-      for await (const ev of this.decode(ex)) {
-        this.acc.add(ev);
-        yield ev;
+      const ex = await this.exchange;
+      this.ex = ex;
+      try {
+        for await (const ev of this.decode(ex)) {
+          this.acc.add(ev);
+          yield ev;
+        }
+        this.ended = true;
+      } finally {
+        if (!this.ended) await ex.cancel();
       }
-      this.ended = true;
     } finally {
-      if (!this.ended) await ex.cancel();
+      this.unlink();
     }
   }
 }

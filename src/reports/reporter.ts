@@ -7,6 +7,7 @@
 // reports survive both a receiver outage and a restart of the bridge. Retry timers go through the
 // injected clock; the POSTs are real fetches.
 
+import { followAbort } from "../api/abort-link.ts";
 import { retryAfterMs } from "../api/http.ts";
 import type { Logger } from "../log.ts";
 import type { Clock, TimerHandle } from "../session/clock.ts";
@@ -204,6 +205,10 @@ export class CallReporter {
   ): Promise<{ status?: number; answer?: string; retryAfterMs?: number; error?: string }> {
     const { url, secret, timeoutMs, wallNow } = this.#o;
     const timestamp = String(Math.floor(wallNow() / 1000));
+    // The reporter's own stop, followed by a listener taken off after the attempt (AbortSignal.any()
+    // on the reporter's lifelong signal would keep a registration per report: abort-link.ts).
+    const stop = new AbortController();
+    const unlink = followAbort(this.#abort.signal, stop);
     try {
       const res = await fetch(url, {
         method: "POST",
@@ -215,7 +220,7 @@ export class CallReporter {
         },
         body,
         redirect: "manual",
-        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]),
       });
       // Read to the end either way, so the connection can be reused.
       const answer = (await res.text().catch(() => "")).slice(0, 200);
@@ -223,6 +228,8 @@ export class CallReporter {
       return { status: res.status, answer, ...(after !== undefined ? { retryAfterMs: after } : {}) };
     } catch (err) {
       return { error: describe(err, timeoutMs) };
+    } finally {
+      unlink();
     }
   }
 }
