@@ -52,7 +52,8 @@ export class GcTrace {
       const isolate = (m ?? nvp)![1]!;
       this.#main ??= isolate;
       if (m) seen.push({ isolate, kind: m[2]!, pause: Number(m[3]) });
-      else seen.push({ isolate, kind: nvp![3] === "mc" ? "Mark-Compact" : "Scavenge", pause: Number(nvp![2]) });
+      else
+        seen.push({ isolate, kind: nvp![3] === "mc" ? "Mark-Compact" : "Scavenge", pause: Number(nvp![2]) });
     }
     const main = this.#main;
     const out: GcPauses = { mainMax: 0, mainTotal: 0, workersMax: 0, major: 0, minor: 0 };
