@@ -94,7 +94,14 @@ const NICE = process.argv.includes("--renice") ? -10 : undefined;
  * stand-ins for the hosted API and for Twilio or a SIP trunk, which do not share the bridge's
  * cores in production, then run beside it rather than take turns with it.
  */
-const NICE_OTHERS = stringArg("nice-others") !== undefined ? numberArg("nice-others", 0) : NICE;
+const NICE_OTHERS = ((): number | undefined => {
+  const v = stringArg("nice-others");
+  if (v === undefined) return NICE;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < -20 || n > 19)
+    throw new Error(`--nice-others: expected a nice value, an integer from -20 to 19, got ${JSON.stringify(v)}`);
+  return n;
+})();
 const MIN_EOU_MS = 600;
 const CYCLE_S = 30;
 /** The issue's targets for an hour at 200 calls. */
