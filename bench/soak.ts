@@ -99,7 +99,9 @@ const NICE_OTHERS = ((): number | undefined => {
   if (v === undefined) return NICE;
   const n = Number(v);
   if (!Number.isInteger(n) || n < -20 || n > 19)
-    throw new Error(`--nice-others: expected a nice value, an integer from -20 to 19, got ${JSON.stringify(v)}`);
+    throw new Error(
+      `--nice-others: expected a nice value, an integer from -20 to 19, got ${JSON.stringify(v)}`,
+    );
   return n;
 })();
 const MIN_EOU_MS = 600;
