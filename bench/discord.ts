@@ -8,7 +8,7 @@
 //     ← bridge (`voice-bridge start`, DISCORD_API_BASE at the fake, NODE_EXTRA_CA_CERTS for its TLS)
 //       ← the fake Discord in this process (test/fake-discord: REST, gateway, voice gateway, UDP,
 //         a real DAVE session), with M simulated members in the guild's voice channel.
-// Phase 1, the agent speaking: /join in every guild; while the long greeting (about 22 s) plays and
+// Phase 1, the agent speaking: /join in every guild; while the long greeting (about 25 s) plays and
 // nobody speaks, the bridge's CPU per channel-second of agent audio is `agent_out_cpu_us_per_s` (TTS
 // Opus packets demuxed and handed to the sender, DAVE- and transport-encrypted, sent), measured from
 // 8 s to 18 s into the greeting: a long-running bot's steady cost. The greeting's first seconds are
@@ -65,7 +65,8 @@ const TARGETS = {
 const GREETING =
   "Hello everyone, and welcome to the voice channel. I am the assistant of this server. " +
   "I can answer questions about opening hours, where to find us, and the status of your orders. " +
-  "Just ask me whenever you like, and I will do my best to help all of you.";
+  "Just ask me whenever you like, and I will do my best to help all of you. " +
+  "We are open every day from nine in the morning until six in the evening, except on public holidays.";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-discord-"));
 const children: ChildProcess[] = [];
@@ -229,12 +230,16 @@ async function main(): Promise<void> {
   await until("the greeting to end", () => listeners.every((m) => quiet(m)), 60_000);
   const clearFrames = guilds.reduce((n, g) => n + g.voice.clearMediaFrames, 0);
 
-  // Everyone speaks without pause.
+  // Everyone speaks without pause. Real members' clients run on clocks of their own: their packets
+  // reach the bridge at phases spread over the 20 ms, not all at once (which would batch the
+  // bridge's per-packet work for free); each member starts 20/users ms after the one before.
   let speaking = true;
-  const talk = async (m: SimulatedMember) => {
+  const everyone = members.flat();
+  const talk = async (m: SimulatedMember, i: number) => {
+    await sleep((i * 20) / everyone.length);
     while (speaking) await m.say({ pcm: phrase, rate: 48000 });
   };
-  const talkers = members.flat().map(talk);
+  const talkers = everyone.map(talk);
   const coldIn0 = bridgeCpu();
   const coldInT0 = performance.now();
   await sleep(2000);
