@@ -226,7 +226,8 @@ async function main(): Promise<void> {
   const outCpu = bridgeCpu() - cpu0;
   const outLoop = loopCpu() - loop0;
   const outOthers = machineBusyUs() - machine0 - outCpu;
-  const stillSpeaking = listeners.every((m) => !quiet(m, 300));
+  // Still speaking: a voiced frame within the last second (a sentence's end pauses for some 300 ms).
+  const stillSpeaking = listeners.every((m) => !quiet(m, 1000));
   await until("the greeting to end", () => listeners.every((m) => quiet(m)), 60_000);
   const clearFrames = guilds.reduce((n, g) => n + g.voice.clearMediaFrames, 0);
 
