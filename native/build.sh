@@ -3,6 +3,7 @@
 #   sphinx.node       PocketSphinx as a Node-API addon (the decoder stays loaded in-process)
 #   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
 #   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
+#   discord-aes-gcm.node  Discord's voice transport encryption (AES-256-GCM, a context per connection)
 # Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix). With
 # libsrtp2's source in build/libsrtp2-src (scripts/bootstrap.sh fetches Debian's) and libssl-dev,
@@ -78,6 +79,12 @@ if stale "$OUT/rtp-sender.node" "$HERE/rtp/sender.c" || stale "$OUT/rtp-sender.n
     "$HERE/rtp/sender.c" "$HERE/rtp/srtp.c" -o "$OUT/rtp-sender.node" "${srtp_libs[@]}"
   echo "VB_SRTP=${srtp_cflags[-1]}" >"$OUT/rtp-sender.flags"
   echo "built native/build/rtp-sender.node (SRTP ciphers: ${srtp_cflags[-1]#-DVB_SRTP_CRYPTO=})"
+fi
+
+# OpenSSL's headers from Node's own include tree: the EVP calls resolve to the OpenSSL Node exports.
+if stale "$OUT/discord-aes-gcm.node" "$HERE/discord/aes-gcm.c"; then
+  $CC $CFLAGS -shared -I"$node_inc" "$HERE/discord/aes-gcm.c" -o "$OUT/discord-aes-gcm.node"
+  echo "built native/build/discord-aes-gcm.node"
 fi
 
 if stale "$OUT/espeak-worker" "$HERE/espeak/worker.c"; then

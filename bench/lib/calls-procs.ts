@@ -2,7 +2,7 @@
 // service, bridge, load generators) runs as its own Node process so that the bridge's CPU time
 // and memory are its own.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { LOOP_LAG_SAMPLE_MS } from "../../src/metrics.ts";
 
@@ -61,6 +61,24 @@ export async function waitForLine(
       throw new Error(`no ${re} in ${file} after ${timeoutMs} ms:\n${text.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * CPU time of a whole process, µs, at the scheduler's nanosecond resolution: the sum of its live
+ * threads' run time (schedstat). /proc/PID/stat counts in clock ticks (10 ms), which over a few
+ * seconds of a light path is a step of 1,000 µs/s or more; a thread that exited during the window
+ * is missing here (the bridge's threads — V8's, libuv's, the VAD worker — live as long as it does).
+ */
+export function processRunUs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1000;
 }
 
 /** User + system CPU of a whole process (all its threads), µs; clock-tick resolution. */

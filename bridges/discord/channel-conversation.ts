@@ -10,6 +10,7 @@ import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";
 import { MemberSilence } from "./member-silence.ts";
 import { sendOpusPacket } from "./packet-out.ts";
+import { ReceiveInbox } from "./receive-inbox.ts";
 import { routeReceivedAudio } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
 import { tuneVoiceUdp } from "./voice-udp.ts";
@@ -57,6 +58,8 @@ export class ChannelConversation {
   readonly #ignored = new Set<string>();
   #undecryptable = 0;
   readonly #silence: MemberSilence;
+  /** Members' packets until the voice clock's next tick (every channel's decoded together). */
+  readonly #inbox = new ReceiveInbox();
   #connection: VoiceConnection | undefined;
   #transport: DiscordChannelTransport | undefined;
   #ended = false;
@@ -206,6 +209,8 @@ export class ChannelConversation {
   /** A member left the channel (or moved away): their speech is dropped, the others go on. */
   memberLeft(userId: string): void {
     if (this.#ended) return;
+    // What they said before leaving is theirs: decoded now, before their receiver goes.
+    this.#inbox.flush();
     const receiver = this.#receivers.get(userId);
     if (receiver) {
       receiver.stop();
@@ -228,6 +233,7 @@ export class ChannelConversation {
   #end(reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#inbox.close();
     for (const r of this.#receivers.values()) r.stop();
     this.#receivers.clear();
     this.#silence.close();
@@ -271,7 +277,7 @@ export class ChannelConversation {
       }
       receiver = this.#receiver(userId);
     }
-    receiver.push(opus);
+    this.#inbox.push(receiver, opus);
   }
 
   #receiver(userId: string): MemberReceiver {

@@ -48,12 +48,19 @@ export class VoiceClock {
   }
 
   #step(): void {
-    for (const t of this.#tickers) if (!t.tick()) this.#tickers.delete(t);
-    if (this.#tickers.size === 0) {
-      this.#timer = undefined;
-      return;
+    // One ticker that throws (a session's bug) must not stop every other channel's voice: the
+    // others are stepped, the schedule goes on, and the first error is thrown after that.
+    let failed: { error: unknown } | undefined;
+    for (const t of this.#tickers) {
+      try {
+        if (!t.tick()) this.#tickers.delete(t);
+      } catch (error) {
+        failed ??= { error };
+      }
     }
-    this.#schedule();
+    if (this.#tickers.size === 0) this.#timer = undefined;
+    else this.#schedule();
+    if (failed) throw failed.error;
   }
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { NODE_FLAGS } from "../../bench/lib/calls-procs.ts";
+import { mainThreadSchedUs, NODE_FLAGS, processRunUs } from "../../bench/lib/calls-procs.ts";
 
 describe("calls benchmark processes", () => {
   it("runs the bridge with the Node flags bin/voice-bridge deploys", () => {
@@ -9,5 +9,19 @@ describe("calls benchmark processes", () => {
     const exec = script.replace(/\\\n\s*/g, "").match(/^exec "\$node" (.*) "\$entry" "\$@"$/m);
     expect(exec).not.toBeNull();
     expect(exec![1]!.trim().split(/\s+/)).toEqual(NODE_FLAGS);
+  });
+
+  it("reads a process's CPU at the scheduler's resolution, its main thread's share within it", () => {
+    const cpu0 = processRunUs(process.pid);
+    const main0 = mainThreadSchedUs(process.pid).runUs;
+    // About 30 ms of work on this thread: far below one clock tick's worth of steps in /proc/PID/stat.
+    const u0 = process.cpuUsage();
+    let spin = 0;
+    while (process.cpuUsage(u0).user < 30_000) spin++;
+    const cpu = processRunUs(process.pid) - cpu0;
+    const main = mainThreadSchedUs(process.pid).runUs - main0;
+    expect(spin).toBeGreaterThan(0);
+    expect(main).toBeGreaterThan(20_000);
+    expect(cpu).toBeGreaterThanOrEqual(main);
   });
 });
