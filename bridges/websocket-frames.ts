@@ -25,6 +25,8 @@ const OP_CLOSE = 0x8;
 const OP_PING = 0x9;
 const OP_PONG = 0xa;
 const INCOMPLETE = 0;
+/** The first buffer of a frame cut by a chunk boundary; a longer one grows as its bytes come. */
+const PARTIAL_FIRST = 64 * 1024;
 const FAILED = -1;
 
 /** Close codes a peer may send (RFC 6455 §7.4, IANA registry); 1005 and 1006 are never sent. */
@@ -40,9 +42,14 @@ export class FrameReader {
   readonly #maxPayload: number;
   /** The start of a frame whose header was cut by the end of a chunk (under 14 bytes). */
   #head: Buffer | undefined;
-  /** A frame cut by the end of a chunk, header included, being filled to its full size. */
+  /**
+   * A frame cut by the end of a chunk, header included, being filled to its full size (#total). Its
+   * buffer grows as bytes come, from at most PARTIAL_FIRST: a header alone does not reserve a
+   * message of up to maxPayload.
+   */
   #partial: Buffer | undefined;
   #fill = 0;
+  #total = 0;
   /** Fragments of a message in progress, and their opcode (-1: none in progress). */
   #fragments: Buffer[] = [];
   #fragmentBytes = 0;
@@ -60,12 +67,17 @@ export class FrameReader {
     if (this.#failed || this.#closed) return;
     let buf = chunk;
     let at = 0;
-    const partial = this.#partial;
+    let partial = this.#partial;
     if (partial) {
-      const n = Math.min(partial.length - this.#fill, chunk.length);
+      const n = Math.min(this.#total - this.#fill, chunk.length);
+      if (this.#fill + n > partial.length) {
+        const grown = Buffer.allocUnsafe(Math.min(this.#total, Math.max(this.#fill + n, 2 * partial.length)));
+        partial.copy(grown, 0, 0, this.#fill);
+        partial = this.#partial = grown;
+      }
       chunk.copy(partial, this.#fill, 0, n);
       this.#fill += n;
-      if (this.#fill < partial.length) return;
+      if (this.#fill < this.#total) return;
       this.#partial = undefined;
       if (this.#frame(partial, 0) === FAILED) return;
       at = n;
@@ -125,10 +137,11 @@ export class FrameReader {
     const total = hdr + 4 + len;
     if (avail < total) {
       if (avail < hdr + 4) return this.#keepHead(buf, at);
-      const partial = Buffer.allocUnsafe(total);
+      const partial = Buffer.allocUnsafe(Math.min(total, Math.max(avail, PARTIAL_FIRST)));
       buf.copy(partial, 0, at);
       this.#partial = partial;
       this.#fill = avail;
+      this.#total = total;
       return INCOMPLETE;
     }
     const start = at + hdr + 4;

@@ -76,7 +76,7 @@ export class ServerWebSocket extends EventEmitter<ServerWebSocketEvents> {
   /** Sends a text message (a string) or a binary one (bytes); dropped once closing, as ws does. */
   send(data: string | Uint8Array): void {
     if (this.readyState !== 1) return;
-    if (typeof data === "string") this.#write(0x81, Buffer.from(data, "utf8"));
+    if (typeof data === "string") this.#write(0x81, data);
     else this.#write(0x82, data);
   }
 
@@ -125,9 +125,9 @@ export class ServerWebSocket extends EventEmitter<ServerWebSocketEvents> {
     this.emit("error", Object.assign(new Error(`WebSocket protocol error: ${why}`), { closeCode: code }));
   }
 
-  /** One frame, server to client: FIN set, unmasked. */
-  #write(b0: number, payload: Uint8Array): void {
-    const n = payload.length;
+  /** One frame, server to client: FIN set, unmasked; a string's UTF-8 is written into it directly. */
+  #write(b0: number, payload: Uint8Array | string): void {
+    const n = typeof payload === "string" ? Buffer.byteLength(payload) : payload.length;
     const hdr = n < 126 ? 2 : n < 65536 ? 4 : 10;
     const frame = Buffer.allocUnsafe(hdr + n);
     frame[0] = b0;
@@ -140,7 +140,8 @@ export class ServerWebSocket extends EventEmitter<ServerWebSocketEvents> {
       frame.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
       frame.writeUInt32BE(n >>> 0, 6);
     }
-    frame.set(payload, hdr);
+    if (typeof payload === "string") frame.write(payload, hdr);
+    else frame.set(payload, hdr);
     this.socket.write(frame);
   }
 }
