@@ -1,26 +1,34 @@
-// Silero inference on the calling thread, one window at a time: the path for a few streams.
-// Handing a lone window to the worker costs far more than the model: a message and a wake-up on
-// each thread per window, and the 8 ms gathering pause, after which the model's run is cold
-// (measured on the 2-core VM: ~150 µs for a run straight after another, 650-1000 µs after an
-// 8 ms pause). With few streams there is no batch to gather, so the window runs here, in a
-// session of this thread's own: the run is native code that holds the event loop for its
-// duration, which a handful of streams can afford and hundreds cannot (silero.ts switches).
-// Rows of Silero are independent, so the result is the one the worker would give.
+// Silero inference on the calling thread: the path for a few streams.
+// Handing windows to the worker costs far more than the model: a message and a wake-up on each
+// thread per batch, and the 8 ms gathering pause, after which the model's run is cold (measured on
+// the 2-core VM: ~150 µs for a run straight after another, 650-1000 µs after an 8 ms pause). With
+// few streams there is little to gather, so their windows run here, in a session of this thread's
+// own: the run is native code that holds the event loop for its duration, which a handful of
+// streams can afford and hundreds cannot (silero.ts switches).
+//
+// Windows asked for in the same turn of the event loop run as one batch: a Discord channel's
+// speakers, whose frames are all delivered on one tick of the voice clock, cost one run per tick
+// instead of one per speaker (B rows cost far less than B runs of one: ~550 µs for 6 rows against
+// 6 × 175 hot, and a cold run pays its ~500 µs penalty once). Rows are independent in the model,
+// so each stream gets the probability it would get alone.
 import * as ort from "onnxruntime-node";
 import { createSileroSession, type SileroRate } from "./silero-session.ts";
-import { STATE } from "./silero-shared.ts";
+import { rowWidth, STATE } from "./silero-shared.ts";
 
 /** What a stream exposes to be run: its rate, its context + window, its recurrent state (2 × 128). */
 export interface InlineRow {
   readonly rate: SileroRate;
   readonly frame: Float32Array;
   readonly state: Float32Array;
-  /** Made on the stream's first inline run and kept by it: no tensor or buffer per window. */
-  inline?: InlineTensors;
 }
 
-/** A stream's feeds (over its own frame and state) and its outputs, written in place by each run. */
-export interface InlineTensors {
+/** Most rows in one inline run; more wait for the next (the model switches to the worker well before). */
+export const MAX_INLINE_BATCH = 16;
+
+/** One batch size's feeds and outputs over buffers made once: nothing is allocated per run. */
+interface BatchTensors {
+  readonly input: Float32Array;
+  readonly state: Float32Array;
   readonly feeds: ort.InferenceSession.FeedsType;
   readonly fetches: ort.InferenceSession.FetchesType;
   readonly probability: Float32Array;
@@ -30,6 +38,8 @@ export interface InlineTensors {
 export class InlineSilero {
   readonly #session: ort.InferenceSession;
   readonly #rates = new Map<SileroRate, ort.Tensor>();
+  /** By rate and batch size (rate * 100 + size). */
+  readonly #tensors = new Map<number, BatchTensors>();
 
   private constructor(session: ort.InferenceSession) {
     this.#session = session;
@@ -40,42 +50,64 @@ export class InlineSilero {
   }
 
   /**
-   * Runs the row's window: resolves with the speech probability and leaves the next state in
-   * `row.state`. The run itself is synchronous native code that onnxruntime-node defers by one
-   * setImmediate, so the caller's frame is not held. Rows may run concurrently: each has its own
-   * output buffers.
+   * Runs the rows' windows (all at `rate`, at most MAX_INLINE_BATCH) as one batch: resolves once
+   * each row's probability is in `probabilities` (same order) and its next state in `row.state`.
+   * The run itself is synchronous native code that onnxruntime-node defers by one setImmediate, so
+   * the caller's turn of the loop is not held. One batch at a time per InlineSilero: the buffers
+   * are shared by every run of the same size.
    */
-  async run(row: InlineRow): Promise<number> {
-    let t = row.inline;
-    if (!t) {
-      t = this.#tensors(row);
-      row.inline = t;
+  async run(rate: SileroRate, rows: readonly InlineRow[], probabilities: Float32Array): Promise<void> {
+    const b = rows.length;
+    if (b === 0) return;
+    if (b > MAX_INLINE_BATCH) throw new RangeError(`InlineSilero.run: ${b} rows, at most ${MAX_INLINE_BATCH}`);
+    const t = this.#batch(rate, b);
+    const width = rowWidth(rate);
+    for (let i = 0; i < b; i++) {
+      const row = rows[i]!;
+      t.input.set(row.frame, i * width);
+      // State is [2, batch, 128]: layer-major, then the batch row.
+      t.state.set(row.state.subarray(0, STATE), i * STATE);
+      t.state.set(row.state.subarray(STATE), (b + i) * STATE);
     }
     await this.#session.run(t.feeds, t.fetches);
-    row.state.set(t.nextState);
-    return t.probability[0]!;
+    for (let i = 0; i < b; i++) {
+      const own = rows[i]!.state;
+      own.set(t.nextState.subarray(i * STATE, (i + 1) * STATE), 0);
+      own.set(t.nextState.subarray((b + i) * STATE, (b + i + 1) * STATE), STATE);
+      probabilities[i] = t.probability[i]!;
+    }
   }
 
-  #tensors(row: InlineRow): InlineTensors {
-    let sr = this.#rates.get(row.rate);
+  #batch(rate: SileroRate, b: number): BatchTensors {
+    const key = rate * 100 + b;
+    let t = this.#tensors.get(key);
+    if (t) return t;
+    let sr = this.#rates.get(rate);
     if (!sr) {
-      sr = new ort.Tensor("int64", BigInt64Array.of(BigInt(row.rate)), []);
-      this.#rates.set(row.rate, sr);
+      sr = new ort.Tensor("int64", BigInt64Array.of(BigInt(rate)), []);
+      this.#rates.set(rate, sr);
     }
-    const probability = new Float32Array(1);
-    const nextState = new Float32Array(2 * STATE);
-    return {
+    const width = rowWidth(rate);
+    const input = new Float32Array(b * width);
+    const state = new Float32Array(2 * b * STATE);
+    const probability = new Float32Array(b);
+    const nextState = new Float32Array(2 * b * STATE);
+    t = {
+      input,
+      state,
       feeds: {
-        input: new ort.Tensor("float32", row.frame, [1, row.frame.length]),
-        state: new ort.Tensor("float32", row.state, [2, 1, STATE]),
+        input: new ort.Tensor("float32", input, [b, width]),
+        state: new ort.Tensor("float32", state, [2, b, STATE]),
         sr,
       },
       fetches: {
-        output: new ort.Tensor("float32", probability, [1, 1]),
-        stateN: new ort.Tensor("float32", nextState, [2, 1, STATE]),
+        output: new ort.Tensor("float32", probability, [b, 1]),
+        stateN: new ort.Tensor("float32", nextState, [2, b, STATE]),
       },
       probability,
       nextState,
     };
+    this.#tensors.set(key, t);
+    return t;
   }
 }

@@ -5,13 +5,14 @@
 // as in Silero's reference wrapper). Windows pending from several calls at once are batched into
 // one inference, and inference never runs on the event loop that paces the calls' audio.
 //
-// Except for a few streams: batching pays when there are windows to batch, and a lone window's
-// trip through the worker costs several times the model itself (silero-inline.ts). While no more
-// than `inlineStreams` streams are asking for inference, windows run one by one on this thread;
-// past that, they go to the worker in batches again.
+// Except for a few streams: a lone window's trip through the worker costs several times the model
+// itself (silero-inline.ts). While no more than `inlineStreams` streams are asking for inference,
+// their windows run on this thread, those asked for in the same turn of the event loop as one
+// batch (a Discord channel's speakers, delivered on one tick of the voice clock); past that, they
+// go to the worker in batches again.
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
-import { InlineSilero, type InlineTensors } from "./silero-inline.ts";
+import { InlineSilero, MAX_INLINE_BATCH } from "./silero-inline.ts";
 import type { SileroRate } from "./silero-session.ts";
 import { MAX_BATCH, rowWidth, type SharedBatch, STATE, sharedBatch } from "./silero-shared.ts";
 import type { SileroWorkerData, WorkerReply } from "./silero-worker.ts";
@@ -36,8 +37,11 @@ function contextSamples(rate: SileroRate): number {
 const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
 const GATHER_MS = 8;
 
-/** Default of SileroModel.inlineStreams: a Discord channel's handful of speakers, a few calls. */
-export const INLINE_STREAMS = 4;
+/**
+ * Default of SileroModel.inlineStreams: two or three Discord channels' speakers, a few calls. A
+ * batch of this many rows holds the event loop about 1 ms on the 2-core VM.
+ */
+export const INLINE_STREAMS = 8;
 /** A stream is live while its last request is this recent, ms (two windows of real-time audio). */
 const LIVE_MS = 64;
 const SWEEP_MS = 16;
@@ -48,7 +52,8 @@ export type ProbabilityCallback = (stream: SileroStream, probability: number, er
 export class SileroModel {
   /**
    * While no more than this many streams are live (asking for inference), their windows run
-   * inline, one by one, on the calling thread; beyond it, in batches on the worker. 0 sends every
+   * inline on the calling thread (a turn of the loop's windows as one batch); beyond it, in
+   * batches on the worker. 0 sends every
    * window to the worker.
    */
   inlineStreams = INLINE_STREAMS;
@@ -59,6 +64,15 @@ export class SileroModel {
   private readonly live: SileroStream[] = [];
   private sweepAt = 0;
   private inlineRuns = 0;
+  private inlineBatches = 0;
+  /** Streams whose window runs inline in the next batch (asked for while none was being made). */
+  private readonly inlineQueue: SileroStream[] = [];
+  /** The inline batch being run, and its probabilities. */
+  private readonly inlineBatch: SileroStream[] = [];
+  private readonly inlineOut = new Float32Array(MAX_INLINE_BATCH);
+  private inlineScheduled = false;
+  private inlineBusy = false;
+  private readonly runInline = () => this.startInline();
   private batchedRuns = 0;
   /**
    * Streams whose loaded window waits for inference, from any number of calls. They run together
@@ -102,10 +116,8 @@ export class SileroModel {
     stream.pending = done;
     if (this.choosesInline(stream)) {
       this.inlineRuns++;
-      this.inline.run(stream).then(
-        (p) => stream.complete(p),
-        (err: unknown) => stream.complete(0, new Error(`Silero inference failed: ${(err as Error).message}`)),
-      );
+      this.inlineQueue.push(stream);
+      this.scheduleInline();
       return;
     }
     this.batchedRuns++;
@@ -113,9 +125,9 @@ export class SileroModel {
     if (this.inFlightId === 0 && !this.gathering) this.gather();
   }
 
-  /** Windows run inline and in worker batches since the model was loaded. */
-  get runs(): { inline: number; batched: number } {
-    return { inline: this.inlineRuns, batched: this.batchedRuns };
+  /** Windows run inline and in worker batches, and inline batches, since the model was loaded. */
+  get runs(): { inline: number; batched: number; inlineBatches: number } {
+    return { inline: this.inlineRuns, batched: this.batchedRuns, inlineBatches: this.inlineBatches };
   }
 
   /**
@@ -147,6 +159,53 @@ export class SileroModel {
       live.length = kept;
     }
     return this.live.length <= this.inlineStreams;
+  }
+
+  /** After the current turn's synchronous work: every window asked for in it joins the batch. */
+  private scheduleInline(): void {
+    if (this.inlineScheduled || this.inlineBusy) return;
+    this.inlineScheduled = true;
+    queueMicrotask(this.runInline);
+  }
+
+  private startInline(): void {
+    this.inlineScheduled = false;
+    const queue = this.inlineQueue;
+    if (this.inlineBusy || queue.length === 0) return;
+    const rate = queue[0]!.rate;
+    const batch = this.inlineBatch;
+    let kept = 0;
+    for (let i = 0; i < queue.length; i++) {
+      const s = queue[i]!;
+      if (s.rate === rate && batch.length < MAX_INLINE_BATCH) batch.push(s);
+      else queue[kept++] = s;
+    }
+    queue.length = kept;
+    this.inlineBusy = true;
+    this.inlineBatches++;
+    this.inline.run(rate, batch, this.inlineOut).then(
+      () => this.inlineDone(),
+      (err: unknown) => this.inlineDone(new Error(`Silero inference failed: ${(err as Error).message}`)),
+    );
+  }
+
+  private inlineDone(err?: Error): void {
+    this.inlineBusy = false;
+    const batch = this.inlineBatch;
+    const out = this.inlineOut;
+    // Every stream hears back even if a callback throws (the first error is rethrown after).
+    let thrown: { error: unknown } | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      try {
+        batch[i]!.complete(err ? 0 : out[i]!, err);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    batch.length = 0;
+    // What was asked for meanwhile (callbacks included) is the next batch.
+    if (this.inlineQueue.length > 0) this.scheduleInline();
+    if (thrown) throw thrown.error;
   }
 
   private gather(): void {
@@ -308,8 +367,6 @@ export class SileroStream {
   readonly state = new Float32Array(2 * STATE);
   /** Who waits for the window with the model (set by the model while it is queued or in flight). */
   pending: ProbabilityCallback | undefined;
-  /** Tensors of this stream's inline runs (silero-inline.ts), made on the first. */
-  inline: InlineTensors | undefined;
   /** When this stream last asked for inference (performance.now(); SileroModel's live count). */
   askedAt = Number.NEGATIVE_INFINITY;
   /** In SileroModel's live list (until a sweep finds it stale). */

@@ -70,6 +70,40 @@ describe("Silero inline inference for few streams", () => {
     expect(maxDiff(lone, alone[1]!)).toBeLessThan(1e-5);
   });
 
+  it("runs the windows asked for in one turn of the loop as one batch, each row as it would run alone", async () => {
+    const model = await loadSileroModel();
+    model.inlineStreams = 0;
+    const alone = await Promise.all(scenes.map((pcm) => probabilities(model, pcm, 16000)));
+    model.inlineStreams = INLINE_STREAMS;
+    await new Promise((r) => setTimeout(r, 100)); // the streams above go stale
+    // Six speakers whose windows all complete on the same tick (a Discord channel's, say).
+    const jobs = [0, 1, 0, 1, 0, 1];
+    const streams = jobs.map(() => model.createStream(16000));
+    const windows = scenes.map((pcm) => windowsOf(pcm, streams[0]!.windowSamples));
+    const rounds = Math.min(...windows.map((w) => w.length));
+    const got: number[][] = jobs.map(() => []);
+    const before = model.runs;
+    for (let w = 0; w < rounds; w++) {
+      await new Promise<void>((resolve, reject) => {
+        let left = streams.length;
+        streams.forEach((s, i) =>
+          s.requestProbability(windows[jobs[i]!]![w]!, (_s, p, err) => {
+            if (err) reject(err);
+            got[i]!.push(p);
+            if (--left === 0) resolve();
+          }),
+        );
+      });
+    }
+    const after = model.runs;
+    expect(after.batched).toBe(before.batched);
+    expect(after.inline - before.inline).toBe(rounds * streams.length);
+    expect(after.inlineBatches - before.inlineBatches).toBe(rounds);
+    jobs.forEach((j, i) => {
+      expect(maxDiff(got[i]!, alone[j]!.slice(0, rounds))).toBeLessThan(1e-5);
+    });
+  });
+
   it("counts a speaker who pauses and goes on as one stream, however many pauses", async () => {
     const model = await loadSileroModel();
     model.inlineStreams = 1;
