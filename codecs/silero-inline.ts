@@ -59,7 +59,8 @@ export class InlineSilero {
   async run(rate: SileroRate, rows: readonly InlineRow[], probabilities: Float32Array): Promise<void> {
     const b = rows.length;
     if (b === 0) return;
-    if (b > MAX_INLINE_BATCH) throw new RangeError(`InlineSilero.run: ${b} rows, at most ${MAX_INLINE_BATCH}`);
+    if (b > MAX_INLINE_BATCH)
+      throw new RangeError(`InlineSilero.run: ${b} rows, at most ${MAX_INLINE_BATCH}`);
     const t = this.#batch(rate, b);
     const width = rowWidth(rate);
     for (let i = 0; i < b; i++) {

@@ -86,13 +86,13 @@ describe("Silero inline inference for few streams", () => {
     for (let w = 0; w < rounds; w++) {
       await new Promise<void>((resolve, reject) => {
         let left = streams.length;
-        streams.forEach((s, i) =>
+        streams.forEach((s, i) => {
           s.requestProbability(windows[jobs[i]!]![w]!, (_s, p, err) => {
             if (err) reject(err);
             got[i]!.push(p);
             if (--left === 0) resolve();
-          }),
-        );
+          });
+        });
       });
     }
     const after = model.runs;
