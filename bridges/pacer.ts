@@ -11,6 +11,7 @@
 // each wake-up sends every frame that is due ("catch-up"), so the pace follows the clock,
 // not the count of timer callbacks.
 import type { Clock, TimerHandle } from "../src/session/clock.ts";
+import { recordTimerLateness } from "./loop-lag.ts";
 
 export interface PacerOptions {
   clock: Clock;
@@ -184,6 +185,7 @@ export class Pacer {
   #wake(): void {
     this.#timer = undefined;
     const late = this.#clock.now() - this.#wakeAt;
+    recordTimerLateness(late);
     if (late > this.#maxLateMs) this.#maxLateMs = late;
     if (late >= this.frameMs) this.#catchUps++;
     this.#pump();

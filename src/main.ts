@@ -416,12 +416,12 @@ export async function startBridge(
         }
         live.delete(session);
         outbound?.onEnd(reason);
-        metrics.activeCalls.dec();
+        metrics.callEnded();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
       },
     });
     live.add(session);
-    metrics.activeCalls.inc();
+    metrics.callStarted();
     metrics.agentCalls.inc({ agent: agent.name });
     session.start();
     return session;

@@ -1,10 +1,9 @@
 // Prometheus metrics of the bridge: per-turn latency histograms (the figures callers feel)
 // and call counters, served on /metrics; the console reads percentiles of the same histograms.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { registerDefaultMetrics } from "./default-metrics.ts";
 import type { TurnMetrics } from "./session/transcript.ts";
 
-/** prom-client's event-loop lag sampling period, ms (its lag figures include one period). */
-export const LOOP_LAG_SAMPLE_MS = 50;
 const LATENCY_BUCKETS_MS = [25, 50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000];
 
 const TURN_FIGURES: Record<keyof TurnMetrics, string> = {
@@ -52,13 +51,11 @@ export class BridgeMetrics {
   readonly backlogDrops: Counter<"queue">;
   readonly backlogDroppedBytes: Counter<"queue">;
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
+  /** Calls up now (activeCalls' value, kept where the loop-lag sampler can read it). */
+  #calls = 0;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
-    // The event-loop lag monitor wakes the loop once per sampling period: prom-client's default of
-    // 10 ms is 100 wake-ups a second, which on this VM cost an idle bridge ~10 ms CPU per second
-    // (the Discord bench's idle floor). Every 50 ms still gives the lag percentiles enough samples.
-    if (opts.defaultMetrics ?? true)
-      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: LOOP_LAG_SAMPLE_MS });
+    if (opts.defaultMetrics ?? true) registerDefaultMetrics(this.registry, () => this.#calls > 0);
     this.activeCalls = new Gauge({
       name: "voice_bridge_active_calls",
       help: "calls in progress",
@@ -117,6 +114,16 @@ export class BridgeMetrics {
       });
     }
     this.#turn = turn;
+  }
+
+  callStarted(): void {
+    this.#calls++;
+    this.activeCalls.inc();
+  }
+
+  callEnded(): void {
+    this.#calls--;
+    this.activeCalls.dec();
   }
 
   /** A bounded queue shed `bytes` (see src/api/backlog.ts and the SIP worker channel). */

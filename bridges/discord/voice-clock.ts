@@ -3,6 +3,7 @@
 // not the library's per-player setImmediate chain). Ticks follow a drift-free schedule; after a
 // stall the schedule restarts from now rather than bursting packets to catch up.
 import { type Clock, systemClock, type TimerHandle } from "../../src/session/clock.ts";
+import { recordTimerLateness } from "../loop-lag.ts";
 
 export const VOICE_TICK_MS = 20;
 /** Later than this behind schedule, the schedule restarts from now (no burst of catch-up packets). */
@@ -48,6 +49,7 @@ export class VoiceClock {
   }
 
   #step(): void {
+    recordTimerLateness(this.#clock.now() - this.#next);
     // One ticker that throws (a session's bug) must not stop every other channel's voice: the
     // others are stepped, the schedule goes on, and the first error is thrown after that.
     let failed: { error: unknown } | undefined;

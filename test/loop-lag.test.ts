@@ -1,0 +1,67 @@
+// The event loop's lag on /metrics comes from the bridge's paced wake-ups, with a sampler that
+// fills in every 50 ms only while calls are up and nothing paced reports, and once a second
+// otherwise (an idle bridge is not woken 20 times a second to be measured).
+import { describe, expect, it } from "vitest";
+import {
+  loopLagHistogram,
+  recordTimerLateness,
+  SAMPLE_BUSY_MS,
+  samplingPeriodMs,
+} from "../bridges/loop-lag.ts";
+import { BridgeMetrics } from "../src/metrics.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const block = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {}
+};
+const gauge = (body: string, name: string) =>
+  Number(body.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) * 1000;
+
+describe("event-loop lag", () => {
+  it("keeps prom-client's default metrics and lag names; a paced wake-up's lateness shows until the next scrape", async () => {
+    const m = new BridgeMetrics();
+    recordTimerLateness(0.4);
+    recordTimerLateness(37);
+    let { body } = await m.render();
+    for (const name of [
+      "process_cpu_seconds_total",
+      "nodejs_heap_size_used_bytes",
+      "nodejs_eventloop_lag_seconds",
+    ])
+      expect(body).toContain(`${name} `);
+    expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeCloseTo(37, 0);
+    expect(gauge(body, "nodejs_eventloop_lag_min_seconds")).toBeLessThan(1);
+    ({ body } = await m.render());
+    // Reset at each scrape, as prom-client's monitor is.
+    expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeLessThan(37);
+  });
+
+  it("samples the loop every 50 ms while calls are up and nothing paced runs, and catches a stall", async () => {
+    const m = new BridgeMetrics();
+    m.callStarted();
+    // The sampler turns to 50 ms at its next look (after a second at most, or two if paced
+    // wake-ups were reported in the last one).
+    for (let i = 0; i < 60 && samplingPeriodMs() !== SAMPLE_BUSY_MS; i++) await sleep(50);
+    expect(samplingPeriodMs()).toBe(SAMPLE_BUSY_MS);
+    await m.render();
+    await sleep(200);
+    block(150);
+    await sleep(100);
+    const { body } = await m.render();
+    expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeGreaterThan(90);
+    // A paced wake-up reports: the sampler backs off to once a second at its next look.
+    recordTimerLateness(1);
+    await sleep(120);
+    expect(samplingPeriodMs()).not.toBe(SAMPLE_BUSY_MS);
+    m.callEnded();
+  });
+
+  it("wakes an idle process about once a second to measure it, not every 50 ms", async () => {
+    const h = loopLagHistogram(() => false);
+    await sleep(2600);
+    // Samples of the sampler alone (no paced timer, no call): one a second.
+    expect(h.count).toBeGreaterThanOrEqual(1);
+    expect(h.count).toBeLessThanOrEqual(4);
+  });
+});
