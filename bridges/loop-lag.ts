@@ -14,36 +14,58 @@ export const SAMPLE_BUSY_MS = 50;
 /** Sampling period while paced timers report, or nothing is going on, ms. */
 export const SAMPLE_IDLE_MS = 1000;
 
-const histograms = new Set<RecordableHistogram>();
+/** One reader of the lag (a bridge's /metrics): its histogram and whether it has calls up. */
+interface Registration {
+  readonly histogram: RecordableHistogram;
+  readonly busy: () => boolean;
+}
+
+const registrations = new Set<Registration>();
 let recordsSinceSample = 0;
-let callsUp: () => boolean = () => false;
 let sampler: NodeJS.Timeout | undefined;
 let period = SAMPLE_IDLE_MS;
 
 /** A paced timer woke `lateMs` after it was due (negative: early, as libuv's whole ms allow). */
 export function recordTimerLateness(lateMs: number): void {
   recordsSinceSample++;
-  if (histograms.size === 0) return;
+  if (registrations.size === 0) return;
   // Histograms count integers >= 1: nanoseconds, as perf_hooks' event-loop monitor does.
   const ns = lateMs > 0 ? Math.round(lateMs * 1e6) + 1 : 1;
-  for (const h of histograms) h.record(ns);
+  for (const r of registrations) r.histogram.record(ns);
 }
 
-/**
- * A histogram of the loop's lag (ns) that every paced wake-up and the sampler feed from now on;
- * `busy` says whether the bridge has calls (the sampler then fills in at SAMPLE_BUSY_MS).
- */
-export function loopLagHistogram(busy?: () => boolean): RecordableHistogram {
-  const h = createHistogram();
-  histograms.add(h);
-  if (busy) callsUp = busy;
+export interface LoopLag {
+  /** The loop's lag in ns, fed by every paced wake-up and the sampler; reset it as you read it. */
+  readonly histogram: RecordableHistogram;
+  /** Stops feeding it (the sampler stops with the last one). */
+  close(): void;
+}
+
+/** A new reader of the lag; `busy` says whether its bridge has calls (the sampler then fills in at SAMPLE_BUSY_MS). */
+export function loopLagHistogram(busy: () => boolean = () => false): LoopLag {
+  const r: Registration = { histogram: createHistogram(), busy };
+  registrations.add(r);
   if (!sampler) schedule(SAMPLE_IDLE_MS);
-  return h;
+  return {
+    histogram: r.histogram,
+    close() {
+      registrations.delete(r);
+      if (registrations.size === 0 && sampler) {
+        clearTimeout(sampler);
+        sampler = undefined;
+      }
+    },
+  };
 }
 
 /** The sampler's period now, ms. */
 export function samplingPeriodMs(): number {
   return period;
+}
+
+function callsUp(): boolean {
+  for (const r of registrations) if (r.busy()) return true;
+  return false;
 }
 
 function schedule(periodMs: number): void {

@@ -11,15 +11,19 @@ const requireCjs = createRequire(import.meta.url);
 
 type Collector = (registry: Registry, config: object) => void;
 
-/** Registers the defaults but prom-client's event-loop lag, then ours under the same names. */
-export function registerDefaultMetrics(registry: Registry, callsUp: () => boolean): void {
+/**
+ * Registers the defaults but prom-client's event-loop lag, then ours under the same names; returns
+ * what stops feeding it (the bridge closing).
+ */
+export function registerDefaultMetrics(registry: Registry, callsUp: () => boolean): () => void {
   for (const name of collectDefaultMetrics.metricsList) {
     if (name === "eventLoopLag") continue;
     // Each default metric is its own module in prom-client (lib/defaultMetrics.js lists them);
     // a version that moved them fails here, at start, not silently.
     (requireCjs(`prom-client/lib/metrics/${name}`) as Collector)(registry, {});
   }
-  const histogram = loopLagHistogram(callsUp);
+  const lag = loopLagHistogram(callsUp);
+  const histogram = lag.histogram;
   const registers = [registry];
   const gauge = (suffix: string, help: string) =>
     new Gauge({ name: `nodejs_eventloop_lag_${suffix}seconds`, help, registers });
@@ -52,4 +56,5 @@ export function registerDefaultMetrics(registry: Registry, callsUp: () => boolea
   const p50 = gauge("p50_", "The 50th percentile of the recorded event loop delays.");
   const p90 = gauge("p90_", "The 90th percentile of the recorded event loop delays.");
   const p99 = gauge("p99_", "The 99th percentile of the recorded event loop delays.");
+  return () => lag.close();
 }

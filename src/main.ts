@@ -604,6 +604,7 @@ export async function startBridge(
       await reporter?.close();
       await store.close();
       await localService?.close();
+      metrics.close();
     },
   };
 }

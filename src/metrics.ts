@@ -53,9 +53,11 @@ export class BridgeMetrics {
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
   /** Calls up now (activeCalls' value, kept where the loop-lag sampler can read it). */
   #calls = 0;
+  #stopDefaults: (() => void) | undefined;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
-    if (opts.defaultMetrics ?? true) registerDefaultMetrics(this.registry, () => this.#calls > 0);
+    if (opts.defaultMetrics ?? true)
+      this.#stopDefaults = registerDefaultMetrics(this.registry, () => this.#calls > 0);
     this.activeCalls = new Gauge({
       name: "voice_bridge_active_calls",
       help: "calls in progress",
@@ -114,6 +116,12 @@ export class BridgeMetrics {
       });
     }
     this.#turn = turn;
+  }
+
+  /** The bridge closed: its loop-lag histogram is fed no more. */
+  close(): void {
+    this.#stopDefaults?.();
+    this.#stopDefaults = undefined;
   }
 
   callStarted(): void {

@@ -35,6 +35,7 @@ describe("event-loop lag", () => {
     ({ body } = await m.render());
     // Reset at each scrape, as prom-client's monitor is.
     expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeLessThan(37);
+    m.close();
   });
 
   it("samples the loop every 50 ms while calls are up and nothing paced runs, and catches a stall", async () => {
@@ -52,16 +53,22 @@ describe("event-loop lag", () => {
     expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeGreaterThan(90);
     // A paced wake-up reports: the sampler backs off to once a second at its next look.
     recordTimerLateness(1);
-    await sleep(120);
+    await sleep(300);
     expect(samplingPeriodMs()).not.toBe(SAMPLE_BUSY_MS);
     m.callEnded();
+    m.close();
   });
 
   it("wakes an idle process about once a second to measure it, not every 50 ms", async () => {
-    const h = loopLagHistogram(() => false);
+    const lag = loopLagHistogram(() => false);
     await sleep(2600);
     // Samples of the sampler alone (no paced timer, no call): one a second.
-    expect(h.count).toBeGreaterThanOrEqual(1);
-    expect(h.count).toBeLessThanOrEqual(4);
+    expect(lag.histogram.count).toBeGreaterThanOrEqual(1);
+    expect(lag.histogram.count).toBeLessThanOrEqual(4);
+    // Closed, it is fed no more.
+    lag.close();
+    const n = lag.histogram.count;
+    recordTimerLateness(5);
+    expect(lag.histogram.count).toBe(n);
   });
 });
