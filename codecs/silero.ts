@@ -172,15 +172,8 @@ export class SileroModel {
     this.inlineScheduled = false;
     const queue = this.inlineQueue;
     if (this.inlineBusy || queue.length === 0) return;
-    const rate = queue[0]!.rate;
     const batch = this.inlineBatch;
-    let kept = 0;
-    for (let i = 0; i < queue.length; i++) {
-      const s = queue[i]!;
-      if (s.rate === rate && batch.length < MAX_INLINE_BATCH) batch.push(s);
-      else queue[kept++] = s;
-    }
-    queue.length = kept;
+    const rate = takeBatch(queue, batch, MAX_INLINE_BATCH);
     this.inlineBusy = true;
     this.inlineBatches++;
     this.inline.run(rate, batch, this.inlineOut).then(
@@ -192,17 +185,8 @@ export class SileroModel {
   private inlineDone(err?: Error): void {
     this.inlineBusy = false;
     const batch = this.inlineBatch;
-    const out = this.inlineOut;
-    // Every stream hears back even if a callback throws (the first error is rethrown after).
-    let thrown: { error: unknown } | undefined;
-    for (let i = 0; i < batch.length; i++) {
-      try {
-        batch[i]!.complete(err ? 0 : out[i]!, err);
-      } catch (error) {
-        thrown ??= { error };
-      }
-    }
-    batch.length = 0;
+    if (!err) for (let i = 0; i < batch.length; i++) batch[i]!.result = this.inlineOut[i]!;
+    const thrown = completeBatch(batch, err);
     // What was asked for meanwhile (callbacks included) is the next batch.
     if (this.inlineQueue.length > 0) this.scheduleInline();
     if (thrown) throw thrown.error;
@@ -216,16 +200,8 @@ export class SileroModel {
   private send(): void {
     const queue = this.queue;
     if (this.inFlightId !== 0 || queue.length === 0 || this.failure) return;
-    const rate = queue[0]!.rate;
     const batch = this.inFlight;
-    // The first MAX_BATCH streams at the first one's rate go; the rest keep their order.
-    let kept = 0;
-    for (let i = 0; i < queue.length; i++) {
-      const s = queue[i]!;
-      if (s.rate === rate && batch.length < MAX_BATCH) batch.push(s);
-      else queue[kept++] = s;
-    }
-    queue.length = kept;
+    const rate = takeBatch(queue, batch, MAX_BATCH);
     const b = batch.length;
     const { header, input, state } = this.shared;
     const width = rowWidth(rate);
@@ -272,17 +248,7 @@ export class SileroModel {
       }
       for (let i = 0; i < b; i++) batch[i]!.result = output[i]!;
     }
-    // Every stream hears back even if a callback throws (the first error is rethrown after).
-    let thrown: { error: unknown } | undefined;
-    for (let i = 0; i < b; i++) {
-      const s = batch[i]!;
-      try {
-        s.complete(s.result, err);
-      } catch (error) {
-        thrown ??= { error };
-      }
-    }
-    batch.length = 0;
+    const thrown = completeBatch(batch, err);
     // Callbacks may have queued their streams' next windows (and started a gathering).
     if (this.queue.length >= MAX_BATCH / 4) this.send();
     else if (this.queue.length > 0) {
@@ -303,6 +269,40 @@ export class SileroModel {
       sharedModel = undefined;
     }
   }
+}
+
+/**
+ * Moves the first `max` streams at the first one's rate from `queue` into `batch` (the rest keep
+ * their order) and returns that rate.
+ */
+function takeBatch(queue: SileroStream[], batch: SileroStream[], max: number): SileroRate {
+  const rate = queue[0]!.rate;
+  let kept = 0;
+  for (let i = 0; i < queue.length; i++) {
+    const s = queue[i]!;
+    if (s.rate === rate && batch.length < max) batch.push(s);
+    else queue[kept++] = s;
+  }
+  queue.length = kept;
+  return rate;
+}
+
+/**
+ * Hands each stream of the batch its `result` (or the error) and empties the batch. Every stream
+ * hears back even if a callback throws: the first error is returned, for the caller to rethrow.
+ */
+function completeBatch(batch: SileroStream[], err: Error | undefined): { error: unknown } | undefined {
+  let thrown: { error: unknown } | undefined;
+  for (let i = 0; i < batch.length; i++) {
+    const s = batch[i]!;
+    try {
+      s.complete(err ? 0 : s.result, err);
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  batch.length = 0;
+  return thrown;
 }
 
 let shared: Promise<SileroModel> | undefined;
