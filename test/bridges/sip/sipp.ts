@@ -4,11 +4,16 @@
 import { spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 
-/** A UDP port free right now on 127.0.0.1 (`even`: it and port+2, for SIPp's media sockets). */
+/**
+ * A port free right now on 127.0.0.1 for UDP and TCP alike (SIPp's main socket is TCP with -t t1;
+ * a port some TCP connection holds, on a busy machine, makes it exit with "Address already in
+ * use"). `even`: it and port+2 free for UDP, for SIPp's media sockets.
+ */
 export async function freePort(even = false): Promise<number> {
   for (;;) {
     const s = createSocket("udp4");
@@ -16,9 +21,20 @@ export async function freePort(even = false): Promise<number> {
       s.bind(0, "127.0.0.1", () => resolve(s.address().port)),
     );
     s.close();
+    if (!(await tcpBindable(port))) continue;
     if (!even) return port;
     if (port % 2 === 0 && port < 65_000 && (await bindable(port + 2))) return port;
   }
+}
+
+async function tcpBindable(port: number): Promise<boolean> {
+  const server = createServer();
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (ok) await new Promise((r) => server.close(r));
+  return ok;
 }
 
 async function bindable(port: number): Promise<boolean> {
