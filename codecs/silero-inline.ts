@@ -13,14 +13,7 @@
 // so each stream gets the probability it would get alone.
 import * as ort from "onnxruntime-node";
 import { createSileroSession, type SileroRate } from "./silero-session.ts";
-import { rowWidth, STATE } from "./silero-shared.ts";
-
-/** What a stream exposes to be run: its rate, its context + window, its recurrent state (2 × 128). */
-export interface InlineRow {
-  readonly rate: SileroRate;
-  readonly frame: Float32Array;
-  readonly state: Float32Array;
-}
+import { type BatchRow, packBatch, rowWidth, STATE, unpackBatch } from "./silero-shared.ts";
 
 /** Most rows in one inline run; more wait for the next (the model switches to the worker well before). */
 export const MAX_INLINE_BATCH = 16;
@@ -51,32 +44,20 @@ export class InlineSilero {
 
   /**
    * Runs the rows' windows (all at `rate`, at most MAX_INLINE_BATCH) as one batch: resolves once
-   * each row's probability is in `probabilities` (same order) and its next state in `row.state`.
+   * each row's probability is in `row.result` and its next state in `row.state`.
    * The run itself is synchronous native code that onnxruntime-node defers by one setImmediate, so
    * the caller's turn of the loop is not held. One batch at a time per InlineSilero: the buffers
    * are shared by every run of the same size.
    */
-  async run(rate: SileroRate, rows: readonly InlineRow[], probabilities: Float32Array): Promise<void> {
+  async run(rate: SileroRate, rows: readonly BatchRow[]): Promise<void> {
     const b = rows.length;
     if (b === 0) return;
     if (b > MAX_INLINE_BATCH)
       throw new RangeError(`InlineSilero.run: ${b} rows, at most ${MAX_INLINE_BATCH}`);
     const t = this.#batch(rate, b);
-    const width = rowWidth(rate);
-    for (let i = 0; i < b; i++) {
-      const row = rows[i]!;
-      t.input.set(row.frame, i * width);
-      // State is [2, batch, 128]: layer-major, then the batch row.
-      t.state.set(row.state.subarray(0, STATE), i * STATE);
-      t.state.set(row.state.subarray(STATE), (b + i) * STATE);
-    }
+    packBatch(rows, rowWidth(rate), t.input, t.state);
     await this.#session.run(t.feeds, t.fetches);
-    for (let i = 0; i < b; i++) {
-      const own = rows[i]!.state;
-      own.set(t.nextState.subarray(i * STATE, (i + 1) * STATE), 0);
-      own.set(t.nextState.subarray((b + i) * STATE, (b + i + 1) * STATE), STATE);
-      probabilities[i] = t.probability[i]!;
-    }
+    unpackBatch(rows, t.nextState, t.probability);
   }
 
   #batch(rate: SileroRate, b: number): BatchTensors {

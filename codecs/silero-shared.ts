@@ -44,3 +44,51 @@ export function sharedBatch(buffer?: SharedArrayBuffer): SharedBatch {
     output: view(MAX_BATCH),
   };
 }
+
+/** A stream as a batch sees it: its context + window, its recurrent state (2 × 128), its answer. */
+export interface BatchRow {
+  readonly frame: Float32Array;
+  readonly state: Float32Array;
+  /** The speech probability of the row's window, once its batch has run. */
+  result: number;
+}
+
+/**
+ * Writes the rows' windows (rows of `width` floats) and states into a batch's buffers. State is
+ * [2, batch, 128]: layer-major, then the batch row. Element loops: no view is made per row.
+ */
+export function packBatch(
+  rows: readonly BatchRow[],
+  width: number,
+  input: Float32Array,
+  state: Float32Array,
+): void {
+  const b = rows.length;
+  for (let i = 0; i < b; i++) {
+    const row = rows[i]!;
+    input.set(row.frame, i * width);
+    const own = row.state;
+    const layer0 = i * STATE;
+    const layer1 = (b + i) * STATE;
+    for (let k = 0; k < STATE; k++) {
+      state[layer0 + k] = own[k]!;
+      state[layer1 + k] = own[STATE + k]!;
+    }
+  }
+}
+
+/** Reads each row's next state and probability back out of a batch that has run. */
+export function unpackBatch(rows: readonly BatchRow[], state: Float32Array, output: Float32Array): void {
+  const b = rows.length;
+  for (let i = 0; i < b; i++) {
+    const row = rows[i]!;
+    const own = row.state;
+    const layer0 = i * STATE;
+    const layer1 = (b + i) * STATE;
+    for (let k = 0; k < STATE; k++) {
+      own[k] = state[layer0 + k]!;
+      own[STATE + k] = state[layer1 + k]!;
+    }
+    row.result = output[i]!;
+  }
+}

@@ -14,7 +14,15 @@ import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { InlineSilero, MAX_INLINE_BATCH } from "./silero-inline.ts";
 import type { SileroRate } from "./silero-session.ts";
-import { MAX_BATCH, rowWidth, type SharedBatch, STATE, sharedBatch } from "./silero-shared.ts";
+import {
+  MAX_BATCH,
+  packBatch,
+  rowWidth,
+  type SharedBatch,
+  STATE,
+  sharedBatch,
+  unpackBatch,
+} from "./silero-shared.ts";
 import type { SileroWorkerData, WorkerReply } from "./silero-worker.ts";
 
 export { type SileroRate, sileroModelPath } from "./silero-session.ts";
@@ -67,9 +75,8 @@ export class SileroModel {
   private inlineBatches = 0;
   /** Streams whose window runs inline in the next batch (asked for while none was being made). */
   private readonly inlineQueue: SileroStream[] = [];
-  /** The inline batch being run, and its probabilities. */
+  /** The inline batch being run. */
   private readonly inlineBatch: SileroStream[] = [];
-  private readonly inlineOut = new Float32Array(MAX_INLINE_BATCH);
   private inlineScheduled = false;
   private inlineBusy = false;
   private readonly runInline = () => this.startInline();
@@ -176,7 +183,7 @@ export class SileroModel {
     const rate = takeBatch(queue, batch, MAX_INLINE_BATCH);
     this.inlineBusy = true;
     this.inlineBatches++;
-    this.inline.run(rate, batch, this.inlineOut).then(
+    this.inline.run(rate, batch).then(
       () => this.inlineDone(),
       (err: unknown) => this.inlineDone(new Error(`Silero inference failed: ${(err as Error).message}`)),
     );
@@ -184,9 +191,7 @@ export class SileroModel {
 
   private inlineDone(err?: Error): void {
     this.inlineBusy = false;
-    const batch = this.inlineBatch;
-    if (!err) for (let i = 0; i < batch.length; i++) batch[i]!.result = this.inlineOut[i]!;
-    const thrown = completeBatch(batch, err);
+    const thrown = completeBatch(this.inlineBatch, err);
     // What was asked for meanwhile (callbacks included) is the next batch.
     if (this.inlineQueue.length > 0) this.scheduleInline();
     if (thrown) throw thrown.error;
@@ -202,26 +207,13 @@ export class SileroModel {
     if (this.inFlightId !== 0 || queue.length === 0 || this.failure) return;
     const batch = this.inFlight;
     const rate = takeBatch(queue, batch, MAX_BATCH);
-    const b = batch.length;
     const { header, input, state } = this.shared;
-    const width = rowWidth(rate);
-    for (let i = 0; i < b; i++) {
-      const s = batch[i]!;
-      input.set(s.frame, i * width);
-      // State is [2, batch, 128]: layer-major, then the batch row.
-      const own = s.state;
-      const layer0 = i * STATE;
-      const layer1 = (b + i) * STATE;
-      for (let k = 0; k < STATE; k++) {
-        state[layer0 + k] = own[k]!;
-        state[layer1 + k] = own[STATE + k]!;
-      }
-    }
+    packBatch(batch, rowWidth(rate), input, state);
     const id = this.nextId++;
     this.inFlightId = id;
     header[0] = id;
     header[1] = rate;
-    header[2] = b;
+    header[2] = batch.length;
     this.worker.ref(); // a reply is owed: keep the process up for it
     this.worker.postMessage(id);
   }
@@ -232,22 +224,9 @@ export class SileroModel {
     if (this.inFlightId === 0 || id !== this.inFlightId) return;
     this.inFlightId = 0;
     const batch = this.inFlight;
-    const b = batch.length;
     const err =
       typeof reply === "number" ? undefined : new Error(`Silero inference failed: ${reply.message}`);
-    if (!err) {
-      const { state, output } = this.shared;
-      for (let i = 0; i < b; i++) {
-        const own = batch[i]!.state;
-        const layer0 = i * STATE;
-        const layer1 = (b + i) * STATE;
-        for (let k = 0; k < STATE; k++) {
-          own[k] = state[layer0 + k]!;
-          own[STATE + k] = state[layer1 + k]!;
-        }
-      }
-      for (let i = 0; i < b; i++) batch[i]!.result = output[i]!;
-    }
+    if (!err) unpackBatch(batch, this.shared.state, this.shared.output);
     const thrown = completeBatch(batch, err);
     // Callbacks may have queued their streams' next windows (and started a gathering).
     if (this.queue.length >= MAX_BATCH / 4) this.send();
