@@ -42,7 +42,7 @@ export interface LoopLag {
 }
 
 /** A new reader of the lag; `busy` says whether its bridge has calls (the sampler then fills in at SAMPLE_BUSY_MS). */
-export function loopLagHistogram(busy: () => boolean = () => false): LoopLag {
+export function openLoopLag(busy: () => boolean = () => false): LoopLag {
   const r: Registration = { histogram: createHistogram(), busy };
   registrations.add(r);
   if (!sampler) schedule(SAMPLE_IDLE_MS);

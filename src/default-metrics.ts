@@ -5,7 +5,7 @@
 // its monitor added to every figure.
 import { createRequire } from "node:module";
 import { collectDefaultMetrics, Gauge, type Registry } from "prom-client";
-import { loopLagHistogram } from "../bridges/loop-lag.ts";
+import { openLoopLag } from "../bridges/loop-lag.ts";
 
 const requireCjs = createRequire(import.meta.url);
 
@@ -22,7 +22,7 @@ export function registerDefaultMetrics(registry: Registry, callsUp: () => boolea
     // a version that moved them fails here, at start, not silently.
     (requireCjs(`prom-client/lib/metrics/${name}`) as Collector)(registry, {});
   }
-  const lag = loopLagHistogram(callsUp);
+  const lag = openLoopLag(callsUp);
   const histogram = lag.histogram;
   const registers = [registry];
   const gauge = (suffix: string, help: string) =>

@@ -170,7 +170,9 @@ export async function startBridge(
   } else {
     log.info({ baseUrl: baseURL ?? "(client default)" }, "service: hosted API");
   }
-  const metrics = new BridgeMetrics();
+  // The live calls, declared before the metrics that read them (the loop-lag sampler asks).
+  const live = new Set<CallSession>();
+  const metrics = new BridgeMetrics({ callsUp: () => live.size > 0 });
   const client = new SvcClient({
     ...(baseURL ? { baseURL } : {}),
     ...(apiKey ? { apiKey } : {}),
@@ -273,7 +275,6 @@ export async function startBridge(
     });
   const analyse = (agent: CallAgent, callId: string): Promise<void> =>
     runAnalysis(agent, callId, { client, transcripts, metrics, log });
-  const live = new Set<CallSession>();
   let draining = false;
   const token = await resolveBridgeToken(config.server.token, config.local.dataDir);
   const access = new BridgeAccess(token.token);
@@ -416,12 +417,12 @@ export async function startBridge(
         }
         live.delete(session);
         outbound?.onEnd(reason);
-        metrics.callEnded();
+        metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: outcomeOf(reason) });
       },
     });
     live.add(session);
-    metrics.callStarted();
+    metrics.activeCalls.inc();
     metrics.agentCalls.inc({ agent: agent.name });
     session.start();
     return session;

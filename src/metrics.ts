@@ -51,13 +51,12 @@ export class BridgeMetrics {
   readonly backlogDrops: Counter<"queue">;
   readonly backlogDroppedBytes: Counter<"queue">;
   readonly #turn: Record<keyof TurnMetrics, Histogram>;
-  /** Calls up now (activeCalls' value, kept where the loop-lag sampler can read it). */
-  #calls = 0;
   #stopDefaults: (() => void) | undefined;
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  /** `callsUp`: whether the bridge has calls now (the loop-lag sampler fills in more often then). */
+  constructor(opts: { defaultMetrics?: boolean; callsUp?: () => boolean } = {}) {
     if (opts.defaultMetrics ?? true)
-      this.#stopDefaults = registerDefaultMetrics(this.registry, () => this.#calls > 0);
+      this.#stopDefaults = registerDefaultMetrics(this.registry, opts.callsUp ?? (() => false));
     this.activeCalls = new Gauge({
       name: "voice_bridge_active_calls",
       help: "calls in progress",
@@ -122,16 +121,6 @@ export class BridgeMetrics {
   close(): void {
     this.#stopDefaults?.();
     this.#stopDefaults = undefined;
-  }
-
-  callStarted(): void {
-    this.#calls++;
-    this.activeCalls.inc();
-  }
-
-  callEnded(): void {
-    this.#calls--;
-    this.activeCalls.dec();
   }
 
   /** A bounded queue shed `bytes` (see src/api/backlog.ts and the SIP worker channel). */

@@ -2,12 +2,7 @@
 // fills in every 50 ms only while calls are up and nothing paced reports, and once a second
 // otherwise (an idle bridge is not woken 20 times a second to be measured).
 import { describe, expect, it } from "vitest";
-import {
-  loopLagHistogram,
-  recordTimerLateness,
-  SAMPLE_BUSY_MS,
-  samplingPeriodMs,
-} from "../bridges/loop-lag.ts";
+import { openLoopLag, recordTimerLateness, SAMPLE_BUSY_MS, samplingPeriodMs } from "../bridges/loop-lag.ts";
 import { BridgeMetrics } from "../src/metrics.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,8 +34,9 @@ describe("event-loop lag", () => {
   });
 
   it("samples the loop every 50 ms while calls are up and nothing paced runs, and catches a stall", async () => {
-    const m = new BridgeMetrics();
-    m.callStarted();
+    let calls = 0;
+    const m = new BridgeMetrics({ callsUp: () => calls > 0 });
+    calls++;
     // The sampler turns to 50 ms at its next look (after a second at most, or two if paced
     // wake-ups were reported in the last one).
     for (let i = 0; i < 60 && samplingPeriodMs() !== SAMPLE_BUSY_MS; i++) await sleep(50);
@@ -55,12 +51,12 @@ describe("event-loop lag", () => {
     recordTimerLateness(1);
     await sleep(300);
     expect(samplingPeriodMs()).not.toBe(SAMPLE_BUSY_MS);
-    m.callEnded();
+    calls--;
     m.close();
   });
 
   it("wakes an idle process about once a second to measure it, not every 50 ms", async () => {
-    const lag = loopLagHistogram(() => false);
+    const lag = openLoopLag(() => false);
     await sleep(2600);
     // Samples of the sampler alone (no paced timer, no call): one a second.
     expect(lag.histogram.count).toBeGreaterThanOrEqual(1);
