@@ -14,8 +14,9 @@ export type SileroRate = 16000 | 8000;
 // talks to nobody its operator did not configure, so it is off unless the operator sets
 // ORT_DISABLE_TELEMETRY=0 on purpose. ORT reads it from the process environment when it makes its
 // first session; this module is evaluated on the main thread before any session or VAD worker
-// exists (and a worker's process.env is its own copy, while ORT reads the process's).
-process.env.ORT_DISABLE_TELEMETRY ??= "1";
+// exists (and a worker's process.env is its own copy, while ORT reads the process's). Empty counts
+// as unset, as for every setting of the bridge.
+if (!process.env.ORT_DISABLE_TELEMETRY) process.env.ORT_DISABLE_TELEMETRY = "1";
 
 export const EXPECTED_INPUTS = ["input", "state", "sr"];
 
