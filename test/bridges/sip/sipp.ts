@@ -23,7 +23,7 @@ export async function freePort(even = false): Promise<number> {
     s.close();
     if (!(await tcpBindable(port))) continue;
     if (!even) return port;
-    if (port % 2 === 0 && port < 65_000 && (await bindable(port + 2))) return port;
+    if (port % 2 === 0 && port < 65_000 && (await udpBindable(port + 2))) return port;
   }
 }
 
@@ -37,7 +37,7 @@ async function tcpBindable(port: number): Promise<boolean> {
   return ok;
 }
 
-async function bindable(port: number): Promise<boolean> {
+async function udpBindable(port: number): Promise<boolean> {
   const s = createSocket("udp4");
   const ok = await new Promise<boolean>((resolve) => {
     s.once("error", () => resolve(false));
