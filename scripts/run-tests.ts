@@ -16,6 +16,12 @@ interface VitestJson {
   numFailedTests: number;
   numPendingTests: number;
   numTodoTests: number;
+  testResults: {
+    name: string;
+    status: string;
+    message: string;
+    assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
+  }[];
 }
 
 interface Phase {
@@ -41,7 +47,28 @@ else {
   phases.push(phase([DEPLOY]));
 }
 
+// What failed, again at the very end: CI keeps only the tail of a run's output, and the reporter
+// printed the failures minutes and thousands of lines earlier.
+function failures(r: VitestJson): string[] {
+  const lines: string[] = [];
+  const firstLine = (text: string) =>
+    text
+      .split("\n")
+      .find((l) => l.trim() !== "")
+      ?.slice(0, 300) ?? "";
+  for (const file of r.testResults) {
+    const name = file.name.replace(`${process.cwd()}/`, "");
+    const failed = file.assertionResults.filter((a) => a.status === "failed");
+    for (const a of failed)
+      lines.push(`FAILED ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0] ?? "")}`);
+    if (failed.length === 0 && file.status === "failed")
+      lines.push(`FAILED ${name}: ${firstLine(file.message)}`);
+  }
+  return lines;
+}
+
 if (phases.every((p) => p.results)) {
+  for (const p of phases) for (const line of failures(p.results!)) console.log(line);
   const sum = (f: (r: VitestJson) => number) => phases.reduce((n, p) => n + f(p.results!), 0);
   console.log(
     `tests: ${sum((r) => r.numPassedTests)} passed, ${sum((r) => r.numFailedTests)} failed, ${sum((r) => r.numPendingTests + r.numTodoTests)} skipped`,
