@@ -47,8 +47,8 @@ else {
   phases.push(phase([DEPLOY]));
 }
 
-// What failed, again at the very end: CI keeps only the tail of a run's output, and the reporter
-// printed the failures minutes and thousands of lines earlier.
+// What failed, and what passed only on its retry, again at the very end: CI keeps only the tail of
+// a run's output, and the reporter printed the failures minutes and thousands of lines earlier.
 function failures(r: VitestJson): string[] {
   const lines: string[] = [];
   const firstLine = (text: string) =>
@@ -59,6 +59,9 @@ function failures(r: VitestJson): string[] {
   for (const file of r.testResults) {
     const name = file.name.replace(`${process.cwd()}/`, "");
     const failed = file.assertionResults.filter((a) => a.status === "failed");
+    for (const a of file.assertionResults)
+      if (a.status === "passed" && a.failureMessages.length > 0)
+        lines.push(`PASSED ONLY ON RETRY ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0]!)}`);
     for (const a of failed)
       lines.push(`FAILED ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0] ?? "")}`);
     if (failed.length === 0 && file.status === "failed")
