@@ -1,0 +1,138 @@
+// TurnPlayout's heard position, asked after every packet played, against the plain reading of its
+// definition (the last segment that has started playing, from the first segment each time), over
+// long turns of many segments, pauses and resumes, other audio queued before the turn, and a
+// transport whose playout position is read at any step.
+import { describe, expect, it } from "vitest";
+import { TurnPlayout } from "../../src/session/playout.ts";
+import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
+
+const RATE = 8000;
+
+/** A transport whose playout position the test sets: nothing plays by itself. */
+class SteppedTransport implements CallTransport {
+  readonly info: CallInfo = { callId: "playout-test", transport: "test", params: {} };
+  readonly inputRate = RATE;
+  readonly output = { kind: "pcm", rate: RATE } as const;
+  queued = 0;
+  played = 0;
+  /** Each play(): where it starts on the transport's timeline and how long it is, ms. */
+  readonly plays: { startMs: number; ms: number }[] = [];
+  attach(_listener: TransportListener): void {}
+  play(audio: AgentAudio): void {
+    const ms = ((audio as Int16Array).length * 1000) / RATE;
+    this.plays.push({ startMs: this.queued, ms });
+    this.queued += ms;
+  }
+  clear(): void {
+    this.queued = this.played;
+  }
+  queuedMs(): number {
+    return this.queued;
+  }
+  playedMs(): number {
+    return this.played;
+  }
+  /** Plays `ms` more, never past what is queued. */
+  advance(ms: number): void {
+    this.played = Math.min(this.queued, this.played + ms);
+  }
+  async hangUp(): Promise<void> {}
+  async transfer(): Promise<void> {}
+}
+
+/** Deterministic pseudo-random numbers (a test that fails can be run again the same way). */
+function random(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * The definition, read from scratch: a model of the turn kept beside the playout, its segments
+ * (where each piece of the turn went on the transport's timeline) rebuilt on every resume.
+ */
+class Model {
+  segments: { transportStartMs: number; turnStartMs: number; durationMs: number }[] = [];
+  heardAtPause = 0;
+  heard(played: number): number {
+    let heard = this.heardAtPause;
+    for (const s of this.segments) {
+      if (played <= s.transportStartMs) break;
+      heard = s.turnStartMs + Math.min(s.durationMs, played - s.transportStartMs);
+    }
+    return heard;
+  }
+}
+
+describe("TurnPlayout.heardMs", () => {
+  it("follows every packet of long turns as the definition does, through pauses and resumes", () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const rnd = random(seed);
+      const transport = new SteppedTransport();
+      // Audio of an earlier turn still queued: this turn's first segment starts after it.
+      transport.play(new Int16Array(Math.floor(rnd() * 10) * 160));
+      const playout = new TurnPlayout(transport);
+      const model = new Model();
+      let turnMs = 0;
+      let paused = false;
+      for (let step = 0; step < 600; step++) {
+        const r = rnd();
+        if (r < 0.3) {
+          const samples = (1 + Math.floor(rnd() * 25)) * 160;
+          const before = transport.plays.length;
+          playout.push(new Int16Array(samples));
+          const ms = (samples * 1000) / RATE;
+          if (!paused) {
+            const sent = transport.plays[before]!;
+            model.segments.push({ transportStartMs: sent.startMs, turnStartMs: turnMs, durationMs: ms });
+          }
+          turnMs += ms;
+        } else if (r < 0.33 && !paused) {
+          model.heardAtPause = model.heard(transport.played);
+          playout.pause();
+          model.segments = [];
+          paused = true;
+        } else if (r < 0.36 && paused) {
+          const before = transport.plays.length;
+          playout.resume();
+          paused = false;
+          // What resume() sent again, from the heard position on, in turn order.
+          let turnStart = model.heardAtPause;
+          for (const sent of transport.plays.slice(before)) {
+            model.segments.push({
+              transportStartMs: sent.startMs,
+              turnStartMs: turnStart,
+              durationMs: sent.ms,
+            });
+            turnStart += sent.ms;
+          }
+        } else {
+          transport.advance(20 * Math.floor(rnd() * 4));
+        }
+        const expected = paused ? model.heardAtPause : model.heard(transport.played);
+        expect(playout.heardMs(), `seed ${seed}, step ${step}`).toBe(expected);
+        expect(playout.hasUnplayed()).toBe(expected < turnMs - 0.5);
+      }
+    }
+  });
+
+  it("reads a position that went back (a transport that rewound) from the first segment again", () => {
+    const transport = new SteppedTransport();
+    transport.play(new Int16Array(4000)); // 500 ms of an earlier turn still queued
+    const playout = new TurnPlayout(transport);
+    for (let i = 0; i < 10; i++) playout.push(new Int16Array(800)); // 10 × 100 ms, from 500 ms on
+    transport.played = 1250;
+    expect(playout.heardMs()).toBe(750);
+    transport.played = 620;
+    expect(playout.heardMs()).toBe(120);
+    transport.played = 100;
+    expect(playout.heardMs()).toBe(0);
+    transport.played = 1500;
+    expect(playout.heardMs()).toBe(1000);
+    expect(playout.hasUnplayed()).toBe(false);
+  });
+});
