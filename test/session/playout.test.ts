@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { TurnPlayout } from "../../src/session/playout.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
+import { seededRandom } from "../helpers/noise.ts";
 
 const RATE = 8000;
 
@@ -40,17 +41,6 @@ class SteppedTransport implements CallTransport {
   async transfer(): Promise<void> {}
 }
 
-/** Deterministic pseudo-random numbers (a test that fails can be run again the same way). */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
-
 /**
  * The definition, read from scratch: a model of the turn kept beside the playout, its segments
  * (where each piece of the turn went on the transport's timeline) rebuilt on every resume.
@@ -71,7 +61,7 @@ class Model {
 describe("TurnPlayout.heardMs", () => {
   it("follows every packet of long turns as the definition does, through pauses and resumes", () => {
     for (let seed = 1; seed <= 40; seed++) {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const transport = new SteppedTransport();
       // Audio of an earlier turn still queued: this turn's first segment starts after it.
       transport.play(new Int16Array(Math.floor(rnd() * 10) * 160));
