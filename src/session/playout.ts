@@ -17,7 +17,7 @@ export class TurnPlayout {
   readonly #format: OutputFormat;
   readonly #chunks: AgentAudio[] = [];
   readonly #segments: Segment[] = [];
-  /** Index of the last segment seen playing by heardMs (-1: none yet). */
+  /** Index of the last segment seen playing by heardMs (-1: none yet; reset with the segments). */
   #playing = -1;
   /** Total turn audio received so far, ms. */
   #turnMs = 0;
@@ -62,7 +62,7 @@ export class TurnPlayout {
     const played = this.#transport.playedMs();
     const segments = this.#segments;
     let i = this.#playing;
-    if (i >= segments.length || (i >= 0 && played <= segments[i]!.transportStartMs)) i = -1;
+    if (i >= 0 && played <= segments[i]!.transportStartMs) i = -1;
     while (i + 1 < segments.length && played > segments[i + 1]!.transportStartMs) i++;
     this.#playing = i;
     if (i < 0) return this.#heardAtPauseMs;
