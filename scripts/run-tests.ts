@@ -58,14 +58,17 @@ function failures(r: VitestJson): string[] {
       ?.slice(0, 300) ?? "";
   for (const file of r.testResults) {
     const name = file.name.replace(`${process.cwd()}/`, "");
-    const failed = file.assertionResults.filter((a) => a.status === "failed");
-    for (const a of file.assertionResults)
-      if (a.status === "passed" && a.failureMessages.length > 0)
-        lines.push(`PASSED ONLY ON RETRY ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0]!)}`);
-    for (const a of failed)
-      lines.push(`FAILED ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0] ?? "")}`);
-    if (failed.length === 0 && file.status === "failed")
-      lines.push(`FAILED ${name}: ${firstLine(file.message)}`);
+    let testFailed = false;
+    for (const a of file.assertionResults) {
+      const error = firstLine(a.failureMessages[0] ?? "");
+      if (a.status === "failed") {
+        testFailed = true;
+        lines.push(`FAILED ${name} > ${a.fullName}: ${error}`);
+      } else if (a.status === "passed" && a.failureMessages.length > 0)
+        lines.push(`PASSED ONLY ON RETRY ${name} > ${a.fullName}: ${error}`);
+    }
+    // A file that failed with no failed test: its import or a hook threw.
+    if (!testFailed && file.status === "failed") lines.push(`FAILED ${name}: ${firstLine(file.message)}`);
   }
   return lines;
 }
