@@ -1,6 +1,7 @@
 // Request core: bearer auth, a timeout and the caller's AbortSignal on every call, retries with
 // exponential backoff and jitter on 408/409/429/5xx and connection failures (honouring
 // retry-after), and never a retry once a response body has started to stream.
+import type { IncomingMessage } from "node:http";
 import {
   errorFromStatus,
   SvcAbortError,
@@ -9,6 +10,7 @@ import {
   SvcStreamCutError,
   SvcTimeoutError,
 } from "./errors.ts";
+import { headerOf, headersOf, readAll, sendOnWire, type WireBody } from "./http-wire.ts";
 
 /** The subset of a pino logger the client uses; a pino Logger fits it. */
 export interface SvcLogger {
@@ -129,38 +131,38 @@ class AttemptSignal {
 
 /** An answered request whose body has not been read yet. Reading it is never retried. */
 export class Exchange {
-  readonly response: Response;
+  readonly status: number;
   readonly requestId: string | undefined;
+  readonly #res: IncomingMessage;
   private readonly attempt: AttemptSignal;
   private readonly what: string;
 
-  constructor(response: Response, requestId: string | undefined, attempt: AttemptSignal, what: string) {
-    this.response = response;
+  constructor(res: IncomingMessage, requestId: string | undefined, attempt: AttemptSignal, what: string) {
+    this.#res = res;
+    this.status = res.statusCode ?? 0;
     this.requestId = requestId;
     this.attempt = attempt;
     this.what = what;
     attempt.disarm();
   }
 
+  /** The answer's headers (a Headers object built on demand; `header()` reads one without it). */
   get headers(): Headers {
-    return this.response.headers;
+    return headersOf(this.#res);
+  }
+
+  header(name: string): string | undefined {
+    return headerOf(this.#res, name.toLowerCase());
   }
 
   async text(): Promise<string> {
-    this.attempt.arm();
-    try {
-      return await this.response.text();
-    } catch (e) {
-      throw this.readError(e, false);
-    } finally {
-      this.attempt.dispose();
-    }
+    return (await this.bytes()).toString("utf8");
   }
 
-  async bytes(): Promise<Uint8Array> {
+  async bytes(): Promise<Buffer> {
     this.attempt.arm();
     try {
-      return new Uint8Array(await this.response.arrayBuffer());
+      return await readAll(this.#res);
     } catch (e) {
       throw this.readError(e, false);
     } finally {
@@ -174,7 +176,7 @@ export class Exchange {
       return JSON.parse(text) as T;
     } catch (e) {
       throw new SvcConnectionError(`${this.what}: answer is not JSON (${text.slice(0, 80)})`, {
-        status: this.response.status,
+        status: this.status,
         requestId: this.requestId,
         cause: e,
       });
@@ -183,16 +185,14 @@ export class Exchange {
 
   /** The body as it arrives; the timeout becomes the longest allowed gap between chunks. */
   async *chunks(): AsyncGenerator<Uint8Array> {
-    const body = this.response.body;
-    if (body === null) return;
-    const reader = body.getReader();
+    const it = this.#res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     let done = false;
     try {
       for (;;) {
         this.attempt.arm();
-        let r: Awaited<ReturnType<typeof reader.read>>;
+        let r: IteratorResult<Buffer>;
         try {
-          r = await reader.read();
+          r = await it.next();
         } catch (e) {
           done = true;
           throw this.readError(e, true);
@@ -205,18 +205,18 @@ export class Exchange {
       }
     } finally {
       this.attempt.dispose();
-      if (!done) await reader.cancel().catch(() => {});
+      if (!done) this.#res.destroy();
     }
   }
 
   /** Drop the body without reading it. */
   async cancel(): Promise<void> {
     this.attempt.dispose();
-    await this.response.body?.cancel().catch(() => {});
+    this.#res.destroy();
   }
 
   private readError(e: unknown, streaming: boolean): SvcError {
-    const fields = { requestId: this.requestId, status: this.response.status, cause: e };
+    const fields = { requestId: this.requestId, status: this.status, cause: e };
     if (this.attempt.userAborted) return new SvcAbortError(`${this.what}: aborted`, fields);
     if (this.attempt.timedOut)
       return new SvcTimeoutError(`${this.what}: timed out reading the answer`, fields);
@@ -255,9 +255,13 @@ export class HttpCore {
   }
 
   url(path: string, query?: HttpRequest["query"]): string {
+    return this.#url(path, query).toString();
+  }
+
+  #url(path: string, query?: HttpRequest["query"]): URL {
     const u = new URL(this.baseURL + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
-    return u.toString();
+    return u;
   }
 
   /**
@@ -268,13 +272,13 @@ export class HttpCore {
     const what = `${req.method} ${req.path}`;
     const maxRetries = req.upload ? 0 : (opts.maxRetries ?? this.cfg.maxRetries);
     const timeoutMs = opts.timeoutMs ?? this.cfg.timeoutMs;
-    const url = this.url(req.path, req.query);
+    const url = this.#url(req.path, req.query);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.cfg.apiKey}`,
       accept: req.accept ?? "application/json",
       ...opts.headers,
     };
-    let body: string | FormData | ReadableStream<Uint8Array> | undefined;
+    let body: WireBody;
     if (req.upload) {
       headers["content-type"] = "application/json";
       body = req.upload.body;
@@ -282,7 +286,10 @@ export class HttpCore {
       headers["content-type"] = "application/json";
       body = JSON.stringify(req.json);
     } else if (req.form !== undefined) {
-      body = req.form; // fetch sets the multipart boundary
+      // Fetch's multipart encoder, boundary and all; files and voices only, never on a call's path.
+      const encoded = new Response(req.form);
+      headers["content-type"] = encoded.headers.get("content-type") ?? "multipart/form-data";
+      body = new Uint8Array(await encoded.arrayBuffer());
     }
     for (let attempt = 0; ; attempt++) {
       if (opts.signal?.aborted) throw new SvcAbortError(`${what}: aborted`, { cause: opts.signal.reason });
@@ -306,17 +313,17 @@ export class HttpCore {
   }
 
   private async attempt(
-    url: string,
+    url: URL,
     req: HttpRequest,
     headers: Record<string, string>,
-    body: string | FormData | ReadableStream<Uint8Array> | undefined,
+    body: WireBody,
     user: AbortSignal | undefined,
     timeoutMs: number,
     what: string,
   ): Promise<Exchange | { failure: SvcError; retryable: boolean; delay?: number | undefined }> {
     const sig = new AttemptSignal(user, timeoutMs);
     const t0 = performance.now();
-    let res: Response;
+    let res: IncomingMessage;
     let answered = false;
     if (req.upload) {
       sig.disarm(); // the answer is not due before the body has been sent
@@ -326,17 +333,7 @@ export class HttpCore {
       );
     }
     try {
-      res = await fetch(url, {
-        method: req.method,
-        headers,
-        body,
-        signal: sig.signal,
-        // A streamed body with redirects allowed makes fetch tee it (Fetch spec, HTTP-network-or-
-        // cache fetch: the request is cloned to be sent again on a redirect), and the branch
-        // kept for that resend holds every chunk of the upload until its answer: hundreds of
-        // MB at 200 calls. An upload is never redirected, so it goes as it is.
-        ...(req.upload ? { duplex: "half" as const, redirect: "error" as const } : {}),
-      });
+      res = await sendOnWire({ url, method: req.method, headers, body, signal: sig.signal });
       answered = true;
     } catch (e) {
       sig.dispose();
@@ -347,33 +344,35 @@ export class HttpCore {
         : new SvcConnectionError(`${what}: ${causeText(e)}`, { cause: e });
       return { failure, retryable: true };
     }
-    const requestId = res.headers.get("x-request-id") ?? res.headers.get("request-id") ?? undefined;
-    if (res.ok) {
+    const requestId = headerOf(res, "x-request-id") ?? headerOf(res, "request-id");
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) {
       this.cfg.logger?.debug(
-        { path: req.path, status: res.status, requestId, ms: Math.round(performance.now() - t0) },
+        { path: req.path, status, requestId, ms: Math.round(performance.now() - t0) },
         "svc answer",
       );
       return new Exchange(res, requestId, sig, what);
     }
     let text = "";
     try {
-      text = await res.text();
+      text = (await readAll(res)).toString("utf8");
     } catch {
       // a body that fails to arrive still leaves the status to report
     }
     sig.dispose();
     if (sig.userAborted) return { failure: new SvcAbortError(`${what}: aborted`), retryable: false };
     return {
-      failure: errorFromStatus(res.status, text, requestId),
-      retryable: isRetryableStatus(res.status),
-      delay: retryAfterMs(res.headers),
+      failure: errorFromStatus(status, text, requestId),
+      retryable: isRetryableStatus(status),
+      delay: retryAfterMs(headersOf(res)),
     };
   }
 }
 
 function causeText(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
-  const c = (e as { cause?: unknown }).cause;
-  const code = typeof c === "object" && c !== null ? (c as { code?: unknown }).code : undefined;
-  return typeof code === "string" ? `${e.message} (${code})` : e.message;
+  const codeOf = (x: unknown) =>
+    typeof x === "object" && x !== null ? (x as { code?: unknown }).code : undefined;
+  const code = codeOf(e) ?? codeOf((e as { cause?: unknown }).cause);
+  return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message;
 }

@@ -84,7 +84,7 @@ export class SpeechApi {
       { method: "POST", path: this.path(), json: body, accept: "*/*" },
       opts,
     );
-    const contentType = ex.headers.get("content-type") ?? "application/octet-stream";
+    const contentType = ex.header("content-type") ?? "application/octet-stream";
     return { audio: await ex.bytes(), contentType, requestId: ex.requestId };
   }
 

@@ -24,11 +24,11 @@
 
 import { once } from "node:events";
 import { createServer } from "node:http";
+import { makeSelfSignedCert, removeCert, trustInThisProcess } from "../helpers/tls-cert.ts";
 import { FakeGateway, type GatewayHooks, nextSnowflake } from "./gateway.ts";
 import type { World } from "./guild.ts";
 import { SimulatedMember } from "./member.ts";
 import { handleRest, type RestRecord } from "./rest.ts";
-import { makeSelfSignedCert, removeCert, trustInThisProcess } from "./tls-cert.ts";
 import type { TransportMode } from "./transport-crypto.ts";
 import { FakeVoiceServer } from "./voice-gateway.ts";
 

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpusCodec } from "../../../codecs/opus.ts";
-import { makeSelfSignedCert, removeCert, type SelfSignedCert } from "../../fake-discord/tls-cert.ts";
 import { speak } from "../../helpers/speech.ts";
+import { makeSelfSignedCert, removeCert, type SelfSignedCert } from "../../helpers/tls-cert.ts";
 import { CHANNEL_ID, MEMBER_ID, startTextGateway, type TextGateway } from "./text-gateway.ts";
 import { startVoiceServer, type VoiceServer } from "./voice-server.ts";
 

@@ -1,4 +1,4 @@
-// A throwaway self-signed certificate for the fake voice gateway (Discord's voice gateway is wss:// only):
+// A throwaway self-signed certificate for a test server speaking TLS (the fake voice gateway, an HTTPS service):
 // EC P-256 with an IP SAN of 127.0.0.1, made by openssl since node:crypto cannot write X.509. A process that
 // connects to it must trust it: NODE_EXTRA_CA_CERTS=<certPath> for a child process (read at start-up), or
 // trustInThisProcess() for in-process clients (tls.setDefaultCACertificates, Node ≥ 22.19 / 24.5).
@@ -17,7 +17,7 @@ export interface SelfSignedCert {
 }
 
 export function makeSelfSignedCert(): SelfSignedCert {
-  const dir = mkdtempSync(join(tmpdir(), "fake-discord-tls-"));
+  const dir = mkdtempSync(join(tmpdir(), "test-tls-"));
   const certPath = join(dir, "cert.pem");
   const keyPath = join(dir, "key.pem");
   execFileSync(
