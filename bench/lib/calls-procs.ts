@@ -11,6 +11,7 @@ export const NODE_FLAGS = [
   "--experimental-strip-types",
   "--disable-warning=ExperimentalWarning",
   "--max-semi-space-size=32",
+  "--heap-growing-percent=100",
 ];
 
 const CLK_TCK = (() => {
