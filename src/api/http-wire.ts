@@ -50,7 +50,9 @@ export function sendOnWire(r: WireRequest): Promise<IncomingMessage> {
     };
     const req = https ? httpsRequest(r.url, options) : httpRequest(r.url, options);
     req.once("response", resolve);
-    req.once("error", reject);
+    // Kept after the answer: an abort or a reset mid-body errors the request again, and an
+    // 'error' with no listener would throw. The body's reader sees that failure on its own.
+    req.on("error", reject);
     if (r.body === undefined) req.end();
     else if (typeof r.body === "string" || r.body instanceof Uint8Array) req.end(r.body);
     else writeStream(req, r.body);
