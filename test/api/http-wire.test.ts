@@ -6,24 +6,14 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SvcClient } from "../../src/api/client.ts";
 import { SvcConnectionError, SvcHttpError } from "../../src/api/errors.ts";
-import type { ChatCompletion } from "../../src/api/types/index.ts";
 import {
   makeSelfSignedCert,
   removeCert,
   type SelfSignedCert,
   trustInThisProcess,
 } from "../helpers/tls-cert.ts";
+import { completion, req } from "./helpers/chat-fixtures.ts";
 import { sendJson, startServer, type TestServer } from "./helpers/server.ts";
-
-const completion: ChatCompletion = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  model: "svc-3.5-flash",
-  created: 1,
-  choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
-  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-};
-const req = { model: "svc-3.5-flash", messages: [{ role: "user" as const, content: "hello" }] };
 
 let srv: TestServer | undefined;
 let cert: SelfSignedCert | undefined;

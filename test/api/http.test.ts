@@ -12,7 +12,7 @@ import {
   SvcTimeoutError,
 } from "../../src/api/errors.ts";
 import { backoffMs, retryAfterMs, type SvcLogger } from "../../src/api/http.ts";
-import type { ChatCompletion } from "../../src/api/types/index.ts";
+import { completion, req } from "./helpers/chat-fixtures.ts";
 import {
   bytesThrough,
   type SseFrame,
@@ -23,15 +23,6 @@ import {
   type TestServer,
 } from "./helpers/server.ts";
 
-const completion: ChatCompletion = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  model: "svc-3.5-flash",
-  created: 1,
-  choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
-  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-};
-const req = { model: "svc-3.5-flash", messages: [{ role: "user" as const, content: "hello" }] };
 const path = "POST /v1/chat/completions";
 
 let srv: TestServer;
