@@ -70,10 +70,13 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
   [--renice [--nice-others N]] [--keep]
 Calls that each last the whole run; one JSON line per W-minute window and one for the run.
 --single: one call (default 60 minutes) with recording on; the last line adds its record and recording.
-env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge. See docs/benchmarks.md.`);
+env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge; BENCH_SOAK_LG_FLAGS: the same for the load
+generators (e.g. --cpu-prof --cpu-prof-dir=DIR). See docs/benchmarks.md.`);
   process.exit(0);
 }
 const SINGLE = process.argv.includes("--single");
+/** Extra Node flags for the load generators (profiling them: they measure the bridge's timing). */
+const LG_FLAGS = (process.env.BENCH_SOAK_LG_FLAGS ?? "").split(" ").filter(Boolean);
 const TRANSPORT = ((): BenchTransport => {
   const t = stringArg("transport") ?? "twilio";
   if (t !== "twilio" && t !== "sip")
@@ -260,7 +263,7 @@ async function main(): Promise<void> {
     writeFileSync(specPath, JSON.stringify(spec));
     const out = join(dir, `load-${k}.out.jsonl`);
     const child = spawnNode(
-      ["bench/lib/soak-load.ts", specPath, out],
+      [...LG_FLAGS, "bench/lib/soak-load.ts", specPath, out],
       process.env,
       join(dir, `load-${k}.log`),
       NICE_OTHERS,
