@@ -26,8 +26,9 @@
 //   loop_lag_ms_max: the bridge's event-loop lag, beyond the 50 ms sampling (its /metrics);
 //   service_cpu_us_per_call_s: the local service's CPU per call-second (the chat engine's
 //     prompt work included: flat when the history sent per turn stops growing);
-//   plus bridge CPU, the load generators' RSS and loop delay, other_cpu_cores (work of other
-//   programs on the machine).
+//   plus bridge CPU, the load generators' RSS and loop delay (max; per window also the worst one's
+//   p99, which the lateness they measure includes), other_cpu_cores (work of other programs on
+//   the machine).
 // --single: one call (default 60 minutes) with the recording on; the final line adds what the
 // call left: its record's turns and events (GET /calls/{id}) and the recording's length.
 import type { ChildProcess } from "node:child_process";
@@ -369,6 +370,8 @@ async function main(): Promise<void> {
       lg_rss_mb: round(lgRss, 0),
       lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
       lg_loop_delay_ms_max: round(lgDelayMax, 1),
+      // The worst load generator's p99: a stall of its own shows in the lateness it measures.
+      lg_loop_delay_ms_p99: round(Math.max(...reports.map((r) => r.loopDelayMsP99)), 1),
       call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
       other_cpu_cores: round(otherCores(cpu0, cpu1, windowS), 2),
     };
