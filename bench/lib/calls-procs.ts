@@ -12,6 +12,9 @@ export const NODE_FLAGS = [
   "--disable-warning=ExperimentalWarning",
   "--max-semi-space-size=32",
   "--heap-growing-percent=100",
+  "--v8-pool-size=2",
+  "--no-parallel-marking",
+  "--no-parallel-weak-ref-clearing",
 ];
 
 const CLK_TCK = (() => {
