@@ -250,7 +250,7 @@ export class HttpCore {
     return this.cfg.logger;
   }
 
-  url(path: string, query?: HttpRequest["query"]): URL {
+  #url(path: string, query?: HttpRequest["query"]): URL {
     const u = new URL(this.baseURL + path);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u;
@@ -264,7 +264,7 @@ export class HttpCore {
     const what = `${req.method} ${req.path}`;
     const maxRetries = req.upload ? 0 : (opts.maxRetries ?? this.cfg.maxRetries);
     const timeoutMs = opts.timeoutMs ?? this.cfg.timeoutMs;
-    const url = this.url(req.path, req.query);
+    const url = this.#url(req.path, req.query);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.cfg.apiKey}`,
       accept: req.accept ?? "application/json",
