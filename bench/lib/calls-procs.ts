@@ -13,7 +13,6 @@ export const NODE_FLAGS = [
   "--max-semi-space-size=32",
   "--heap-growing-percent=100",
   "--v8-pool-size=2",
-  "--no-parallel-marking",
   "--no-parallel-weak-ref-clearing",
 ];
 
