@@ -51,7 +51,8 @@ const opusDecode = cpuMicrosPerCall(() => {
   for (const p of packets) decoder.decode(p);
 });
 
-// VAD (Silero v5 behind the energy gate), 16 kHz in 20 ms frames as the session feeds it.
+// VAD (Silero v5 behind the energy gate) in 20 ms frames as the session feeds it: 16 kHz for wideband
+// input (Discord, browser calls), 8 kHz for a phone line.
 const model = await loadSileroModel();
 const speech16k = espeakSpeech(
   "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.",
@@ -71,13 +72,27 @@ for (let i = 0; i < quiet.length; i++) {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   quiet[i] = (seed % 21) - 10;
 }
-async function vadRun(frames: Int16Array[]): Promise<void> {
-  const vad = new VoiceActivityDetector(model);
+// The same words at 8 kHz, as a phone call's VAD runs them (Silero's 8 kHz mode, 256-sample windows).
+const phrase8k = espeakSpeech(
+  "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.",
+  8000,
+);
+const voiced8k: Int16Array[] = [];
+for (let i = 0; i + 160 <= phrase8k.length; i += 160) {
+  const f = phrase8k.subarray(i, i + 160);
+  let e = 0;
+  for (const v of f) e += v * v;
+  if (Math.sqrt(e / f.length) > 500) voiced8k.push(f);
+}
+async function vadRun(frames: Int16Array[], sampleRate: 8000 | 16000 = 16000): Promise<void> {
+  const vad = new VoiceActivityDetector(model, { sampleRate });
   for (const f of frames) await vad.push(f);
 }
 const quietFrames: Int16Array[] = [];
 for (let i = 0; i < quiet.length; i += 320) quietFrames.push(quiet.subarray(i, i + 320));
 const vadSpeech = (await cpuMicrosPerCallAsync(() => vadRun(voiced))) / ((voiced.length * 320) / 16000);
+const vadSpeech8k =
+  (await cpuMicrosPerCallAsync(() => vadRun(voiced8k, 8000))) / ((voiced8k.length * 160) / 8000);
 const vadSilence = (await cpuMicrosPerCallAsync(() => vadRun(quietFrames))) / (quiet.length / 16000);
 
 console.log(
@@ -87,6 +102,7 @@ console.log(
     twilio_inbound_us_per_s: round(twilioInbound / inboundSeconds),
     twilio_outbound_us_per_s: round(twilioOutbound / outboundSeconds),
     vad_speech_us_per_s: round(vadSpeech),
+    vad_speech_8k_us_per_s: round(vadSpeech8k),
     vad_silence_us_per_s: round(vadSilence),
     opus_decode_us_per_s: round(opusDecode / opusSeconds),
   }),
