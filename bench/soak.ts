@@ -26,6 +26,8 @@
 //   loop_lag_ms_max: the bridge's event-loop lag, beyond the 50 ms sampling (its /metrics);
 //   service_cpu_us_per_call_s: the local service's CPU per call-second (the chat engine's
 //     prompt work included: flat when the history sent per turn stops growing);
+//   the final line adds frame_lateness_ms_p99_worst_window, the highest of the windows' p99s: the
+//     target holds for every window, so that is what it is judged on;
 //   plus bridge CPU, the load generators' RSS and loop delay (max; per window also the worst one's
 //   p99, which the lateness they measure includes), other_cpu_cores (work of other programs on
 //   the machine).
@@ -110,10 +112,10 @@ const NICE_OTHERS = ((): number | undefined => {
 })();
 const MIN_EOU_MS = 600;
 const CYCLE_S = 30;
-/** The issue's targets for an hour at 200 calls. */
+/** The issue's targets for an hour at 200 calls (lateness: every window's p99). */
 const TARGETS = {
   rss_slope_mb_per_min: 1,
-  frame_lateness_ms_p99: 20,
+  frame_lateness_ms_p99_worst_window: 20,
   gap_frames: 0,
   gc_pause_ms_max: 20,
   service_cpu_last_vs_first: 1.2,
@@ -289,7 +291,15 @@ async function main(): Promise<void> {
   const runCpu0 = cpuNow();
   let cpu0 = runCpu0;
   const rss: [number, number][] = [];
-  const all = { hist: new LatenessHistogram(), gapFrames: 0, gcMain: 0, gcWorkers: 0, lag: 0, lgDelay: 0 };
+  const all = {
+    hist: new LatenessHistogram(),
+    worstP99: 0,
+    gapFrames: 0,
+    gcMain: 0,
+    gcWorkers: 0,
+    lag: 0,
+    lgDelay: 0,
+  };
   const svcPerWindow: number[] = [];
   const linesSeen = loads.map(() => 0);
   let last: Record<string, unknown> = {};
@@ -329,6 +339,7 @@ async function main(): Promise<void> {
     const hist = new LatenessHistogram();
     for (const r of reports) hist.merge(r.lateness, r.latenessMax);
     for (const r of reports) all.hist.merge(r.lateness, r.latenessMax);
+    all.worstP99 = Math.max(all.worstP99, hist.percentile(99));
     const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
     all.gapFrames += gapFrames;
     all.gcMain = Math.max(all.gcMain, pauses.mainMax);
@@ -396,6 +407,7 @@ async function main(): Promise<void> {
     idle_rss_mb: round(idleRssMb, 1),
     rss_slope_mb_per_min: round(slopePerMin(rss.filter(([t]) => t >= warmEnd)) ?? Number.NaN, 2),
     frame_lateness_ms_p99: round(all.hist.percentile(99), 2),
+    frame_lateness_ms_p99_worst_window: round(all.worstP99, 2),
     frame_lateness_ms_max: round(all.hist.max, 1),
     gap_frames: all.gapFrames,
     gc_pause_ms_max: round(all.gcMain, 1),
