@@ -51,38 +51,35 @@ const opusDecode = cpuMicrosPerCall(() => {
   for (const p of packets) decoder.decode(p);
 });
 
-// VAD (Silero v5 behind the energy gate) in 20 ms frames as the session feeds it: 16 kHz for wideband
-// input (Discord, browser calls), 8 kHz for a phone line.
+// VAD (Silero v5 behind the energy gate) in 20 ms frames at 16 kHz, as the session feeds it on every
+// transport; and at 8 kHz for comparison (Silero's 8 kHz mode: tried for phone lines and not used,
+// docs/benchmarks.md, turn-taking).
 const model = await loadSileroModel();
-const speech16k = espeakSpeech(
-  "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.",
-  16000,
-);
-// Continuous speech: the gaps between espeak's words are trimmed out by looping only voiced frames.
-const voiced: Int16Array[] = [];
-for (let i = 0; i + 320 <= speech16k.length; i += 320) {
-  const f = speech16k.subarray(i, i + 320);
-  let e = 0;
-  for (const v of f) e += v * v;
-  if (Math.sqrt(e / f.length) > 500) voiced.push(f);
+const PHRASE =
+  "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.";
+/**
+ * The phrase at `rate` in 20 ms frames, voiced ones only: continuous speech, the gaps between
+ * espeak's words trimmed out.
+ */
+function voicedFrames(rate: 8000 | 16000): Int16Array[] {
+  const pcm = espeakSpeech(PHRASE, rate);
+  const n = rate / 50;
+  const frames: Int16Array[] = [];
+  for (let i = 0; i + n <= pcm.length; i += n) {
+    const f = pcm.subarray(i, i + n);
+    let e = 0;
+    for (const v of f) e += v * v;
+    if (Math.sqrt(e / f.length) > 500) frames.push(f);
+  }
+  return frames;
 }
+const voiced = voicedFrames(16000);
+const voiced8k = voicedFrames(8000);
 const quiet = new Int16Array(320 * 250); // 5 s of line noise well under the gate (about -70 dBFS)
 let seed = 7;
 for (let i = 0; i < quiet.length; i++) {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   quiet[i] = (seed % 21) - 10;
-}
-// The same words at 8 kHz, as a phone call's VAD runs them (Silero's 8 kHz mode, 256-sample windows).
-const phrase8k = espeakSpeech(
-  "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.",
-  8000,
-);
-const voiced8k: Int16Array[] = [];
-for (let i = 0; i + 160 <= phrase8k.length; i += 160) {
-  const f = phrase8k.subarray(i, i + 160);
-  let e = 0;
-  for (const v of f) e += v * v;
-  if (Math.sqrt(e / f.length) > 500) voiced8k.push(f);
 }
 async function vadRun(frames: Int16Array[], sampleRate: 8000 | 16000 = 16000): Promise<void> {
   const vad = new VoiceActivityDetector(model, { sampleRate });
