@@ -81,16 +81,19 @@ for (let i = 0; i < quiet.length; i++) {
   seed = (seed * 1103515245 + 12345) & 0x7fffffff;
   quiet[i] = (seed % 21) - 10;
 }
-async function vadRun(frames: Int16Array[], sampleRate: 8000 | 16000 = 16000): Promise<void> {
-  const vad = new VoiceActivityDetector(model, { sampleRate });
-  for (const f of frames) await vad.push(f);
+/** CPU µs per second of audio for the VAD over `frames` (20 ms each) at `sampleRate`. */
+async function vadUsPerSecond(frames: Int16Array[], sampleRate: 8000 | 16000 = 16000): Promise<number> {
+  const run = async () => {
+    const vad = new VoiceActivityDetector(model, { sampleRate });
+    for (const f of frames) await vad.push(f);
+  };
+  return (await cpuMicrosPerCallAsync(run)) / (frames.length / 50);
 }
 const quietFrames: Int16Array[] = [];
 for (let i = 0; i < quiet.length; i += 320) quietFrames.push(quiet.subarray(i, i + 320));
-const vadSpeech = (await cpuMicrosPerCallAsync(() => vadRun(voiced))) / ((voiced.length * 320) / 16000);
-const vadSpeech8k =
-  (await cpuMicrosPerCallAsync(() => vadRun(voiced8k, 8000))) / ((voiced8k.length * 160) / 8000);
-const vadSilence = (await cpuMicrosPerCallAsync(() => vadRun(quietFrames))) / (quiet.length / 16000);
+const vadSpeech = await vadUsPerSecond(voiced);
+const vadSpeech8k = await vadUsPerSecond(voiced8k, 8000);
+const vadSilence = await vadUsPerSecond(quietFrames);
 
 console.log(
   JSON.stringify({

@@ -339,7 +339,8 @@ async function main(): Promise<void> {
     const hist = new LatenessHistogram();
     for (const r of reports) hist.merge(r.lateness, r.latenessMax);
     for (const r of reports) all.hist.merge(r.lateness, r.latenessMax);
-    all.worstP99 = Math.max(all.worstP99, hist.percentile(99));
+    const p99 = hist.percentile(99);
+    all.worstP99 = Math.max(all.worstP99, p99);
     const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
     all.gapFrames += gapFrames;
     all.gcMain = Math.max(all.gcMain, pauses.mainMax);
@@ -362,7 +363,7 @@ async function main(): Promise<void> {
       heap_used_mb: round(mem.heapUsed, 1),
       external_mb: round(mem.external, 1),
       rss_slope_mb_per_min: w1 >= warmEnd + 60_000 ? round(slopePerMin(warm) ?? Number.NaN, 2) : null,
-      frame_lateness_ms_p99: round(hist.percentile(99), 2),
+      frame_lateness_ms_p99: round(p99, 2),
       frame_lateness_ms_max: round(hist.max, 1),
       gap_frames: gapFrames,
       agent_frames: hist.total,
