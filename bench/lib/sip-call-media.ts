@@ -1,7 +1,10 @@
 // The media half of a benchmark SIP call, whichever side placed it (sip-uac.ts calls the bridge,
 // sip-uas.ts answers the bridge's calls): the caller's audio as RTP at 20 ms, paced from the
 // monotonic clock with catch-up, from the answer on; every agent packet timed against its
-// real-time schedule (rtp-lateness.ts). SRTP: our packets protected by libsrtp (the addon the
+// real-time schedule (rtp-lateness.ts). A packet's arrival is the kernel's receive stamp
+// (SIOCGSTAMPNS through the RTP addon; on loopback, the moment the bridge sent it), so a load
+// generator whose event loop reads late does not count its own delay as the bridge's; the time it
+// was read is timed too (`readLatenessMs`). SRTP: our packets protected by libsrtp (the addon the
 // bridge uses); the agent's are timed by their headers, which SRTP leaves in clear.
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
@@ -20,8 +23,13 @@ export interface BenchMediaOptions {
   srtpKey?: Buffer | undefined;
   /** Keep per-packet records (arrivals, lateness); false hears them through `onPacket` only. */
   keep: boolean;
-  /** Each agent packet: epoch ms of arrival, its lateness (ms), and the ms its timestamp skipped. */
-  onPacket?: ((atEpochMs: number, latenessMs: number, holeMs: number) => void) | undefined;
+  /**
+   * Each agent packet: epoch ms of arrival, its lateness (ms), the ms its timestamp skipped, and
+   * its lateness by the time this process read it (the same figure plus our own loop's delay).
+   */
+  onPacket?:
+    | ((atEpochMs: number, latenessMs: number, holeMs: number, readLatenessMs: number) => void)
+    | undefined;
 }
 
 /** What the media adds to a call's report. */
@@ -41,12 +49,14 @@ export class BenchCallMedia {
   readonly #o: BenchMediaOptions;
   readonly #counts: BenchMediaCounts;
   readonly #lateness: RtpLateness;
+  readonly #readLateness = new RtpLateness(8000, { keep: false });
   readonly #srtpOut: ReturnType<ReturnType<typeof rtpSender>["srtpOutbound"]> | undefined;
   #answeredAt = Number.NaN;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(socket: dgram.Socket, o: BenchMediaOptions, counts: BenchMediaCounts) {
+  constructor(rtp: BoundRtp, o: BenchMediaOptions, counts: BenchMediaCounts) {
+    const { socket, fd } = rtp;
     this.#socket = socket;
     this.#o = o;
     this.#counts = counts;
@@ -54,15 +64,22 @@ export class BenchCallMedia {
     this.#srtpOut = o.srtpKey ? rtpSender().srtpOutbound(o.srtpKey, 80) : undefined;
     const tagBytes = o.srtpKey ? 10 : 0;
     const h = emptyRtpHeader();
+    const addon = rtpSender();
+    addon.rxStampMs(fd); // turns the socket's receive stamps on
     socket.on("message", (msg) => {
-      const now = performance.now();
+      const read = performance.now();
+      // NaN only for a packet that came before stamping was on: then its read time stands in.
+      const stamped = addon.rxStampMs(fd) - performance.timeOrigin;
+      const now = Number.isNaN(stamped) ? read : stamped;
       if (parseRtp(msg, h)) return;
       if (Number.isNaN(this.#answeredAt)) return;
       counts.rtpReceived++;
       if (o.keep) counts.arrivalsMs.push(now - this.#answeredAt);
       // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
-      const late = this.#lateness.add(now, h.timestamp, h.ssrc, h.payloadEnd - h.payloadStart - tagBytes);
-      o.onPacket?.(performance.timeOrigin + now, late, this.#lateness.lastHoleMs);
+      const ticks = h.payloadEnd - h.payloadStart - tagBytes;
+      const late = this.#lateness.add(now, h.timestamp, h.ssrc, ticks);
+      const readLate = this.#readLateness.add(read, h.timestamp, h.ssrc, ticks);
+      o.onPacket?.(performance.timeOrigin + now, late, this.#lateness.lastHoleMs, readLate);
     });
   }
 
@@ -128,6 +145,27 @@ export class BenchCallMedia {
     this.#counts.holes = this.#lateness.holes;
     this.#counts.holeMs = this.#lateness.holeMs;
   }
+}
+
+export interface BoundRtp {
+  socket: dgram.Socket;
+  /** Its descriptor, for the kernel's receive stamps. */
+  fd: number;
+}
+
+/** A media socket on `address` (port 0: any free one), bound through the RTP addon so its fd is known. */
+export function boundRtp(address: string, port = 0): Promise<BoundRtp> {
+  const fd = rtpSender().bindUdp(address, port);
+  if (fd < 0)
+    return Promise.reject(new Error(`bench RTP socket ${address}:${port}: bind failed (errno ${-fd})`));
+  return new Promise((resolve, reject) => {
+    const socket = dgram.createSocket("udp4");
+    socket.once("error", reject);
+    socket.bind({ fd }, () => {
+      socket.off("error", reject);
+      resolve({ socket, fd });
+    });
+  });
 }
 
 /** A UDP socket bound on `address` (port 0: any free one). */

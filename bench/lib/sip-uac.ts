@@ -7,7 +7,15 @@
 import { randomBytes } from "node:crypto";
 import { connect as tlsConnect } from "node:tls";
 import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
-import { BenchCallMedia, type BenchMediaCounts, bound, CallTimers, close } from "./sip-call-media.ts";
+import {
+  BenchCallMedia,
+  type BenchMediaCounts,
+  type BenchMediaOptions,
+  bound,
+  boundRtp,
+  CallTimers,
+  close,
+} from "./sip-call-media.ts";
 import {
   buildRequest,
   buildResponse,
@@ -44,8 +52,8 @@ export interface SipCallOptions {
    * come back empty, and `onPacket` hears each agent packet as it arrives instead.
    */
   keep?: boolean;
-  /** Each agent packet: epoch ms of arrival, its lateness (ms), and the ms its timestamp skipped. */
-  onPacket?: (atEpochMs: number, latenessMs: number, holeMs: number) => void;
+  /** Each agent packet as it arrives (sip-call-media.ts). */
+  onPacket?: BenchMediaOptions["onPacket"];
   /** Signalling over one TLS connection to `target` (the bench's self-signed certificate is not checked). */
   tls?: boolean;
 }
@@ -90,7 +98,8 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const codec = opts.codec ?? "pcmu";
   const pt = codec === "pcmu" ? 0 : 8;
   const sip = await bound(local);
-  const rtp = await bound(local);
+  const rtpBound = await boundRtp(local);
+  const rtp = rtpBound.socket;
   const sipPort = sip.address().port;
   const rtpPort = rtp.address().port;
   const callId = `${token()}@${local}`;
@@ -101,7 +110,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   // SRTP: our key in the offer (sip-call-media.ts protects our packets with it).
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
   const media = new BenchCallMedia(
-    rtp,
+    rtpBound,
     {
       codec,
       caller: opts.caller,

@@ -7,7 +7,7 @@
 // early and is answered 200. Everything is bounded in time; the report says how it went.
 import { randomBytes } from "node:crypto";
 import type dgram from "node:dgram";
-import { BenchCallMedia, bound, CallTimers, close } from "./sip-call-media.ts";
+import { BenchCallMedia, bound, boundRtp, CallTimers, close } from "./sip-call-media.ts";
 import { newSipCallReport, type SipCallReport } from "./sip-uac.ts";
 import {
   buildRequest,
@@ -133,9 +133,10 @@ export class BenchUas {
       report.error = "the bridge offered no G.711";
       return;
     }
-    const rtp = await bound(this.#local, 0);
+    const rtpBound = await boundRtp(this.#local, 0);
+    const rtp = rtpBound.socket;
     const media = new BenchCallMedia(
-      rtp,
+      rtpBound,
       { codec, caller: opts.caller, seconds: opts.seconds, keep: opts.keep !== false },
       report,
     );

@@ -1,8 +1,8 @@
 // One load-generator process of `npm run bench -- soak`: its share of calls that each last the
 // whole run (Twilio: simulateCall; SIP: placeSipCall), every caller speaking the shared timeline
 // and pressing its keys, with nothing kept per frame: each agent frame is timed as it arrives
-// (calls-frames.ts for Twilio, rtp-lateness.ts for SIP) into the histogram of the window it
-// arrived in. At each window's end (plus a grace for frames in flight) it appends one JSON line
+// (calls-frames.ts for Twilio, rtp-lateness.ts for SIP: the kernel's receive stamp, and apart the
+// time it was read) into the histogram of the window it arrived in. At each window's end (plus a grace for frames in flight) it appends one JSON line
 // (SoakWindowReport) to its output file, with its own event-loop delay over the window, so a
 // stalled load generator is told apart from the bridge.
 //
@@ -41,14 +41,16 @@ const callerEvents = [...spec.soak.speechStartsMs, ...spec.soak.dtmf.map((d) => 
 );
 
 const hist = windows.map(() => new LatenessHistogram());
+const readHist = windows.map(() => new LatenessHistogram());
 const frames = windows.map(() => 0);
 const gapFrames = windows.map(() => 0);
 let callErrors = 0;
 
-function frameAt(at: number, latenessMs: number, gap: number): void {
+function frameAt(at: number, latenessMs: number, gap: number, readLatenessMs?: number): void {
   const w = windowOf(windows, at);
   if (w < 0 || w >= windows.length) return;
   hist[w]!.add(latenessMs);
+  if (readLatenessMs !== undefined) readHist[w]!.add(readLatenessMs);
   frames[w]!++;
   gapFrames[w]! += gap;
 }
@@ -72,11 +74,15 @@ windows.forEach(([, end], i) => {
         gapFrames: gapFrames[i]!,
         lateness: hist[i]!.toSparse(),
         latenessMax: hist[i]!.max,
+        ...(readHist[i]!.total
+          ? { readLateness: readHist[i]!.toSparse(), readLatenessMax: readHist[i]!.max }
+          : {}),
         loopDelayMsMax: loop.max,
         loopDelayMsP99: loop.p99,
         callErrors,
       };
       hist[i] = new LatenessHistogram(); // its counts are written: free them
+      readHist[i] = new LatenessHistogram();
       appendFile(outPath, `${JSON.stringify(line)}\n`, (err) => {
         if (err) process.stderr.write(`soak load: ${err.message}\n`);
       });
@@ -123,7 +129,7 @@ async function sipCall(s: SipLoadSpec, startAt: number): Promise<void> {
     codec: s.codec ?? "pcmu",
     dtmf: spec.soak.dtmf,
     keep: false,
-    onPacket: (at, late, holeMs) => frameAt(at, late, Math.ceil(holeMs / 20)),
+    onPacket: (at, late, holeMs, readLate) => frameAt(at, late, Math.ceil(holeMs / 20), readLate),
   });
   if (r.error) throw new Error(`call ${r.callId}: ${r.error}`);
   if (r.endedBy !== "uac") throw new Error(`call ${r.callId} ended by the bridge`);

@@ -59,6 +59,13 @@ export interface SoakWindowReport {
   gapFrames: number;
   lateness: [number, number][];
   latenessMax: number;
+  /**
+   * SIP: the same frames' lateness by the time the load generator read them (its own loop's
+   * delay included); `lateness` is from the kernel's receive stamps. Absent for Twilio, whose
+   * lateness is the read time already.
+   */
+  readLateness?: [number, number][];
+  readLatenessMax?: number;
   loopDelayMsMax: number;
   loopDelayMsP99: number;
   /** Calls of this load generator that failed or ended early, so far. */

@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sockios.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <node_api.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -287,6 +290,27 @@ static napi_value bind_udp(napi_env env, napi_callback_info info) {
     close(fd);
   }
   CHECK(napi_create_int32(env, result, &out));
+  return out;
+}
+
+/**
+ * rxStampMs(fd): when the kernel received the datagram last read from fd, epoch ms (SIOCGSTAMPNS),
+ * or NaN before the first stamped one. The first call turns stamping on for the socket. Why: a
+ * receiver that reads late (a busy event loop) still learns when the packet came, which on
+ * loopback is the moment its sender sent it. libuv hands each datagram to JS right after its
+ * recvmsg, so in a 'message' handler "last read" is that message.
+ */
+static napi_value rx_stamp(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], out;
+  int32_t fd;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0)
+    return throw_range(env, "rxStampMs(fd): expected a socket's file descriptor");
+  struct timespec ts;
+  double ms = NAN;
+  if (ioctl(fd, SIOCGSTAMPNS, &ts) == 0) ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  CHECK(napi_create_double(env, ms, &out));
   return out;
 }
 
@@ -576,6 +600,7 @@ static napi_value stats(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"bindUdp", NULL, bind_udp, NULL, NULL, NULL, napi_default, NULL},
+      {"rxStampMs", NULL, rx_stamp, NULL, NULL, NULL, napi_default, NULL},
       {"open", NULL, open_call, NULL, NULL, NULL, napi_default, NULL},
       {"push", NULL, push, NULL, NULL, NULL, napi_default, NULL},
       {"clear", NULL, clear, NULL, NULL, NULL, napi_default, NULL},

@@ -55,6 +55,12 @@ export type NativeStream = number & { readonly __nativeRtpStream: unique symbol 
 export interface RtpSenderAddon {
   /** A UDP socket bound to host:port (an IP literal), for dgram to adopt: its fd, or −errno. */
   bindUdp(host: string, port: number): number;
+  /**
+   * When the kernel received the datagram last read from `fd` (epoch ms, SIOCGSTAMPNS), NaN before
+   * the first stamped one; the first call turns stamping on. In a dgram 'message' handler, that
+   * message's arrival.
+   */
+  rxStampMs(fd: number): number;
   /** Registers a call; with `srtpKey` (30 bytes, ours) and `srtpTagBits` its packets leave as SRTP. */
   open(
     fd: number,
