@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
 import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
+import type { BoundSocket } from "../../bridges/sip/rtp/port-pool.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
 import { RtpLateness } from "./rtp-lateness.ts";
@@ -55,7 +56,7 @@ export class BenchCallMedia {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(rtp: BoundRtp, o: BenchMediaOptions, counts: BenchMediaCounts) {
+  constructor(rtp: BoundSocket, o: BenchMediaOptions, counts: BenchMediaCounts) {
     const { socket, fd } = rtp;
     this.#socket = socket;
     this.#o = o;
@@ -145,27 +146,6 @@ export class BenchCallMedia {
     this.#counts.holes = this.#lateness.holes;
     this.#counts.holeMs = this.#lateness.holeMs;
   }
-}
-
-export interface BoundRtp {
-  socket: dgram.Socket;
-  /** Its descriptor, for the kernel's receive stamps. */
-  fd: number;
-}
-
-/** A media socket on `address` (port 0: any free one), bound through the RTP addon so its fd is known. */
-export function boundRtp(address: string, port = 0): Promise<BoundRtp> {
-  const fd = rtpSender().bindUdp(address, port);
-  if (fd < 0)
-    return Promise.reject(new Error(`bench RTP socket ${address}:${port}: bind failed (errno ${-fd})`));
-  return new Promise((resolve, reject) => {
-    const socket = dgram.createSocket("udp4");
-    socket.once("error", reject);
-    socket.bind({ fd }, () => {
-      socket.off("error", reject);
-      resolve({ socket, fd });
-    });
-  });
 }
 
 /** A UDP socket bound on `address` (port 0: any free one). */

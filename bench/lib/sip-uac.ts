@@ -6,13 +6,13 @@
 // Everything is bounded in time; the report says how the call went instead of throwing.
 import { randomBytes } from "node:crypto";
 import { connect as tlsConnect } from "node:tls";
+import { bindRtpSocket } from "../../bridges/sip/rtp/port-pool.ts";
 import { SipStreamFramer } from "../../bridges/sip/stream-framer.ts";
 import {
   BenchCallMedia,
   type BenchMediaCounts,
   type BenchMediaOptions,
   bound,
-  boundRtp,
   CallTimers,
   close,
 } from "./sip-call-media.ts";
@@ -98,7 +98,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const codec = opts.codec ?? "pcmu";
   const pt = codec === "pcmu" ? 0 : 8;
   const sip = await bound(local);
-  const rtpBound = await boundRtp(local);
+  const rtpBound = await bindRtpSocket(local, 0);
   const rtp = rtpBound.socket;
   const sipPort = sip.address().port;
   const rtpPort = rtp.address().port;

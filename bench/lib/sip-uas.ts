@@ -7,7 +7,8 @@
 // early and is answered 200. Everything is bounded in time; the report says how it went.
 import { randomBytes } from "node:crypto";
 import type dgram from "node:dgram";
-import { BenchCallMedia, bound, boundRtp, CallTimers, close } from "./sip-call-media.ts";
+import { bindRtpSocket } from "../../bridges/sip/rtp/port-pool.ts";
+import { BenchCallMedia, bound, CallTimers, close } from "./sip-call-media.ts";
 import { newSipCallReport, type SipCallReport } from "./sip-uac.ts";
 import {
   buildRequest,
@@ -133,7 +134,7 @@ export class BenchUas {
       report.error = "the bridge offered no G.711";
       return;
     }
-    const rtpBound = await boundRtp(this.#local, 0);
+    const rtpBound = await bindRtpSocket(this.#local, 0);
     const rtp = rtpBound.socket;
     const media = new BenchCallMedia(
       rtpBound,

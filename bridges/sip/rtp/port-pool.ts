@@ -129,7 +129,7 @@ export class UdpRtpPortPool implements RtpPortPool {
       this.#cursor = port + 2 > high ? low : port + 2;
       if (this.#taken.has(port)) continue;
       this.#taken.add(port);
-      const socket = await bind(this.#address, port).catch((err: NodeJS.ErrnoException) => {
+      const socket = await bindRtpSocket(this.#address, port).catch((err: NodeJS.ErrnoException) => {
         this.#taken.delete(port);
         if (err.code === "EADDRINUSE" || err.code === "EACCES") return undefined;
         throw err;
@@ -155,7 +155,7 @@ function resolveHost(host: string): Promise<string> {
   );
 }
 
-interface BoundSocket {
+export interface BoundSocket {
   socket: dgram.Socket;
   fd: number;
 }
@@ -167,7 +167,7 @@ const ERRNO: Record<number, string> = { [-98]: "EADDRINUSE", [-13]: "EACCES", [-
  * the descriptor that Node's dgram then receives on). `host` is an IP literal (openUdp resolves
  * a name first).
  */
-function bind(host: string, port: number): Promise<BoundSocket> {
+export function bindRtpSocket(host: string, port: number): Promise<BoundSocket> {
   const fd = rtpSender().bindUdp(host, port);
   if (fd < 0) {
     const code = ERRNO[fd] ?? `errno ${-fd}`;
