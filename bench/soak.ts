@@ -31,8 +31,8 @@
 //   the final line adds frame_lateness_ms_p99_worst_window, the highest of the windows' p99s: the
 //     target holds for every window, so that is what it is judged on;
 //   plus bridge CPU, the load generators' RSS and loop delay (max; per window also the worst one's
-//   p99, which Twilio's lateness and SIP's read lateness include), other_cpu_cores (work of other programs on
-//   the machine).
+//   p99, which Twilio's lateness and SIP's read lateness include), other_cpu_cores (work of other
+//   programs on the machine).
 // --single: one call (default 60 minutes) with the recording on; the final line adds what the
 // call left: its record's turns and events (GET /calls/{id}) and the recording's length.
 import type { ChildProcess } from "node:child_process";
@@ -216,6 +216,17 @@ function otherCores(from: Cpu, to: Cpu, seconds: number): number {
   return (to.machine - from.machine - ours) / 1e6 / seconds;
 }
 
+/** The load generators' histograms of one window merged, and added to the run's (`run`). */
+function windowHistogram(
+  parts: Array<[readonly [number, number][], number] | undefined>,
+  run: LatenessHistogram,
+): LatenessHistogram {
+  const hist = new LatenessHistogram();
+  for (const part of parts) if (part) hist.merge(...part);
+  run.merge(hist.toSparse(), hist.max);
+  return hist;
+}
+
 async function main(): Promise<void> {
   const plan = callerPlan();
   const timelinePath = join(dir, "caller.s16");
@@ -340,15 +351,17 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    const hist = new LatenessHistogram();
-    for (const r of reports) hist.merge(r.lateness, r.latenessMax);
-    for (const r of reports) all.hist.merge(r.lateness, r.latenessMax);
+    const hist = windowHistogram(
+      reports.map((r) => [r.lateness, r.latenessMax]),
+      all.hist,
+    );
     const p99 = hist.percentile(99);
     all.worstP99 = Math.max(all.worstP99, p99);
-    const readHist = new LatenessHistogram();
-    for (const r of reports) if (r.readLateness) readHist.merge(r.readLateness, r.readLatenessMax ?? 0);
-    for (const r of reports) if (r.readLateness) all.readHist.merge(r.readLateness, r.readLatenessMax ?? 0);
-    const readP99 = readHist.total ? readHist.percentile(99) : Number.NaN;
+    const readHist = windowHistogram(
+      reports.map((r) => (r.readLateness ? [r.readLateness, r.readLatenessMax ?? 0] : undefined)),
+      all.readHist,
+    );
+    const readP99 = readHist.percentile(99); // NaN without read figures (Twilio)
     if (readHist.total) all.worstReadP99 = Math.max(all.worstReadP99, readP99);
     const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
     all.gapFrames += gapFrames;

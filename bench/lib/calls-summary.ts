@@ -13,16 +13,16 @@
 //   RTP timestamp, relative to the stream's best packet (rtp-lateness.ts; the bridge sends one
 //   unbroken stream, silence between replies), each packet's arrival being the kernel's receive
 //   stamp (sip-call-media.ts: on loopback, when the bridge sent it, whenever the load generator's
-//   loop got to read it); inbound drops from the SIP transport's "RTP media
-//   ended" line (rx.frames), inbound_timestamp_gaps its jitter buffer's lost packets; outbound
+//   loop got to read it); inbound drops from the SIP transport's "RTP media ended" line
+//   (rx.frames), inbound_timestamp_gaps its jitter buffer's lost packets; outbound
 //   gap frames are the 20 ms slots the agent's timestamps skipped (its send thread more than
 //   200 ms late), silence included, so stricter than Twilio's holes inside utterances. Turn
 //   metrics (for bridge_overhead_ms) are read from GET /calls/{Call-ID} as for Twilio. There are
 //   no clears, and no caller-side voice-to-voice (caller_v2v_ms_p50 is null).
 //   rtp_send_late_ms_p99/max: how late the bridge's RTP send thread woke for its 20 ms ticks
 //   (/metrics, since the bridge started): the sender's share of the packets' lateness, the rest
-//   being the kernel's; rtp_send_realtime: whether that
-//   thread got real-time priority (SCHED_FIFO needs CAP_SYS_NICE: root here).
+//   being the kernel's; rtp_send_realtime: whether that thread got real-time priority (SCHED_FIFO
+//   needs CAP_SYS_NICE: root here).
 // rss_mb_per_call: (median bridge RSS over the window − RSS when idle after a warm-up) / calls.
 // bridge_overhead_ms_p50: per agent reply, voiceToVoiceMs − minEndOfTurnMs. The session runs
 //   ASR → chat → TTS preemptively during the end-of-turn wait and lets the audio out when the

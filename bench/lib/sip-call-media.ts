@@ -62,25 +62,27 @@ export class BenchCallMedia {
     this.#o = o;
     this.#counts = counts;
     this.#lateness = new RtpLateness(8000, { keep: o.keep });
-    this.#srtpOut = o.srtpKey ? rtpSender().srtpOutbound(o.srtpKey, 80) : undefined;
+    const addon = rtpSender();
+    this.#srtpOut = o.srtpKey ? addon.srtpOutbound(o.srtpKey, 80) : undefined;
     const tagBytes = o.srtpKey ? 10 : 0;
     const h = emptyRtpHeader();
-    const addon = rtpSender();
     addon.rxStampMs(fd); // turns the socket's receive stamps on
     socket.on("message", (msg) => {
       const read = performance.now();
+      if (parseRtp(msg, h)) return;
+      if (Number.isNaN(this.#answeredAt)) return;
+      // Still this message's stamp: nothing was read from the socket since it.
       // NaN only for a packet that came before stamping was on: then its read time stands in.
       const stamped = addon.rxStampMs(fd) - performance.timeOrigin;
       const now = Number.isNaN(stamped) ? read : stamped;
-      if (parseRtp(msg, h)) return;
-      if (Number.isNaN(this.#answeredAt)) return;
       counts.rtpReceived++;
       if (o.keep) counts.arrivalsMs.push(now - this.#answeredAt);
       // G.711: one byte per sample, so a payload lasts its length in 8 kHz ticks.
       const ticks = h.payloadEnd - h.payloadStart - tagBytes;
       const late = this.#lateness.add(now, h.timestamp, h.ssrc, ticks);
+      if (!o.onPacket) return;
       const readLate = this.#readLateness.add(read, h.timestamp, h.ssrc, ticks);
-      o.onPacket?.(performance.timeOrigin + now, late, this.#lateness.lastHoleMs, readLate);
+      o.onPacket(performance.timeOrigin + now, late, this.#lateness.lastHoleMs, readLate);
     });
   }
 
