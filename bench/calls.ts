@@ -17,9 +17,11 @@
 //     ← bridge (`voice-bridge start`, SVC_BASE_URL/SVC_API_KEY pointing at it)
 //       ← K load-generator processes, each running its share of the calls:
 //         twilio (default): bench/lib/calls-load.ts, simulateCall against signed Twilio
-//           endpoints: real-time 20 ms µ-law media, marks echoed, clear honoured;
+//           endpoints: real-time 20 ms µ-law media, marks echoed, clear honoured; the agent's
+//           WebSocket frames timed by their kernel receive stamps (bench/lib/ws-stamps.ts);
 //         sip: bench/lib/calls-load-sip.ts, a minimal SIP UAC per call (INVITE/ACK/BYE over
-//           UDP) sending 20 ms PCMU RTP and timing the agent's RTP against its timestamps.
+//           UDP) sending 20 ms PCMU RTP and timing the agent's RTP against its timestamps
+//           (each packet by its kernel receive stamp).
 // Every caller says "What are your opening hours?" (espeak-ng) at 5 s and every 8 s after, so
 // the bridge runs full turns: VAD, end of turn, ASR request, chat stream, TTS session, paced
 // playout of a ~4 s reply. Calls start evenly over R seconds (default min(5, S/4)); the

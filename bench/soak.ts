@@ -20,9 +20,10 @@
 //     while still warming up;
 //   frame_lateness_ms_p99, gap_frames: the agent's frames as `bench calls` times them
 //     (calls-frames.ts for Twilio, rtp-lateness.ts for SIP), from the frames that arrived in the
-//     window; SIP times each packet by the kernel's receive stamp (when the bridge sent it, on
-//     loopback) and adds frame_read_lateness_ms_p99, the same by the time the load generator read
-//     it (its own loop's delay included; what frame_lateness_ms_p99 was before);
+//     window, each timed by the kernel's receive stamp (when the bridge sent it, on loopback: SIP's
+//     datagrams by SIOCGSTAMPNS, Twilio's WebSocket frames read by native/bench/ws-stamps.c), and
+//     frame_read_lateness_ms_p99 (Twilio also gap_frames_read), the same by the time the load
+//     generator's loop read them (its own delay included; what the figures were before);
 //   gc_pause_ms_max: the longest GC pause of the bridge's main thread (--trace-gc, which the
 //     bridge runs with here), gc_pause_ms_max_workers the same for its worker threads;
 //   loop_lag_ms_max: the bridge's event-loop lag, beyond the 50 ms sampling (its /metrics);
@@ -310,6 +311,8 @@ async function main(): Promise<void> {
     worstP99: 0,
     worstReadP99: 0,
     gapFrames: 0,
+    readGapFrames: 0,
+    readGaps: false,
     gcMain: 0,
     gcWorkers: 0,
     lag: 0,
@@ -365,6 +368,10 @@ async function main(): Promise<void> {
     if (readHist.total) all.worstReadP99 = Math.max(all.worstReadP99, readP99);
     const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
     all.gapFrames += gapFrames;
+    const readGaps = reports.some((r) => r.readGapFrames !== undefined);
+    const readGapFrames = reports.reduce((n, r) => n + (r.readGapFrames ?? 0), 0);
+    all.readGapFrames += readGapFrames;
+    all.readGaps ||= readGaps;
     all.gcMain = Math.max(all.gcMain, pauses.mainMax);
     all.gcWorkers = Math.max(all.gcWorkers, pauses.workersMax);
     all.lag = Math.max(all.lag, lag.max);
@@ -389,6 +396,7 @@ async function main(): Promise<void> {
       frame_lateness_ms_max: round(hist.max, 1),
       ...(readHist.total ? { frame_read_lateness_ms_p99: round(readP99, 2) } : {}),
       gap_frames: gapFrames,
+      ...(readGaps ? { gap_frames_read: readGapFrames } : {}),
       agent_frames: hist.total,
       gc_pause_ms_max: round(pauses.mainMax, 1),
       gc_pause_ms_max_workers: round(pauses.workersMax, 1),
@@ -440,6 +448,7 @@ async function main(): Promise<void> {
         }
       : {}),
     gap_frames: all.gapFrames,
+    ...(all.readGaps ? { gap_frames_read: all.readGapFrames } : {}),
     gc_pause_ms_max: round(all.gcMain, 1),
     gc_pause_ms_max_workers: round(all.gcWorkers, 1),
     loop_lag_ms_max: round(all.lag, 1),

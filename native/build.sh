@@ -4,6 +4,7 @@
 #   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
 #   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
 #   discord-aes-gcm.node  Discord's voice transport encryption (AES-256-GCM, a context per connection)
+#   ws-stamps.node    the benchmarks' simulated Twilio: WebSocket frames read with their kernel receive stamps
 # Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix). With
 # libsrtp2's source in build/libsrtp2-src (scripts/bootstrap.sh fetches Debian's) and libssl-dev,
@@ -85,6 +86,11 @@ fi
 if stale "$OUT/discord-aes-gcm.node" "$HERE/discord/aes-gcm.c"; then
   $CC $CFLAGS -shared -I"$node_inc" "$HERE/discord/aes-gcm.c" -o "$OUT/discord-aes-gcm.node"
   echo "built native/build/discord-aes-gcm.node"
+fi
+
+if stale "$OUT/ws-stamps.node" "$HERE/bench/ws-stamps.c"; then
+  $CC $CFLAGS -shared -pthread -I"$node_inc" "$HERE/bench/ws-stamps.c" -o "$OUT/ws-stamps.node"
+  echo "built native/build/ws-stamps.node"
 fi
 
 if stale "$OUT/espeak-worker" "$HERE/espeak/worker.c"; then

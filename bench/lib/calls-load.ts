@@ -1,14 +1,16 @@
 // One load-generator process of `npm run bench -- calls`: places its share of the simulated
 // Twilio calls (bridges/twilio/sim/simulate.ts) at the start times it is given, each speaking the
 // shared caller timeline, and writes one JSON report: per call the caller-side frame analysis
-// and the bridge's per-turn metrics, plus this process's own CPU time and event-loop delay over
-// the measuring window (so a saturated load generator is seen, not mistaken for the bridge).
+// (each agent frame timed by its kernel receive stamp, ws-stamps.ts) and the bridge's per-turn
+// metrics, plus this process's own CPU time and event-loop delay over the measuring window (so a
+// saturated load generator is seen, not mistaken for the bridge).
 //
 // Usage (by bench/calls.ts): node calls-load.ts SPEC.json OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { analyzeAgentFrames } from "./calls-frames.ts";
 import { failedCall, measureLoad } from "./load-window.ts";
+import { stampedAttach } from "./ws-stamps.ts";
 
 export interface LoadSpec {
   url: string;
@@ -74,6 +76,9 @@ function replyTurns(transcript: unknown): TurnFigures[] {
   return out;
 }
 
+// The agent's frames are timed by their kernel receive stamps when the addon is built (ws-stamps.ts).
+const attachReader = stampedAttach();
+
 async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Promise<CallReport> {
   const wait = startAt - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -86,6 +91,7 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
       bridgeToken: spec.bridgeToken,
       caller: { samples: caller, rate: 8000 },
       maxSeconds: spec.seconds,
+      ...(attachReader ? { attachReader } : {}),
       onEvent: (e) => {
         if (e.kind === "start") t0 = performance.timeOrigin + performance.now() - e.atMs;
       },

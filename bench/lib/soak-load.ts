@@ -1,8 +1,8 @@
 // One load-generator process of `npm run bench -- soak`: its share of calls that each last the
 // whole run (Twilio: simulateCall; SIP: placeSipCall), every caller speaking the shared timeline
 // and pressing its keys, with nothing kept per frame: each agent frame is timed as it arrives
-// (calls-frames.ts for Twilio, rtp-lateness.ts for SIP: the kernel's receive stamp, and apart the
-// time it was read) into the histogram of the window it arrived in. At each window's end (plus a
+// (calls-frames.ts for Twilio, rtp-lateness.ts for SIP; both by the kernel's receive stamp, and
+// apart by the time it was read) into the histogram of the window it arrived in. At each window's end (plus a
 // grace for frames in flight) it appends one JSON line (SoakWindowReport) to its output file, with
 // its own event-loop delay over the window, so a stalled load generator is told apart from the
 // bridge.
@@ -16,6 +16,7 @@ import type { LoadSpec } from "./calls-load.ts";
 import type { SipLoadSpec } from "./sip-load.ts";
 import { placeSipCall } from "./sip-uac.ts";
 import { LatenessHistogram, type SoakWindowReport, windowOf } from "./soak-window.ts";
+import { stampedAttach } from "./ws-stamps.ts";
 
 export interface SoakPlan {
   /** Caller speech starts on the timeline, ms from the stream's start (or the SIP answer). */
@@ -45,15 +46,27 @@ const hist = windows.map(() => new LatenessHistogram());
 const readHist = windows.map(() => new LatenessHistogram());
 const frames = windows.map(() => 0);
 const gapFrames = windows.map(() => 0);
+const readGapFrames = windows.map(() => 0);
+let readGaps = false;
 let callErrors = 0;
 
-function frameAt(at: number, latenessMs: number, gap: number, readLatenessMs?: number): void {
+function frameAt(
+  at: number,
+  latenessMs: number,
+  gap: number,
+  readLatenessMs?: number,
+  readGap?: number,
+): void {
   const w = windowOf(windows, at);
   if (w < 0 || w >= windows.length) return;
   hist[w]!.add(latenessMs);
   if (readLatenessMs !== undefined) readHist[w]!.add(readLatenessMs);
   frames[w]!++;
   gapFrames[w]! += gap;
+  if (readGap !== undefined) {
+    readGaps = true;
+    readGapFrames[w]! += readGap;
+  }
 }
 
 // The window's lines: loop delay read and reset at each window's end.
@@ -78,6 +91,7 @@ windows.forEach(([, end], i) => {
         ...(readHist[i]!.total
           ? { readLateness: readHist[i]!.toSparse(), readLatenessMax: readHist[i]!.max }
           : {}),
+        ...(readGaps ? { readGapFrames: readGapFrames[i]! } : {}),
         loopDelayMsMax: loop.max,
         loopDelayMsP99: loop.p99,
         callErrors,
@@ -92,9 +106,14 @@ windows.forEach(([, end], i) => {
   );
 });
 
+// The bridge's frames are read by the addon's thread with their kernel receive stamps when it is
+// built (ws-stamps.ts); the read time is then timed apart, as SIP's read lateness.
+const attachReader = stampedAttach();
+
 async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);
   const timer = new AgentFrameTimer({ callerSpeechStartsMs: callerEvents });
+  const readTimer = attachReader ? new AgentFrameTimer({ callerSpeechStartsMs: callerEvents }) : undefined;
   let t0 = Number.NaN; // epoch ms of the stream's start
   const r = await simulateCall({
     url: s.url,
@@ -107,14 +126,19 @@ async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
     onEvent: (e) => {
       if (e.kind === "start") t0 = performance.timeOrigin + performance.now() - e.atMs;
     },
-    onAgentMessage: (kind, atMs) => {
+    ...(attachReader ? { attachReader } : {}),
+    onAgentMessage: (kind, atMs, readAtMs) => {
       if (kind === "clear") {
         timer.clear(atMs);
+        readTimer?.clear(readAtMs);
         return;
       }
       const gapsBefore = timer.gapFrames;
       const late = timer.frame(atMs);
-      frameAt(t0 + atMs, late, timer.gapFrames - gapsBefore);
+      if (!readTimer) return frameAt(t0 + atMs, late, timer.gapFrames - gapsBefore);
+      const readGapsBefore = readTimer.gapFrames;
+      const readLate = readTimer.frame(readAtMs);
+      frameAt(t0 + atMs, late, timer.gapFrames - gapsBefore, readLate, readTimer.gapFrames - readGapsBefore);
     },
   });
   // The caller hangs up at the end of its timeline, or the run's limit does; the bridge never should.

@@ -60,12 +60,14 @@ export interface SoakWindowReport {
   lateness: [number, number][];
   latenessMax: number;
   /**
-   * SIP: the same frames' lateness by the time the load generator read them (its own loop's
-   * delay included); `lateness` is from the kernel's receive stamps. Absent for Twilio, whose
-   * lateness is the read time already.
+   * The same frames' lateness by the time the load generator read them (its own loop's delay
+   * included); `lateness` is from the kernel's receive stamps. Absent when there are no stamps
+   * (Twilio without the ws-stamps addon), where `lateness` is the read time already.
    */
   readLateness?: [number, number][];
   readLatenessMax?: number;
+  /** Twilio with stamps: the gap frames the read times would count (`gapFrames` is by the stamps). */
+  readGapFrames?: number;
   loopDelayMsMax: number;
   loopDelayMsP99: number;
   /** Calls of this load generator that failed or ended early, so far. */

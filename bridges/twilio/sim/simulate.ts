@@ -79,8 +79,21 @@ export interface SimulateCallOptions {
    * each agent frame and clear as it arrives instead.
    */
   keep?: boolean;
-  /** Each agent media message and clear, ms since the start of the stream (sub-ms precision). */
-  onAgentMessage?: (kind: "media" | "clear", atMs: number) => void;
+  /**
+   * Each agent media message and clear, ms since the start of the stream (sub-ms precision): when
+   * it arrived (`atMs`) and, apart, when this process read it (`readAtMs`; the same unless
+   * `attachReader` reads the socket).
+   */
+  onAgentMessage?: (kind: "media" | "clear", atMs: number, readAtMs: number) => void;
+  /**
+   * Reads the bridge's messages in place of `ws`'s own reading (the benchmarks' kernel-stamped
+   * reader): given the open WebSocket and the handler, it calls the handler with each message and
+   * when it arrived, on the clock's timeline (ms), and ends the WebSocket when the bridge does.
+   */
+  attachReader?: (
+    ws: WebSocket,
+    onMessage: (data: Buffer, isBinary: boolean, arrivedAt: number) => void,
+  ) => void;
 }
 
 export interface SimEvent {
@@ -298,7 +311,7 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     }
   };
 
-  ws.on("message", (data, isBinary) => {
+  const onMessage = (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean, arrivedAt?: number) => {
     if (isBinary) return;
     const parsed = parseAppMessage(data.toString());
     if (!parsed.ok) {
@@ -310,23 +323,27 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     if (msg.event === "media") {
       const bytes = Buffer.from(msg.media.payload, "base64");
       playout.audio(mulawDecode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
-      const t = nowMs();
+      const read = nowMs();
+      const t = arrivedAt !== undefined ? arrivedAt - t0 : read;
       if (t - lastReceiptMs > 200) emit("agent-audio");
       lastReceiptMs = t;
       if (keep) receipts.push(t);
       mediaReceived++;
-      opts.onAgentMessage?.("media", t);
+      opts.onAgentMessage?.("media", t, read);
     } else if (msg.event === "mark") {
       pendingMarks.set(msg.mark.name, nowMs());
       echo(playout.mark(msg.mark.name), false);
     } else {
-      const t = nowMs();
+      const read = nowMs();
+      const t = arrivedAt !== undefined ? arrivedAt - t0 : read;
       clears.push(t);
-      opts.onAgentMessage?.("clear", t);
+      opts.onAgentMessage?.("clear", t, read);
       emit("clear");
       echo(playout.clear(), true);
     }
-  });
+  };
+  if (opts.attachReader) opts.attachReader(ws, onMessage);
+  else ws.on("message", (data, isBinary) => onMessage(data, isBinary));
 
   // ---- the call's frame clock ----
   const callerFrame = new Int16Array(FRAME);

@@ -1,0 +1,198 @@
+import { Buffer } from "node:buffer";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { StampedReader, WS_STAMPS_ADDON_PATH } from "../../bench/lib/ws-stamps.ts";
+
+// The soak's simulated Twilio reads the bridge's WebSocket frames through native/bench/ws-stamps.c
+// so that its own late reads are not counted as the bridge's lateness. What it promises: every
+// frame whole (any length, split across writes, fragmented), each stamped when its last byte
+// came rather than when the event loop got to it; pings answered; the server's close seen.
+
+/**
+ * A WebSocket server on its own thread (so it keeps writing while the test's loop is held),
+ * plain net + the RFC 6455 handshake, that plays `script` once a client is connected: each step
+ * writes raw bytes (whole frames, or a part of one), then waits `waitMs`. It posts
+ * {port}, then {sent: index, at: epoch ms} before each write, {pong: text} for a pong, {done}.
+ */
+function server(script: Array<{ hex: string; waitMs: number }>): Worker {
+  return new Worker(
+    `const net = require("node:net");
+     const crypto = require("node:crypto");
+     const { parentPort, workerData } = require("node:worker_threads");
+     const srv = net.createServer((sock) => {
+       let buf = Buffer.alloc(0), open = false;
+       sock.on("data", async (d) => {
+         buf = Buffer.concat([buf, d]);
+         if (!open) {
+           const end = buf.indexOf("\\r\\n\\r\\n");
+           if (end < 0) return;
+           const key = /sec-websocket-key: *(\\S+)/i.exec(buf.subarray(0, end).toString())[1];
+           const accept = crypto.createHash("sha1").update(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
+           buf = buf.subarray(end + 4);
+           open = true;
+           sock.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n");
+           setTimeout(async () => {
+             for (let i = 0; i < workerData.length; i++) {
+               parentPort.postMessage({ sent: i, at: performance.timeOrigin + performance.now() });
+               sock.write(Buffer.from(workerData[i].hex, "hex"));
+               await new Promise((r) => setTimeout(r, workerData[i].waitMs));
+             }
+             parentPort.postMessage({ done: true });
+           }, 50);
+         }
+         // Client frames are masked: unmask pongs (opcode 10) and report them.
+         while (buf.length >= 6) {
+           const len = buf[1] & 0x7f;
+           if (len > 125 || buf.length < 6 + len) break;
+           const mask = buf.subarray(2, 6);
+           const body = Buffer.from(buf.subarray(6, 6 + len).map((b, i) => b ^ mask[i % 4]));
+           if ((buf[0] & 0x0f) === 10) parentPort.postMessage({ pong: body.toString() });
+           buf = buf.subarray(6 + len);
+         }
+       });
+       sock.on("error", () => {});
+     });
+     srv.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: srv.address().port }));`,
+    { eval: true, workerData: script },
+  );
+}
+
+/** A server frame (unmasked): FIN and opcode, then the payload's length in the shortest form. */
+function frame(opcode: number, payload: Buffer, fin = true): Buffer {
+  const first = (fin ? 0x80 : 0) | opcode;
+  const n = payload.length;
+  const head =
+    n < 126
+      ? Buffer.from([first, n])
+      : n < 65536
+        ? Buffer.from([first, 126, n >> 8, n & 0xff])
+        : Buffer.concat([
+            Buffer.from([first, 127]),
+            (() => {
+              const b = Buffer.alloc(8);
+              b.writeBigUInt64BE(BigInt(n));
+              return b;
+            })(),
+          ]);
+  return Buffer.concat([head, payload]);
+}
+
+const text = (s: string) => frame(1, Buffer.from(s));
+
+interface Seen {
+  data: string;
+  isBinary: boolean;
+  stamp: number;
+  read: number;
+}
+
+async function run(
+  steps: Array<{ bytes: Buffer; waitMs: number }>,
+  onMessage?: (seen: Seen[]) => void,
+): Promise<{ seen: Seen[]; sent: number[]; pongs: string[]; ended: boolean; closed: Promise<void> }> {
+  const reader = StampedReader.get();
+  if (!reader) throw new Error(`${WS_STAMPS_ADDON_PATH} is not built: run make setup`);
+  const w = server(steps.map((s) => ({ hex: s.bytes.toString("hex"), waitMs: s.waitMs })));
+  const sent: number[] = [];
+  const pongs: string[] = [];
+  const seen: Seen[] = [];
+  let ended = false;
+  const port = await new Promise<number>((resolve) => {
+    w.on("message", (m: { port?: number; sent?: number; at?: number; pong?: string }) => {
+      if (m.port !== undefined) resolve(m.port);
+      if (m.sent !== undefined) sent[m.sent] = m.at!;
+      if (m.pong !== undefined) pongs.push(m.pong);
+    });
+  });
+  const done = new Promise<void>((r) => w.on("message", (m: { done?: boolean }) => m.done && r()));
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+  await new Promise<void>((r) => ws.once("open", () => r()));
+  const closed = new Promise<void>((r) => ws.once("close", () => r()));
+  reader.attach(ws, {
+    message: (data, isBinary, stamp) => {
+      seen.push({ data: data.toString(), isBinary, stamp, read: performance.timeOrigin + performance.now() });
+      onMessage?.(seen);
+    },
+    end: () => {
+      ended = true;
+    },
+  });
+  await done;
+  await new Promise((r) => setTimeout(r, 100));
+  await w.terminate();
+  return { seen, sent, pongs, ended, closed };
+}
+
+describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", () => {
+  it("stamps each frame when it came, however late the loop reads it", async () => {
+    const steps = Array.from({ length: 12 }, (_, i) => ({ bytes: text(`m${i}`), waitMs: 20 }));
+    const { seen, sent } = await run(steps, (s) => {
+      // After the third, the loop is busy for 120 ms: ~6 frames queue up and are read in a burst.
+      if (s.length === 3) {
+        const t = performance.now();
+        while (performance.now() - t < 120);
+      }
+    });
+    expect(seen.map((s) => s.data)).toEqual(steps.map((_, i) => `m${i}`));
+    seen.forEach((s, i) => {
+      expect(s.stamp - sent[i]!).toBeGreaterThan(-1); // the two threads' clocks agree well within 1 ms
+      expect(s.stamp).toBeLessThanOrEqual(s.read + 1);
+    });
+    const burst = seen.filter((s) => s.read - s.stamp > 40);
+    expect(burst.length).toBeGreaterThanOrEqual(3);
+    // Read together, stamped apart: the burst's stamps span its sends, not its reads.
+    const stampSpan = burst.at(-1)!.stamp - burst[0]!.stamp;
+    const readSpan = burst.at(-1)!.read - burst[0]!.read;
+    expect(stampSpan).toBeGreaterThan(20 * (burst.length - 1) - 15);
+    expect(readSpan).toBeLessThan(stampSpan);
+  });
+
+  it("reads frames of every length form, split across writes and fragmented, and answers pings", async () => {
+    const big = Buffer.alloc(70_000, "b");
+    const mid = "m".repeat(300);
+    const split = text("x".repeat(200));
+    const { seen, sent } = await run([
+      { bytes: text(""), waitMs: 10 },
+      { bytes: Buffer.concat([text("a"), text(mid)]), waitMs: 10 },
+      { bytes: frame(2, big), waitMs: 10 },
+      { bytes: frame(9, Buffer.from("hi")), waitMs: 10 },
+      { bytes: split.subarray(0, 1), waitMs: 30 },
+      { bytes: split.subarray(1, 100), waitMs: 30 },
+      { bytes: split.subarray(100), waitMs: 10 },
+      { bytes: frame(1, Buffer.from("fra"), false), waitMs: 10 },
+      { bytes: frame(0, Buffer.from("gm"), false), waitMs: 10 },
+      { bytes: frame(0, Buffer.from("ent")), waitMs: 50 },
+    ]);
+    expect(seen.map((s) => (s.isBinary ? `binary ${s.data.length}` : s.data))).toEqual([
+      "",
+      "a",
+      mid,
+      `binary ${big.length}`,
+      "x".repeat(200),
+      "fragment",
+    ]);
+    // The split frame is stamped by the write that completed it, not by its first byte.
+    expect(seen[4]!.stamp).toBeGreaterThanOrEqual(sent[6]! - 1);
+  });
+
+  it("answers a ping with a pong and sees the server close the stream", async () => {
+    const { pongs, ended, closed } = await run([
+      { bytes: frame(9, Buffer.from("hi")), waitMs: 50 },
+      { bytes: frame(8, Buffer.from([0x03, 0xe8])), waitMs: 50 },
+    ]);
+    expect(pongs).toEqual(["hi"]);
+    expect(ended).toBe(true);
+    await closed; // the WebSocket itself closes: the simulator's 'close' handler runs as before
+  });
+
+  it("refuses what is not a socket, with the argument named", () => {
+    if (!existsSync(WS_STAMPS_ADDON_PATH)) throw new Error(`${WS_STAMPS_ADDON_PATH} is not built`);
+    StampedReader.get(); // started
+    const addon = createRequire(import.meta.url)(WS_STAMPS_ADDON_PATH) as { add(fd: number): number };
+    expect(() => addon.add(-1)).toThrow(/add\(fd\): expected a socket's file descriptor/);
+    expect(() => addon.add(0x7fff_fff0)).toThrow(/add\(fd\): not a socket/);
+  });
+});
