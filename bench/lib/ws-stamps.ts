@@ -17,8 +17,9 @@ export const WS_STAMPS_ADDON_PATH = fileURLToPath(
 
 interface WsStampsAddon {
   start(onReady: () => void): void;
+  /** A handle for the socket, in each of its records; never the same for two live sockets. */
   add(fd: number): number;
-  remove(slot: number): void;
+  remove(handle: number): void;
   drain(): Buffer | undefined;
 }
 
@@ -43,7 +44,8 @@ const OP_PING = 9;
 
 export class StampedReader {
   readonly #addon: WsStampsAddon;
-  readonly #slots = new Map<
+  /** By add()'s handle. */
+  readonly #sockets = new Map<
     number,
     { handlers: StampedHandlers; parts: Buffer[]; binary: boolean; ws: WebSocket }
   >();
@@ -80,12 +82,9 @@ export class StampedReader {
     tcp.pause();
     handle.readStop();
     handle.reading = false;
-    const slot = this.#addon.add(handle.fd);
-    this.#slots.set(slot, { handlers, parts: [], binary: false, ws });
-    tcp.once("close", () => {
-      this.#addon.remove(slot);
-      this.#slots.delete(slot);
-    });
+    const id = this.#addon.add(handle.fd);
+    this.#sockets.set(id, { handlers, parts: [], binary: false, ws });
+    tcp.once("close", () => this.#forget(id));
   }
 
   #drain(): void {
@@ -93,23 +92,23 @@ export class StampedReader {
     if (!buf) return;
     const readAt = performance.timeOrigin + performance.now();
     for (let at = 0; at + HEAD <= buf.length; ) {
-      const slot = buf.readUInt32LE(at);
+      const id = buf.readUInt32LE(at);
       const kind = buf[at + 4]!;
       const first = buf[at + 5]!;
       const len = buf.readUInt32LE(at + 8);
       const stamp = buf.readDoubleLE(at + 12);
       const payload = buf.subarray(at + HEAD, at + HEAD + len);
       at += HEAD + len;
-      const s = this.#slots.get(slot);
+      const s = this.#sockets.get(id);
       if (!s) continue;
       if (kind === 1) {
-        this.#end(slot);
+        this.#end(id);
         continue;
       }
       const opcode = first & 0x0f;
       const fin = (first & 0x80) !== 0;
       if (opcode === OP_CLOSE) {
-        this.#end(slot);
+        this.#end(id);
         continue;
       }
       if (opcode === OP_PING) {
@@ -132,13 +131,17 @@ export class StampedReader {
   }
 
   /** The bridge ended the stream: stop reading and let `ws` close its side (its 'close' follows). */
-  #end(slot: number): void {
-    const s = this.#slots.get(slot);
+  #end(id: number): void {
+    const s = this.#sockets.get(id);
     if (!s) return;
-    this.#addon.remove(slot);
-    this.#slots.delete(slot);
+    this.#forget(id);
     s.handlers.end();
     s.ws.terminate();
+  }
+
+  #forget(id: number): void {
+    if (!this.#sockets.delete(id)) return;
+    this.#addon.remove(id);
   }
 }
 

@@ -16,7 +16,7 @@
 // own reading of it, and takes the frames read so far with drain() whenever `onReady` is called
 // (once each time the queue goes from empty to not). remove() unregisters and closes the dup.
 //
-// drain()'s buffer holds records: u32 slot, u8 kind (0 frame, 1 end of stream), u8 the frame's
+// drain()'s buffer holds records: u32 handle (add()'s), u8 kind (0 frame, 1 end of stream), u8 the frame's
 // first header byte (FIN and opcode), u16 0, u32 payload length, f64 stamp (epoch ms, NaN if the
 // kernel gave none), then the payload.
 #define _GNU_SOURCE
@@ -33,7 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SLOTS 8192
+#define MAX_SLOTS 8192 /* 2^13: a handle is (generation << 13) | slot, so a reused slot is told apart */
+#define SLOT_BITS 13
+#define GEN_MASK 0x7ffffu
 #define MAX_FRAME (16u << 20)
 #define RECORD_HEAD 20
 
@@ -74,11 +76,11 @@ static int reserve(size_t more) {
   return 1;
 }
 
-static void put_record(uint32_t slot, uint8_t kind, uint8_t first, const uint8_t *data, uint32_t len, double stamp) {
+static void put_record(uint32_t handle, uint8_t kind, uint8_t first, const uint8_t *data, uint32_t len, double stamp) {
   if (!reserve(RECORD_HEAD + (size_t)len)) return; /* out of memory: the frame is lost, JS sees a gap */
   uint8_t *p = queue + queue_len;
   uint16_t zero = 0;
-  memcpy(p, &slot, 4);
+  memcpy(p, &handle, 4);
   p[4] = kind;
   p[5] = first;
   memcpy(p + 6, &zero, 2);
@@ -102,7 +104,7 @@ static void release(Slot *s) {
     close(s->fd);
   }
   s->fd = -1;
-  s->gen++;
+  s->gen = (s->gen + 1) & GEN_MASK;
   free(s->payload);
   s->payload = NULL;
   s->pay_cap = 0;
@@ -148,12 +150,15 @@ static int64_t header_done(Slot *s) {
   return n > MAX_FRAME ? -1 : (int64_t)n;
 }
 
+static uint32_t handle_of(uint32_t id) { return (slots[id].gen << SLOT_BITS) | id; }
+
 /** Reads every whole frame the socket holds; called with `mu` held. */
 static void read_slot(uint32_t id) {
   Slot *s = &slots[id];
+  uint32_t h = handle_of(id);
   for (;;) {
     if (s->in_payload && s->pay_have == s->pay_len) {
-      put_record(id, 0, s->hdr[0], s->payload, (uint32_t)s->pay_len, s->stamp_ms);
+      put_record(h, 0, s->hdr[0], s->payload, (uint32_t)s->pay_len, s->stamp_ms);
       reset_frame(s);
     }
     uint8_t *dst;
@@ -168,7 +173,7 @@ static void read_slot(uint32_t id) {
     ssize_t r = read_stamped(s->fd, dst, want, &s->stamp_ms);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (r <= 0) {
-      put_record(id, 1, 0, NULL, 0, NAN);
+      put_record(h, 1, 0, NULL, 0, NAN);
       release(s);
       return;
     }
@@ -178,7 +183,7 @@ static void read_slot(uint32_t id) {
       int64_t len = header_done(s);
       if (len == -2) continue;
       if (len < 0) {
-        put_record(id, 1, 0, NULL, 0, NAN);
+        put_record(h, 1, 0, NULL, 0, NAN);
         release(s);
         return;
       }
@@ -187,7 +192,7 @@ static void read_slot(uint32_t id) {
         while (cap < (uint64_t)len) cap *= 2;
         uint8_t *grown = realloc(s->payload, cap);
         if (!grown) {
-          put_record(id, 1, 0, NULL, 0, NAN);
+          put_record(h, 1, 0, NULL, 0, NAN);
           release(s);
           return;
         }
@@ -260,7 +265,7 @@ static napi_value start(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/** add(fd): registers a connected TCP socket whose WebSocket handshake is done; its slot. */
+/** add(fd): registers a connected TCP socket whose WebSocket handshake is done; its handle. */
 static napi_value add(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], out;
@@ -306,22 +311,23 @@ static napi_value add(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "add(fd): epoll_ctl failed");
     return NULL;
   }
-  CHECK(napi_create_uint32(env, id, &out));
+  CHECK(napi_create_uint32(env, handle_of(id), &out));
   return out;
 }
 
-/** remove(slot): stops reading it and closes the thread's dup (a slot already ended is fine). */
+/** remove(handle): stops reading it and closes the thread's dup (one already ended is fine). */
 static napi_value remove_slot(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  uint32_t id;
+  uint32_t h;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 1 || napi_get_value_uint32(env, argv[0], &id) != napi_ok || id >= MAX_SLOTS) {
-    napi_throw_range_error(env, NULL, "remove(slot): expected a slot from add()");
+  if (argc < 1 || napi_get_value_uint32(env, argv[0], &h) != napi_ok) {
+    napi_throw_range_error(env, NULL, "remove(handle): expected a handle from add()");
     return NULL;
   }
+  uint32_t id = h & (MAX_SLOTS - 1);
   pthread_mutex_lock(&mu);
-  if (slots[id].fd >= 0) release(&slots[id]);
+  if (slots[id].fd >= 0 && handle_of(id) == h) release(&slots[id]);
   pthread_mutex_unlock(&mu);
   return NULL;
 }

@@ -188,6 +188,43 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
     await closed; // the WebSocket itself closes: the simulator's 'close' handler runs as before
   });
 
+  it("keeps reading a socket attached as another one ends (a handle let go names no other socket)", async () => {
+    const reader = StampedReader.get()!;
+    // The port is listened for at once: a worker's message with no listener yet is lost.
+    const open = (w: Worker) => {
+      const port = new Promise<number>((r) => w.on("message", (m: { port?: number }) => m.port && r(m.port)));
+      return async () => {
+        const ws = new WebSocket(`ws://127.0.0.1:${await port}/`);
+        await new Promise<void>((r) => ws.once("open", () => r()));
+        return ws;
+      };
+    };
+    // B says its word late, after A has ended and B has taken over A's slot; A's socket closes
+    // after B is attached, and that must not stop B's reading.
+    const a = server([{ hex: frame(8, Buffer.from([0x03, 0xe8])).toString("hex"), waitMs: 100 }]);
+    const openA = open(a);
+    const b = server([
+      { hex: "", waitMs: 300 },
+      { hex: text("after").toString("hex"), waitMs: 100 },
+    ]);
+    const openB = open(b);
+    const bDone = new Promise<void>((r) => b.on("message", (m: { done?: boolean }) => m.done && r()));
+    const wsB = await openB();
+    const wsA = await openA();
+    const heard: string[] = [];
+    const aClosed = new Promise<void>((r) => wsA.once("close", () => r()));
+    reader.attach(wsA, {
+      message: () => {},
+      end: () => reader.attach(wsB, { message: (data) => heard.push(data.toString()), end: () => {} }),
+    });
+    await aClosed;
+    await bDone;
+    await new Promise((r) => setTimeout(r, 100));
+    wsB.terminate();
+    await Promise.all([a.terminate(), b.terminate()]);
+    expect(heard).toEqual(["after"]);
+  });
+
   it("refuses what is not a socket, with the argument named", () => {
     if (!existsSync(WS_STAMPS_ADDON_PATH)) throw new Error(`${WS_STAMPS_ADDON_PATH} is not built`);
     StampedReader.get(); // started
