@@ -2,10 +2,10 @@
 // whole run (Twilio: simulateCall; SIP: placeSipCall), every caller speaking the shared timeline
 // and pressing its keys, with nothing kept per frame: each agent frame is timed as it arrives
 // (calls-frames.ts for Twilio, rtp-lateness.ts for SIP; both by the kernel's receive stamp, and
-// apart by the time it was read) into the histogram of the window it arrived in. At each window's end (plus a
-// grace for frames in flight) it appends one JSON line (SoakWindowReport) to its output file, with
-// its own event-loop delay over the window, so a stalled load generator is told apart from the
-// bridge.
+// apart by the time it was read) into the histogram of the window it arrived in. At each window's
+// end (plus a grace for frames in flight) it appends one JSON line (SoakWindowReport) to its
+// output file, with its own event-loop delay over the window, so a stalled load generator is told
+// apart from the bridge.
 //
 // Usage (by bench/soak.ts): node soak-load.ts SPEC.json OUT.jsonl
 import { appendFile, readFileSync } from "node:fs";
