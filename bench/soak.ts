@@ -311,8 +311,8 @@ async function main(): Promise<void> {
     worstP99: 0,
     worstReadP99: 0,
     gapFrames: 0,
-    readGapFrames: 0,
-    readGaps: false,
+    /** Twilio with stamps only: the gap frames by read time. */
+    readGapFrames: undefined as number | undefined,
     gcMain: 0,
     gcWorkers: 0,
     lag: 0,
@@ -370,8 +370,7 @@ async function main(): Promise<void> {
     all.gapFrames += gapFrames;
     const readGaps = reports.some((r) => r.readGapFrames !== undefined);
     const readGapFrames = reports.reduce((n, r) => n + (r.readGapFrames ?? 0), 0);
-    all.readGapFrames += readGapFrames;
-    all.readGaps ||= readGaps;
+    if (readGaps) all.readGapFrames = (all.readGapFrames ?? 0) + readGapFrames;
     all.gcMain = Math.max(all.gcMain, pauses.mainMax);
     all.gcWorkers = Math.max(all.gcWorkers, pauses.workersMax);
     all.lag = Math.max(all.lag, lag.max);
@@ -448,7 +447,7 @@ async function main(): Promise<void> {
         }
       : {}),
     gap_frames: all.gapFrames,
-    ...(all.readGaps ? { gap_frames_read: all.readGapFrames } : {}),
+    ...(all.readGapFrames !== undefined ? { gap_frames_read: all.readGapFrames } : {}),
     gc_pause_ms_max: round(all.gcMain, 1),
     gc_pause_ms_max_workers: round(all.gcWorkers, 1),
     loop_lag_ms_max: round(all.lag, 1),

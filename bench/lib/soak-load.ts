@@ -47,7 +47,9 @@ const readHist = windows.map(() => new LatenessHistogram());
 const frames = windows.map(() => 0);
 const gapFrames = windows.map(() => 0);
 const readGapFrames = windows.map(() => 0);
-let readGaps = false;
+// Twilio: the bridge's frames are read by the addon's thread with their kernel receive stamps when
+// it is built (ws-stamps.ts); the read time is then timed apart, as SIP's read lateness.
+const attachReader = "target" in spec ? undefined : stampedAttach();
 let callErrors = 0;
 
 function frameAt(
@@ -63,10 +65,7 @@ function frameAt(
   if (readLatenessMs !== undefined) readHist[w]!.add(readLatenessMs);
   frames[w]!++;
   gapFrames[w]! += gap;
-  if (readGap !== undefined) {
-    readGaps = true;
-    readGapFrames[w]! += readGap;
-  }
+  if (readGap !== undefined) readGapFrames[w]! += readGap;
 }
 
 // The window's lines: loop delay read and reset at each window's end.
@@ -91,7 +90,7 @@ windows.forEach(([, end], i) => {
         ...(readHist[i]!.total
           ? { readLateness: readHist[i]!.toSparse(), readLatenessMax: readHist[i]!.max }
           : {}),
-        ...(readGaps ? { readGapFrames: readGapFrames[i]! } : {}),
+        ...(attachReader ? { readGapFrames: readGapFrames[i]! } : {}),
         loopDelayMsMax: loop.max,
         loopDelayMsP99: loop.p99,
         callErrors,
@@ -105,10 +104,6 @@ windows.forEach(([, end], i) => {
     end + GRACE_MS - Date.now(),
   );
 });
-
-// The bridge's frames are read by the addon's thread with their kernel receive stamps when it is
-// built (ws-stamps.ts); the read time is then timed apart, as SIP's read lateness.
-const attachReader = stampedAttach();
 
 async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);

@@ -116,16 +116,21 @@ export class StampedReader {
         continue;
       }
       if (opcode > 7) continue; // pong, reserved control frames
+      // A message's first frame starts it afresh (parts emptied in place: no array per message).
       if (opcode !== OP_CONTINUATION) {
-        s.parts = [];
+        s.parts.length = 0;
         s.binary = opcode === OP_BINARY;
       }
       if (!fin) {
         s.parts.push(payload);
         continue;
       }
-      const data = s.parts.length ? Buffer.concat([...s.parts, payload]) : payload;
-      s.parts = [];
+      let data = payload;
+      if (s.parts.length) {
+        s.parts.push(payload);
+        data = Buffer.concat(s.parts);
+        s.parts.length = 0;
+      }
       s.handlers.message(data, s.binary, Number.isNaN(stamp) ? readAt : stamp);
     }
   }

@@ -320,22 +320,20 @@ export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult
     }
     const msg = parsed.message;
     if (msg.streamSid !== streamSid) return;
+    const read = nowMs();
+    const t = arrivedAt !== undefined ? arrivedAt - t0 : read;
     if (msg.event === "media") {
       const bytes = Buffer.from(msg.media.payload, "base64");
       playout.audio(mulawDecode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
-      const read = nowMs();
-      const t = arrivedAt !== undefined ? arrivedAt - t0 : read;
       if (t - lastReceiptMs > 200) emit("agent-audio");
       lastReceiptMs = t;
       if (keep) receipts.push(t);
       mediaReceived++;
       opts.onAgentMessage?.("media", t, read);
     } else if (msg.event === "mark") {
-      pendingMarks.set(msg.mark.name, nowMs());
+      pendingMarks.set(msg.mark.name, read);
       echo(playout.mark(msg.mark.name), false);
     } else {
-      const read = nowMs();
-      const t = arrivedAt !== undefined ? arrivedAt - t0 : read;
       clears.push(t);
       opts.onAgentMessage?.("clear", t, read);
       emit("clear");
