@@ -13,7 +13,7 @@ import { sendOpusPacket } from "./packet-out.ts";
 import { ReceiveInbox } from "./receive-inbox.ts";
 import { routeReceivedAudio } from "./receive-router.ts";
 import { DiscordChannelTransport } from "./transport.ts";
-import { tuneVoiceUdp } from "./voice-udp.ts";
+import { tuneVoiceUdp, type VoiceUdpReads } from "./voice-udp.ts";
 
 /** How long a voice connection may take to be ready (DAVE and UDP discovery included). */
 const READY_TIMEOUT_MS = 20_000;
@@ -60,6 +60,7 @@ export class ChannelConversation {
   readonly #silence: MemberSilence;
   /** Members' packets until the voice clock's next tick (every channel's decoded together). */
   readonly #inbox = new ReceiveInbox();
+  #udp: VoiceUdpReads | undefined;
   #connection: VoiceConnection | undefined;
   #transport: DiscordChannelTransport | undefined;
   #ended = false;
@@ -93,10 +94,14 @@ export class ChannelConversation {
       decryptionFailureTolerance: DECRYPTION_FAILURE_TOLERANCE,
     });
     this.#connection = connection;
-    tuneVoiceUdp(connection);
+    // The inbox is decoded right after each tick's reading, not a tick later.
+    this.#udp = tuneVoiceUdp(connection, () => this.#inbox.flush());
     // Before the first UDP socket exists, so that every socket of the connection routes here.
     routeReceivedAudio(connection.receiver, {
-      packet: (userId, opus) => this.#heard(userId, opus),
+      packet: (userId, opus) => {
+        this.#udp?.packetRead();
+        this.#heard(userId, opus);
+      },
       undecryptable: (userId, err) => {
         this.#undecryptable++;
         if (this.#undecryptable === 1 || this.#undecryptable % 500 === 0)
@@ -234,6 +239,7 @@ export class ChannelConversation {
     if (this.#ended) return;
     this.#ended = true;
     this.#inbox.close();
+    this.#udp?.close();
     for (const r of this.#receivers.values()) r.stop();
     this.#receivers.clear();
     this.#silence.close();

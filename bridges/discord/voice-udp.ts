@@ -10,8 +10,10 @@
 //   process.nextTick) for every packet, 50 a second per channel. A connected socket sends at once.
 //   IP discovery is over by Ready, and the server answers from the address it is sent to, so
 //   nothing else changes for the socket.
+// - Read once per tick of the voice clock while members' packets flow (udp-tick-reads.ts).
 import type { Socket } from "node:dgram";
 import { NetworkingStatusCode, type VoiceConnection, VoiceConnectionStatus } from "@discordjs/voice";
+import { UdpTickReads } from "./udp-tick-reads.ts";
 
 const RECEIVE_BUFFER_BYTES = 4 << 20;
 
@@ -22,10 +24,29 @@ interface LibraryUdp {
   send(buffer: Buffer): void;
 }
 
-export function tuneVoiceUdp(connection: VoiceConnection): void {
+/** The connection's current socket as the receive path drives it. */
+export interface VoiceUdpReads {
+  /** A member's packet was read from the socket (reading goes to once per tick). */
+  packetRead(): void;
+  /** Reads as packets come again (the conversation ended). */
+  close(): void;
+}
+
+/**
+ * Tunes each socket the connection opens. `afterRead` runs after each tick's reading of the socket,
+ * in the same turn of the loop: what it read is to be handled then.
+ */
+export function tuneVoiceUdp(connection: VoiceConnection, afterRead: () => void): VoiceUdpReads {
   const tuned = new WeakSet<object>();
+  let reads: UdpTickReads | undefined;
+  let closed = false;
   const tune = () => {
     const state = connection.state;
+    if (state.status === VoiceConnectionStatus.Destroyed) {
+      reads?.close();
+      reads = undefined;
+      return;
+    }
     if (state.status !== VoiceConnectionStatus.Ready) return;
     const net = state.networking.state;
     if (net.code !== NetworkingStatusCode.Ready) return;
@@ -39,9 +60,28 @@ export function tuneVoiceUdp(connection: VoiceConnection): void {
       // Not bound yet or refused: the default buffer stays.
     }
     connectToServer(udp, socket);
+    // A new socket (a resume, a moved voice server): the old one's reading is over.
+    reads?.close();
+    const mine = closed
+      ? undefined
+      : UdpTickReads.of(socket, {
+          // The connection's receive router (receive-router.ts), as libuv's reads reach it.
+          deliver: (msg) => connection.receiver.onUdpMessage(msg),
+          afterRead,
+        });
+    reads = mine;
+    if (mine) socket.once("close", () => mine.close());
   };
   connection.on("stateChange", tune);
   tune();
+  return {
+    packetRead: () => reads?.packet(),
+    close: () => {
+      closed = true;
+      reads?.close();
+      reads = undefined;
+    },
+  };
 }
 
 function connectToServer(udp: LibraryUdp, socket: Socket): void {
