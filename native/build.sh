@@ -4,7 +4,7 @@
 #   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
 #   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
 #   discord-aes-gcm.node  Discord's voice transport encryption (AES-256-GCM, a context per connection)
-#   discord-udp-drain.node  a voice socket's queued datagrams read in one recvmmsg (once per voice tick)
+#   discord-voice-socket.node  a voice socket's datagrams read in one recvmmsg per voice tick, sent off libuv
 #   ws-stamps.node    the benchmarks' simulated Twilio: WebSocket frames read with their kernel receive stamps
 # Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix). With
@@ -89,9 +89,9 @@ if stale "$OUT/discord-aes-gcm.node" "$HERE/discord/aes-gcm.c"; then
   echo "built native/build/discord-aes-gcm.node"
 fi
 
-if stale "$OUT/discord-udp-drain.node" "$HERE/discord/udp-drain.c"; then
-  $CC $CFLAGS -shared -I"$node_inc" "$HERE/discord/udp-drain.c" -o "$OUT/discord-udp-drain.node"
-  echo "built native/build/discord-udp-drain.node"
+if stale "$OUT/discord-voice-socket.node" "$HERE/discord/voice-socket.c"; then
+  $CC $CFLAGS -shared -I"$node_inc" "$HERE/discord/voice-socket.c" -o "$OUT/discord-voice-socket.node"
+  echo "built native/build/discord-voice-socket.node"
 fi
 
 if stale "$OUT/ws-stamps.node" "$HERE/bench/ws-stamps.c"; then

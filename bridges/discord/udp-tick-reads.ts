@@ -6,7 +6,7 @@
 //
 // While members' packets flow, libuv stops reading the socket (its handle's recvStop, what dgram
 // itself calls) and the kernel queues them in the socket's receive buffer (widened by
-// voice-udp.ts). Each tick reads whatever is queued in one recvmmsg (native/discord/udp-drain.c),
+// voice-udp.ts). Each tick reads whatever is queued in one recvmmsg (native/discord/voice-socket.c),
 // hands each datagram to `deliver` (the connection's receive router) and then runs `afterRead` (the
 // conversation decodes what came): a packet waits for the next tick, as in the receive inbox alone
 // (20 ms at most, 10 on average), and no longer. After 5 ticks without a packet, libuv reads as
@@ -17,12 +17,12 @@
 // per tick per socket (tried: 310 → 180 wake-ups a second with 2 channels × 3 members). Once libuv
 // has dropped the socket, nothing wakes the loop for it.
 //
-// Node's dgram has no pause() and no file descriptor in its API: the handle is found by its symbol's
-// description. Without it, or without the addon (not built), packets are read as they come.
+// Without the addon (not built) or the socket's handle (voice-socket-io.ts), packets are read as
+// they come.
 import { Buffer } from "node:buffer";
 import type { Socket } from "node:dgram";
-import { createRequire } from "node:module";
 import { sharedVoiceClock, type VoiceClock, type VoiceTicker } from "./voice-clock.ts";
+import { type VoiceSocketIo, voiceSocketIo } from "./voice-socket-io.ts";
 
 /** Ticks without a packet before libuv reads as packets come again. */
 export const IDLE_TICKS = 5;
@@ -30,38 +30,6 @@ export const IDLE_TICKS = 5;
 const SLOT_BYTES = 2048;
 /** Slots per read; a fuller read is followed by another at once. */
 const SLOTS = 64;
-
-interface Addon {
-  drain(fd: number, slab: Uint8Array, slotBytes: number, lengths: Int32Array): number;
-}
-
-function loadAddon(): Addon | undefined {
-  try {
-    return createRequire(import.meta.url)("../../native/build/discord-udp-drain.node") as Addon;
-  } catch {
-    return undefined;
-  }
-}
-
-const addon = loadAddon();
-
-interface UdpHandle {
-  readonly fd: number;
-  recvStart(): number;
-  recvStop(): number;
-}
-
-function handleOf(socket: Socket): UdpHandle | undefined {
-  const symbol = Object.getOwnPropertySymbols(socket).find((s) => s.description === "state symbol");
-  const state = symbol ? (socket as unknown as Record<symbol, { handle?: unknown }>)[symbol] : undefined;
-  const handle = state?.handle as Partial<UdpHandle> | undefined;
-  return typeof handle?.recvStart === "function" &&
-    typeof handle.recvStop === "function" &&
-    typeof handle.fd === "number" &&
-    handle.fd >= 0
-    ? (handle as UdpHandle)
-    : undefined;
-}
 
 export interface TickReadsOptions {
   /** A datagram read at a tick; a view of a buffer reused at the next tick (use it before returning or in afterRead). */
@@ -74,8 +42,7 @@ export interface TickReadsOptions {
 }
 
 export class UdpTickReads implements VoiceTicker {
-  readonly #handle: UdpHandle;
-  readonly #addon: Addon;
+  readonly #io: VoiceSocketIo;
   readonly #o: TickReadsOptions;
   readonly #clock: VoiceClock;
   readonly #slab = new Uint8Array(SLOTS * SLOT_BYTES);
@@ -86,22 +53,16 @@ export class UdpTickReads implements VoiceTicker {
   #sinceTick = 0;
   #closed = false;
 
-  private constructor(handle: UdpHandle, a: Addon, o: TickReadsOptions) {
-    this.#handle = handle;
-    this.#addon = a;
+  private constructor(io: VoiceSocketIo, o: TickReadsOptions) {
+    this.#io = io;
     this.#o = o;
     this.#clock = o.clock ?? sharedVoiceClock;
   }
 
   /** Tick reading for `socket`, or undefined when it cannot be had here (packets are then read as they come). */
-  static of(socket: Socket, o: TickReadsOptions, a: Addon | undefined = addon): UdpTickReads | undefined {
-    const handle = handleOf(socket);
-    return handle && a ? new UdpTickReads(handle, a, o) : undefined;
-  }
-
-  /** Whether this process can read voice sockets per tick (the addon is built). */
-  static get available(): boolean {
-    return addon !== undefined;
+  static of(socket: Socket, o: TickReadsOptions): UdpTickReads | undefined {
+    const io = voiceSocketIo(socket);
+    return io ? new UdpTickReads(io, o) : undefined;
   }
 
   /** Reading once per tick (members' packets are flowing). */
@@ -115,11 +76,7 @@ export class UdpTickReads implements VoiceTicker {
     if (this.#batching || this.#closed) return;
     this.#batching = true;
     this.#idleTicks = 0;
-    try {
-      this.#handle.recvStop();
-    } catch {
-      // A closed socket: the next tick reads nothing and goes idle.
-    }
+    this.#io.pauseLibuv();
     this.#clock.add(this);
   }
 
@@ -150,17 +107,11 @@ export class UdpTickReads implements VoiceTicker {
     const lengths = this.#lengths;
     let got: number;
     do {
-      // Read at every call: a handle that dgram closed reports a negative fd at once, before its
-      // 'close' event, and the number it had may already be another socket's.
-      const fd = this.#handle.fd;
-      if (fd < 0) {
-        this.close();
-        return;
-      }
       try {
-        got = this.#addon.drain(fd, slab, SLOT_BYTES, lengths);
+        got = this.#io.drain(slab, SLOT_BYTES, lengths);
       } catch {
-        // The socket went away under us (closed by the library): nothing more to read from it.
+        // Closed under us (by the library; its descriptor may already be another socket's, which
+        // drain() never reads): nothing more to read from it.
         this.close();
         return;
       }
@@ -176,10 +127,6 @@ export class UdpTickReads implements VoiceTicker {
 
   #resume(): void {
     this.#batching = false;
-    try {
-      this.#handle.recvStart();
-    } catch {
-      // A closed socket: nothing to read.
-    }
+    this.#io.resumeLibuv();
   }
 }

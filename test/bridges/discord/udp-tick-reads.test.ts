@@ -169,7 +169,7 @@ describe("UdpTickReads", () => {
   });
 
   it("the addon names its arguments when given wrong ones", () => {
-    const addon = createRequire(import.meta.url)("../../../native/build/discord-udp-drain.node") as {
+    const addon = createRequire(import.meta.url)("../../../native/build/discord-voice-socket.node") as {
       drain(...args: unknown[]): number;
     };
     expect(() => addon.drain("3", new Uint8Array(8), 4, new Int32Array(2))).toThrow(/drain\(fd/);
