@@ -41,6 +41,7 @@ import { numberArg } from "./lib/args.ts";
 import {
   machineBusyUs,
   mainThreadSchedUs,
+  mainThreadWakeups,
   processRunUs,
   spawnNode,
   stopProcess,
@@ -199,6 +200,7 @@ async function main(): Promise<void> {
   });
   const bridgeCpu = () => processRunUs(bridge.pid!);
   const loopCpu = () => mainThreadSchedUs(bridge.pid!).runUs;
+  const wakeups = () => mainThreadWakeups(bridge.pid!);
   // The bridge idles (logged in, no channel joined): the floor under both figures below.
   await sleep(1000);
   const idle0 = bridgeCpu();
@@ -220,11 +222,13 @@ async function main(): Promise<void> {
   t0 = performance.now();
   cpu0 = bridgeCpu();
   let loop0 = loopCpu();
+  let wake0 = wakeups();
   let machine0 = machineBusyUs();
   await sleep(10_000);
   const outWindowS = (performance.now() - t0) / 1000;
   const outCpu = bridgeCpu() - cpu0;
   const outLoop = loopCpu() - loop0;
+  const outWakeups = wakeups() - wake0;
   const outOthers = machineBusyUs() - machine0 - outCpu;
   // Still speaking: a voiced frame within the last second (a sentence's end pauses for some 300 ms).
   const stillSpeaking = listeners.every((m) => !quiet(m, 1000));
@@ -248,11 +252,13 @@ async function main(): Promise<void> {
   t0 = performance.now();
   cpu0 = bridgeCpu();
   loop0 = loopCpu();
+  wake0 = wakeups();
   machine0 = machineBusyUs();
   await sleep(SECONDS * 1000);
   const inWindowS = (performance.now() - t0) / 1000;
   const inCpu = bridgeCpu() - cpu0;
   const inLoop = loopCpu() - loop0;
+  const inWakeups = wakeups() - wake0;
   const inOthers = machineBusyUs() - machine0 - inCpu;
   speaking = false;
   await Promise.all(talkers);
@@ -319,6 +325,8 @@ async function main(): Promise<void> {
     // The share of each figure spent on the event loop's thread (the rest: VAD, GC and compiler threads).
     agent_out_main_thread_us_per_s: Math.round(outLoop / (CHANNELS * outWindowS)),
     receive_main_thread_us_per_user_s: Math.round(inLoop / (CHANNELS * MEMBERS * inWindowS)),
+    agent_out_wakeups_per_s: Math.round(outWakeups / outWindowS),
+    receive_wakeups_per_s: Math.round(inWakeups / inWindowS),
     lost_packets: lost,
     clear_media_frames: clearFrames,
     targets_missed: [] as string[],

@@ -106,6 +106,19 @@ export function mainThreadSchedUs(pid: number): { runUs: number; waitUs: number 
   return { runUs: (run ?? Number.NaN) / 1000, waitUs: (wait ?? Number.NaN) / 1000 };
 }
 
+/**
+ * Times a process's main thread has gone to sleep and been woken since it started (its voluntary
+ * context switches): on a VM where each wake-up from idle costs more than the work it wakes for,
+ * the count explains the CPU.
+ */
+export function mainThreadWakeups(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8").match(
+    /^voluntary_ctxt_switches:\s+(\d+)/m,
+  );
+  if (!m) throw new Error(`no voluntary_ctxt_switches for pid ${pid}`);
+  return Number(m[1]);
+}
+
 function cpuOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces) start at field 3 (state).
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
