@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { mainThreadSchedUs, NODE_FLAGS, processRunUs } from "../../bench/lib/calls-procs.ts";
+import {
+  mainThreadSchedUs,
+  mainThreadWakeups,
+  NODE_FLAGS,
+  processRunUs,
+} from "../../bench/lib/calls-procs.ts";
 
 describe("calls benchmark processes", () => {
   it("runs the bridge with the Node flags bin/voice-bridge deploys", () => {
@@ -23,5 +28,13 @@ describe("calls benchmark processes", () => {
     expect(spin).toBeGreaterThan(0);
     expect(main).toBeGreaterThan(20_000);
     expect(cpu).toBeGreaterThanOrEqual(main);
+  });
+
+  it("counts the main thread's wake-ups: each sleep on a timer is one", async () => {
+    const w0 = mainThreadWakeups(process.pid);
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
+    const woken = mainThreadWakeups(process.pid) - w0;
+    expect(woken).toBeGreaterThanOrEqual(10);
+    expect(woken).toBeLessThan(200);
   });
 });
