@@ -4,7 +4,7 @@
 #   espeak-worker     long-lived espeak-ng synthesis worker (a pool of them serves TTS)
 #   rtp-sender.node   the SIP calls' RTP send thread (pacing off the event loop)
 #   discord-aes-gcm.node  Discord's voice transport encryption (AES-256-GCM, a context per connection)
-#   discord-voice-socket.node  a voice socket's datagrams read in one recvmmsg per voice tick, sent off libuv
+#   discord-voice-socket.node  a voice socket's queued datagrams read in one recvmmsg per voice tick
 #   ws-stamps.node    the benchmarks' simulated Twilio: WebSocket frames read with their kernel receive stamps
 # Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix). With

@@ -9,7 +9,7 @@
 // same, slower. Both decrypt in place, so a received packet costs no new buffer.
 import { Buffer } from "node:buffer";
 import { createCipheriv, createDecipheriv } from "node:crypto";
-import { createRequire } from "node:module";
+import { optionalAddon } from "./optional-addon.ts";
 
 export const AES_GCM_RTPSIZE = "aead_aes256_gcm_rtpsize";
 const TAG = 16;
@@ -36,15 +36,7 @@ interface Addon {
   seal(ctx: object, out: Buffer, headerSize: number, payload: Buffer, nonce: number): void;
 }
 
-function loadAddon(): Addon | undefined {
-  try {
-    return createRequire(import.meta.url)("../../native/build/discord-aes-gcm.node") as Addon;
-  } catch {
-    return undefined;
-  }
-}
-
-const addon = loadAddon();
+const addon = optionalAddon<Addon>("discord-aes-gcm.node");
 
 /** Which implementation serves this process: the addon, or node:crypto when it was not built. */
 export const TRANSPORT_AEAD_BACKEND: "openssl-addon" | "node-crypto" = addon

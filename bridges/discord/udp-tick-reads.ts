@@ -36,7 +36,7 @@ export interface TickReadsOptions {
   deliver(msg: Buffer): void;
   /** After each tick's datagrams are delivered, in the same turn of the loop. */
   afterRead(): void;
-  /** A datagram longer than a slot, dropped (counted by the caller). */
+  /** A datagram longer than a slot (a voice packet never is: not Discord's), dropped. */
   oversized?(bytes: number): void;
   clock?: VoiceClock;
 }

@@ -1,23 +1,16 @@
-// A voice connection's UDP socket as the addon native/discord/voice-socket.c reads it, off libuv: its file descriptor and libuv's reading of it (recvStart/recvStop, what node:dgram
-// itself calls), reached through the socket's handle. Node's dgram has no pause() and no descriptor
-// in its API, so the handle is found by its symbol's description; when it is not there, or the
-// addon is not built, `voiceSocketIo` says so (undefined) and node:dgram does everything as before.
+// A voice connection's UDP socket as the addon native/discord/voice-socket.c reads it, off libuv:
+// its file descriptor and libuv's reading of it (recvStart/recvStop, what node:dgram itself calls),
+// reached through the socket's handle. Node's dgram has no pause() and no descriptor in its API, so
+// the handle is found by its symbol's description; when it is not there, or the addon is not built,
+// `voiceSocketIo` says so (undefined) and node:dgram reads as before.
 import type { Socket } from "node:dgram";
-import { createRequire } from "node:module";
+import { optionalAddon } from "./optional-addon.ts";
 
 interface Addon {
   drain(fd: number, slab: Uint8Array, slotBytes: number, lengths: Int32Array): number;
 }
 
-function loadAddon(): Addon | undefined {
-  try {
-    return createRequire(import.meta.url)("../../native/build/discord-voice-socket.node") as Addon;
-  } catch {
-    return undefined;
-  }
-}
-
-const addon = loadAddon();
+const addon = optionalAddon<Addon>("discord-voice-socket.node");
 
 interface UdpHandle {
   readonly fd: number;
@@ -51,10 +44,10 @@ function handleOf(socket: Socket): UdpHandle | undefined {
     : undefined;
 }
 
-/** Direct reads and writes of `socket`, or undefined when this process cannot have them. */
-export function voiceSocketIo(socket: Socket, a: Addon | undefined = addon): VoiceSocketIo | undefined {
+/** Direct reads of `socket`, or undefined when this process cannot have them. */
+export function voiceSocketIo(socket: Socket): VoiceSocketIo | undefined {
   const handle = handleOf(socket);
-  if (!handle || !a) return undefined;
+  if (!handle || !addon) return undefined;
   return {
     fd: () => handle.fd,
     pauseLibuv: () => {
@@ -74,7 +67,7 @@ export function voiceSocketIo(socket: Socket, a: Addon | undefined = addon): Voi
     drain: (slab, slotBytes, lengths) => {
       const fd = handle.fd;
       if (fd < 0) throw new Error("the voice socket is closed");
-      return a.drain(fd, slab, slotBytes, lengths);
+      return addon.drain(fd, slab, slotBytes, lengths);
     },
   };
 }

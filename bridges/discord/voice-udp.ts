@@ -40,11 +40,15 @@ export function tuneVoiceUdp(connection: VoiceConnection, afterRead: () => void)
   const tuned = new WeakSet<object>();
   let reads: UdpTickReads | undefined;
   let closed = false;
+  const stop = () => {
+    closed = true;
+    reads?.close();
+    reads = undefined;
+  };
   const tune = () => {
     const state = connection.state;
     if (state.status === VoiceConnectionStatus.Destroyed) {
-      reads?.close();
-      reads = undefined;
+      stop();
       return;
     }
     if (state.status !== VoiceConnectionStatus.Ready) return;
@@ -74,14 +78,7 @@ export function tuneVoiceUdp(connection: VoiceConnection, afterRead: () => void)
   };
   connection.on("stateChange", tune);
   tune();
-  return {
-    packetRead: () => reads?.packet(),
-    close: () => {
-      closed = true;
-      reads?.close();
-      reads = undefined;
-    },
-  };
+  return { packetRead: () => reads?.packet(), close: stop };
 }
 
 function connectToServer(udp: LibraryUdp, socket: Socket): void {
