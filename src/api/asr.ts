@@ -110,6 +110,8 @@ async function* decodeAsr(ex: Exchange): AsyncGenerator<AsrStreamEvent> {
     if (ev.type === "error") {
       throw new AsrError(`${what}: ${ev.message ?? "error event"}`, ev, ev.meta?.session_id, ex.requestId);
     }
+    // Marked before the yield: a reader may stop at the last event without asking for more.
+    if (ev.type === "transcript.text.done") ex.sawLastEvent();
     yield ev;
     if (ev.type === "transcript.text.done") return;
   }

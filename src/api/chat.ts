@@ -49,7 +49,10 @@ export class ChatStream extends EventStream<ChatCompletionChunk, ChatCompletion>
 async function* decodeChat(ex: Exchange): AsyncGenerator<ChatCompletionChunk> {
   const what = "chat stream";
   for await (const ev of sseEvents(ex, what)) {
-    if (ev.data === SSE_DONE) return;
+    if (ev.data === SSE_DONE) {
+      ex.sawLastEvent();
+      return;
+    }
     const data = parseData<ChatCompletionChunk | ErrorBody>(ev, what, ex.requestId);
     if ("error" in data && data.error) {
       throw new SvcStreamEventError(`${what}: ${data.error.message}`, data, {

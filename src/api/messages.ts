@@ -129,6 +129,8 @@ async function* decodeMessages(ex: Exchange): AsyncGenerator<MessagesStreamEvent
         type: ev.error?.type,
       });
     }
+    // Marked before the yield: a reader may stop at the last event without asking for more.
+    if (ev.type === "message_stop") ex.sawLastEvent();
     yield ev;
     if (ev.type === "message_stop") return;
   }

@@ -144,6 +144,8 @@ async function* decodeResponses(ex: Exchange): AsyncGenerator<ResponsesStreamEve
         param: ev.param,
       });
     }
+    // Marked before the yield: a reader may stop at the last event without asking for more.
+    if (TERMINAL[ev.type]) ex.sawLastEvent();
     yield ev;
     if (TERMINAL[ev.type]) return;
   }

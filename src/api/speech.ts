@@ -53,7 +53,10 @@ async function* decodeSpeech(ex: Exchange): AsyncGenerator<SpeechStreamEvent> {
   const what = "speech stream";
   let done = false;
   for await (const sse of sseEvents(ex, what)) {
-    if (sse.data === SSE_DONE) return;
+    if (sse.data === SSE_DONE) {
+      ex.sawLastEvent();
+      return;
+    }
     const ev = parseData<SpeechStreamEvent>(sse, what, ex.requestId);
     if (ev.type === "speech.audio.error") {
       const msg = typeof ev.message === "string" ? ev.message : JSON.stringify(ev);

@@ -1,0 +1,119 @@
+// Streams read to their last event leave their connection for the next request; a stream dropped
+// before it drops the connection (the service must see the caller go). Against the real local
+// service, its connections counted by a TCP relay in front of it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttp, type Server } from "node:http";
+import { connect, createServer, type Server as TcpServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pcm16Format } from "../../src/api/asr.ts";
+import { SvcClient } from "../../src/api/client.ts";
+import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { req } from "./helpers/chat-fixtures.ts";
+
+let dir = "";
+let svc: LocalService;
+let relay: TcpServer;
+let relayUrl = "";
+/** Connections the client opened to the service, and those still open. */
+const opened: Socket[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "keep-alive-"));
+  svc = await startLocalService({ dataDir: dir, apiKeys: ["k"], chat: { paceMs: 0 } });
+  const target = new URL(svc.url);
+  relay = createServer((c) => {
+    opened.push(c);
+    const up = connect(Number(target.port), target.hostname);
+    c.pipe(up).pipe(c);
+    c.on("error", () => up.destroy());
+    up.on("error", () => c.destroy());
+    c.on("close", () => up.destroy());
+    up.on("close", () => c.destroy());
+  });
+  await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
+  relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  for (const s of opened) s.destroy();
+  await new Promise((r) => relay.close(r));
+  await svc.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A turn's calls are seconds apart. The socket goes back to the pool once the body's end has been
+ * read, a moment after the last event, so a call made at once could still open another.
+ */
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+const live = () => opened.filter((s) => !s.destroyed).length;
+
+async function until(ok: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("keep-alive across streamed calls", () => {
+  it("chat streams and recognition uploads read to their last event reuse one connection", async () => {
+    const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
+    await settle();
+    const before = opened.length;
+    for (let i = 0; i < 2; i++) {
+      const text = await c.chat.stream(req).finalContent();
+      expect(text.length).toBeGreaterThan(0);
+      await settle();
+      // The recognizer's words do not matter here, only that its stream ends: 0.3 s of silence.
+      const upload = c.asr.upload(pcm16Format(16000));
+      upload.write(new Int16Array(4_800));
+      const result = await upload.end().finalResult();
+      expect(typeof result.text).toBe("string");
+      await settle();
+    }
+    expect(opened.length - before).toBe(1);
+    expect(live()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a chat stream dropped before its end drops its connection", async () => {
+    const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
+    await c.chat.stream(req).finalContent();
+    await settle();
+    const closed = () => opened.filter((s) => s.destroyed).length;
+    const closedBefore = closed();
+    const s = c.chat.stream({ ...req, messages: [{ role: "user", content: "tell me a long story" }] });
+    for await (const _ of s) break;
+    await until(() => closed() === closedBefore + 1, "the dropped stream's connection to close");
+    await c.chat.stream(req).finalContent();
+  });
+});
+
+describe("a body that goes on after its last event", () => {
+  let server: Server;
+  const sockets: Socket[] = [];
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it("loses its connection instead of keeping the client reading", async () => {
+    server = createHttp((_r, res) => {
+      sockets.push(res.socket!);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n');
+      res.write("data: [DONE]\n\n");
+      // …and never ends the body.
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const c = new SvcClient({
+      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: "k",
+      maxRetries: 0,
+    });
+    await c.chat.stream(req).finalCompletion();
+    await until(() => sockets[0]!.destroyed, "the client to drop the unfinished body", 10_000);
+    expect(sockets).toHaveLength(1);
+  });
+});
