@@ -3,8 +3,7 @@
 // service, its connections counted by a TCP relay in front of it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttp, type Server } from "node:http";
-import { connect, createServer, type Server as TcpServer, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
