@@ -33,6 +33,18 @@ export interface WireRequest {
 const httpAgent = new HttpAgent({ keepAlive: true });
 const httpsAgent = new HttpsAgent({ keepAlive: true });
 
+/**
+ * The connection a request goes over. A body written as it is produced (an E6 upload) gets a new
+ * one: a kept-alive socket can be closed by the server just as it is taken, and such a body cannot
+ * be sent again, so the turn's words would be lost; every other request is retried after that. A
+ * new connection costs the upload nothing that the caller waits for: it opens as the caller starts
+ * speaking and streams while they speak.
+ */
+function agentFor(https: boolean, body: WireBody): HttpAgent | false {
+  if (body instanceof ReadableStream) return false;
+  return https ? httpsAgent : httpAgent;
+}
+
 /** Sends the request; resolves with the answer's status and headers once they arrive. */
 export function sendOnWire(r: WireRequest): Promise<IncomingMessage> {
   const https = r.url.protocol === "https:";
@@ -46,7 +58,7 @@ export function sendOnWire(r: WireRequest): Promise<IncomingMessage> {
       method: r.method,
       headers,
       signal: r.signal,
-      agent: https ? httpsAgent : httpAgent,
+      agent: agentFor(https, r.body),
     };
     const req = https ? httpsRequest(r.url, options) : httpRequest(r.url, options);
     req.once("response", resolve);

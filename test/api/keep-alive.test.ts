@@ -1,6 +1,7 @@
 // Streams read to their last event leave their connection for the next request; a stream dropped
-// before it drops the connection (the service must see the caller go). Against the real local
-// service, its connections counted by a TCP relay in front of it.
+// before it drops the connection (the service must see the caller go); an upload, which cannot be
+// sent twice, never takes a kept-alive one. Against the real local service, its connections
+// counted by a TCP relay in front of it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttp, type Server } from "node:http";
 import { type AddressInfo, connect, createServer, type Socket, type Server as TcpServer } from "node:net";
@@ -60,23 +61,34 @@ async function until(ok: () => boolean, what: string, ms = 5_000): Promise<void>
 }
 
 describe("keep-alive across streamed calls", () => {
-  it("chat streams and recognition uploads read to their last event reuse one connection", async () => {
+  it("chat streams read to their last event reuse one connection", async () => {
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
     await settle();
     const before = opened.length;
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 3; i++) {
       const text = await c.chat.stream(req).finalContent();
       expect(text.length).toBeGreaterThan(0);
       await settle();
+    }
+    expect(opened.length - before).toBe(1);
+    expect(live()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a recognition upload goes over a connection of its own, closed once its stream ends", async () => {
+    const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
+    await c.chat.stream(req).finalContent();
+    await settle();
+    for (let i = 0; i < 2; i++) {
+      const before = opened.length;
       // The recognizer's words do not matter here, only that its stream ends: 0.3 s of silence.
       const upload = c.asr.upload(pcm16Format(16000));
       upload.write(new Int16Array(4_800));
       const result = await upload.end().finalResult();
       expect(typeof result.text).toBe("string");
-      await settle();
+      expect(opened.length - before).toBe(1);
+      const own = opened.at(-1)!;
+      await until(() => own.destroyed, "the upload's connection to close");
     }
-    expect(opened.length - before).toBe(1);
-    expect(live()).toBeGreaterThanOrEqual(1);
   });
 
   it("a chat stream dropped before its end drops its connection", async () => {
