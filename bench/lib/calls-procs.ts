@@ -3,16 +3,19 @@
 // and memory are its own.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** V8's helper threads as bin/voice-bridge sizes them: one per core beyond the main thread's, 1 to 4. */
+export const V8_POOL_SIZE = Math.min(4, Math.max(1, availableParallelism() - 1));
 /** The flags bin/voice-bridge runs the sources with. */
 export const NODE_FLAGS = [
   "--experimental-strip-types",
   "--disable-warning=ExperimentalWarning",
   "--max-semi-space-size=32",
   "--heap-growing-percent=100",
-  "--v8-pool-size=2",
+  `--v8-pool-size=${V8_POOL_SIZE}`,
   "--no-parallel-weak-ref-clearing",
 ];
 

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
@@ -5,6 +6,7 @@ import {
   mainThreadWakeups,
   NODE_FLAGS,
   processRunUs,
+  V8_POOL_SIZE,
 } from "../../bench/lib/calls-procs.ts";
 
 describe("calls benchmark processes", () => {
@@ -13,7 +15,13 @@ describe("calls benchmark processes", () => {
     // The exec line, continuations joined: exec "$node" FLAGS… "$entry" "$@" (src/cli.ts or .js)
     const exec = script.replace(/\\\n\s*/g, "").match(/^exec "\$node" (.*) "\$entry" "\$@"$/m);
     expect(exec).not.toBeNull();
-    expect(exec![1]!.trim().split(/\s+/)).toEqual(NODE_FLAGS);
+    // The helpers are sized from the cores by the script itself: its rule, run here, gives ours.
+    const rule = script.match(/^cores=.*$/m)?.[0];
+    expect(rule).toBeDefined();
+    const pool = execFileSync("bash", ["-c", `${rule}; echo "$pool"`], { encoding: "utf8" }).trim();
+    expect(Number(pool)).toBe(V8_POOL_SIZE);
+    const flags = exec![1]!.trim().replace('--v8-pool-size="$pool"', `--v8-pool-size=${pool}`);
+    expect(flags.split(/\s+/)).toEqual(NODE_FLAGS);
   });
 
   it("reads a process's CPU at the scheduler's resolution, its main thread's share within it", () => {
