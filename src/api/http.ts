@@ -206,7 +206,7 @@ export class Exchange {
    * stops reading there, what is left (the chunked body's terminator) is read and dropped instead
    * of the connection, which then serves the next request. Dropping it cost every streamed call a
    * new connection: at 200 calls ~40 connects a second to the local service, and to a hosted one a
-   * TLS handshake before each turn's recognition and each chat stream.
+   * TLS handshake before each chat stream (E6 uploads take a new one anyway: http-wire.ts).
    */
   sawLastEvent(): void {
     this.#lastEventSeen = true;
