@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pcm16Format } from "../../src/api/asr.ts";
 import { SvcClient } from "../../src/api/client.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { until } from "../helpers/until.ts";
 import { req } from "./helpers/chat-fixtures.ts";
 
 let dir = "";
@@ -52,14 +53,6 @@ const settle = () => new Promise((r) => setTimeout(r, 50));
 
 const live = () => opened.filter((s) => !s.destroyed).length;
 
-async function until(ok: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe("keep-alive across streamed calls", () => {
   it("chat streams read to their last event reuse one connection", async () => {
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
@@ -87,7 +80,7 @@ describe("keep-alive across streamed calls", () => {
       expect(typeof result.text).toBe("string");
       expect(opened.length - before).toBe(1);
       const own = opened.at(-1)!;
-      await until(() => own.destroyed, "the upload's connection to close");
+      await until(() => own.destroyed, "the upload's connection to close", 5_000);
     }
   });
 
@@ -99,7 +92,7 @@ describe("keep-alive across streamed calls", () => {
     const closedBefore = closed();
     const s = c.chat.stream({ ...req, messages: [{ role: "user", content: "tell me a long story" }] });
     for await (const _ of s) break;
-    await until(() => closed() === closedBefore + 1, "the dropped stream's connection to close");
+    await until(() => closed() === closedBefore + 1, "the dropped stream's connection to close", 5_000);
     await c.chat.stream(req).finalContent();
   });
 });
