@@ -110,10 +110,11 @@ async function* decodeAsr(ex: Exchange): AsyncGenerator<AsrStreamEvent> {
     if (ev.type === "error") {
       throw new AsrError(`${what}: ${ev.message ?? "error event"}`, ev, ev.meta?.session_id, ex.requestId);
     }
+    const last = ev.type === "transcript.text.done";
     // Marked before the yield: a reader may stop at the last event without asking for more.
-    if (ev.type === "transcript.text.done") ex.sawLastEvent();
+    if (last) ex.sawLastEvent();
     yield ev;
-    if (ev.type === "transcript.text.done") return;
+    if (last) return;
   }
   throw streamEndedEarly(what, ex.requestId, "transcript.text.done");
 }

@@ -129,10 +129,11 @@ async function* decodeMessages(ex: Exchange): AsyncGenerator<MessagesStreamEvent
         type: ev.error?.type,
       });
     }
+    const last = ev.type === "message_stop";
     // Marked before the yield: a reader may stop at the last event without asking for more.
-    if (ev.type === "message_stop") ex.sawLastEvent();
+    if (last) ex.sawLastEvent();
     yield ev;
-    if (ev.type === "message_stop") return;
+    if (last) return;
   }
   throw streamEndedEarly(what, ex.requestId, "message_stop");
 }

@@ -144,10 +144,11 @@ async function* decodeResponses(ex: Exchange): AsyncGenerator<ResponsesStreamEve
         param: ev.param,
       });
     }
+    const last = TERMINAL[ev.type];
     // Marked before the yield: a reader may stop at the last event without asking for more.
-    if (TERMINAL[ev.type]) ex.sawLastEvent();
+    if (last) ex.sawLastEvent();
     yield ev;
-    if (TERMINAL[ev.type]) return;
+    if (last) return;
   }
   throw streamEndedEarly(what, ex.requestId, "response.completed, response.incomplete or response.failed");
 }
