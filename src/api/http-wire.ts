@@ -45,6 +45,23 @@ function agentFor(https: boolean, body: WireBody): HttpAgent | false {
   return https ? httpsAgent : httpAgent;
 }
 
+/**
+ * A kept-alive connection that the server closed as the request went out on it (its idle timeout
+ * and our reuse crossed). The server never read the request, so it is sent again at once on another
+ * connection, as node's documentation advises, not after a failure's backoff.
+ */
+export class StaleConnectionError extends Error {
+  constructor(cause: Error) {
+    super(`kept-alive connection closed by the server as it was reused (${cause.message})`, { cause });
+    this.name = "StaleConnectionError";
+  }
+}
+
+function isReset(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === "ECONNRESET" || code === "EPIPE";
+}
+
 /** Sends the request; resolves with the answer's status and headers once they arrive. */
 export function sendOnWire(r: WireRequest): Promise<IncomingMessage> {
   const https = r.url.protocol === "https:";
@@ -61,10 +78,16 @@ export function sendOnWire(r: WireRequest): Promise<IncomingMessage> {
       agent: agentFor(https, r.body),
     };
     const req = https ? httpsRequest(r.url, options) : httpRequest(r.url, options);
-    req.once("response", resolve);
+    let answered = false;
+    req.once("response", (res) => {
+      answered = true;
+      resolve(res);
+    });
     // Kept after the answer: an abort or a reset mid-body errors the request again, and an
     // 'error' with no listener would throw. The body's reader sees that failure on its own.
-    req.on("error", reject);
+    req.on("error", (e) =>
+      reject(!answered && req.reusedSocket && isReset(e) ? new StaleConnectionError(e) : e),
+    );
     if (r.body === undefined) req.end();
     else if (typeof r.body === "string" || r.body instanceof Uint8Array) req.end(r.body);
     else writeStream(req, r.body);

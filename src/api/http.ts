@@ -10,7 +10,14 @@ import {
   SvcStreamCutError,
   SvcTimeoutError,
 } from "./errors.ts";
-import { headerOf, headersOf, readAll, sendOnWire, type WireBody } from "./http-wire.ts";
+import {
+  headerOf,
+  headersOf,
+  readAll,
+  StaleConnectionError,
+  sendOnWire,
+  type WireBody,
+} from "./http-wire.ts";
 
 /** The subset of a pino logger the client uses; a pino Logger fits it. */
 export interface SvcLogger {
@@ -58,6 +65,9 @@ export interface HttpRequest {
 }
 
 const RETRY_STATUSES = new Set([408, 409, 429]);
+/** Requests sent again at once after finding their kept-alive connection closed (see StaleConnectionError). */
+const MAX_STALE_RESENDS = 4;
+
 /** A retry-after beyond this is not waited for: the error is raised at once. */
 const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -318,12 +328,21 @@ export class HttpCore {
       headers["content-type"] = encoded.headers.get("content-type") ?? "multipart/form-data";
       body = new Uint8Array(await encoded.arrayBuffer());
     }
+    let stale = 0;
     for (let attempt = 0; ; attempt++) {
       if (opts.signal?.aborted) throw new SvcAbortError(`${what}: aborted`, { cause: opts.signal.reason });
       this.cfg.logger?.debug({ method: req.method, path: req.path, attempt }, "svc request");
       const out = await this.attempt(url, req, headers, body, opts.signal, timeoutMs, what);
       if (out instanceof Exchange) return out;
       const { failure, retryable, delay } = out;
+      // Not a failure of the service: sent again at once, outside the retry budget. Bounded, for
+      // a pool whose every idle connection the server dropped together (it restarted).
+      if (out.stale && !req.upload && stale < MAX_STALE_RESENDS) {
+        stale++;
+        attempt--;
+        this.cfg.logger?.debug({ path: req.path, resend: stale }, "svc connection was stale, sending again");
+        continue;
+      }
       if (!retryable || attempt >= maxRetries) throw failure;
       if (delay !== undefined && delay > MAX_RETRY_AFTER_MS) throw failure;
       const wait = delay ?? backoffMs(attempt, this.cfg.retryBaseMs ?? 500, this.cfg.retryMaxMs ?? 8000);
@@ -347,7 +366,9 @@ export class HttpCore {
     user: AbortSignal | undefined,
     timeoutMs: number,
     what: string,
-  ): Promise<Exchange | { failure: SvcError; retryable: boolean; delay?: number | undefined }> {
+  ): Promise<
+    Exchange | { failure: SvcError; retryable: boolean; delay?: number | undefined; stale?: boolean }
+  > {
     const sig = new AttemptSignal(user, timeoutMs);
     const t0 = performance.now();
     let res: IncomingMessage;
@@ -369,7 +390,7 @@ export class HttpCore {
       const failure = sig.timedOut
         ? new SvcTimeoutError(`${what}: no answer within ${timeoutMs} ms`, { cause: e })
         : new SvcConnectionError(`${what}: ${causeText(e)}`, { cause: e });
-      return { failure, retryable: true };
+      return { failure, retryable: true, stale: e instanceof StaleConnectionError };
     }
     const requestId = headerOf(res, "x-request-id") ?? headerOf(res, "request-id");
     const status = res.statusCode ?? 0;

@@ -20,6 +20,10 @@ let relay: TcpServer;
 let relayUrl = "";
 /** Connections the client opened to the service, and those still open. */
 const opened: Socket[] = [];
+/** Connections the service has answered on: the client's next bytes on one are a reused connection's. */
+const answered = new WeakSet<Socket>();
+/** Set: the next request on a reused connection is cut, as a server whose idle timeout just fired. */
+let cutNextReuse = false;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "keep-alive-"));
@@ -28,7 +32,18 @@ beforeAll(async () => {
   relay = createServer((c) => {
     opened.push(c);
     const up = connect(Number(target.port), target.hostname);
-    c.pipe(up).pipe(c);
+    c.on("data", (d) => {
+      if (cutNextReuse && answered.has(c)) {
+        cutNextReuse = false;
+        c.resetAndDestroy();
+        return;
+      }
+      if (!up.write(d)) c.pause();
+    });
+    up.on("drain", () => c.resume());
+    c.on("end", () => up.end());
+    up.on("data", () => answered.add(c));
+    up.pipe(c);
     c.on("error", () => up.destroy());
     up.on("error", () => c.destroy());
     c.on("close", () => up.destroy());
@@ -94,6 +109,36 @@ describe("keep-alive across streamed calls", () => {
     for await (const _ of s) break;
     await until(() => closed() === closedBefore + 1, "the dropped stream's connection to close", 5_000);
     await c.chat.stream(req).finalContent();
+  });
+});
+
+describe("a kept-alive connection the server closed as it was reused", () => {
+  it("is replaced at once, outside the retry budget", async () => {
+    // No retries and a backoff nobody waits out: only the immediate resend can answer this.
+    const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0, retryBaseMs: 600_000 });
+    await c.chat.stream(req).finalContent();
+    await settle();
+    cutNextReuse = true;
+    const text = await c.chat.stream(req).finalContent();
+    expect(cutNextReuse).toBe(false);
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it("a new connection reset by the server is a failure, retried only within the budget", async () => {
+    let connections = 0;
+    const resetting = createServer((s) => {
+      connections++;
+      s.on("data", () => s.resetAndDestroy());
+    });
+    await new Promise<void>((r) => resetting.listen(0, "127.0.0.1", r));
+    try {
+      const port = (resetting.address() as AddressInfo).port;
+      const c = new SvcClient({ baseURL: `http://127.0.0.1:${port}`, apiKey: "k", maxRetries: 0 });
+      await expect(c.chat.stream(req).finalContent()).rejects.toThrow(/ECONNRESET|socket hang up/);
+      expect(connections).toBe(1);
+    } finally {
+      await new Promise((r) => resetting.close(r));
+    }
   });
 });
 
