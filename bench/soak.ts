@@ -1,6 +1,6 @@
 // `npm run bench -- soak [--calls N] [--minutes M] [--transport twilio|sip] [--window-min W]
 //   [--warmup-min U] [--single] [--lg-procs K] [--ramp-s R] [--rtp-ports LOW-HIGH] [--renice
-//   [--nice-others N]] [--keep]`
+//   [--nice-others N] [--nice-service N]] [--keep]`
 //
 // Calls that each last the whole run, against a separate bridge process (the processes of
 // `npm run bench -- calls`, bench/lib/calls-setup.ts), with figures per window of W minutes
@@ -73,7 +73,7 @@ import { LatenessHistogram, type SoakWindowReport } from "./lib/soak-window.ts";
 if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(`usage: npm run bench -- soak [--calls N (200)] [--minutes M (60)] [--transport twilio|sip]
   [--window-min W (5)] [--warmup-min U (5)] [--single] [--lg-procs K] [--ramp-s R] [--rtp-ports LOW-HIGH]
-  [--renice [--nice-others N]] [--keep]
+  [--renice [--nice-others N] [--nice-service N]] [--keep]
 Calls that each last the whole run; one JSON line per W-minute window and one for the run.
 --single: one call (default 60 minutes) with recording on; the last line adds its record and recording.
 env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge; BENCH_SOAK_LG_FLAGS: the same for the load
@@ -98,21 +98,29 @@ const K = Math.round(numberArg("lg-procs", N > 100 ? 2 : 1));
 const RAMP_S = numberArg("ramp-s", Math.min(5, S / 4));
 const RTP_PORTS = stringArg("rtp-ports") ?? "20000-20999";
 const NICE = process.argv.includes("--renice") ? -10 : undefined;
-/**
- * --nice-others N: the service and the load generators at nice N instead of the bridge's −10 —
- * stand-ins for the hosted API and for Twilio or a SIP trunk, which do not share the bridge's
- * cores in production, then run beside it rather than take turns with it.
- */
-const NICE_OTHERS = ((): number | undefined => {
-  const v = stringArg("nice-others");
-  if (v === undefined) return NICE;
+/** A nice value given as --NAME, or undefined when it is not given. */
+function niceArg(name: string): number | undefined {
+  const v = stringArg(name);
+  if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isInteger(n) || n < -20 || n > 19)
-    throw new Error(
-      `--nice-others: expected a nice value, an integer from -20 to 19, got ${JSON.stringify(v)}`,
-    );
+    throw new Error(`--${name}: expected a nice value, an integer from -20 to 19, got ${JSON.stringify(v)}`);
   return n;
-})();
+}
+/**
+ * --nice-others N: the load generators (and the service, unless --nice-service says otherwise) at
+ * nice N instead of the bridge's −10 — stand-ins for Twilio or a SIP trunk and for the hosted API,
+ * which do not share the bridge's cores in production, then run beside it rather than take turns
+ * with it. The load generators' own delays do not enter the lateness figures (the kernel's receive
+ * stamps time every agent frame), so at 19 they take only what the bridge leaves.
+ */
+const NICE_OTHERS = niceArg("nice-others") ?? NICE;
+/**
+ * --nice-service N: the local service's nice. Not 19 with the bridge's threads at −10: the hosted
+ * API it stands in for answers at its own pace whatever the bridge does, while a service starved
+ * by the bridge can be late with the agent's audio (a gap the bridge did not make).
+ */
+const NICE_SERVICE = niceArg("nice-service") ?? NICE_OTHERS;
 const MIN_EOU_MS = 600;
 const CYCLE_S = 30;
 /** The issue's targets for an hour at 200 calls (lateness: every window's p99). */
@@ -246,7 +254,7 @@ async function main(): Promise<void> {
     bridgeFlags: ["--trace-gc"],
     children,
     ...(NICE !== undefined ? { nice: NICE } : {}),
-    serviceNice: NICE_OTHERS,
+    serviceNice: NICE_SERVICE,
   });
   const bridgePid = bridge.pid!;
   await target.warmUp(plan.timeline.subarray(0, 12 * 8000));
@@ -460,6 +468,7 @@ async function main(): Promise<void> {
     other_cpu_cores: round(otherCores(runCpu0, cpuEnd, runS), 2),
     bridge_nice: NICE ?? 0,
     others_nice: NICE_OTHERS ?? 0,
+    service_nice: NICE_SERVICE ?? 0,
   };
 
   for (const l of loads) {
