@@ -9,7 +9,8 @@
 // Every caller repeats a 30 s cycle (stream time from its start): "What are your opening hours?"
 // at 0 s and at 8 s, "Sorry, where is your shop?" at 11.2 s, over the agent's reply to the second
 // question (a barge-in: the reply is cut and the new question answered), keys 1 and # at 21 s
-// (a keypad turn). Calls start evenly over R seconds (default min(5, M·60/4)); the first window
+// (a keypad turn). Calls start evenly over R seconds (default min(30, M·60/4): one cycle, so their
+// turns fall at every phase of it, not all at once); the first window
 // starts R + 1 s after the first call.
 //
 // Per window (one JSON line each, `window` 1, 2, …) and for the run (`window: "all"`):
@@ -95,7 +96,15 @@ const S = MINUTES * 60;
 const WINDOW_S = numberArg("window-min", 5) * 60;
 const WARMUP_S = numberArg("warmup-min", 5) * 60;
 const K = Math.round(numberArg("lg-procs", N > 100 ? 2 : 1));
-const RAMP_S = numberArg("ramp-s", Math.min(5, S / 4));
+/** Each caller's cycle, s: a question at 0 and 8 s, a barge-in at 11.2 s, keys at 21 s. */
+const CYCLE_S = 30;
+/**
+ * Calls start evenly over one cycle by default, so their turns fall at every phase of it, as a
+ * hotline's calls do. Started within a few seconds (the default until 2026-11-29: 5 s), every call
+ * asks its question within those seconds of every other, every 30 s for the whole run: 200 turns'
+ * requests and streams alive at once, then few, which no line sees for an hour.
+ */
+const RAMP_S = numberArg("ramp-s", Math.min(CYCLE_S, S / 4));
 const RTP_PORTS = stringArg("rtp-ports") ?? "20000-20999";
 const NICE = process.argv.includes("--renice") ? -10 : undefined;
 /** A nice value given as --NAME, or undefined when it is not given. */
@@ -122,7 +131,6 @@ const NICE_OTHERS = niceArg("nice-others") ?? NICE;
  */
 const NICE_SERVICE = niceArg("nice-service") ?? NICE_OTHERS;
 const MIN_EOU_MS = 600;
-const CYCLE_S = 30;
 /** The issue's targets for an hour at 200 calls (lateness: every window's p99). */
 const TARGETS = {
   rss_slope_mb_per_min: 1,
