@@ -22,7 +22,11 @@ export interface SvcClientOptions {
   planTier?: boolean;
   /** Per call: time to the answer, then the longest gap between stream chunks. Default 60 s. */
   timeoutMs?: number;
-  /** Retries of retryable failures (408, 409, 429, 5xx, connection errors). Default 2. */
+  /**
+   * Retries of retryable failures (408, 409, 429, 5xx, connection errors). Default 2. A request
+   * whose kept-alive connection the server closed as it was reused is sent again at once, without
+   * using one.
+   */
   maxRetries?: number;
   /** A pino logger (or anything with debug/info/warn/error(obj, msg)). */
   logger?: SvcLogger;
