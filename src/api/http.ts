@@ -329,7 +329,7 @@ export class HttpCore {
       body = new Uint8Array(await encoded.arrayBuffer());
     }
     let stale = 0;
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; ; ) {
       if (opts.signal?.aborted) throw new SvcAbortError(`${what}: aborted`, { cause: opts.signal.reason });
       this.cfg.logger?.debug({ method: req.method, path: req.path, attempt }, "svc request");
       const out = await this.attempt(url, req, headers, body, opts.signal, timeoutMs, what);
@@ -339,7 +339,6 @@ export class HttpCore {
       // a pool whose every idle connection the server dropped together (it restarted).
       if (out.stale && !req.upload && stale < MAX_STALE_RESENDS) {
         stale++;
-        attempt--;
         this.cfg.logger?.debug({ path: req.path, resend: stale }, "svc connection was stale, sending again");
         continue;
       }
@@ -355,6 +354,7 @@ export class HttpCore {
       } catch (e) {
         throw new SvcAbortError(`${what}: aborted`, { cause: e });
       }
+      attempt++;
     }
   }
 
