@@ -56,6 +56,8 @@ export interface SipCallOptions {
   onPacket?: BenchMediaOptions["onPacket"];
   /** Signalling over one TLS connection to `target` (the bench's self-signed certificate is not checked). */
   tls?: boolean;
+  /** The Call-ID (default a random one at the local address): lets a caller name the call before it ends. */
+  callId?: string;
 }
 
 export interface SipCallReport extends BenchMediaCounts {
@@ -102,7 +104,7 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   const rtp = rtpBound.socket;
   const sipPort = sip.address().port;
   const rtpPort = rtp.address().port;
-  const callId = `${token()}@${local}`;
+  const callId = opts.callId ?? `${token()}@${local}`;
   const fromTag = token();
   const uri = `sip:${opts.user ?? "agent"}@${opts.target.address}:${opts.target.port}`;
   const from = `<sip:bench@${local}>;tag=${fromTag}`;

@@ -5,9 +5,11 @@
 // apart by the time it was read) into the histogram of the window it arrived in. At each window's
 // end (plus a grace for frames in flight) it appends one JSON line (SoakWindowReport) to its
 // output file, with its own event-loop delay over the window, so a stalled load generator is told
-// apart from the bridge.
+// apart from the bridge. Each gap in the agent's audio is also written to stderr (the load's log) as
+// one JSON line with its call and time, to be found in the bridge's log.
 //
 // Usage (by bench/soak.ts): node soak-load.ts SPEC.json OUT.jsonl
+import { randomBytes } from "node:crypto";
 import { appendFile, readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
@@ -105,14 +107,25 @@ windows.forEach(([, end], i) => {
   );
 });
 
+/** One line per dry spell inside the agent's speech: which call, when (epoch ms), how many frames. */
+function logGap(call: string, atEpochMs: number, gapFrames: number, by: "stamp" | "read"): void {
+  if (gapFrames <= 0) return;
+  const at = new Date(atEpochMs).toISOString();
+  process.stderr.write(
+    `${JSON.stringify({ gap: by, call, at, atEpochMs: Math.round(atEpochMs), gapFrames })}\n`,
+  );
+}
+
 async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);
+  const callSid = `CA${randomBytes(16).toString("hex")}`;
   const timer = new AgentFrameTimer({ callerSpeechStartsMs: callerEvents });
   const readTimer = attachReader ? new AgentFrameTimer({ callerSpeechStartsMs: callerEvents }) : undefined;
   let t0 = Number.NaN; // epoch ms of the stream's start
   const r = await simulateCall({
     url: s.url,
     authToken: s.authToken,
+    callSid,
     caller: { samples: caller, rate: 8000 },
     dtmf: spec.soak.dtmf,
     maxSeconds: s.seconds,
@@ -130,10 +143,14 @@ async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
       }
       const gapsBefore = timer.gapFrames;
       const late = timer.frame(atMs);
-      if (!readTimer) return frameAt(t0 + atMs, late, timer.gapFrames - gapsBefore);
+      const gap = timer.gapFrames - gapsBefore;
+      logGap(callSid, t0 + atMs, gap, "stamp");
+      if (!readTimer) return frameAt(t0 + atMs, late, gap);
       const readGapsBefore = readTimer.gapFrames;
       const readLate = readTimer.frame(readAtMs);
-      frameAt(t0 + atMs, late, timer.gapFrames - gapsBefore, readLate, readTimer.gapFrames - readGapsBefore);
+      const readGap = readTimer.gapFrames - readGapsBefore;
+      logGap(callSid, t0 + readAtMs, readGap, "read");
+      frameAt(t0 + atMs, late, gap, readLate, readGap);
     },
   });
   // The caller hangs up at the end of its timeline, or the run's limit does; the bridge never should.
@@ -142,14 +159,20 @@ async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
 
 async function sipCall(s: SipLoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);
+  const sipCallId = `${randomBytes(6).toString("hex")}@127.0.0.1`; // placeSipCall binds there by default
   const r = await placeSipCall({
     target: s.target,
+    callId: sipCallId,
     caller: caller.subarray(0, Math.max(0, (s.seconds - 1) * 8000)),
     seconds: s.seconds,
     codec: s.codec ?? "pcmu",
     dtmf: spec.soak.dtmf,
     keep: false,
-    onPacket: (at, late, holeMs, readLate) => frameAt(at, late, Math.ceil(holeMs / 20), readLate),
+    onPacket: (at, late, holeMs, readLate) => {
+      const gap = Math.ceil(holeMs / 20);
+      logGap(sipCallId, at, gap, "stamp");
+      frameAt(at, late, gap, readLate);
+    },
   });
   if (r.error) throw new Error(`call ${r.callId}: ${r.error}`);
   if (r.endedBy !== "uac") throw new Error(`call ${r.callId} ended by the bridge`);
