@@ -3,7 +3,12 @@
 // route modules of routes/index.ts registered as plugins.
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { ServiceContext, ServiceRoute } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 
@@ -42,6 +47,15 @@ export async function buildServer(
   });
 
   app.setErrorHandler((err, request, reply) => {
+    if (clientWentAway(request, err)) {
+      // Nothing failed here and nobody is left to answer: the bridge drops a recognition when its
+      // caller's words turn out to be a cough, or the call ends. Not an error.
+      request.log.debug(
+        { method: request.method, url: request.url },
+        "client closed the request before its answer",
+      );
+      return;
+    }
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) request.log.error({ err }, "request failed");
     else request.log.debug({ status: apiErr.status, msg: apiErr.message }, "request refused");
@@ -63,6 +77,11 @@ export async function buildServer(
   app.addHook("onClose", async () => ctx.ws.close());
   dropUnusedConnectionsOnClose(app);
   return app;
+}
+
+/** The client's connection closed while its request was still being read (Node's "aborted"). */
+function clientWentAway(request: FastifyRequest, err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === "ECONNRESET" && request.raw.destroyed;
 }
 
 /**
