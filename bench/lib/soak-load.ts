@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFile, readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { newCallSid, simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { AgentFrameTimer } from "./calls-frames.ts";
 import type { LoadSpec } from "./calls-load.ts";
 import type { SipLoadSpec } from "./sip-load.ts";
@@ -118,7 +118,7 @@ function logGap(call: string, atEpochMs: number, gapFrames: number, by: "stamp" 
 
 async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);
-  const callSid = `CA${randomBytes(16).toString("hex")}`;
+  const callSid = newCallSid();
   const timer = new AgentFrameTimer({ callerSpeechStartsMs: callerEvents });
   const readTimer = attachReader ? new AgentFrameTimer({ callerSpeechStartsMs: callerEvents }) : undefined;
   let t0 = Number.NaN; // epoch ms of the stream's start
@@ -159,7 +159,7 @@ async function twilioCall(s: LoadSpec, startAt: number): Promise<void> {
 
 async function sipCall(s: SipLoadSpec, startAt: number): Promise<void> {
   await sleepUntil(startAt);
-  const sipCallId = `${randomBytes(6).toString("hex")}@127.0.0.1`; // placeSipCall binds there by default
+  const sipCallId = randomBytes(12).toString("hex"); // a Call-ID needs no "@host" (RFC 3261 §25.1)
   const r = await placeSipCall({
     target: s.target,
     callId: sipCallId,

@@ -48,8 +48,8 @@ export async function buildServer(
 
   app.setErrorHandler((err, request, reply) => {
     if (clientWentAway(request, err)) {
-      // Nothing failed here and nobody is left to answer: the bridge drops a recognition when its
-      // caller's words turn out to be a cough, or the call ends. Not an error.
+      // Nothing failed here and nobody is left to answer: the bridge drops a recognition that the
+      // caller's next words superseded, or whose call ended. Not an error.
       request.log.debug(
         { method: request.method, url: request.url },
         "client closed the request before its answer",

@@ -1,6 +1,6 @@
-// A client that closes its request while the service still reads it (the bridge drops a caller's
-// recognition upload when the words were a cough, or the call ends) is not a failure of the
-// service: its log says so at debug level, not as an error.
+// A client that closes its request while the service still reads it (the bridge drops a
+// recognition upload that the caller's next words superseded, or whose call ended) is not a
+// failure of the service: its log says so at debug level, not as an error.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";

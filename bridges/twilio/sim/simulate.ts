@@ -164,6 +164,9 @@ export interface SimResult {
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
+/** A CallSid as Twilio makes them ("CA" and 32 hex digits): for a caller that names its call up front. */
+export const newCallSid = (): string => `CA${hex(16)}`;
+
 function to8k(a: SimAudio): Int16Array {
   return a.rate === RATE ? a.samples : resample(a.samples, a.rate, RATE);
 }
@@ -236,7 +239,7 @@ async function fetchTranscript(
 
 export async function simulateCall(opts: SimulateCallOptions): Promise<SimResult> {
   const clock = opts.clock ?? systemClock;
-  const callSid = opts.callSid ?? `CA${hex(16)}`;
+  const callSid = opts.callSid ?? newCallSid();
   const accountSid = opts.accountSid ?? `AC${hex(16)}`;
   const streamSid = `MZ${hex(16)}`;
   const params = {
