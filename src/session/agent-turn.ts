@@ -95,6 +95,11 @@ export class AgentTurn {
     return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
   }
 
+  /** Times the caller heard silence mid-reply before more of its audio came (TurnPlayout.dryRuns). */
+  get dryRuns(): number {
+    return this.#playout.dryRuns;
+  }
+
   /** Runs the turn; resolves `done` when it has been heard to the end, cancelled or interrupted. */
   start(): Promise<AgentTurnResult> {
     void this.#run();

@@ -613,6 +613,7 @@ export class CallSession {
         interrupted: r.interrupted || undefined,
         tools: r.toolCalls.map((c) => c.name),
         ...metrics,
+        ...(turn.dryRuns ? { audioDryRuns: turn.dryRuns } : {}),
       },
       r.interrupted ? "agent interrupted" : "agent said",
     );

@@ -24,6 +24,7 @@ export class TurnPlayout {
   #paused = false;
   #heardAtPauseMs = 0;
   #stopped = false;
+  #dryRuns = 0;
 
   /** A held playout collects audio without sending it until `resume()` (preemptive turns). */
   constructor(transport: CallTransport, opts: { held?: boolean } = {}) {
@@ -41,6 +42,16 @@ export class TurnPlayout {
     return this.#turnMs;
   }
 
+  /**
+   * Times the caller had heard everything sent of the turn before its next audio came: silence in
+   * the middle of the agent's reply (a TTS slower than real time, a tool round). Read off the
+   * transport's played position, which trails the real playout (Twilio's mark echoes): a dry spell
+   * shorter than that lag is not seen, and nothing is counted that did not happen.
+   */
+  get dryRuns(): number {
+    return this.#dryRuns;
+  }
+
   /** Adds audio of this turn; it goes out at once unless the turn is paused. */
   push(audio: AgentAudio): void {
     const durationMs = audioMs(audio, this.#format);
@@ -48,7 +59,10 @@ export class TurnPlayout {
     this.#chunks.push(audio);
     const turnStartMs = this.#turnMs;
     this.#turnMs += durationMs;
-    if (!this.#paused) this.#send(audio, turnStartMs, durationMs);
+    if (this.#paused) return;
+    if (this.#segments.length > 0 && this.#transport.playedMs() >= this.#transport.queuedMs() - 0.5)
+      this.#dryRuns++;
+    this.#send(audio, turnStartMs, durationMs);
   }
 
   /**

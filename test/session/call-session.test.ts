@@ -21,6 +21,32 @@ describe("CallSession", () => {
     expect(turn?.type === "assistant" && turn.metrics.asrMs).toBe(80);
   });
 
+  it("logs the times the reply's audio ran dry before the rest of it came", async () => {
+    const h = await started();
+    h.asrAnswers = ["what are your opening hours", "and on sundays"];
+    // A first sentence of 2 words (400 ms of audio), then 12 words streamed at 100 ms each: the
+    // caller hears the first sentence out and waits for the second.
+    h.tokenMs = 100;
+    h.chatReplies = [
+      [{ text: "Nine to five. We close at noon on Saturdays and stay closed all day on Sundays." }],
+      [{ text: "Closed." }],
+    ];
+    await h.say(1200);
+    await h.untilAgentSilent();
+    const said = () => h.logLines("agent said");
+    const dry = said().find((l) => String(l.heard).startsWith("Nine to five."));
+    expect(dry?.heard).toMatch(/Sundays\.$/);
+    expect(dry?.audioDryRuns).toBe(1);
+    // A reply whose audio kept ahead of the playout has no such field.
+    h.tokenMs = 10;
+    await h.say(800);
+    await h.untilAgentSilent();
+    const steady = said().find((l) => l.heard === "Closed.");
+    expect(steady).toBeDefined();
+    expect(steady).not.toHaveProperty("audioDryRuns");
+    expect(said().filter((l) => "audioDryRuns" in l)).toHaveLength(1);
+  });
+
   it("starts work preemptively but speaks only once the turn is confirmed", async () => {
     const h = await started();
     const before = h.transport.speechStarts.length;

@@ -183,7 +183,13 @@ export class Harness {
   /** A multi-party conversation's members (frames are tagged with them); none for a phone call. */
   readonly speakers: Speaker[];
   #streamMs = 0;
+  readonly #logLines: string[] = [];
   ended: string | undefined;
+
+  /** The session's log lines so far with this message, parsed. */
+  logLines(msg: string): Record<string, unknown>[] {
+    return this.#logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+  }
 
   constructor(clock: VirtualClock, config: Partial<SessionConfig> = {}, speakers: Speaker[] = []) {
     this.clock = clock;
@@ -199,7 +205,16 @@ export class Harness {
         ...config,
         turn: { ...HARNESS_TURN, ...config.turn },
       },
-      log: pino({ level: process.env.SESSION_LOG ?? "silent" }),
+      // Info and up kept for the tests to read (logLines()); SESSION_LOG=debug prints them as well.
+      log: pino(
+        { level: process.env.SESSION_LOG ?? "info" },
+        {
+          write: (line: string) => {
+            this.#logLines.push(line);
+            if (process.env.SESSION_LOG) process.stdout.write(line);
+          },
+        },
+      ),
       transcripts: this.transcripts,
       createSpeechDetector: (onEvent) => {
         this.#emits.push(onEvent);

@@ -126,3 +126,53 @@ describe("TurnPlayout.heardMs", () => {
     expect(playout.hasUnplayed()).toBe(false);
   });
 });
+
+describe("TurnPlayout.dryRuns", () => {
+  const ms100 = () => new Int16Array(800);
+
+  it("counts audio that came after the caller had heard everything sent, and nothing else", () => {
+    const transport = new SteppedTransport();
+    transport.play(new Int16Array(1600)); // an earlier turn's 200 ms, all of it heard by now
+    transport.advance(200);
+    const playout = new TurnPlayout(transport);
+    playout.push(ms100()); // the turn's first audio after a quiet spell: a start, not a hole
+    transport.advance(60);
+    playout.push(ms100()); // 40 ms still to play: in time
+    expect(playout.dryRuns).toBe(0);
+    transport.advance(140); // everything sent is heard
+    playout.push(ms100()); // the rest came late: the caller heard silence mid-reply
+    expect(playout.dryRuns).toBe(1);
+    transport.advance(1000);
+    playout.push(ms100());
+    playout.push(ms100()); // right behind the one before: in time
+    expect(playout.dryRuns).toBe(2);
+  });
+
+  it("does not count the audio of a held turn, nor its release, nor what comes in time after it", () => {
+    const transport = new SteppedTransport();
+    const playout = new TurnPlayout(transport, { held: true });
+    playout.push(ms100());
+    transport.advance(500);
+    playout.push(ms100()); // still held: nothing was sent, nothing ran dry
+    playout.resume();
+    expect(transport.queued).toBe(200);
+    transport.advance(150);
+    playout.push(ms100());
+    expect(playout.dryRuns).toBe(0);
+    transport.advance(300);
+    playout.push(ms100());
+    expect(playout.dryRuns).toBe(1);
+  });
+
+  it("does not count what waits during a pause (a backchannel), nor the resume", () => {
+    const transport = new SteppedTransport();
+    const playout = new TurnPlayout(transport);
+    playout.push(ms100());
+    transport.advance(50);
+    playout.pause(); // the transport drops what was queued
+    playout.push(ms100());
+    transport.advance(1000);
+    playout.resume();
+    expect(playout.dryRuns).toBe(0);
+  });
+});
