@@ -60,8 +60,8 @@ export class TurnPlayout {
     const turnStartMs = this.#turnMs;
     this.#turnMs += durationMs;
     if (this.#paused) return;
-    if (this.#segments.length > 0 && this.#transport.playedMs() >= this.#transport.queuedMs() - 0.5)
-      this.#dryRuns++;
+    // Everything of the turn sent so far was heard before this came (hasUnplayed's reading of it).
+    if (this.#segments.length > 0 && this.heardMs() >= turnStartMs - 0.5) this.#dryRuns++;
     this.#send(audio, turnStartMs, durationMs);
   }
 
