@@ -17,6 +17,7 @@ export const NODE_FLAGS = [
   "--heap-growing-percent=100",
   `--v8-pool-size=${V8_POOL_SIZE}`,
   "--no-parallel-weak-ref-clearing",
+  "--external-memory-accounted-in-global-limit",
 ];
 
 const CLK_TCK = (() => {

@@ -15,7 +15,21 @@ interface Segment {
 export class TurnPlayout {
   readonly #transport: CallTransport;
   readonly #format: OutputFormat;
-  readonly #chunks: AgentAudio[] = [];
+  /**
+   * The turn's audio from `#keptFromMs` on: what a resume may still have to send. Pieces the
+   * caller has heard in full are let go as the playout passes them (`#release`). A reply's audio
+   * comes faster than it plays, so a piece kept until the turn's end lives for seconds: V8 moves
+   * it to the old generation and counts its bytes as external memory grown since the last full
+   * collection, which brings the next one forward. At 200 SIP calls these pieces were most of
+   * the ~3.5 MB/s that did so, a full collection every ~10 s (docs/benchmarks.md, 2026-11-29).
+   */
+  readonly #chunks: (AgentAudio | undefined)[] = [];
+  /** Duration of each of `#chunks`, ms. */
+  readonly #chunkMs: number[] = [];
+  /** Index of the first piece still kept. */
+  #keptFrom = 0;
+  /** Where that piece starts in the turn, ms. */
+  #keptFromMs = 0;
   readonly #segments: Segment[] = [];
   /** Index of the last segment seen playing by heardMs (-1: none yet; reset with the segments). */
   #playing = -1;
@@ -52,11 +66,17 @@ export class TurnPlayout {
     return this.#dryRuns;
   }
 
+  /** Audio of the turn still kept for a resume (received, not yet heard in full), ms. */
+  get keptMs(): number {
+    return this.#turnMs - this.#keptFromMs;
+  }
+
   /** Adds audio of this turn; it goes out at once unless the turn is paused. */
   push(audio: AgentAudio): void {
     const durationMs = audioMs(audio, this.#format);
     if (this.#stopped || durationMs === 0) return;
     this.#chunks.push(audio);
+    this.#chunkMs.push(durationMs);
     const turnStartMs = this.#turnMs;
     this.#turnMs += durationMs;
     if (this.#paused) return;
@@ -81,7 +101,20 @@ export class TurnPlayout {
     this.#playing = i;
     if (i < 0) return this.#heardAtPauseMs;
     const s = segments[i]!;
-    return s.turnStartMs + Math.min(s.durationMs, played - s.transportStartMs);
+    const heard = s.turnStartMs + Math.min(s.durationMs, played - s.transportStartMs);
+    this.#release(heard);
+    return heard;
+  }
+
+  /** Lets go of the pieces that end at or before `heardMs`: no resume starts before it. */
+  #release(heardMs: number): void {
+    const chunks = this.#chunks;
+    let k = this.#keptFrom;
+    while (k < chunks.length && this.#keptFromMs + this.#chunkMs[k]! <= heardMs) {
+      this.#keptFromMs += this.#chunkMs[k]!;
+      chunks[k++] = undefined;
+    }
+    this.#keptFrom = k;
   }
 
   /** True while some of the turn's audio has not been heard yet. */
@@ -103,9 +136,10 @@ export class TurnPlayout {
     if (!this.#paused || this.#stopped) return;
     this.#paused = false;
     const from = this.#heardAtPauseMs;
-    let offset = 0;
-    for (const chunk of this.#chunks) {
-      const durationMs = audioMs(chunk, this.#format);
+    let offset = this.#keptFromMs;
+    for (let k = this.#keptFrom; k < this.#chunks.length; k++) {
+      const chunk = this.#chunks[k]!;
+      const durationMs = this.#chunkMs[k]!;
       const end = offset + durationMs;
       if (end > from) {
         const { rest, startMs } = audioFrom(chunk, from - offset, this.#format);
@@ -122,6 +156,11 @@ export class TurnPlayout {
     if (!this.#paused && this.hasUnplayed()) this.#transport.clear();
     this.#heardAtPauseMs = heard;
     this.#stopped = true;
+    // Nothing of it will be sent again.
+    this.#chunks.length = 0;
+    this.#chunkMs.length = 0;
+    this.#keptFrom = 0;
+    this.#keptFromMs = this.#turnMs;
     return heard;
   }
 

@@ -176,3 +176,38 @@ describe("TurnPlayout.dryRuns", () => {
     expect(playout.dryRuns).toBe(0);
   });
 });
+
+describe("TurnPlayout.keptMs", () => {
+  it("lets go of pieces the caller heard in full and keeps what a resume still sends", () => {
+    const transport = new SteppedTransport();
+    const playout = new TurnPlayout(transport);
+    for (let i = 0; i < 5; i++) playout.push(new Int16Array(800 * (i + 1))); // 100..500 ms: 1.5 s
+    expect(playout.keptMs).toBe(1500);
+    transport.advance(250); // all of the first two pieces (300 ms) not yet: only the first
+    playout.heardMs();
+    expect(playout.keptMs).toBe(1400);
+    transport.advance(100); // 350 ms heard: the second piece ended at 300
+    playout.pause();
+    expect(playout.keptMs).toBe(1200);
+    playout.push(new Int16Array(800));
+    playout.resume(); // from 350 ms: the rest of the third piece, then the fourth, fifth and sixth
+    const resent = transport.plays.slice(5);
+    expect(resent.map((p) => p.ms)).toEqual([250, 400, 500, 100]);
+    transport.advance(10_000);
+    expect(playout.hasUnplayed()).toBe(false);
+    expect(playout.keptMs).toBe(0);
+  });
+
+  it("keeps everything of a held turn until it is heard, and nothing once stopped", () => {
+    const transport = new SteppedTransport();
+    const playout = new TurnPlayout(transport, { held: true });
+    playout.push(new Int16Array(800));
+    transport.advance(5000);
+    playout.heardMs();
+    expect(playout.keptMs).toBe(100);
+    playout.resume();
+    transport.advance(40);
+    expect(playout.stop()).toBe(40);
+    expect(playout.keptMs).toBe(0);
+  });
+});
