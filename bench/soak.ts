@@ -121,7 +121,9 @@ function niceArg(name: string): number | undefined {
  * nice N instead of the bridge's −10 — stand-ins for Twilio or a SIP trunk and for the hosted API,
  * which do not share the bridge's cores in production, then run beside it rather than take turns
  * with it. The load generators' own delays do not enter the lateness figures (the kernel's receive
- * stamps time every agent frame), so at 19 they take only what the bridge leaves.
+ * stamps time every agent frame; on Twilio the thread that reads and stamps them runs at the
+ * bridge's nice, so a starved load generator cannot stamp them late), so at 19 they take only what
+ * the bridge leaves.
  */
 const NICE_OTHERS = niceArg("nice-others") ?? NICE;
 /**
@@ -290,7 +292,15 @@ async function main(): Promise<void> {
         windowMs: [first, windows.at(-1)![1]],
         bridgeToken,
       }),
-      soak: { speechStartsMs: plan.speechStartsMs, dtmf: plan.dtmf, windows },
+      soak: {
+        speechStartsMs: plan.speechStartsMs,
+        dtmf: plan.dtmf,
+        windows,
+        // A load generator starved at a lower nice must not stamp the bridge's frames late.
+        ...(NICE !== undefined && NICE_OTHERS !== undefined && NICE_OTHERS > NICE
+          ? { stampReaderNice: NICE }
+          : {}),
+      },
     };
     const specPath = join(dir, `load-${k}.json`);
     writeFileSync(specPath, JSON.stringify(spec));

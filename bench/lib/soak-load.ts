@@ -26,6 +26,11 @@ export interface SoakPlan {
   dtmf: Array<{ digit: string; atMs: number }>;
   /** Epoch ms. */
   windows: [number, number][];
+  /**
+   * Twilio: the nice of the thread that reads and stamps the bridge's frames (the bridge's own when
+   * the load generators run at a lower priority; see native/bench/ws-stamps.c).
+   */
+  stampReaderNice?: number;
 }
 
 export type SoakLoadSpec = (LoadSpec | SipLoadSpec) & { soak: SoakPlan };
@@ -51,7 +56,7 @@ const gapFrames = windows.map(() => 0);
 const readGapFrames = windows.map(() => 0);
 // Twilio: the bridge's frames are read by the addon's thread with their kernel receive stamps when
 // it is built (ws-stamps.ts); the read time is then timed apart, as SIP's read lateness.
-const attachReader = "target" in spec ? undefined : stampedAttach();
+const attachReader = "target" in spec ? undefined : stampedAttach(spec.soak.stampReaderNice);
 let callErrors = 0;
 
 function frameAt(

@@ -16,7 +16,8 @@ export const WS_STAMPS_ADDON_PATH = fileURLToPath(
 );
 
 interface WsStampsAddon {
-  start(onReady: () => void): void;
+  /** Throws if the thread cannot be given `nice`. */
+  start(onReady: () => void, nice?: number): void;
   /** A handle for the socket, in each of its records; never the same for two live sockets. */
   add(fd: number): number;
   remove(handle: number): void;
@@ -50,19 +51,22 @@ export class StampedReader {
     { handlers: StampedHandlers; parts: Buffer[]; binary: boolean; ws: WebSocket }
   >();
 
-  private constructor(addon: WsStampsAddon) {
+  private constructor(addon: WsStampsAddon, nice: number | undefined) {
     this.#addon = addon;
-    addon.start(() => this.#drain());
+    addon.start(() => this.#drain(), nice);
   }
 
   static #one: StampedReader | undefined;
 
-  /** The process's reader, or undefined when the addon is not built (make setup builds it). */
-  static get(): StampedReader | undefined {
+  /**
+   * The process's reader, or undefined when the addon is not built (make setup builds it).
+   * `nice`: its reading thread's nice, given by the first call (the reader is made once).
+   */
+  static get(nice?: number): StampedReader | undefined {
     if (StampedReader.#one) return StampedReader.#one;
     if (!existsSync(WS_STAMPS_ADDON_PATH)) return undefined;
     const addon = createRequire(import.meta.url)(WS_STAMPS_ADDON_PATH) as WsStampsAddon;
-    StampedReader.#one = new StampedReader(addon);
+    StampedReader.#one = new StampedReader(addon, nice);
     return StampedReader.#one;
   }
 
@@ -154,8 +158,8 @@ export class StampedReader {
  * simulateCall's `attachReader` over the process's StampedReader, each message's arrival on the
  * performance clock (the simulator's); undefined when the addon is not built (read times then).
  */
-export function stampedAttach(): SimulateCallOptions["attachReader"] {
-  const reader = StampedReader.get();
+export function stampedAttach(readerNice?: number): SimulateCallOptions["attachReader"] {
+  const reader = StampedReader.get(readerNice);
   if (!reader) return undefined;
   return (ws, onMessage) =>
     reader.attach(ws, {

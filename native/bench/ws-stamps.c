@@ -11,6 +11,12 @@
 // segments, keeping the newest stamp), a frame is stamped later than it came, never earlier:
 // lateness is overstated, never hidden.
 //
+// The thread can be given its own nice (start's second argument): a soak runs the load generators
+// at nice 19 so they take only what the bridge leaves, and a reader starved with them for a few
+// hundred ms lets a socket's segments merge, every frame in them stamped with the last one's
+// arrival, which looks like the bridge going quiet. At the bridge's own nice it reads as promptly
+// as the bridge writes; its work is a few recvmsg per frame.
+//
 // JS registers a socket's fd after the WebSocket handshake (add; the thread reads a dup of it, so
 // JS closing its own fd cannot hand the number to another socket under the thread), stops Node's
 // own reading of it, and takes the frames read so far with drain() whenever `onReady` is called
@@ -26,9 +32,12 @@
 #include <node_api.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +63,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static Slot slots[MAX_SLOTS];
 static int ep = -1;
 static napi_threadsafe_function ready_fn;
+static pthread_cond_t tid_known = PTHREAD_COND_INITIALIZER;
+static pid_t reader_tid; /* the reading thread's id, for setpriority; 0 until it runs */
 static uint8_t *queue;
 static size_t queue_len, queue_cap;
 
@@ -211,6 +222,10 @@ static void read_slot(uint32_t id) {
 static void *run(void *arg) {
   (void)arg;
   struct epoll_event evs[64];
+  pthread_mutex_lock(&mu);
+  reader_tid = (pid_t)syscall(SYS_gettid);
+  pthread_cond_signal(&tid_known);
+  pthread_mutex_unlock(&mu);
   for (;;) {
     int n = epoll_wait(ep, evs, 64, -1);
     if (n < 0) {
@@ -229,16 +244,35 @@ static void *run(void *arg) {
   }
 }
 
-/** start(onReady): starts the reading thread (once per process). */
+/**
+ * start(onReady, nice?): starts the reading thread (once per process), at `nice` if given
+ * (setpriority on the thread alone; a nice below the process's needs CAP_SYS_NICE).
+ */
 static napi_value start(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], name;
+  size_t argc = 2;
+  napi_value argv[2], name;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   napi_valuetype t = napi_undefined;
   if (argc) CHECK(napi_typeof(env, argv[0], &t));
   if (t != napi_function) {
-    napi_throw_type_error(env, NULL, "start(onReady): onReady must be a function");
+    napi_throw_type_error(env, NULL, "start(onReady, nice?): onReady must be a function");
     return NULL;
+  }
+  int has_nice = 0;
+  int32_t nice = 0;
+  if (argc > 1) {
+    napi_valuetype nt;
+    CHECK(napi_typeof(env, argv[1], &nt));
+    if (nt != napi_undefined) {
+      double d = NAN;
+      if (nt == napi_number) CHECK(napi_get_value_double(env, argv[1], &d));
+      if (!(d >= -20 && d <= 19) || d != (double)(int32_t)d) {
+        napi_throw_range_error(env, NULL, "start(onReady, nice?): nice must be an integer from -20 to 19");
+        return NULL;
+      }
+      has_nice = 1;
+      nice = (int32_t)d;
+    }
   }
   if (ep >= 0) {
     napi_throw_error(env, NULL, "start(onReady): already started in this process");
@@ -262,6 +296,16 @@ static napi_value start(napi_env env, napi_callback_info info) {
     return NULL;
   }
   pthread_detach(th);
+  pthread_mutex_lock(&mu);
+  while (reader_tid == 0) pthread_cond_wait(&tid_known, &mu);
+  pid_t tid = reader_tid;
+  pthread_mutex_unlock(&mu);
+  if (has_nice && setpriority(PRIO_PROCESS, (id_t)tid, nice) != 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "start: cannot run the reading thread at nice %d: %s", nice, strerror(errno));
+    napi_throw_error(env, NULL, msg);
+    return NULL;
+  }
   return NULL;
 }
 

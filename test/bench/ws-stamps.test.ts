@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -223,6 +224,38 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
     wsB.terminate();
     await Promise.all([a.terminate(), b.terminate()]);
     expect(heard).toEqual(["after"]);
+  });
+
+  it("runs its reading thread alone at the nice it is given (a starved load generator must not stamp late)", () => {
+    if (!existsSync(WS_STAMPS_ADDON_PATH)) throw new Error(`${WS_STAMPS_ADDON_PATH} is not built`);
+    // A fresh process: the reader is started once per process. A higher nice needs no privilege.
+    const out = execFileSync(
+      process.execPath,
+      [
+        "-e",
+        `const { readdirSync, readFileSync } = require("node:fs");
+         const nices = () => readdirSync("/proc/self/task").map((t) =>
+           Number(readFileSync("/proc/self/task/" + t + "/stat", "utf8").split(") ")[1].split(" ")[16]));
+         const before = nices().length;
+         require(process.argv[1]).start(() => {}, 7);
+         const after = nices();
+         console.log(JSON.stringify({ added: after.length - before, at7: after.filter((n) => n === 7).length,
+           othersAsProcess: after.every((n) => n === 7 || n === require("node:os").getPriority()) }));
+         process.exit(0);`,
+        WS_STAMPS_ADDON_PATH,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(JSON.parse(out)).toEqual({ added: 1, at7: 1, othersAsProcess: true });
+  });
+
+  it("refuses a nice out of range, with the argument named", () => {
+    if (!existsSync(WS_STAMPS_ADDON_PATH)) throw new Error(`${WS_STAMPS_ADDON_PATH} is not built`);
+    const addon = createRequire(import.meta.url)(WS_STAMPS_ADDON_PATH) as {
+      start(onReady: () => void, nice?: unknown): void;
+    };
+    for (const bad of [20, -21, 1.5, "5"])
+      expect(() => addon.start(() => {}, bad)).toThrow(/nice must be an integer from -20 to 19/);
   });
 
   it("refuses what is not a socket, with the argument named", () => {
