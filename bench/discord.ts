@@ -25,7 +25,10 @@
 // Phase 3, a second bridge answering everyone, one member asks a question a few times:
 // `voice_to_voice_ms_p50`, from the end of the member's speech to the agent's first packet heard.
 // Also: `timer_20ms_floor_cpu_us_per_s`, the CPU of a bare Node process with one 20 ms interval timer
-// (what any paced stream costs on this machine before it does any work).
+// (what any paced stream costs on this machine before it does any work), and
+// `receive_floor_cpu_us_per_user_s`, a bare process that wakes every 20 ms, decodes every member's
+// packet and runs Silero on their windows, and nothing else (what the receive path costs on this
+// machine before any of the bridge's own work).
 // Prints one JSON line.
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -92,6 +95,16 @@ function timerFloorUsPerS(): number {
     "setTimeout(()=>{const u=process.cpuUsage(u0);clearInterval(t);" +
     "console.log((u.user+u.system)/((performance.now()-t0)/1000))},4000)";
   return Math.round(Number(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" })));
+}
+
+/**
+ * The floor under the receive figure on this machine, µs per member-second: a bare process doing
+ * only the 20 ms wake-up, libopus's decode and Silero's windows for `users` members
+ * (bench/lib/discord-receive-floor.ts).
+ */
+function receiveFloorUsPerUserS(users: number): number {
+  const script = join(import.meta.dirname, "lib", "discord-receive-floor.ts");
+  return Number(execFileSync(process.execPath, [script, String(users), "6"], { encoding: "utf8" }));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -309,6 +322,7 @@ async function main(): Promise<void> {
   await fake2.close();
   await stopProcess(svc, 10_000);
   const timerFloor = timerFloorUsPerS();
+  const receiveFloor = receiveFloorUsPerUserS(CHANNELS * MEMBERS);
 
   const agentOut = Math.round(outCpu / (CHANNELS * outWindowS));
   const agentOutTarget =
@@ -338,6 +352,7 @@ async function main(): Promise<void> {
     receive_cold_cpu_us_per_user_s: Math.round(coldIn),
     bridge_idle_cpu_us_per_s: Math.round(idleCpuUsPerS),
     timer_20ms_floor_cpu_us_per_s: timerFloor,
+    receive_floor_cpu_us_per_user_s: receiveFloor,
     undecryptable_packets: undecryptable,
     // CPU the rest of the machine used during each window, in cores (others' work on a shared machine).
     other_cpu_cores_out: round(outOthers / (outWindowS * 1e6)),

@@ -1,0 +1,103 @@
+// `node bench/lib/discord-receive-floor.ts MEMBERS SECONDS`: what the members' voices cost on this
+// machine before any of the bridge's own code runs, µs of CPU per member-second (printed alone).
+// A bare process that does only the work the receive path cannot do without, at its pace: one
+// 20 ms wake-up, each member's 20 ms stereo CELT packet decoded by libopus straight to 16 kHz mono
+// (as member-receiver.ts does), and Silero VAD on every member's 32 ms window, the members' windows
+// as one batch on the calling thread (as codecs/silero-inline.ts runs a channel's speakers). Not
+// here, and all of it the bridge's: reading the socket, the transport's and DAVE's decryption, the
+// windows' bookkeeping, the turn logic, the recognizer's upload.
+// `bench discord` runs it beside the bridge's figure (`receive_floor_cpu_us_per_user_s`): the
+// target (6,000) minus this is what the bridge's own receive path may cost on the machine at hand.
+import { OpusCodec } from "../../codecs/opus.ts";
+import { InlineSilero, MAX_INLINE_BATCH } from "../../codecs/silero-inline.ts";
+import { rowWidth, STATE } from "../../codecs/silero-shared.ts";
+import { processRunUs } from "./calls-procs.ts";
+import { espeakSpeech } from "./measure.ts";
+
+const MEMBERS = Number(process.argv[2] ?? 6);
+const SECONDS = Number(process.argv[3] ?? 6);
+const WARMUP_MS = 1500;
+const WINDOW = 512;
+const CONTEXT = 64;
+
+// Discord's packets: 48 kHz stereo Opus, 20 ms each, of speech (the bench's own phrase).
+const speech = espeakSpeech("What are your opening hours? We are open every day from nine to six.", 48000);
+const encoder = new OpusCodec(48000, 2);
+const packets: Uint8Array[] = [];
+const stereo = new Int16Array(960 * 2);
+for (let at = 0; at + 960 <= speech.length; at += 960) {
+  for (let i = 0; i < 960; i++) stereo[2 * i] = stereo[2 * i + 1] = speech[at + i]!;
+  packets.push(encoder.encode(stereo).slice());
+}
+
+interface Member {
+  decoder: OpusCodec;
+  /** The model's input row: CONTEXT samples of the window before, then WINDOW new ones. */
+  frame: Float32Array;
+  fill: number;
+  state: Float32Array;
+  result: number;
+}
+const members: Member[] = Array.from({ length: MEMBERS }, () => ({
+  decoder: new OpusCodec(16000, 1),
+  frame: new Float32Array(rowWidth(16000)),
+  fill: 0,
+  state: new Float32Array(2 * STATE),
+  result: 0,
+}));
+const silero = await InlineSilero.load();
+
+let next = 0;
+let busy = false;
+/** Rows Silero ran, and windows skipped because the run before had not come back (must stay 0). */
+let ran = 0;
+let skipped = 0;
+const ready: Member[] = [];
+async function tick(): Promise<void> {
+  const packet = packets[next++ % packets.length]!;
+  for (const m of members) {
+    const pcm = m.decoder.decode(packet);
+    for (let i = 0; i < pcm.length; i++) {
+      m.frame[CONTEXT + m.fill++] = pcm[i]! / 32768;
+      if (m.fill === WINDOW) {
+        ready.push(m);
+        m.fill = 0;
+      }
+    }
+  }
+  if (ready.length === 0) return;
+  if (busy) {
+    skipped += ready.length;
+    ready.length = 0;
+    return;
+  }
+  busy = true;
+  const rows = ready.splice(0);
+  // Many members: batches of at most what one inline run takes, one after another.
+  for (let at = 0; at < rows.length; at += MAX_INLINE_BATCH) {
+    await silero.run(16000, rows.slice(at, at + MAX_INLINE_BATCH));
+  }
+  ran += rows.length;
+  for (const m of rows) m.frame.copyWithin(0, WINDOW, WINDOW + CONTEXT);
+  busy = false;
+}
+
+const timer = setInterval(() => void tick(), 20);
+await new Promise((r) => setTimeout(r, WARMUP_MS));
+const t0 = performance.now();
+const cpu0 = processRunUs(process.pid);
+const ran0 = ran;
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+const us = processRunUs(process.pid) - cpu0;
+const seconds = (performance.now() - t0) / 1000;
+clearInterval(timer);
+// A floor that skipped work would be too low: every member's 31.25 windows a second must have run.
+const expected = (MEMBERS * seconds * 1000) / 32;
+if (skipped > 0 || ran - ran0 < 0.9 * expected) {
+  process.stderr.write(
+    `receive floor: Silero ran ${ran - ran0} of ~${Math.round(expected)} windows (${skipped} skipped): no floor\n`,
+  );
+  process.exit(1);
+}
+console.log(Math.round(us / (MEMBERS * seconds)));
+process.exit(0);
