@@ -8,26 +8,33 @@
 // windows' bookkeeping, the turn logic, the recognizer's upload.
 // `bench discord` runs it beside the bridge's figure (`receive_floor_cpu_us_per_user_s`): the
 // target (6,000) minus this is what the bridge's own receive path may cost on the machine at hand.
+import { DISCORD_INPUT_RATE } from "../../bridges/discord/member-receiver.ts";
 import { OpusCodec } from "../../codecs/opus.ts";
+import { sileroWindowSamples } from "../../codecs/silero.ts";
 import { InlineSilero, MAX_INLINE_BATCH } from "../../codecs/silero-inline.ts";
 import { rowWidth, STATE } from "../../codecs/silero-shared.ts";
+import { toStereo48k } from "../../test/fake-discord/member.ts";
 import { processRunUs } from "./calls-procs.ts";
 import { espeakSpeech } from "./measure.ts";
 
 const MEMBERS = Number(process.argv[2] ?? 6);
 const SECONDS = Number(process.argv[3] ?? 6);
 const WARMUP_MS = 1500;
-const WINDOW = 512;
-const CONTEXT = 64;
+const RATE = DISCORD_INPUT_RATE;
+const WINDOW = sileroWindowSamples(RATE);
+/** Samples of the window before that the model sees in front of each new one. */
+const CONTEXT = rowWidth(RATE) - WINDOW;
 
-// Discord's packets: 48 kHz stereo Opus, 20 ms each, of speech (the bench's own phrase).
-const speech = espeakSpeech("What are your opening hours? We are open every day from nine to six.", 48000);
+// Discord's packets as the bench's simulated members make them: 48 kHz stereo Opus, 20 ms each.
+const FRAME_48K = 960;
+const stereo = toStereo48k({
+  pcm: espeakSpeech("What are your opening hours? We are open every day from nine to six.", 48000),
+  rate: 48000,
+});
 const encoder = new OpusCodec(48000, 2);
 const packets: Uint8Array[] = [];
-const stereo = new Int16Array(960 * 2);
-for (let at = 0; at + 960 <= speech.length; at += 960) {
-  for (let i = 0; i < 960; i++) stereo[2 * i] = stereo[2 * i + 1] = speech[at + i]!;
-  packets.push(encoder.encode(stereo).slice());
+for (let at = 0; at + 2 * FRAME_48K <= stereo.length; at += 2 * FRAME_48K) {
+  packets.push(encoder.encode(stereo.subarray(at, at + 2 * FRAME_48K)).slice());
 }
 
 interface Member {
@@ -39,8 +46,8 @@ interface Member {
   result: number;
 }
 const members: Member[] = Array.from({ length: MEMBERS }, () => ({
-  decoder: new OpusCodec(16000, 1),
-  frame: new Float32Array(rowWidth(16000)),
+  decoder: new OpusCodec(RATE, 1),
+  frame: new Float32Array(rowWidth(RATE)),
   fill: 0,
   state: new Float32Array(2 * STATE),
   result: 0,
@@ -52,7 +59,9 @@ let busy = false;
 /** Rows Silero ran, and windows skipped because the run before had not come back (must stay 0). */
 let ran = 0;
 let skipped = 0;
-const ready: Member[] = [];
+// Two lists swapped from run to run: nothing allocated per tick beyond what libopus returns.
+let ready: Member[] = [];
+let running: Member[] = [];
 async function tick(): Promise<void> {
   const packet = packets[next++ % packets.length]!;
   for (const m of members) {
@@ -72,13 +81,17 @@ async function tick(): Promise<void> {
     return;
   }
   busy = true;
-  const rows = ready.splice(0);
+  const rows = ready;
+  ready = running;
+  running = rows;
   // Many members: batches of at most what one inline run takes, one after another.
-  for (let at = 0; at < rows.length; at += MAX_INLINE_BATCH) {
-    await silero.run(16000, rows.slice(at, at + MAX_INLINE_BATCH));
-  }
+  if (rows.length <= MAX_INLINE_BATCH) await silero.run(RATE, rows);
+  else
+    for (let at = 0; at < rows.length; at += MAX_INLINE_BATCH)
+      await silero.run(RATE, rows.slice(at, at + MAX_INLINE_BATCH));
   ran += rows.length;
   for (const m of rows) m.frame.copyWithin(0, WINDOW, WINDOW + CONTEXT);
+  rows.length = 0;
   busy = false;
 }
 

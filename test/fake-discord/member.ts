@@ -267,7 +267,8 @@ export class SimulatedMember {
   }
 }
 
-function toStereo48k(audio: string | { pcm: Int16Array; rate: number }): Int16Array {
+/** What a member speaks, as the 48 kHz stereo PCM its client encodes (a mono source in both channels). */
+export function toStereo48k(audio: string | { pcm: Int16Array; rate: number }): Int16Array {
   let mono: Int16Array;
   let rate: number;
   if (typeof audio === "string") {
