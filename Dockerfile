@@ -17,6 +17,8 @@ RUN scripts/bootstrap.sh --runtime \
  && rm -rf /var/lib/apt/lists/* /root/.npm
 
 COPY bin ./bin
+COPY app ./app
+COPY tools ./tools
 COPY src ./src
 COPY codecs ./codecs
 COPY bridges ./bridges

@@ -158,7 +158,7 @@ async function startBridge(
   const log = join(dir, `${name}.log`);
   const flags = (process.env.BENCH_DISCORD_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean);
   const bridge = spawnNode(
-    [...flags, "src/cli.ts", "start"],
+    [...flags, "app/cli.ts", "start"],
     {
       ...process.env,
       HOST: "127.0.0.1",
@@ -184,7 +184,7 @@ async function startBridge(
 async function main(): Promise<void> {
   const svcLog = join(dir, "service.log");
   const svc = spawnNode(
-    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
+    ["app/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
     { ...process.env, SVC_LOCAL_API_KEYS: KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
     svcLog,
   );

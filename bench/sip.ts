@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSipServer } from "../bridges/sip/index.ts";
 import type { RtpEndpoint, RtpPortPool, SipCallTransport } from "../bridges/sip/media-port.ts";
-import { silentLogger } from "../src/log.ts";
-import { systemClock } from "../src/session/clock.ts";
+import { systemClock } from "../src/core/clock.ts";
+import { silentLogger } from "../src/core/log.ts";
 import { numberArg } from "./lib/args.ts";
 import { percentile, round } from "./lib/measure.ts";
 

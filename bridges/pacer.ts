@@ -10,8 +10,8 @@
 // per frame sent, restarting from `now` after an underrun. A late timer does not lose time:
 // each wake-up sends every frame that is due ("catch-up"), so the pace follows the clock,
 // not the count of timer callbacks.
-import type { Clock, TimerHandle } from "../src/session/clock.ts";
-import { recordTimerLateness } from "./loop-lag.ts";
+import type { Clock, TimerHandle } from "../src/core/clock.ts";
+import { recordTimerLateness } from "../src/core/loop-lag.ts";
 
 export interface PacerOptions {
   clock: Clock;

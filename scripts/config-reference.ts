@@ -7,8 +7,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { configSchema, ENV_KEYS } from "../src/config.ts";
-import { type Def, defOf } from "../src/unknown-keys.ts";
+import { configSchema, ENV_KEYS } from "../src/config/config.ts";
+import { type Def, defOf } from "../src/config/unknown-keys.ts";
 
 export const REFERENCE_FILE = fileURLToPath(new URL("../docs/configuration.md", import.meta.url));
 

@@ -10,13 +10,13 @@ STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 cd "$ROOT"
 
-git ls-files -z -- bin src codecs bridges console config native package.json README.md docs \
+git ls-files -z -- bin app tools src codecs bridges console config native package.json README.md docs \
   tsconfig.json tsconfig.build.json LICENSE 2>/dev/null \
   | xargs -0 cp --parents -t "$STAGE"
 ln -s "$ROOT/node_modules" "$STAGE/node_modules"
 
 (cd "$STAGE" && "$ROOT/node_modules/.bin/tsc" -p tsconfig.build.json)
-find "$STAGE/src" "$STAGE/codecs" "$STAGE/bridges" -name '*.ts' ! -name '*.d.ts' -delete
+find "$STAGE/app" "$STAGE/tools" "$STAGE/src" "$STAGE/codecs" "$STAGE/bridges" -name '*.ts' ! -name '*.d.ts' -delete
 rm -f "$STAGE/node_modules" "$STAGE/tsconfig.json" "$STAGE/tsconfig.build.json"
 
 # The published manifest: no development scripts, and the native pieces built at install.

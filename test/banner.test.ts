@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bannerText, entrancesOf } from "../src/banner.ts";
-import { loadConfig } from "../src/config.ts";
+import { bannerText, entrancesOf } from "../app/banner.ts";
+import { loadConfig } from "../src/config/config.ts";
 
 describe("the start-up banner", () => {
   it("says how to reach the agent: the console, the simulator, Twilio's webhook, SIP, AudioSocket", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { programToken, resolveBridgeToken } from "../src/bridge-token.ts";
+import { programToken, resolveBridgeToken } from "../app/bridge-token.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, consoleEnabled, loadConfig, usesLocalService } from "../src/config.ts";
+import { ConfigError, consoleEnabled, loadConfig, usesLocalService } from "../src/config/config.ts";
 
 function tmpFile(name: string, text: string): string {
   const file = join(mkdtempSync(join(tmpdir(), "vb-config-")), name);

@@ -2,8 +2,8 @@
 // fills in every 50 ms only while calls are up and nothing paced reports, and once a second
 // otherwise (an idle bridge is not woken 20 times a second to be measured).
 import { describe, expect, it } from "vitest";
-import { openLoopLag, recordTimerLateness, SAMPLE_BUSY_MS, samplingPeriodMs } from "../bridges/loop-lag.ts";
-import { BridgeMetrics } from "../src/metrics.ts";
+import { BridgeMetrics } from "../app/metrics/bridge-metrics.ts";
+import { openLoopLag, recordTimerLateness, SAMPLE_BUSY_MS, samplingPeriodMs } from "../src/core/loop-lag.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const block = (ms: number) => {

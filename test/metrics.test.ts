@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BridgeMetrics } from "../src/metrics.ts";
+import { BridgeMetrics } from "../app/metrics/bridge-metrics.ts";
 
 describe("BridgeMetrics", () => {
   it("exports per-turn histograms and call counters in Prometheus text format", async () => {

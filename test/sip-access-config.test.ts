@@ -1,7 +1,7 @@
 // The SIP access keys as users write them: environment strings, config-file lists and objects,
 // and errors that name the key and say what is wrong.
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { ConfigError, loadConfig } from "../src/config/config.ts";
 
 describe("sip access configuration", () => {
   it("reads SIP_ALLOW_FROM, SIP_RATE_LIMIT, SIP_USERS, SIP_DIGEST_ALGORITHMS and SIP_REGISTER", () => {

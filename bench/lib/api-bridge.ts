@@ -1,7 +1,7 @@
 // The calls benchmark's bridge with --api: built with createBridge and an agent defined in code
 // (its turn-taking as the CLI bridge's config file sets it, and a TypeScript tool offered to the
 // model), configured by the same environment as `voice-bridge start`, stopped the same way.
-import { createBridge, defineAgent, tool, z } from "../../src/index.ts";
+import { createBridge, defineAgent, tool, z } from "../../app/index.ts";
 
 const eouMs = Number(process.env.BENCH_MIN_EOU_MS);
 const agent = defineAgent({

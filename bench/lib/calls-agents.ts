@@ -10,8 +10,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { bearer } from "../../src/service/engines/upstream.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { percentile, round } from "./measure.ts";
 
 export interface AgentsPhase {

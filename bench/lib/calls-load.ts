@@ -7,7 +7,7 @@
 //
 // Usage (by bench/calls.ts): node calls-load.ts SPEC.json OUT.json
 import { readFileSync, writeFileSync } from "node:fs";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { analyzeAgentFrames } from "./calls-frames.ts";
 import { failedCall, measureLoad } from "./load-window.ts";
 import { stampedAttach } from "./ws-stamps.ts";

@@ -6,7 +6,7 @@
 import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { programToken } from "../../src/bridge-token.ts";
+import { programToken } from "../../app/bridge-token.ts";
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import { spawnNode, waitForLine } from "./calls-procs.ts";
 import {
@@ -40,7 +40,7 @@ export interface BenchSetupOptions {
   bridgeConfig: string;
   /** Node flags for the bridge only (profiling, --trace-gc); env BENCH_CALLS_BRIDGE_FLAGS is added. */
   bridgeFlags: string[];
-  /** What the bridge process runs (default `src/cli.ts start`, the bridge as deployed). */
+  /** What the bridge process runs (default `app/cli.ts start`, the bridge as deployed). */
   bridgeEntry?: string[];
   /** Environment of the bridge beyond what every bench bridge gets. */
   bridgeEnv?: NodeJS.ProcessEnv;
@@ -71,7 +71,7 @@ function runFile(dir: string, name: string, ext: string, run: string | undefined
 export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchProcesses> {
   const svcLog = runFile(o.dir, "service", "log", o.run);
   const svc = spawnNode(
-    ["src/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(o.dir, "svc")],
+    ["app/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(o.dir, "svc")],
     { ...process.env, SVC_LOCAL_API_KEYS: BENCH_KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
     svcLog,
     "serviceNice" in o ? o.serviceNice : o.nice,
@@ -104,7 +104,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
     ...o.bridgeFlags,
     ...(process.env.BENCH_CALLS_BRIDGE_FLAGS ?? "").split(" ").filter(Boolean),
   ];
-  const bridge = spawnNode([...flags, ...(o.bridgeEntry ?? ["src/cli.ts", "start"])], env, bridgeLog, o.nice);
+  const bridge = spawnNode([...flags, ...(o.bridgeEntry ?? ["app/cli.ts", "start"])], env, bridgeLog, o.nice);
   o.children.push(bridge);
   const bridgeUrl = (
     await waitForLine(bridgeLog, /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*bridge listening/, 60_000, bridge)

@@ -3,7 +3,7 @@
 // the calls with what spec. Everything else (service, bridge process, window, CPU/RSS sampling,
 // the summary) is the same for both and stays in bench/calls.ts.
 import type { ChildProcess } from "node:child_process";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadSpec } from "./calls-load.ts";
 import { waitForLine } from "./calls-procs.ts";

@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { appendFile, readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { newCallSid, simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { newCallSid, simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { AgentFrameTimer } from "./calls-frames.ts";
 import type { LoadSpec } from "./calls-load.ts";
 import type { SipLoadSpec } from "./sip-load.ts";

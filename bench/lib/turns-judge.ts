@@ -1,8 +1,9 @@
 // Judges one benchmark call: what the bridge did with the labelled sound, from the bridge's own
 // record (GET /calls/:id) and from what the simulated caller heard and received (agent audio on
 // the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
-import type { SimResult } from "../../bridges/twilio/sim/simulate.ts";
-import type { CallEvent, CallRecord, TurnMetrics } from "../../src/session/transcript.ts";
+
+import type { CallEvent, CallRecord, TurnMetrics } from "../../src/records/call-record.ts";
+import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
 

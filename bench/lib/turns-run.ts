@@ -4,10 +4,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Logger, silentLogger } from "../../src/log.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { type Logger, silentLogger } from "../../src/core/log.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
 import { judge, type Outcome } from "./turns-judge.ts";
 

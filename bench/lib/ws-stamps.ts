@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
-import type { SimulateCallOptions } from "../../bridges/twilio/sim/simulate.ts";
+import type { SimulateCallOptions } from "../../tools/twilio-sim/simulate.ts";
 
 export const WS_STAMPS_ADDON_PATH = fileURLToPath(
   new URL("../../native/build/ws-stamps.node", import.meta.url),

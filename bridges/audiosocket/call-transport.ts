@@ -4,8 +4,9 @@
 // kind Asterisk sends, written straight to the socket. Asterisk writes what it receives to the
 // channel at once, with no deep buffer of its own, so the pacer keeps a small lead and what
 // has been sent counts as heard: playedMs is the audio sent, at most one lead ahead of the ear.
-import type { Logger } from "../../src/log.ts";
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { HeldEvents } from "../held-events.ts";
 import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";

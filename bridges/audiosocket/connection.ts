@@ -4,8 +4,8 @@
 // AudioSocket — garbage, unknown kinds, absurd lengths, no UUID, audio faster than real time —
 // is dropped and counted, and a connection that keeps doing it is closed.
 import type { Socket } from "node:net";
-import type { Logger } from "../../src/log.ts";
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { AudioSocketCallTransport } from "./call-transport.ts";
 import {
   audioRate,

@@ -1,8 +1,8 @@
 // The AudioSocket entry: a TCP server Asterisk connects to, one call per connection
 // (dialplan `AudioSocket(uuid,host:port)` or `Dial(AudioSocket/host:port/uuid)`).
 import { createServer, type Socket } from "node:net";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { AudioSocketCallTransport } from "./call-transport.ts";
 import { AsteriskConnection, type ConnectionLimits } from "./connection.ts";
 import { type AudioSocketStats, newStats } from "./stats.ts";

@@ -4,8 +4,8 @@
 // heard is what the page reports it played, counted per clear epoch (see protocol.ts), never
 // more than was sent.
 import { Framer } from "../../codecs/pcm.ts";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { HeldEvents } from "../held-events.ts";
 import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";

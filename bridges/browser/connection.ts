@@ -1,8 +1,8 @@
 // One accepted browser-call WebSocket: the call starts at once (the page opens the socket when
 // the person presses "Call the agent"), and the socket's messages go to its transport.
 import { randomBytes } from "node:crypto";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport } from "../transport.ts";
 import type { ServerWebSocket } from "../websocket-server.ts";
 import { BrowserCallTransport } from "./call-transport.ts";

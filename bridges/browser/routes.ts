@@ -4,8 +4,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport } from "../transport.ts";
 import { serveWebSocketPath } from "../websocket-path.ts";
 import { serveBrowserCall } from "./connection.ts";

@@ -3,9 +3,9 @@
 // start, and runs one conversation per channel (a guild's bot is in one voice channel at a time).
 // Nothing here may take the bridge down: login and permission problems are one clear log line each.
 import { Client, Events, GatewayIntentBits, type Guild, type VoiceBasedChannel } from "discord.js";
-import type { Config } from "../../src/config.ts";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Config } from "../../src/config/config.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport } from "../transport.ts";
 import { ChannelConversation } from "./channel-conversation.ts";
 import { COMMANDS, handleCommand } from "./commands.ts";

@@ -3,8 +3,8 @@
 // agent, emptied of humans, connection lost) and leaves the channel behind it.
 import { entersState, joinVoiceChannel, type VoiceConnection, VoiceConnectionStatus } from "@discordjs/voice";
 import type { Client, VoiceBasedChannel } from "discord.js";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport, Speaker } from "../transport.ts";
 import { describeE2ee, E2eeWatch, maySpeak, privacyCodeOf } from "./e2ee.ts";
 import { DISCORD_INPUT_RATE, MemberReceiver } from "./member-receiver.ts";

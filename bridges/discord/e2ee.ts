@@ -10,8 +10,8 @@ import {
   type VoiceConnection,
   VoiceConnectionStatus,
 } from "@discordjs/voice";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 
 export type E2eeState =
   /** DAVE encrypts every packet: the group's keys are held. */

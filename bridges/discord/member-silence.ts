@@ -4,7 +4,7 @@
 // frame on the clock, until any turn of theirs must have ended; then nothing is fed, as nothing
 // is sent. Late packets of theirs get `slackMs` before silence stands in for them. It steps on the
 // shared 20 ms voice clock, with every channel's output, rather than a timer of its own.
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
 import type { Speaker } from "../transport.ts";
 import { sharedVoiceClock, type VoiceClock, type VoiceTicker } from "./voice-clock.ts";
 

@@ -1,7 +1,7 @@
 // A Discord voice channel's conversation as the session sees it (the transport port): every
 // member's frames, 16 kHz mono and tagged with who spoke, in; the agent's Opus packets out through
 // an OpusPacketSender, its playout counted from the packets sent.
-import type { Logger } from "../../src/log.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { AgentAudio, CallInfo, CallTransport, Speaker, TransportListener } from "../transport.ts";
 import { DISCORD_INPUT_RATE } from "./member-receiver.ts";
 import { OpusPacketSender, type OpusSenderOptions } from "./opus-sender.ts";

@@ -2,8 +2,8 @@
 // has something to send and is stepped once per tick, so N channels cost one timer, not N (and
 // not the library's per-player setImmediate chain). Ticks follow a drift-free schedule; after a
 // stall the schedule restarts from now rather than bursting packets to catch up.
-import { type Clock, systemClock, type TimerHandle } from "../../src/session/clock.ts";
-import { recordTimerLateness } from "../loop-lag.ts";
+import { type Clock, systemClock, type TimerHandle } from "../../src/core/clock.ts";
+import { recordTimerLateness } from "../../src/core/loop-lag.ts";
 
 export const VOICE_TICK_MS = 20;
 /** Later than this behind schedule, the schedule restarts from now (no burst of catch-up packets). */

@@ -1,7 +1,7 @@
 // Non-INVITE client transactions (RFC 3261 §17.1.2) for the requests we send in a dialog (BYE,
 // REFER): Timer E retransmits on UDP from T1 doubling to T2 (T2 once a provisional came), Timer F
 // gives up after 64·T1 with a local 408, Timer K absorbs response retransmissions.
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import type { SipFlow } from "./flow.ts";
 import { header, headerValues, parseCSeq, parseVia, type SipRequest, type SipResponse } from "./message.ts";
 import { serialize } from "./serialize.ts";

@@ -1,7 +1,7 @@
 // What the UAS core is given by startSipServer (bridges/sip/index.ts).
-import type { Config } from "../../src/config.ts";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Config } from "../../src/config/config.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SipFlow } from "./flow.ts";
 import type { RtpPortPool, SipCallTransportFactory } from "./media-port.ts";

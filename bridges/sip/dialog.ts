@@ -3,8 +3,8 @@
 // UPDATE with the direction mirrored, the session timer (RFC 4028), and the end of the call
 // told to the media side once.
 import { randomBytes } from "node:crypto";
-import type { Logger } from "../../src/log.ts";
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { ClientTransactions } from "./client-transaction.ts";
 import type { SipFlow } from "./flow.ts";
 import type {

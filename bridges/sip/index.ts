@@ -1,8 +1,9 @@
 // SIP bridge entry: a UAS on UDP and TCP that answers calls from a PBX or SIP trunk and hands
 // each to the session as a CallTransport made by the media side (bridges/sip/rtp).
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
-import type { Dialer } from "../dial.ts";
+
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
+import type { Dialer } from "../../src/outbound/dialer.ts";
 import type { AdmitCall, CallTransport } from "../transport.ts";
 import type { SignallingConfig } from "./core-options.ts";
 import type { SipFlow } from "./flow.ts";

@@ -1,8 +1,9 @@
 // The seam between SIP signalling (dialogs, SDP offer/answer) and SIP media (RTP): what the
 // signalling side negotiated for a call, and what it asks of the media side. Signalling never
 // touches RTP packets; media never parses SIP.
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallInfo, CallTransport } from "../transport.ts";
 
 export type SipCodecName = "opus" | "pcmu" | "pcma";

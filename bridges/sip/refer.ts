@@ -1,7 +1,7 @@
 // Blind transfer by REFER (RFC 3515): send REFER, then follow the implicit subscription's NOTIFYs
 // (message/sipfrag, RFC 3420): "SIP/2.0 200" is success (then we BYE), a final failure rejects
 // with its reason, and silence after the 202 rejects after 64·T1.
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
 import type { Dialog } from "./dialog.ts";
 import { header, parseUri } from "./message.ts";
 import { makeResponse } from "./serialize.ts";

@@ -4,9 +4,9 @@
 // address, a closed TCP connection), and unregister on shutdown or drain (RFC 3261 §10).
 import { createSocket } from "node:dgram";
 import { lookup } from "node:dns/promises";
-import type { Logger } from "../../src/log.ts";
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
-import type { SipRegistration } from "../../src/sip-access-config.ts";
+import type { SipRegistration } from "../../src/config/sip-access.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { DigestClient } from "./digest.ts";
 import type { SipFlow } from "./flow.ts";
 import {

@@ -1,8 +1,9 @@
 // The UAS core: every message from UDP or TCP comes here, is parsed (never throwing: 400 when a
 // response can be formed, else dropped and counted), passes the transaction layer, and is
 // dispatched by method to the dialog it belongs to or to the call setup.
-import type { Clock } from "../../src/session/clock.ts";
-import { PRIVATE_SOURCES } from "../../src/sip-access-config.ts";
+
+import { PRIVATE_SOURCES } from "../../src/config/sip-access.ts";
+import type { Clock } from "../../src/core/clock.ts";
 import { CallSetup } from "./call-setup.ts";
 import { ClientTransactions } from "./client-transaction.ts";
 import type { SipCoreOptions } from "./core-options.ts";

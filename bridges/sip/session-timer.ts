@@ -1,7 +1,7 @@
 // RFC 4028 session timers, as a UAS that never requires them: a Session-Expires in the request
 // is echoed with the refresher left to the caller (refresher=uac), and if no refresh (re-INVITE or
 // UPDATE) arrives within the interval less min(32 s, interval/3), the call is hung up.
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import { header, type SipHeader, type SipRequest } from "./message.ts";
 import { makeResponse } from "./serialize.ts";
 import type { ServerTransaction } from "./transaction.ts";

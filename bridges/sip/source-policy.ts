@@ -3,7 +3,7 @@
 // for requests outside calls (a scanner's flood is dropped, not answered), and log lines about a
 // refused source at most once a minute each, so a scanner cannot fill the log either.
 import { BlockList, isIPv4, isIPv6 } from "node:net";
-import type { Logger } from "../../src/log.ts";
+import type { Logger } from "../../src/core/log.ts";
 
 export type RefusalReason = "not_allowed" | "rate_limited" | "unauthenticated" | "bad_credentials";
 export const REFUSAL_REASONS: readonly RefusalReason[] = [

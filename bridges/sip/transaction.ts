@@ -2,7 +2,7 @@
 // transactions (§17.1.2). Requests are matched by top Via branch, sent-by and method; a
 // retransmitted request gets the last response again; UDP final responses are retransmitted on
 // Timer G until the ACK; every timer runs on the injectable Clock.
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import type { SipFlow } from "./flow.ts";
 import {
   header,

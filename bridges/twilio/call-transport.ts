@@ -5,8 +5,8 @@
 import { Buffer } from "node:buffer";
 import { base64DecodedLength, decodeBase64Into } from "../../codecs/base64.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { HeldEvents } from "../held-events.ts";
 import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";

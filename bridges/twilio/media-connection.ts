@@ -1,8 +1,8 @@
 // One accepted media stream WebSocket: waits for Twilio's `start`, then hands the call to
 // the session as a transport and routes the stream's messages to it.
 import type { Buffer } from "node:buffer";
-import type { Logger } from "../../src/log.ts";
-import type { Clock } from "../../src/session/clock.ts";
+import type { Clock } from "../../src/core/clock.ts";
+import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport } from "../transport.ts";
 import type { ServerWebSocket } from "../websocket-server.ts";
 import type { CallControl } from "./call-control.ts";

@@ -5,9 +5,9 @@
 // verdict. Callbacks are signature-checked (X-Twilio-Signature) like the voice webhook.
 import type { FastifyInstance } from "fastify";
 import twilio from "twilio";
-import type { Logger } from "../../src/log.ts";
+import type { Logger } from "../../src/core/log.ts";
+import type { CarrierAmd, DialEvents, Dialer, DialRequest } from "../../src/outbound/dialer.ts";
 import { PassThroughTransport } from "../../src/session/pass-through-transport.ts";
-import type { CarrierAmd, DialEvents, Dialer, DialRequest } from "../dial.ts";
 import type { CallInfo, CallTransport } from "../transport.ts";
 import { signatureValid, wsBase } from "./public-url.ts";
 import { MEDIA_PATH } from "./routes.ts";

@@ -2,7 +2,7 @@
 // before the voice webhook's TwiML) asks first, so a rejection is a real refusal (603, <Reject>)
 // and the webhook's wait is heard as ringing; the pick is then kept for the call's media, which
 // follows. Transports that are connected at once (AudioSocket, browser, Discord) pick on arrival.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import type { Admission, CallInfo } from "../session/transport.ts";
 import type { AgentDirectory, AgentPick } from "./directory.ts";
 

@@ -4,8 +4,8 @@
 // types (an integer is whole, an enum value is one of its list); anything else is a failed
 // analysis, recorded as such, and the call's report goes out either way.
 import type { ChatMessage } from "../api/types/index.ts";
-import type { CallAnalysis, TurnView } from "../session/transcript.ts";
-import type { AnalysisPlan } from "./schema.ts";
+import type { AnalysisPlan } from "../config/agent.ts";
+import type { CallAnalysis, TurnView } from "../records/call-record.ts";
 
 /** One E1 request and its answer's text (the API client's chat.create, in production). */
 export type CompleteJson = (messages: ChatMessage[], signal: AbortSignal) => Promise<string>;

@@ -1,13 +1,14 @@
 // One call's agent, resolved: the agent's settings with the call's variables filled in, as the
 // session takes them (SessionConfig) and as the service adapters take them (models and voice).
-import type { Config } from "../config.ts";
+
+import type { Agent, AnalysisPlan } from "../config/agent.ts";
+import type { Config } from "../config/config.ts";
 import type { SessionConfig } from "../session/config.ts";
 import { DEFAULT_SESSION_CONFIG } from "../session/config.ts";
-import type { ServiceModels } from "../session/svc-adapters.ts";
+import type { ServiceModels } from "../session/services.ts";
 import type { HttpToolConfig } from "../session/tools.ts";
-import { turnTakingFrom } from "../turn-taking-config.ts";
-import type { Agent, AnalysisPlan } from "./schema.ts";
 import type { TemplateRenderer } from "./templates.ts";
+import { turnTakingFrom } from "./turn-taking.ts";
 
 export interface CallAgent {
   /** The agent's name (`default` unless a route, the webhook or the console chose another). */

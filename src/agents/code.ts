@@ -2,8 +2,9 @@
 // that run in-process, and hooks. `onCallStart` answers exactly what the call-start webhook
 // answers, and its answer goes through the same checks and the same path (directory.ts), only
 // without the HTTP round trip.
+
+import type { CallRecord, TurnView } from "../records/call-record.ts";
 import type { CodeTool } from "../session/code-tools.ts";
-import type { CallRecord, TurnView } from "../session/transcript.ts";
 import {
   type CallStartAnswer,
   type CallStartRequest,

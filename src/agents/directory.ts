@@ -3,14 +3,16 @@
 // call-start webhook (the route's or the global one), whose answer may reject the call, name
 // another agent, add variables and override single settings. Built once per configuration: a
 // reload builds a new directory, and live calls keep the agent they were given.
-import type { Config } from "../config.ts";
-import type { Logger } from "../log.ts";
+
+import { type Agent, agentSchema } from "../config/agent.ts";
+import type { Config } from "../config/config.ts";
+import type { Route, WebhookConfig } from "../config/routes.ts";
+import { unknownKeyMessage, unknownKeys } from "../config/unknown-keys.ts";
+import type { Logger } from "../core/log.ts";
 import type { CallInfo } from "../session/transport.ts";
-import { unknownKeyMessage, unknownKeys } from "../unknown-keys.ts";
 import { type CallAgent, modelsOf, sessionConfigOf } from "./call-agent.ts";
 import { type AgentCode, askCallStartHook } from "./code.ts";
-import { type Route, routeFor, type WebhookConfig } from "./routes.ts";
-import { type Agent, agentSchema } from "./schema.ts";
+import { routeFor } from "./routes.ts";
 import { nowIn, TemplateRenderer } from "./templates.ts";
 import { askCallStart, type WebhookFailure } from "./webhook.ts";
 

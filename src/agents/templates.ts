@@ -3,17 +3,7 @@
 // `{{now}}` (the start of the call in the agent's time zone). A name that can never exist is a
 // config error; one that is merely absent on this call renders empty and is reported once.
 
-const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const NAME = /^(caller|called|transport|now|(param|var)\.[A-Za-z0-9_.-]+)$/;
-
-export const TEMPLATE_NAMES = "caller, called, transport, now, param.NAME or var.NAME";
-
-/** The names in `text` that no call can ever fill (typos such as `{{caler}}` or `{{params.x}}`). */
-export function unknownTemplateNames(text: string): string[] {
-  const bad: string[] = [];
-  for (const m of text.matchAll(TEMPLATE)) if (!NAME.test(m[1]!)) bad.push(m[1]!);
-  return bad;
-}
+import { TEMPLATE } from "../config/templates.ts";
 
 /** What one call fills the templates with. */
 export interface CallVariables {
@@ -89,13 +79,3 @@ export function nowIn(timeZone: string, at: Date): string {
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-
-/** True when `zone` is a time zone this runtime knows (an IANA name such as Europe/Paris, or UTC). */
-export function knownTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -3,9 +3,9 @@
 // may pick the agent, add variables, override single settings, or reject the call. It must never
 // hold a call hostage: a late, failed or unreadable answer leaves the route's agent in charge.
 import { z } from "zod";
-import { SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "../reports/signature.ts";
+import type { WebhookConfig } from "../config/routes.ts";
+import { SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "../records/reports/signature.ts";
 import type { CallInfo } from "../session/transport.ts";
-import type { WebhookConfig } from "./routes.ts";
 
 /** The request body (docs/agents.md, "The call-start webhook"). */
 export interface CallStartRequest {

@@ -2,13 +2,14 @@
 // or the carrier's verdict), then a person gets the agent's session, a machine is hung up on or
 // left the voicemail message at its cue. Everything it decides goes into the call's record; a
 // call that ends here (a machine, or the far end gone before the decision) is ended here too.
-import type { CarrierAmd } from "../../bridges/dial.ts";
-import type { Logger } from "../log.ts";
-import type { AmdResult, CallEvent, DialOutcome } from "../session/transcript.ts";
+
+import type { MachineDetection } from "../config/outbound.ts";
+import type { Logger } from "../core/log.ts";
+import type { AmdResult, CallEvent, DialOutcome } from "../records/call-record.ts";
 import type { CallTransport } from "../session/transport.ts";
 import type { AnsweringMachineDetector } from "./amd.ts";
 import { AmdGate, type synthesize } from "./amd-gate.ts";
-import type { MachineDetection } from "./config.ts";
+import type { CarrierAmd } from "./dialer.ts";
 
 export interface AnsweredCallDeps {
   readonly transport: CallTransport;

@@ -5,19 +5,19 @@
 // (a person) or the call is hung up or a voicemail message left (a machine).
 
 import { randomBytes } from "node:crypto";
-import type { CarrierAmd, DialEvents, Dialer, DialFailure, PlacedCall } from "../../bridges/dial.ts";
 import type { CallAgent } from "../agents/call-agent.ts";
 import type { AgentDirectory } from "../agents/directory.ts";
 import { nowIn, TemplateRenderer } from "../agents/templates.ts";
-import type { Logger } from "../log.ts";
-import { UNANSWERED } from "../session/call-outcome.ts";
+import type { OutboundConfig } from "../config/outbound.ts";
+import type { Logger } from "../core/log.ts";
+import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../records/call-record.ts";
+import { UNANSWERED } from "../records/outcome.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
-import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../session/transcript.ts";
 import type { CallInfo, CallTransport } from "../session/transport.ts";
 import { AnsweringMachineDetector } from "./amd.ts";
 import { synthesize } from "./amd-gate.ts";
 import { AnsweredCall } from "./answered-call.ts";
-import type { OutboundConfig } from "./config.ts";
+import type { CarrierAmd, DialEvents, Dialer, DialFailure, PlacedCall } from "./dialer.ts";
 import type { DialLimits } from "./limits.ts";
 import { type DialBody, parseDialBody } from "./request.ts";
 

@@ -1,6 +1,6 @@
 // POST /calls: the body of a request to place a call, validated field by field so that a 400
 // names the field and says what was wrong (and the CLI's `dial` sends the same body).
-import { MACHINE_DETECTION, type MachineDetection } from "./config.ts";
+import { MACHINE_DETECTION, type MachineDetection } from "../config/outbound.ts";
 
 export type DialVia = "sip" | "twilio";
 

@@ -3,7 +3,7 @@
 // confirmed), be cancelled before it is heard, paused and resumed around a backchannel,
 // or interrupted, in which case it reports what the caller actually heard.
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
 import { heardText, type SpokenSentence } from "./history.ts";
 import { TurnPlayout } from "./playout.ts";
 import type { ChatModel, ToolCallRequest, TtsStream } from "./services.ts";

@@ -1,6 +1,6 @@
 // The words the agent says when a turn fails, synthesized once at call start so that they
 // can still be played when TTS itself is what failed.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import { audioMs, concatAudio } from "./agent-audio.ts";
 import type { SpeechSynthesizer, TtsStream } from "./services.ts";
 import type { AgentAudio, OutputFormat } from "./transport.ts";

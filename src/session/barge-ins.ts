@@ -4,7 +4,7 @@
 // a comma's pause: "Stop, | that's wrong") is still the same barge-in, timed from its start.
 // Kept per speaker, so an "mm-hm" from one member neither stops the agent nor cancels another
 // member's real interruption; the agent resumes only when nobody is holding it.
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
 
 interface Barge {
   startAt: number;

@@ -2,9 +2,10 @@
 // The model's hang-up and transfer requests, re-prompts of a silent caller and the goodbye
 // after too many, the call's time limit, and keypad digits gathered into one message.
 // The session owns the conversation; this asks it for what it needs through `ControlHost`.
-import type { Logger } from "../log.ts";
+
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
 import type { CallTransport } from "./transport.ts";
 

@@ -12,10 +12,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { OpusCodec } from "../../codecs/opus.ts";
-import type { Logger } from "../log.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
 import { isPcm } from "./agent-audio.ts";
 import { callFileStem } from "./call-file-name.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
 import { PassThroughTransport } from "./pass-through-transport.ts";
 import { RecordingTimeline } from "./recording-timeline.ts";
 import type { AgentAudio, CallTransport, TransportListener } from "./transport.ts";

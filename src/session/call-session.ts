@@ -4,13 +4,14 @@
 // over it. Every timer goes through the injected clock; every event arrives on one
 // thread, so state changes need no locks, only stale-result checks.
 import type { ChatMessage } from "../api/types/index.ts";
-import type { Logger } from "../log.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import { addressesAgent } from "./addressing.ts";
 import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
 import { CachedApology } from "./apology.ts";
 import { BargeIns } from "./barge-ins.ts";
 import { CallControl } from "./call-control.ts";
-import type { Clock, TimerHandle } from "./clock.ts";
 import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
@@ -20,7 +21,6 @@ import type { ChatModel, SessionServices } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { type ToolBox, toolBoxOf } from "./tools.ts";
-import type { CallEvent, CallEventSink, TurnMetrics } from "./transcript.ts";
 import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";

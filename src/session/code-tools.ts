@@ -2,7 +2,7 @@
 // for an HTTP tool, nothing a tool does can break the call: a thrown error, bad arguments or a
 // tool that outlives its time limit become a result text the model reads and can talk about.
 import type { ChatTool } from "../api/types/index.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import type { CallInfo } from "./transport.ts";
 
 /** The call a tool runs in. */

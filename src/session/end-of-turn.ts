@@ -8,7 +8,7 @@
 //   log-odds(complete | evidence, silence s) = z − ln S(s)  ≥  logit(confidence),
 // so the wait is S⁻¹(exp(z − logit(confidence))): short when the turn is clearly complete, long
 // when it clearly is not, continuous in between, and bounded by the configured min and max.
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import type { PauseModel } from "./pause-profile.ts";
 import type { EndProsody } from "./prosody.ts";

@@ -4,8 +4,9 @@
 // at once, so a call never has more than its live utterance and one recognition with the service.
 // Without that, a starved service left every utterance of the last minute of every call waiting
 // on its connection (over a thousand at 200 calls), each holding its audio.
-import type { Logger } from "../log.ts";
-import type { Clock } from "./clock.ts";
+
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
 import type { Recognizer } from "./services.ts";
 import type { AudioWindow } from "./utterance.ts";
 import type { UtteranceUpload } from "./utterance-upload.ts";

@@ -75,3 +75,13 @@ export interface SessionServices {
   /** How likely words end the caller's turn; default: the trigram model of `turn.endOfTurnLm`. */
   turnCompletion?: TurnCompletionModel;
 }
+
+/** The models and voice one call's services use (the agent's, resolved). */
+export interface ServiceModels {
+  chatModel: string;
+  ttsModel: string;
+  asrModel: string;
+  voice: string;
+  language: string;
+  hotwords: string[];
+}

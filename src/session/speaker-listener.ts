@@ -4,7 +4,7 @@
 // recognized on their own. What a speech start or end means for the conversation is the
 // session's business: this only reports them, at clock times as well as stream positions.
 import { Resampler } from "../../codecs/resample.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../core/clock.ts";
 import { PauseProfile } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
 import type { Recognizer } from "./services.ts";

@@ -3,7 +3,7 @@
 // model. A tool never throws into the call: every failure becomes a result text the model reads
 // and can talk about.
 import type { ChatTool, ToolParameterSchema } from "../api/types/index.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import { type CodeTool, runCodeTool, type ToolCall } from "./code-tools.ts";
 import type { SessionConfig } from "./config.ts";
 import type { ToolCallRequest } from "./services.ts";

@@ -1,7 +1,7 @@
 // Keeps one realtime TTS session connected and created ahead of need, so a turn never
 // waits for the WebSocket handshake; a spare that the server closed (60 s idle) is
 // replaced on the next take.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import type { SpeechSynthesizer, TtsStream } from "./services.ts";
 import type { OutputFormat } from "./transport.ts";
 

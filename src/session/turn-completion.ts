@@ -5,7 +5,7 @@
 // from a large corpus and is already installed. Any other model can stand in behind the
 // interface (a chat model asked over the service, later).
 import { readFile } from "node:fs/promises";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import { TrigramLm } from "./trigram-lm.ts";
 
 export interface TurnCompletionModel {

@@ -1,7 +1,8 @@
 // The figures filed with each agent turn: how long the end of the caller's turn took to
 // confirm, and the pipeline's stages from there to the first audio the caller heard.
+
+import type { TurnMetrics } from "../records/call-record.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
-import type { TurnMetrics } from "./transcript.ts";
 
 /** What of the caller's turn the figures need: when it ended, was confirmed, was recognized. */
 export interface AnsweredTurn {

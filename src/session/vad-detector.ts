@@ -1,7 +1,7 @@
 // The session's speech detector on the codecs' Silero VAD: one shared model per process,
 // one detector (recurrent state, segmenter) per call.
 import { loadSileroModel, VoiceActivityDetector, type VoiceActivityOptions } from "../../codecs/vad.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../core/log.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 
 export type VadOptions = Omit<VoiceActivityOptions, "onEvent" | "sampleRate">;

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { analyseCall, readAnalysis } from "../../src/agents/analysis.ts";
-import { analysisSchema } from "../../src/agents/schema.ts";
 import { SvcClient } from "../../src/api/client.ts";
+import { analysisSchema } from "../../src/config/agent.ts";
+import type { TurnView } from "../../src/records/call-record.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
-import type { TurnView } from "../../src/session/transcript.ts";
 
 const plan = analysisSchema.parse({
   summary: true,

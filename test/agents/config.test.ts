@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AgentDirectory } from "../../src/agents/directory.ts";
-import { ConfigError, configSchema, loadConfig } from "../../src/config.ts";
-import { createLogger } from "../../src/log.ts";
-import { unknownKeys } from "../../src/unknown-keys.ts";
+import { ConfigError, configSchema, loadConfig } from "../../src/config/config.ts";
+import { unknownKeys } from "../../src/config/unknown-keys.ts";
+import { createLogger } from "../../src/core/log.ts";
 
 function tmpFile(name: string, text: string): string {
   const file = join(mkdtempSync(join(tmpdir(), "vb-agents-")), name);

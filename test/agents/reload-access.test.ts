@@ -2,8 +2,8 @@
 // request carrying it, even from this machine; with the token `off`, only this machine.
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
-import { BridgeAccess } from "../../src/access.ts";
-import { RELOAD_PATH, registerReload } from "../../src/reload.ts";
+import { BridgeAccess } from "../../app/http/access.ts";
+import { RELOAD_PATH, registerReload } from "../../app/reload.ts";
 
 async function reloadServer(token: string | undefined) {
   const http = Fastify();

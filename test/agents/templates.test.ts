@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { matches, routeFor } from "../../src/agents/routes.ts";
-import { nowIn, TemplateRenderer, unknownTemplateNames } from "../../src/agents/templates.ts";
+import { nowIn, TemplateRenderer } from "../../src/agents/templates.ts";
+import { unknownTemplateNames } from "../../src/config/templates.ts";
 
 describe("per-call variables", () => {
   const vars = {

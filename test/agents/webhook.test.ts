@@ -3,9 +3,9 @@
 // answer leaves the route's agent in charge, with the cause counted.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentDirectory } from "../../src/agents/directory.ts";
-import { loadConfig } from "../../src/config.ts";
-import { createLogger } from "../../src/log.ts";
-import { SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "../../src/reports/signature.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { createLogger } from "../../src/core/log.ts";
+import { SIGNATURE_HEADER, signReport, TIMESTAMP_HEADER } from "../../src/records/reports/signature.ts";
 import type { CallInfo } from "../../src/session/transport.ts";
 import { type Answer, HttpRecorder } from "../helpers/http-recorder.ts";
 

@@ -4,7 +4,7 @@ import { bridgeCallEnds } from "../../bench/lib/calls-bridge-ends.ts";
 import { createRtpCallTransportFactory } from "../../bridges/sip/rtp/call-transport.ts";
 import { UdpRtpPortPool } from "../../bridges/sip/rtp/port-pool.ts";
 import { buildRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
-import { systemClock } from "../../src/session/clock.ts";
+import { systemClock } from "../../src/core/clock.ts";
 import { bindUdp, freeEvenRange } from "../bridges/sip/rtp/ports.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];

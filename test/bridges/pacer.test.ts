@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Pacer } from "../../bridges/pacer.ts";
-import type { Clock, TimerHandle } from "../../src/session/clock.ts";
-import { VirtualClock } from "../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
 
 interface Sent {
   at: number;

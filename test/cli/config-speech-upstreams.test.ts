@@ -2,7 +2,7 @@
 // variable), and `voice-bridge config` telling which engine serves which endpoints.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { describeEngines } from "../../src/service/index.ts";
 
 const BIN = new URL("../../bin/voice-bridge", import.meta.url).pathname;

@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { pino } from "pino";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { encodeWav } from "../../codecs/wav.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { type AgentsFixture, agentsFixture } from "../helpers/agents-fixture.ts";
 import { launchChromium, openConsole, screenshotDir } from "../helpers/chromium.ts";
 

@@ -8,16 +8,16 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { type ConsoleMessage, LIVE_PATH } from "../../app/console/live-events.ts";
 import {
   BROWSER_CALL_PATH,
   BROWSER_RATE,
   type BrowserClientMessage,
   type BrowserServerMessage,
 } from "../../bridges/browser/protocol.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type ConsoleMessage, LIVE_PATH } from "../../src/console/live-events.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
 
 const GREETING = "Thanks for calling Acme Bikes. How can I help you?";

@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { Baresip, freePort } from "../helpers/baresip.ts";
 import { buildImage, ensureBaseImage, logs, podman, podmanStatus, remove, runImage } from "./podman.ts";
 

@@ -127,7 +127,7 @@ async function startInstance(name: string, rtpFrom: number): Promise<Instance> {
     "AGENT_RECORDING_DIR",
   ])
     delete env[key];
-  const child = spawnNode(["src/cli.ts", "start"], env, log);
+  const child = spawnNode(["app/cli.ts", "start"], env, log);
   const m = await waitForLine(log, /"udpPort":(\d+)[^\n]*"sip: listening"/, 90_000, child);
   const sipPort = Number(m[1]);
   return { name, child, log, sipPort, uri: `sip:127.0.0.1:${sipPort}` };

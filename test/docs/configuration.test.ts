@@ -10,7 +10,7 @@ import {
   renderReference,
   undescribedKeys,
 } from "../../scripts/config-reference.ts";
-import { ENV_KEYS } from "../../src/config.ts";
+import { ENV_KEYS } from "../../src/config/config.ts";
 
 describe("docs/configuration.md", () => {
   it("is what the config schema generates", () => {

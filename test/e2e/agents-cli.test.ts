@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tokenPath } from "../../src/bridge-token.ts";
+import { tokenPath } from "../../app/bridge-token.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
 import { rmSync } from "node:fs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { type FakeDiscord, startFakeDiscord } from "../fake-discord/index.ts";
 import { type AgentsFixture, agentsFixture, GUILD, until } from "../helpers/agents-fixture.ts";
 

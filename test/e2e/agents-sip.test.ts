@@ -5,9 +5,9 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { encodeWav } from "../../codecs/wav.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
 import { type AgentsFixture, agentsFixture, REJECTED_CALLER, until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
 

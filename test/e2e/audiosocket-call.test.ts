@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { speak } from "../helpers/speech.ts";
 

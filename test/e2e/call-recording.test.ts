@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { speak } from "../helpers/speech.ts";
 import { splitStereo } from "../helpers/stereo.ts";
 

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord, TurnView } from "../../src/session/transcript.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { type FakeSpeechUpstream, startFakeSpeechUpstream } from "../fake-speech-upstream/index.ts";
 import { speak } from "../helpers/speech.ts";
 

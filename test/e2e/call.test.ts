@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import type { SessionServices } from "../../src/session/services.ts";
-import type { CallRecord, TurnView } from "../../src/session/transcript.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
 
 const HOTWORDS = "open,opening,hours,where,located,address,order,status,person,goodbye,bye,thanks,that's all";

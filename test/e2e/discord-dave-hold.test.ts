@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Bridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
 import { type FakeDiscord, startFakeDiscord } from "../fake-discord/index.ts";
 import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
 

@@ -8,13 +8,13 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { type ConsoleMessage, LIVE_PATH } from "../../app/console/live-events.ts";
 import { exited, spawnNode, waitForLine } from "../../bench/lib/calls-procs.ts";
 import { Postgres } from "../../bench/lib/postgres-server.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type ConsoleMessage, LIVE_PATH } from "../../src/console/live-events.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
-import type { CallSummary } from "../../src/store/call-store.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
+import type { CallSummary } from "../../src/records/store/call-store.ts";
 import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { freePort } from "../helpers/baresip.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
@@ -187,7 +187,7 @@ describe("bridges sharing one PostgreSQL", () => {
     const port = await freePort();
     const log = join(dir, "bridge-c.log");
     const child = spawnNode(
-      ["src/cli.ts", "start"],
+      ["app/cli.ts", "start"],
       { ...process.env, ...env("bridge-c"), AUDIOSOCKET_PORT: String(port), LOG_FORMAT: "json" },
       log,
     );

@@ -2,11 +2,11 @@
 // transport gets samples at its own rate, an Opus transport gets the Opus packets of E5's
 // opus_stream as they are — 20 ms each, decodable, the same speech — with no re-encoding.
 import { describe, expect, it } from "vitest";
+import { svcServices } from "../../app/bridge/svc-adapters.ts";
 import { OpusCodec } from "../../codecs/opus.ts";
 import { opusPacketSamples48k } from "../../codecs/opus-packet.ts";
 import { isPcm } from "../../src/session/agent-audio.ts";
 import type { TtsEvent } from "../../src/session/services.ts";
-import { svcServices } from "../../src/session/svc-adapters.ts";
 import type { AgentAudio, OutputFormat } from "../../src/session/transport.ts";
 import { KEY, useService } from "../service/helpers/service.ts";
 import { clientFor, rms } from "../service/speech/helpers.ts";

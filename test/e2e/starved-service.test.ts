@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord, TurnView } from "../../src/session/transcript.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { startServiceProcess } from "../helpers/service-process.ts";
 import { buildScene } from "../helpers/speech.ts";
 

@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { type Config, loadConfig } from "../../src/config.ts";
-import { signReport } from "../../src/reports/signature.ts";
+import { type Config, loadConfig } from "../../src/config/config.ts";
+import { signReport } from "../../src/records/reports/signature.ts";
 import { HttpRecorder, type RecordedRequest } from "./http-recorder.ts";
 
 export const SECRET = "agents-fixture-secret-0123";

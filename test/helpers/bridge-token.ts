@@ -1,6 +1,6 @@
 // Bridges are closed by default (a token made at first start): tests that read /calls, open the
 // console or its sockets send the bridge's own token, taken from the running bridge.
-import type { Bridge } from "../../src/main.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 
 /** Authorization for the bridge's pages, records and sockets (none when its token is `off`). */
 export function bearer(bridge: Pick<Bridge, "token">): Record<string, string> {

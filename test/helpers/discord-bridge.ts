@@ -2,8 +2,8 @@
 // tests: its config, its log lines when asked for, and waiting on a condition.
 import { join } from "node:path";
 import { pino } from "pino";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import type { FakeDiscord } from "../fake-discord/index.ts";
 import { until as untilValue } from "./until.ts";
 

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { simulateCall } from "../../bridges/twilio/sim/simulate.ts";
 import {
   type CallRecord,
   type CallStartRequest,
@@ -19,7 +18,8 @@ import {
   tool,
   type VoiceBridge,
   z,
-} from "../../src/index.ts";
+} from "../../app/index.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { buildScene } from "../helpers/speech.ts";
 
 let dir: string;

@@ -4,11 +4,11 @@
 // variables, overrides, another agent, a rejection; a throw, a wrong answer or a late one leave the
 // routed agent in charge, counted as the webhook's failures are.
 import { describe, expect, it } from "vitest";
+import { ConfigError, createBridge, defineAgent, tool, z } from "../../app/index.ts";
+import { splitAgent } from "../../app/library/define-agent.ts";
 import { AgentDirectory } from "../../src/agents/directory.ts";
-import { loadConfig } from "../../src/config.ts";
-import { ConfigError, createBridge, defineAgent, tool, z } from "../../src/index.ts";
-import { splitAgent } from "../../src/library/define-agent.ts";
-import { silentLogger } from "../../src/log.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { silentLogger } from "../../src/core/log.ts";
 import { runCodeTool, type ToolCall } from "../../src/session/code-tools.ts";
 import type { CallInfo } from "../../src/session/transport.ts";
 

@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallRecord, createBridge, DialError, defineAgent, type VoiceBridge } from "../../src/index.ts";
+import { type CallRecord, createBridge, DialError, defineAgent, type VoiceBridge } from "../../app/index.ts";
 import { until } from "../helpers/agents-fixture.ts";
 
 let dir: string;

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { pino } from "pino";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { launchChromium, openConsole } from "../helpers/chromium.ts";
 import { startBusyCallee } from "./sipp-busy.ts";
 

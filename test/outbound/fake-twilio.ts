@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import twilio from "twilio";
-import { type SimResult, simulateCall } from "../../bridges/twilio/sim/simulate.ts";
+import { type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts";
 
 export interface Callee {
   /** busy / no-answer never answer; answered ones play `audio` (8 kHz) into the stream. */

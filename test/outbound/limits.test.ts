@@ -2,14 +2,14 @@
 import Fastify from "fastify";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { Dialer } from "../../bridges/dial.ts";
+import { registerOutboundRoutes } from "../../app/http/outbound-routes.ts";
 import { AgentDirectory } from "../../src/agents/directory.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { OutboundCalls } from "../../src/outbound/calls.ts";
+import type { Dialer } from "../../src/outbound/dialer.ts";
 import { DialLimits } from "../../src/outbound/limits.ts";
 import { parseDialBody } from "../../src/outbound/request.ts";
-import { registerOutboundRoutes } from "../../src/outbound/routes.ts";
-import { TranscriptStore } from "../../src/session/transcript.ts";
+import { TranscriptStore } from "../../src/records/call-record.ts";
 
 describe("DialLimits", () => {
   it("refuses beyond maxConcurrent until a call ends", () => {

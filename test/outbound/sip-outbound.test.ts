@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { loadConfig } from "../../src/config.ts";
-import { type Bridge, startBridge } from "../../src/main.ts";
-import type { CallRecord } from "../../src/session/transcript.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord } from "../../src/records/call-record.ts";
 import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
@@ -246,7 +246,7 @@ describe("outbound SIP calls through an authenticating proxy", () => {
   }, 60_000);
 
   it("voice-bridge dial places a call with the bridge's token and says how it went", async () => {
-    const cli = new URL("../../src/cli.ts", import.meta.url).pathname;
+    const cli = new URL("../../app/cli.ts", import.meta.url).pathname;
     const child = spawn(process.execPath, [cli, "dial", "1004", "--url", bridge.url, "--token", TOKEN], {
       env: { PATH: process.env.PATH, SVC_LOCAL_DATA_DIR: join(dir, "cli-data") },
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,5 +1,5 @@
 // Delivery attempt outcomes as a reporter (or a bridge) reports them, awaited one by one.
-import type { AttemptResult } from "../../src/reports/reporter.ts";
+import type { AttemptResult } from "../../src/records/reports/reporter.ts";
 
 export class Attempts {
   readonly #seen: AttemptResult[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { retryAfterMs } from "../../src/api/http.ts";
-import { DEFAULT_BACKOFF, retryDelayMs } from "../../src/reports/backoff.ts";
+import { DEFAULT_BACKOFF, retryDelayMs } from "../../src/records/reports/backoff.ts";
 
 describe("retry backoff", () => {
   it("doubles from 1 s, jittered within the upper half of each step, capped at 5 minutes", () => {

@@ -6,12 +6,12 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/log.ts";
-import { type CallReport, callReport } from "../../src/reports/report.ts";
-import { CallReporter } from "../../src/reports/reporter.ts";
-import { ReportSpool } from "../../src/reports/spool.ts";
-import { VirtualClock } from "../../src/session/clock.ts";
-import { type CallEvent, recordFromEvents } from "../../src/session/transcript.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { type CallEvent, recordFromEvents } from "../../src/records/call-record.ts";
+import { type CallReport, callReport } from "../../src/records/reports/report.ts";
+import { CallReporter } from "../../src/records/reports/reporter.ts";
+import { ReportSpool } from "../../src/records/reports/spool.ts";
 import { Attempts } from "./attempts.ts";
 import { Receiver } from "./receiver.ts";
 

@@ -2,7 +2,7 @@
 // what order, the blocklist's whole-word matching, the caption's text, and the blocklist reaching
 // the service from the configuration (SVC_IMAGE_BLOCKLIST).
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { captionText } from "../../src/service/engines/image/caption.ts";
 import { ContentFilter, DEFAULT_IMAGE_BLOCKLIST } from "../../src/service/engines/image/content-filter.ts";
 import { operationsIn } from "../../src/service/engines/image/operations.ts";

@@ -2,8 +2,8 @@
 // nobody else holds it, and an open session (a WebSocket, the service's synthesis state) per
 // cut-short turn is what a long call would pile up.
 import { describe, expect, it } from "vitest";
+import { flushMicrotasks, VirtualClock } from "../../src/core/clock.ts";
 import { AgentTurn } from "../../src/session/agent-turn.ts";
-import { flushMicrotasks, VirtualClock } from "../../src/session/clock.ts";
 import type { TtsEvent, TtsStream } from "../../src/session/services.ts";
 import { ToolBox } from "../../src/session/tools.ts";
 import { Channel, VirtualTransport } from "./harness.ts";

@@ -1,5 +1,5 @@
 // A call's events as the session records them, for store and transcript tests.
-import type { CallEvent } from "../../src/session/transcript.ts";
+import type { CallEvent } from "../../src/records/call-record.ts";
 
 export function callEvents(
   callId: string,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outcomeOf } from "../../src/session/call-outcome.ts";
+import { outcomeOf } from "../../src/records/outcome.ts";
 
 describe("outcomeOf", () => {
   it("names how a call ended from the session's end reason", () => {

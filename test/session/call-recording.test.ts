@@ -9,8 +9,8 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { parseWav } from "../../codecs/wav.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
 import { CallRecorder, RecordingTransport } from "../../src/session/call-recording.ts";
-import { VirtualClock } from "../../src/session/clock.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../../src/session/transport.ts";
 import { splitStereo } from "../helpers/stereo.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { systemClock, VirtualClock } from "../../src/session/clock.ts";
+import { systemClock, VirtualClock } from "../../src/core/clock.ts";
 
 describe("VirtualClock", () => {
   it("fires timers in time order, including timers set by timers", () => {

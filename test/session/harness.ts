@@ -2,8 +2,9 @@
 // tests of the real CallSession. Nothing here reaches the network.
 import { pino } from "pino";
 import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
+import { flushMicrotasks, VirtualClock } from "../../src/core/clock.ts";
+import { TranscriptStore } from "../../src/records/call-record.ts";
 import { CallSession } from "../../src/session/call-session.ts";
-import { flushMicrotasks, VirtualClock } from "../../src/session/clock.ts";
 import {
   DEFAULT_SESSION_CONFIG,
   type SessionConfig,
@@ -11,7 +12,6 @@ import {
 } from "../../src/session/config.ts";
 import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
-import { TranscriptStore } from "../../src/session/transcript.ts";
 import type { AgentAudio, CallTransport, Speaker, TransportListener } from "../../src/session/transport.ts";
 
 export const RATE = 8000;

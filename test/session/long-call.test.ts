@@ -4,7 +4,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/session/clock.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { tokensOf } from "../../src/session/history.ts";
 import type { TtsStream } from "../../src/session/services.ts";

@@ -2,7 +2,7 @@
 // with scripted services: each member is listened to on their own, turns carry who said them,
 // the reply goes to whoever finished last, and one member's backchannel does not stop the agent.
 import { describe, expect, it } from "vitest";
-import { VirtualClock } from "../../src/session/clock.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
 import type { SessionConfig } from "../../src/session/config.ts";
 import { Harness } from "./harness.ts";
 

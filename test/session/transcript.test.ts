@@ -5,7 +5,7 @@ import {
   type CallRecordKeeper,
   recordFromEvents,
   TranscriptStore,
-} from "../../src/session/transcript.ts";
+} from "../../src/records/call-record.ts";
 import { callEvents } from "./call-events.ts";
 
 describe("TranscriptStore", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeCursor, encodeCursor, parseCallQuery } from "../../src/store/call-query.ts";
+import { decodeCursor, encodeCursor, parseCallQuery } from "../../src/records/store/call-query.ts";
 
 const ok = (raw: Record<string, unknown>) => {
   const r = parseCallQuery(raw);

@@ -1,6 +1,6 @@
 // Run by sqlite-store.test.ts as its own process: writes a call's events to the store as a call
 // does (no flush), waits `settleMs`, then dies by SIGKILL with one more event just appended.
-import { SqliteCallStore } from "../../src/store/sqlite/store.ts";
+import { SqliteCallStore } from "../../src/records/store/sqlite/store.ts";
 import { callEvents } from "../session/call-events.ts";
 
 const [path, settleMs] = [process.argv[2]!, Number(process.argv[3])];

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { silentLogger } from "../../src/log.ts";
-import { openCallStore } from "../../src/store/open.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { openCallStore } from "../../src/records/store/open.ts";
 import { callEvents } from "../session/call-events.ts";
 
 const root = mkdtempSync(join(tmpdir(), "vb-import-"));

@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Postgres } from "../../bench/lib/postgres-server.ts";
-import { silentLogger } from "../../src/log.ts";
-import { PostgresCallStore } from "../../src/store/postgres/store.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { PostgresCallStore } from "../../src/records/store/postgres/store.ts";
 import { storeContract } from "./store-contract.ts";
 
 let server: Postgres;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteCallStore } from "../../src/store/sqlite/store.ts";
+import { SqliteCallStore } from "../../src/records/store/sqlite/store.ts";
 import { callEvents } from "../session/call-events.ts";
 import { storeContract } from "./store-contract.ts";
 

@@ -1,13 +1,13 @@
 // What every engine of the call store must do, run against each engine by its own test file.
 import { expect, it } from "vitest";
+import { runAnalysis } from "../../app/bridge/call-analysis.ts";
+import { BridgeMetrics } from "../../app/metrics/bridge-metrics.ts";
 import type { CallAgent } from "../../src/agents/call-agent.ts";
 import type { SvcClient } from "../../src/api/client.ts";
-import { runAnalysis } from "../../src/call-analysis.ts";
-import { silentLogger } from "../../src/log.ts";
-import { BridgeMetrics } from "../../src/metrics.ts";
-import { callReport } from "../../src/reports/report.ts";
-import { LIVE_TAIL, TranscriptStore } from "../../src/session/transcript.ts";
-import type { CallStore } from "../../src/store/call-store.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { LIVE_TAIL, TranscriptStore } from "../../src/records/call-record.ts";
+import { callReport } from "../../src/records/reports/report.ts";
+import type { CallStore } from "../../src/records/store/call-store.ts";
 import { callEvents } from "../session/call-events.ts";
 
 export interface Engine {

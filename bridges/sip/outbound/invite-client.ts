@@ -4,7 +4,7 @@
 // final response acknowledged here with the same branch (and again for each retransmission,
 // Timer D), and every 2xx passed up, retransmissions too, for 64·T1: the dialog acknowledges
 // those itself (a new branch, to the remote target).
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
 import type { SipFlow } from "../flow.ts";
 import {
   header,

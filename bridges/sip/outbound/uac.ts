@@ -8,8 +8,8 @@
 
 import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
-import type { DialEvents, DialFailure, DialRequest, PlacedCall } from "../../dial.ts";
+import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
+import type { DialEvents, DialFailure, DialRequest, PlacedCall } from "../../../src/outbound/dialer.ts";
 import type { CallInfo } from "../../transport.ts";
 import { Dialog, type DialogDeps } from "../dialog.ts";
 import { DigestClient } from "../digest.ts";

@@ -5,7 +5,7 @@
 // received on: the bridge's thread (tests, `SIP_RTP_THREAD=main`), or the RTP worker, whose loop
 // does nothing else so that the sessions' work does not delay the caller's frames. What it tells the call goes through
 // RtpMediaEvents; the call (call-transport.ts) holds everything above the packets.
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
 import type { AgentAudio } from "../../transport.ts";
 import type { MediaDirection, NegotiatedMedia, RtpEndpoint } from "../media-port.ts";
 import { rtpSender, type SrtpInbound } from "./native-sender.ts";

@@ -3,7 +3,7 @@
 // port came from it. This class holds the call's life around them: what is heard before the
 // session attaches, hold and resume from re-INVITEs, keypad digits from RTP and INFO, the media
 // timeout's hang-up, and ending exactly once.
-import type { Logger } from "../../../src/log.ts";
+import type { Logger } from "../../../src/core/log.ts";
 import { HeldEvents } from "../../held-events.ts";
 import type { AgentAudio, CallInfo, OutputFormat, TransportListener } from "../../transport.ts";
 import type {

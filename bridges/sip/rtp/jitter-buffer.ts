@@ -6,7 +6,7 @@
 // unwrapped against the newest packet, so wrap-around is just the next number. A packet from
 // before the release point is dropped: a duplicate if it was released, late if it was given up
 // as lost. A new SSRC (or a jump too far to be reordering) releases what was held and resyncs.
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
 
 export interface JitterSink {
   /** The next packet in order; `timestamp` is unwrapped (RTP clock units from the stream's start). */

@@ -6,7 +6,7 @@
 // batches (worker-protocol.ts).
 import type dgram from "node:dgram";
 import { parentPort, workerData } from "node:worker_threads";
-import { systemClock } from "../../../src/session/clock.ts";
+import { systemClock } from "../../../src/core/clock.ts";
 import type { RtpMediaLink } from "./call-media.ts";
 import { type UdpRtpEndpoint, UdpRtpPortPool } from "./port-pool.ts";
 import { WorkerBacklog } from "./worker-backlog.ts";

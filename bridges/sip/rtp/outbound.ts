@@ -12,7 +12,7 @@
 // it). Opus packets from the TTS are queued as they are.
 import { lookup } from "node:dns";
 import { isIP } from "node:net";
-import type { Clock, TimerHandle } from "../../../src/session/clock.ts";
+import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
 import { type AgentAudio, OPUS_PACKET_MS } from "../../transport.ts";
 import type { NegotiatedMedia, SipCodecName } from "../media-port.ts";
 import { type NativeStream, type RtpSenderAddon, rtpSender } from "./native-sender.ts";

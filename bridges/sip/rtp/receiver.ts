@@ -2,7 +2,7 @@
 // order by the jitter buffer, decoded, losses concealed, and cut into the session's 20 ms
 // frames whatever the caller's ptime (SIPp's captures are 30 ms). Anything that is not a usable
 // packet of the negotiated payload types is counted and dropped, never thrown.
-import type { Clock } from "../../../src/session/clock.ts";
+import type { Clock } from "../../../src/core/clock.ts";
 import type { SipCodecName } from "../media-port.ts";
 import { DtmfDetector } from "./dtmf.ts";
 import { JitterBuffer, type JitterStats } from "./jitter-buffer.ts";

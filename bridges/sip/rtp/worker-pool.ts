@@ -6,7 +6,7 @@
 // answers with where its queue stood, and the link maps the worker's later positions onto its
 // own timeline from then on (epochs tell positions before the clear from those after).
 import { Worker } from "node:worker_threads";
-import type { Logger } from "../../../src/log.ts";
+import type { Logger } from "../../../src/core/log.ts";
 import { type AgentAudio, OPUS_PACKET_MS } from "../../transport.ts";
 import type { NegotiatedMedia, RtpPortPool } from "../media-port.ts";
 import type {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import type { FileObject } from "../../api/types/index.ts";
 import { LIMITS } from "../../api/types/index.ts";
-import { fsyncDir } from "../../durable-file.ts";
+import { fsyncDir } from "../../core/durable-file.ts";
 import { ApiError, badParam, tooLarge } from "../errors.ts";
 import { gifFrameCount } from "../media/gif-frames.ts";
 import { SNIFF_BYTES, type Sniffed, sniff } from "../media/sniff.ts";

@@ -5,8 +5,8 @@ import {
   AudioSocketCallTransport,
   type AudioSocketSink,
 } from "../../../bridges/audiosocket/call-transport.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import type { TransportListener } from "../../../src/session/transport.ts";
 
 class MemorySink implements AudioSocketSink {

@@ -6,10 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { svcServices } from "../../../app/bridge/svc-adapters.ts";
 import { type AudioSocketServer, startAudioSocketServer } from "../../../bridges/audiosocket/server.ts";
 import { sessionConfigOf } from "../../../src/agents/call-agent.ts";
 import { SvcClient } from "../../../src/api/client.ts";
-import { loadConfig } from "../../../src/config.ts";
+import { loadConfig } from "../../../src/config/config.ts";
+import { systemClock } from "../../../src/core/clock.ts";
+import { TranscriptStore } from "../../../src/records/call-record.ts";
 import {
   type LocalService,
   serviceOptionsFromConfig,
@@ -17,9 +20,6 @@ import {
 } from "../../../src/service/index.ts";
 import { warmSpeechEngines } from "../../../src/service/speech/engines.ts";
 import { CallSession } from "../../../src/session/call-session.ts";
-import { systemClock } from "../../../src/session/clock.ts";
-import { svcServices } from "../../../src/session/svc-adapters.ts";
-import { TranscriptStore } from "../../../src/session/transcript.ts";
 import { sileroDetectorFactory } from "../../../src/session/vad-detector.ts";
 import { speak } from "../../helpers/speech.ts";
 import { AsteriskClient, until, uuidFrame } from "./client.ts";

@@ -8,8 +8,8 @@ import {
   type BrowserServerMessage,
   parseClientMessage,
 } from "../../../bridges/browser/protocol.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import type { TransportListener } from "../../../src/session/transport.ts";
 
 class MemorySocket implements BrowserSocket {

@@ -8,8 +8,8 @@ import { Writable } from "node:stream";
 import { PermissionFlagsBits } from "discord.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config.ts";
-import { type Bridge, startBridge } from "../../../src/main.ts";
+import { type Bridge, startBridge } from "../../../app/bridge/start.ts";
+import { loadConfig } from "../../../src/config/config.ts";
 import { GUILD_ID, startTextGateway, type TextGateway } from "./text-gateway.ts";
 
 interface Line {

@@ -1,6 +1,6 @@
 // The discord section as the bot reads it, and the errors a bad value gives before anything starts.
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../../src/config.ts";
+import { ConfigError, loadConfig } from "../../../src/config/config.ts";
 
 const load = (env: Record<string, string>) => loadConfig({ env });
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { MemberSilence } from "../../../bridges/discord/member-silence.ts";
 import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 import type { Speaker } from "../../../src/session/transport.ts";
 
 const ALICE: Speaker = { id: "1", name: "Alice" };

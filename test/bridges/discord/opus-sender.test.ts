@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { OpusPacketSender, type PacketOutlet, SILENCE_FRAME } from "../../../bridges/discord/opus-sender.ts";
 import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 
 const packets = (n: number, tag = 1) => Array.from({ length: n }, (_, i) => Uint8Array.of(tag, i, 0xaa));
 

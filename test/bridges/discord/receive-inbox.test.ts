@@ -6,7 +6,7 @@ import { MemberReceiver } from "../../../bridges/discord/member-receiver.ts";
 import { ReceiveInbox } from "../../../bridges/discord/receive-inbox.ts";
 import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
 import { OpusCodec } from "../../../codecs/opus.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 import type { Speaker } from "../../../src/session/transport.ts";
 
 /** 20 ms stereo 48 kHz packets whose level says which one each was (packet i at 1000 × (i + 1)). */

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config.ts";
-import { type Bridge, startBridge } from "../../../src/main.ts";
+import { type Bridge, startBridge } from "../../../app/bridge/start.ts";
+import { loadConfig } from "../../../src/config/config.ts";
 import { type RefusingDiscord, startRefusingDiscord } from "./refusing-discord.ts";
 
 const TOKEN = "MTIz.valid.token";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DiscordChannelTransport } from "../../../bridges/discord/transport.ts";
 import type { Speaker, TransportListener } from "../../../bridges/transport.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 
 function listener() {
   const events: string[] = [];

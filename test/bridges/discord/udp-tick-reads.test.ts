@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import { IDLE_TICKS, UdpTickReads } from "../../../bridges/discord/udp-tick-reads.ts";
 import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 
 const sockets: Socket[] = [];
 afterEach(() => {

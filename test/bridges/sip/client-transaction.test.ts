@@ -4,7 +4,7 @@ import { ClientTransactions } from "../../../bridges/sip/client-transaction.ts";
 import type { SipFlow } from "../../../bridges/sip/flow.ts";
 import type { SipRequest, SipResponse } from "../../../bridges/sip/message.ts";
 import { DEFAULT_TIMERS } from "../../../bridges/sip/transaction.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 
 function rig(reliable = false) {
   const clock = new VirtualClock();

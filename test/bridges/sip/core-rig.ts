@@ -6,9 +6,9 @@ import { header, type SipMessage, type SipRequest, type SipResponse } from "../.
 import { parseMessage } from "../../../bridges/sip/parse.ts";
 import { SipCore } from "../../../bridges/sip/server.ts";
 import { DEFAULT_TIMERS } from "../../../bridges/sip/transaction.ts";
-import type { Config } from "../../../src/config.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import type { Config } from "../../../src/config/config.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { TestRtpPortPool, testTransportFactory } from "./test-media.ts";
 
 export const OFFER = [

@@ -1,7 +1,7 @@
 // The UAS core on virtual time: transactions, 2xx retransmission, methods, draining.
 import { describe, expect, it } from "vitest";
 import { header } from "../../../bridges/sip/message.ts";
-import { flushMicrotasks } from "../../../src/session/clock.ts";
+import { flushMicrotasks } from "../../../src/core/clock.ts";
 import { coreRig, OFFER, request } from "./core-rig.ts";
 
 const gaps = (times: number[]): number[] => times.slice(1).map((t, i) => t - times[i]!);

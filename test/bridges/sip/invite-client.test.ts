@@ -9,7 +9,7 @@ import { InviteClients } from "../../../bridges/sip/outbound/invite-client.ts";
 import { failureOf } from "../../../bridges/sip/outbound/uac.ts";
 import { parseMessage } from "../../../bridges/sip/parse.ts";
 import { DEFAULT_TIMERS } from "../../../bridges/sip/transaction.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 
 const BRANCH = "z9hG4bKinv1";
 

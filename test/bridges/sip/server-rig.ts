@@ -6,8 +6,8 @@ import {
   type SipTimers,
   startSipServer,
 } from "../../../bridges/sip/index.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { systemClock } from "../../../src/session/clock.ts";
+import { systemClock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { TestRtpPortPool, type TestSipTransport, testTransportFactory } from "./test-media.ts";
 
 export interface ServerRig {

@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallTransport } from "../../../bridges/transport.ts";
-import { parseDtmf, runCallCommand } from "../../../bridges/twilio/sim/command.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
 import { levelDbfs } from "../../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../../codecs/wav.ts";
+import { parseDtmf, runCallCommand } from "../../../tools/twilio-sim/command.ts";
 import { type Rig, startRig, tone } from "./helpers.ts";
 
 let rig: Rig | undefined;

@@ -6,9 +6,9 @@ import { WebSocket } from "ws";
 import type { CallTransport, TransportListener } from "../../../bridges/transport.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../../../bridges/twilio/index.ts";
 import { levelDbfs } from "../../../codecs/pcm.ts";
-import { loadConfig } from "../../../src/config.ts";
-import { silentLogger } from "../../../src/log.ts";
-import type { Clock } from "../../../src/session/clock.ts";
+import { loadConfig } from "../../../src/config/config.ts";
+import type { Clock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 
 export const AUTH_TOKEN = "12345678901234567890123456789012";
 export const ACCOUNT_SID = `AC${"a".repeat(32)}`;

@@ -6,8 +6,8 @@ import { TwilioCallTransport } from "../../../bridges/twilio/call-transport.ts";
 import { mediaSpan, scanTwilioMediaBytes } from "../../../bridges/twilio/media-bytes.ts";
 import { type MediaFields, type StartMessage, scanTwilioMedia } from "../../../bridges/twilio/protocol.ts";
 import { mulawEncode } from "../../../codecs/g711.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { speak } from "../../helpers/speech.ts";
 import { mediaMessage } from "./helpers.ts";
 

@@ -6,7 +6,7 @@ import twilio from "twilio";
 import { afterEach, describe, expect, it } from "vitest";
 import { restCallControl } from "../../../bridges/twilio/index.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
-import { VirtualClock } from "../../../src/session/clock.ts";
+import { VirtualClock } from "../../../src/core/clock.ts";
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,

@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { simulateCall } from "../../../bridges/twilio/sim/simulate.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
 import { levelDbfs } from "../../../codecs/pcm.ts";
 import { parseWav } from "../../../codecs/wav.ts";
+import { systemClock } from "../../../src/core/clock.ts";
 import { RecordingTransport } from "../../../src/session/call-recording.ts";
-import { systemClock } from "../../../src/session/clock.ts";
+import { simulateCall } from "../../../tools/twilio-sim/simulate.ts";
 import { splitStereo } from "../../helpers/stereo.ts";
 import { find, type Rig, scriptedAgent, startRig, tone } from "./helpers.ts";
 

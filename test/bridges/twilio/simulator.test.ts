@@ -3,9 +3,9 @@
 // falls silent. Checks what crossed the wire, not how fast.
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallTransport } from "../../../bridges/transport.ts";
-import { simulateCall } from "../../../bridges/twilio/sim/simulate.ts";
-import { readStreamTwiml } from "../../../bridges/twilio/sim/twiml-read.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
+import { simulateCall } from "../../../tools/twilio-sim/simulate.ts";
+import { readStreamTwiml } from "../../../tools/twilio-sim/twiml-read.ts";
 import { AUTH_TOKEN, find, type Rig, scriptedAgent, startRig, tone } from "./helpers.ts";
 
 let rig: Rig | undefined;

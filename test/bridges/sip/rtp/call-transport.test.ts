@@ -4,7 +4,7 @@ import { buildRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
 import { alawDecode, alawEncode, mulawDecode, mulawEncode } from "../../../../codecs/g711.ts";
 import { OpusCodec } from "../../../../codecs/opus.ts";
 import { concatPcm } from "../../../../codecs/pcm.ts";
-import { type Clock, systemClock } from "../../../../src/session/clock.ts";
+import { type Clock, systemClock } from "../../../../src/core/clock.ts";
 import { readPcapUdp } from "./pcap.ts";
 import { media, openCall, Peer, type Received, type Rig, until } from "./rig.ts";
 import { rms, sine, toneHz } from "./tone.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JitterBuffer } from "../../../../bridges/sip/rtp/jitter-buffer.ts";
-import { VirtualClock } from "../../../../src/session/clock.ts";
+import { VirtualClock } from "../../../../src/core/clock.ts";
 
 type Out = number | `lost ${number}` | "resync";
 

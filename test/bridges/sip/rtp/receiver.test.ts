@@ -4,7 +4,7 @@ import { buildRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
 import { alawDecode, mulawEncode } from "../../../../codecs/g711.ts";
 import { OpusCodec } from "../../../../codecs/opus.ts";
 import { concatPcm } from "../../../../codecs/pcm.ts";
-import { VirtualClock } from "../../../../src/session/clock.ts";
+import { VirtualClock } from "../../../../src/core/clock.ts";
 import { readPcapUdp } from "./pcap.ts";
 import { rms, sine, toneHz } from "./tone.ts";
 

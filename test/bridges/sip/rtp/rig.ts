@@ -7,8 +7,8 @@ import { RtpCallTransport } from "../../../../bridges/sip/rtp/call-transport.ts"
 import { UdpRtpPortPool } from "../../../../bridges/sip/rtp/port-pool.ts";
 import { emptyRtpHeader, parseRtp } from "../../../../bridges/sip/rtp/rtp-packet.ts";
 import type { TransportListener } from "../../../../bridges/transport.ts";
-import { silentLogger } from "../../../../src/log.ts";
-import { type Clock, VirtualClock } from "../../../../src/session/clock.ts";
+import { type Clock, VirtualClock } from "../../../../src/core/clock.ts";
+import { silentLogger } from "../../../../src/core/log.ts";
 import { bindUdp, freeEvenRange } from "./ports.ts";
 
 export interface Received {

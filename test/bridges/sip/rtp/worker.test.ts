@@ -12,8 +12,8 @@ import { type RtpWorker, startRtpWorker } from "../../../../bridges/sip/rtp/work
 import type { TransportListener } from "../../../../bridges/transport.ts";
 import { mulawDecode, mulawEncode } from "../../../../codecs/g711.ts";
 import { concatPcm } from "../../../../codecs/pcm.ts";
-import { silentLogger } from "../../../../src/log.ts";
-import { systemClock } from "../../../../src/session/clock.ts";
+import { systemClock } from "../../../../src/core/clock.ts";
+import { silentLogger } from "../../../../src/core/log.ts";
 import { freeEvenRange } from "./ports.ts";
 import { media, Peer, until } from "./rig.ts";
 import { rms, sine, toneHz } from "./tone.ts";

@@ -1,0 +1,36 @@
+// The voice-bridge package's public API (import ... from "voice-bridge"): start a bridge in code,
+// define agents with tools and hooks in TypeScript. See docs/typescript-api.md.
+export { z } from "zod";
+export type { CallStartDecision, CallTurn } from "../src/agents/code.ts";
+export type { CallStartRequest } from "../src/agents/webhook.ts";
+export type { AgentInput } from "../src/config/agent.ts";
+export { ConfigError } from "../src/config/config.ts";
+export type { MachineDetection } from "../src/config/outbound.ts";
+export type { Logger } from "../src/core/log.ts";
+export type { DialAccepted, DialBody, DialVia } from "../src/outbound/request.ts";
+export type {
+  AmdResult,
+  CallAnalysis,
+  CallEvent,
+  CallRecord,
+  DialOutcome,
+  TurnView,
+} from "../src/records/call-record.ts";
+export type { ToolCall, ToolContext } from "../src/session/code-tools.ts";
+export type { Entrances } from "./banner.ts";
+export type { CallActivity, CallEventMessage, ConsoleMessage } from "./console/live-events.ts";
+export {
+  type BridgeEvents,
+  type BridgeOptions,
+  createBridge,
+  type VoiceBridge,
+} from "./library/create-bridge.ts";
+export {
+  type AgentDefinition,
+  type AgentHooks,
+  type DefinedAgent,
+  defineAgent,
+} from "./library/define-agent.ts";
+export { DialError } from "./library/dial.ts";
+export { type Tool, type ToolDefinition, tool } from "./library/tool.ts";
+export type { ReloadResult } from "./reload.ts";

@@ -1,0 +1,260 @@
+// The one model of an agent: what a call's conversation is (prompt, greeting, voice, models,
+// tools, turn-taking, limits, recording, analysis). The config file's `agent:` block and each
+// entry of `agents:`, a call-start webhook's overrides and (later) the TypeScript API all produce
+// it through this schema, so every source is checked the same way and reads the same errors.
+import { z } from "zod";
+import { knownTimeZone, TEMPLATE_NAMES, unknownTemplateNames } from "./templates.ts";
+import { flag, url, wordList } from "./values.ts";
+
+/** A text in which per-call variables may appear (checked for names that cannot exist). */
+const templated = z
+  .string()
+  .min(1)
+  .superRefine((v, ctx) => {
+    for (const name of unknownTemplateNames(v))
+      ctx.addIssue({
+        code: "custom",
+        message: `unknown variable {{${name}}}: expected ${TEMPLATE_NAMES}`,
+      });
+  });
+
+/** A URL whose path or query may hold per-call variables (filled per call, URL-encoded). */
+const templatedUrl = url.pipe(templated);
+
+export const httpToolSchema = z.object({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "letters, digits, _ and - (at most 64)" })
+    .meta({ description: "The tool's name as the model sees it." }),
+  description: z
+    .string()
+    .min(1)
+    .meta({ description: "What the tool does and when to use it, for the model." }),
+  url: templatedUrl.meta({
+    description: "Where the call goes; per-call variables in its path or query are filled (URL-encoded).",
+  }),
+  method: z
+    .enum(["POST", "GET"])
+    .default("POST")
+    .meta({ description: "POST sends the arguments as a JSON body, GET as the query." }),
+  timeoutMs: z.coerce.number().int().min(100).max(60_000).default(5000).meta({
+    description: "Longest wait for the answer, ms; then the model is told the tool timed out.",
+  }),
+  headers: z.record(z.string(), templated).optional().meta({
+    description: "Request headers (an Authorization header, say), per-call variables filled.",
+  }),
+  body: z.record(z.string(), templated).optional().meta({
+    description:
+      "Fixed fields added to every request's JSON body (GET: its query), per-call variables filled.",
+  }),
+  parameters: z
+    .record(
+      z.string(),
+      z.looseObject({
+        type: z
+          .enum(["string", "number", "integer", "object", "array", "boolean"])
+          .meta({ description: "The argument's JSON type." }),
+        description: z.string().optional().meta({ description: "What the argument is, for the model." }),
+      }),
+    )
+    .default({})
+    .meta({
+      type: "mapping of argument name → JSON Schema",
+      description:
+        "JSON Schema of each argument; keys beyond type and description (enum, items…) go to the model as written.",
+    }),
+  required: z
+    .array(z.string())
+    .optional()
+    .meta({ description: "Names of the arguments the model must give." }),
+});
+
+const analysisField = z
+  .object({
+    type: z
+      .enum(["string", "number", "integer", "boolean"], {
+        error: "expected string, number, integer or boolean",
+      })
+      .meta({ description: "The JSON type of the field's value." }),
+    description: z.string().min(1).meta({ description: "What the model should put in the field." }),
+    enum: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .meta({ description: "The only values allowed (a string field)." }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.enum && v.type !== "string")
+      ctx.addIssue({ code: "custom", path: ["enum"], message: "only a string field takes an enum" });
+  });
+
+/** What is asked of the chat model once the call is over (one request in JSON mode). */
+export const analysisSchema = z.object({
+  summary: flag.default(true).meta({ description: "Ask for a short summary of the call." }),
+  fields: z
+    .record(
+      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { error: "a name of letters, digits and _" }),
+      analysisField,
+    )
+    .default({})
+    .meta({ description: "Typed fields the model fills from the conversation, by name." }),
+});
+
+/** A whole number within bounds, its error saying which. */
+const whole = (min: number, max?: number) => {
+  const error = `expected a whole number from ${min}${max === undefined ? " up" : ` to ${max}`}`;
+  const n = z.coerce.number({ error }).int({ error }).min(min, { error });
+  return max === undefined ? n : n.max(max, { error });
+};
+const ms = whole;
+
+/** Every setting of an agent, as written (before defaults). */
+export const agentShape = {
+  systemPrompt: templated.optional().meta({
+    description: "The model's instructions (per-call variables filled); default: a short phone-agent prompt.",
+  }),
+  greeting: templated.optional().meta({ description: "Spoken first; when absent the model greets." }),
+  apologyText: templated.optional().meta({
+    description:
+      "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
+  }),
+  transferTarget: templated
+    .optional()
+    .meta({ description: "Phone number or SIP URI the transfer_call tool dials." }),
+  voice: z.string().min(1).optional().meta({ description: "Service voice id (default: service.voice)." }),
+  chatModel: z.string().min(1).optional().meta({ description: "Chat model (default: service.chatModel)." }),
+  ttsModel: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "Speech synthesis model (default: service.ttsModel)." }),
+  asrModel: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "Speech recognition model (default: service.asrModel)." }),
+  language: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "Recognition language (default: service.language)." }),
+  hotwords: wordList
+    .optional()
+    .meta({ description: "Hotwords that bias recognition (default: service.hotwords)." }),
+  timeZone: z
+    .string()
+    .refine(knownTimeZone, { error: "expected a time zone such as Europe/Paris or UTC" })
+    .default("UTC")
+    .meta({ description: "The time zone `{{now}}` is written in (an IANA name)." }),
+  minEndOfTurnMs: ms(50, 5000)
+    .default(250)
+    .meta({ description: "Shortest silence after the caller's words before the agent answers, ms." }),
+  maxEndOfTurnMs: ms(100, 10_000).default(1200).meta({
+    description:
+      "Longest silence before the caller's turn is taken as ended, however unsure the agent is, ms.",
+  }),
+  endOfTurnConfidence: z.coerce
+    .number({ error: "expected a probability such as 0.9" })
+    .gt(0.5, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+    .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
+    .default(0.9)
+    .meta({
+      description:
+        "How sure the agent must be that the caller has finished before it speaks, above 0.5 and below 1: higher talks over fewer pauses and answers later.",
+    }),
+  // (The service reads the config too, so the path is written here, not imported from session/.)
+  endOfTurnLm: z
+    .preprocess((v) => (v === false ? "off" : v), z.string().min(1))
+    .default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin")
+    .meta({
+      description:
+        'The trigram model (sphinxbase binary) asked whether the words end a sentence; "off" for none.',
+    }),
+  endOfTurnLmWeight: z.coerce
+    .number({ error: "expected a weight from 0 to 5, such as 1.3" })
+    .min(0, { error: "expected a weight from 0 to 5, such as 1.3" })
+    .max(5, { error: "expected a weight from 0 to 5, such as 1.3" })
+    .default(1.3)
+    .meta({ description: "How much the words count, in log-odds per decade of P(</s>); 0 leaves them out." }),
+  endOfTurnProsody: flag
+    .default(false)
+    .meta({ description: "Weigh how the caller's voice ended (pitch fall or rise) as well as the words." }),
+  adaptToCaller: flag.default(true).meta({
+    description: "Learn each caller's pauses within the call and lengthen or shorten their wait (bounded).",
+  }),
+  bargeInMinMs: ms(0, 2000)
+    .default(180)
+    .meta({ description: "Caller speech over the agent longer than this pauses the agent, ms." }),
+  bargeInConfirmMs: ms(0, 5000).default(1000).meta({
+    description:
+      "Caller speech over the agent longer than this interrupts it for good (shorter is a backchannel: the agent resumes), ms.",
+  }),
+  repromptAfterMs: ms(1000).default(8000).meta({
+    description:
+      "Silence from the caller after the agent finished before it asks whether they are still there, ms.",
+  }),
+  maxReprompts: whole(0, 10)
+    .default(2)
+    .meta({ description: "Re-prompts without an answer before the agent says goodbye and hangs up." }),
+  maxCallSeconds: whole(10)
+    .default(900)
+    .meta({ description: "Longest call, seconds; then the agent hangs up." }),
+  historyTokens: whole(200, 100_000).default(2000).meta({
+    description:
+      "Tokens of recent turns sent to the model (o200k); older turns leave, their words kept in a digest of at most historyDigestTokens (0: dropped outright), so long calls cost no more per turn.",
+  }),
+  historyDigestTokens: whole(0, 10_000).default(300).meta({
+    description:
+      "Tokens of the digest that keeps the words of turns older than historyTokens (0: they are dropped).",
+  }),
+  recording: flag
+    .default(true)
+    .meta({ description: "Record this agent's calls (when the bridge records: agent.recordingDir)." }),
+  httpTools: z
+    .array(httpToolSchema)
+    .default([])
+    .meta({ description: "User-defined HTTP tools the model may call." }),
+  analysis: analysisSchema
+    .optional()
+    .meta({ description: "Summary and typed fields asked of the model after each call." }),
+};
+
+function checkEndOfTurn(v: { minEndOfTurnMs: number; maxEndOfTurnMs: number }, ctx: z.RefinementCtx): void {
+  if (v.maxEndOfTurnMs < v.minEndOfTurnMs)
+    ctx.addIssue({
+      code: "custom",
+      path: ["maxEndOfTurnMs"],
+      message: `must be at least minEndOfTurnMs (${v.minEndOfTurnMs})`,
+    });
+}
+
+export const agentSchema = z.object(agentShape).superRefine(checkEndOfTurn);
+
+/** An agent, validated, with its defaults. */
+export type Agent = z.output<typeof agentSchema>;
+/** An agent as written (config file, webhook overrides, code). */
+export type AgentInput = z.input<typeof agentSchema>;
+export type AnalysisPlan = z.output<typeof analysisSchema>;
+export type HttpTool = z.output<typeof httpToolSchema>;
+
+/**
+ * The config file's `agent:` block: the agent named `default`, plus where the bridge keeps call
+ * records and recordings (bridge-wide settings that have always lived here).
+ */
+export const defaultAgentSchema = z
+  .object({
+    ...agentShape,
+    transcriptDir: z.string().min(1).optional().meta({
+      description: "Call records (JSON lines per call) go here; default: <local.dataDir>/calls.",
+    }),
+    recordingDir: z.string().min(1).optional().meta({
+      description:
+        "When set, calls are recorded here as <callId>.wav: stereo, caller left, agent (as heard) right.",
+    }),
+  })
+  .superRefine(checkEndOfTurn);
+
+/** Names of agents (route targets, the webhook's `agent`, the console's choice). */
+export const agentName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "an agent name of letters, digits, _ and - (at most 64)" });
