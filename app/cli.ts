@@ -1,9 +1,17 @@
 // Command-line entry point. Each subcommand loads and validates the configuration first,
 // so a bad key stops the program with one clear message before anything starts.
 import { Command, Option } from "commander";
-import { type Config, ConfigError, loadConfig, usesLocalService } from "../src/config/config.ts";
+import {
+  type Config,
+  ConfigError,
+  configSchema,
+  loadConfig,
+  usesLocalService,
+} from "../src/config/config.ts";
+import { maskSecrets, secretKeyNames } from "../src/config/secrets.ts";
 import { createLogger, logsArePretty } from "../src/core/log.ts";
 import { programToken } from "./bridge-token.ts";
+import { environmentHelp, environmentSummary, envName, flagHelp } from "./cli-help.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
   try {
@@ -23,46 +31,49 @@ const program = new Command("voice-bridge")
   )
   .showHelpAfterError()
   .addOption(new Option("-c, --config <file>", "config file (YAML or JSON)").env("VOICE_BRIDGE_CONFIG"))
+  // The variables are listed in full for --help only: after an error the message should stay in sight.
   .addHelpText(
     "after",
-    `
-Configuration comes from defaults, then the config file, then environment variables:
-  HOST, PORT, PUBLIC_URL            where the bridge listens and how callers' providers reach it
-  CONSOLE_ENABLED, BRIDGE_TOKEN     the live console at / (on with the local service); the token it and /calls
-                                    ask for (unset: made at first start, kept in <data dir>/bridge-token; off: none)
-  SVC_BASE_URL, SVC_API_KEY         hosted service; leave both unset to use the embedded local service
-  SVC_LOCAL_DATA_DIR, SVC_LOCAL_API_KEYS   embedded local service (and where the bridge keeps its data)
-  DATABASE_URL, BRIDGE_INSTANCE     call records in PostgreSQL, shared by every bridge on it (unset: SQLite
-                                    in the data dir); this bridge's name in them (default: the host name)
-  SIP_PORT (5060, off), SIP_HOST, SIP_PUBLIC_IP, RTP_PORTS, SIP_CODECS   SIP calls straight in
-  SIP_OUTBOUND_PROXY, SIP_OUTBOUND_USER, SIP_OUTBOUND_PASSWORD, SIP_OUTBOUND_FROM   calls the bridge places
-                                    over SIP (voice-bridge dial, POST /calls); TWILIO_OUTBOUND_FROM for Twilio
-  OUTBOUND_MAX_CONCURRENT (10), OUTBOUND_CALLS_PER_SECOND (1)   limits on placing calls
-  AUDIOSOCKET_PORT (off)            Asterisk AudioSocket
-  DISCORD_TOKEN, DISCORD_RESPOND_TO (all|mention), DISCORD_AUTO_JOIN   the Discord voice bot
-  LOG_LEVEL (info), LOG_FORMAT (auto|pretty|json)
-Several agents, chosen per call: agent:, agents:, routes: and agentWebhook: in the config file
-(docs/agents.md); SIGHUP or 'voice-bridge reload' reads them again without dropping calls.
-Run 'voice-bridge config' to see the resolved configuration; every setting: docs/configuration.md.`,
+    ({ error }): string => `
+Configuration comes from defaults, then the config file, then environment
+variables, then the flags of 'start'. In the environment an empty variable
+counts as unset, true/false also read as yes/no, on/off and 1/0, and lists are
+comma-separated; AGENT_* variables set the default agent.
+Several agents, chosen per call: agent:, agents:, routes: and agentWebhook: in
+the config file (docs/agents.md); SIGHUP or 'voice-bridge reload' reads them
+again without dropping calls.
+Run 'voice-bridge config' to see the resolved configuration; every setting:
+docs/configuration.md.
+${
+  error
+    ? "Run 'voice-bridge --help' for the environment variables."
+    : `
+Environment variables, by section of the config file (default); what each one
+sets and means: 'voice-bridge config --help'.
+${environmentSummary(program.configureOutput().getOutHelpWidth?.() ?? 80)}`
+}`,
   );
 
 program
   .command("start")
   .description(
-    "run the bridge (the main job): the live console and browser calls at /, Twilio endpoints, SIP, the Discord bot when DISCORD_TOKEN is set, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no SVC_BASE_URL / SVC_API_KEY is set",
+    `run the bridge (the main job): the live console and browser calls at /, Twilio endpoints, SIP, the Discord bot when ${envName("discord.token")} is set, /metrics, /healthz, /readyz, /calls/:id; uses the embedded local service when no ${envName("service.baseUrl")} / ${envName("service.apiKey")} is set`,
   )
-  .option("--host <host>", "address to listen on (env HOST, default 0.0.0.0)")
-  .option("--port <port>", "port to listen on (env PORT, default 8080)")
+  .option("--host <host>", flagHelp("address to listen on", "server.host"))
+  .option("--port <port>", flagHelp("port to listen on", "server.port"))
   .option(
     "--shards <n|auto>",
-    "run the Discord bot as N shard processes, or Discord's count (env DISCORD_SHARDS)",
+    flagHelp("run the Discord bot as N shard processes, or Discord's count", "discord.shards"),
   )
   .action(async (opts: { host?: string; port?: string; shards?: string }) => {
-    const { runShards, shardOfThisProcess, shardPort } = await import("./sharding.ts");
-    let config = load(program.opts(), {
+    const { runShards, shardOfThisProcess, shardOverrides, shardPort } = await import("./sharding.ts");
+    const startOverrides = {
       server: { host: opts.host, port: opts.port },
       discord: { shards: opts.shards },
-    });
+      // A shard serves Discord only: SIP and AudioSocket off in it.
+      ...shardOverrides(),
+    };
+    let config = load(program.opts(), startOverrides);
     const log = createLogger(config.log);
     const shard = shardOfThisProcess();
     if (shard === undefined && config.discord.shards !== undefined) {
@@ -83,10 +94,6 @@ program
     // For a person reading the terminal the ways in stand out as a box (a log line, so it comes in
     // order with the others); for log collectors they are fields of one line.
     const { bannerText } = await import("./banner.ts");
-    const startOverrides = {
-      server: { host: opts.host, port: opts.port },
-      discord: { shards: opts.shards },
-    };
     const bridge = await runBridge(config, {
       log,
       // A reload reads the same file, environment and flags again (a shard keeps its own port).
@@ -114,20 +121,26 @@ program
     process.once("SIGINT", () => void stop("SIGINT"));
   });
 
+const SERVICE_PORT = "8080";
+
 program
   .command("service")
   .description("run the local service (the spec's HTTP API on this machine, no account, no network)")
-  .option("--host <host>", "address to listen on (env SVC_LOCAL_HOST, default 127.0.0.1)")
-  .option("--port <port>", "port to listen on (env SVC_LOCAL_PORT, default 8080)")
-  .option("--data-dir <dir>", "files, metadata and the dev key (env SVC_LOCAL_DATA_DIR, default .data)")
+  .option("--host <host>", flagHelp("address to listen on", "local.host"))
+  // Unlike the bridge's embedded service (any free port), the service alone has a fixed default.
+  .option("--port <port>", flagHelp("port to listen on", "local.port", { default: SERVICE_PORT }))
+  .option("--data-dir <dir>", flagHelp("files, metadata and the dev key", "local.dataDir"))
   .addOption(
     new Option(
       "--engines <profile>",
-      "speech/chat engines; 'synthetic' is for benchmarks only: tones, a fixed transcript (env SVC_ENGINE_PROFILE)",
+      flagHelp(
+        "speech/chat engines; 'synthetic' is for benchmarks only: tones, a fixed transcript",
+        "local.engineProfile",
+      ),
     ).choices(["standard", "synthetic"]),
   )
   .action(async (opts: { host?: string; port?: string; dataDir?: string; engines?: string }) => {
-    const port = opts.port ?? process.env.SVC_LOCAL_PORT ?? "8080";
+    const port = opts.port ?? process.env[envName("local.port")] ?? SERVICE_PORT;
     const config = load(program.opts(), {
       local: { host: opts.host, port, dataDir: opts.dataDir, engineProfile: opts.engines },
     });
@@ -158,10 +171,13 @@ program
   .option("--dtmf <list>", "digits pressed at times in seconds, e.g. 1@4.5,2@6")
   .option("--out <file>", "write what the caller heard (the agent) as a WAV file")
   .option("--both", "with --out: caller on the left channel, agent on the right")
-  .option("--auth-token <token>", "sign requests with this Twilio auth token (default: TWILIO_AUTH_TOKEN)")
+  .option(
+    "--auth-token <token>",
+    `sign requests with this Twilio auth token (default: ${envName("twilio.authToken")})`,
+  )
   .option(
     "--token <token>",
-    "the bridge's token, to read the call's transcript (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+    `the bridge's token, to read the call's transcript (default: ${envName("server.token")}, else the one the bridge keeps in its data dir)`,
   )
   .option("--max-seconds <n>", "hang up after this long at the latest (default 120)")
   .option("--from <number>", "the caller's number (Twilio From; routes and {{caller}})")
@@ -216,7 +232,7 @@ program
   )
   .argument("<to>", "the number to call (+15550100) or a SIP URI")
   .addOption(
-    new Option("--via <carrier>", "sip (through SIP_OUTBOUND_PROXY) or twilio")
+    new Option("--via <carrier>", `sip (through ${envName("outbound.sip.proxy")}) or twilio`)
       .choices(["sip", "twilio"])
       .default("sip"),
   )
@@ -229,12 +245,15 @@ program
     ).choices(["hangup", "message", "off"]),
   )
   .option("--message <text>", "the voicemail message (with --amd message; templated like greetings)")
-  .option("--from <caller>", "caller id (default: SIP_OUTBOUND_FROM / TWILIO_OUTBOUND_FROM)")
+  .option(
+    "--from <caller>",
+    `caller id (default: ${envName("outbound.sip.from")} / ${envName("outbound.twilio.from")})`,
+  )
   .option("--ring-timeout <seconds>", "give up after ringing this long, 5-120 (default 30)")
   .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
   .option(
     "--token <token>",
-    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+    `the bridge's token (default: ${envName("server.token")}, else the one the bridge keeps in its data dir)`,
   )
   .option("--no-wait", "return once the call is placed")
   .action(
@@ -290,7 +309,7 @@ program
   .option("--url <url>", "base URL of the bridge (default http://127.0.0.1:PORT)")
   .option(
     "--token <token>",
-    "the bridge's token (default: BRIDGE_TOKEN, else the one the bridge keeps in its data dir)",
+    `the bridge's token (default: ${envName("server.token")}, else the one the bridge keeps in its data dir)`,
   )
   .action(async (opts: { url?: string; token?: string }) => {
     const config = load(program.opts());
@@ -333,22 +352,15 @@ function collect(value: string, previous: string[]): string[] {
 program
   .command("config")
   .description("print the resolved, validated configuration as JSON (secrets masked)")
+  .addHelpText(
+    "after",
+    () => `
+Environment variables, by section of the config file (its key; type; default):
+${environmentHelp(program.configureOutput().getOutHelpWidth?.() ?? 80)}`,
+  )
   .action(async () => {
     const config = load(program.opts());
-    const masked = structuredClone(config);
-    if (masked.service.apiKey) masked.service.apiKey = "***";
-    if (masked.server.token) masked.server.token = "***";
-    if (masked.twilio.authToken) masked.twilio.authToken = "***";
-    if (masked.local.chatUpstreamApiKey) masked.local.chatUpstreamApiKey = "***";
-    if (masked.local.asrUpstreamApiKey) masked.local.asrUpstreamApiKey = "***";
-    if (masked.local.ttsUpstreamApiKey) masked.local.ttsUpstreamApiKey = "***";
-    if (masked.discord.token) masked.discord.token = "***";
-    if (masked.callReports.secret) masked.callReports.secret = "***";
-    if (masked.agentWebhook) masked.agentWebhook.secret = "***";
-    for (const r of masked.routes) if (r.agentWebhook) r.agentWebhook.secret = "***";
-    if (masked.store.databaseUrl)
-      masked.store.databaseUrl = masked.store.databaseUrl.replace(/:[^:@/]*@/, ":***@");
-    masked.local.apiKeys = masked.local.apiKeys.map(() => "***");
+    const masked = maskSecrets(config, secretKeyNames(configSchema));
     const engines = usesLocalService(config)
       ? (await import("../src/service/index.ts")).describeEngines(config.local)
       : { all: `hosted service ${config.service.baseUrl ?? "(client default)"}` };

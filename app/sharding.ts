@@ -24,6 +24,18 @@ export function shardPort(basePort: number, shard: number): number {
   return basePort === 0 ? 0 : basePort + shard;
 }
 
+/**
+ * What this process's configuration takes over the file and environment when it is a shard:
+ * shards serve Discord only, as N processes cannot all bind the SIP and AudioSocket ports. Those
+ * transports run from an unsharded `voice-bridge start` without DISCORD_TOKEN (docs/discord.md).
+ */
+export function shardOverrides(env: NodeJS.ProcessEnv = process.env): {
+  sip?: { port: "off" };
+  audiosocket?: { port: "off" };
+} {
+  return shardOfThisProcess(env) === undefined ? {} : { sip: { port: "off" }, audiosocket: { port: "off" } };
+}
+
 export interface ShardRun {
   readonly manager: ShardingManager;
   close(): Promise<void>;
@@ -53,10 +65,7 @@ export async function runShards(config: Config, log: Logger): Promise<ShardRun |
     closeService = () => service.close();
     log.info({ url: service.url }, "sharding: one embedded local service for every shard");
   }
-  // Shards serve Discord only: N processes cannot all bind the SIP and AudioSocket ports. Those
-  // transports run from an unsharded `voice-bridge start` without DISCORD_TOKEN (docs/discord.md).
-  process.env.SIP_PORT = "off";
-  process.env.AUDIOSOCKET_PORT = "off";
+  // Each shard turns SIP and AudioSocket off itself (shardOverrides).
   log.info("sharding: shard processes serve Discord only (SIP and AudioSocket off in them)");
   const manager = new ShardingManager(CLI, {
     token,

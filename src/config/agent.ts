@@ -108,19 +108,26 @@ const whole = (min: number, max?: number) => {
 };
 const ms = whole;
 
-/** Every setting of an agent, as written (before defaults). */
+/**
+ * Every setting of an agent, as written (before defaults). An `env` in a setting's meta is the
+ * variable that sets it for the default agent only (`agent:` or `agents.default`, see config.ts).
+ */
 export const agentShape = {
   systemPrompt: templated.optional().meta({
+    env: "AGENT_SYSTEM_PROMPT",
     description: "The model's instructions (per-call variables filled); default: a short phone-agent prompt.",
   }),
-  greeting: templated.optional().meta({ description: "Spoken first; when absent the model greets." }),
+  greeting: templated
+    .optional()
+    .meta({ env: "AGENT_GREETING", description: "Spoken first; when absent the model greets." }),
   apologyText: templated.optional().meta({
     description:
       "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
   }),
-  transferTarget: templated
-    .optional()
-    .meta({ description: "Phone number or SIP URI the transfer_call tool dials." }),
+  transferTarget: templated.optional().meta({
+    env: "AGENT_TRANSFER_TARGET",
+    description: "Phone number or SIP URI the transfer_call tool dials.",
+  }),
   voice: z.string().min(1).optional().meta({ description: "Service voice id (default: service.voice)." }),
   chatModel: z.string().min(1).optional().meta({ description: "Chat model (default: service.chatModel)." }),
   ttsModel: z
@@ -159,6 +166,7 @@ export const agentShape = {
     .lt(1, { error: "expected a probability above 0.5 and below 1, such as 0.9" })
     .default(0.9)
     .meta({
+      env: "AGENT_END_OF_TURN_CONFIDENCE",
       description:
         "How sure the agent must be that the caller has finished before it speaks, above 0.5 and below 1: higher talks over fewer pauses and answers later.",
     }),
@@ -167,6 +175,7 @@ export const agentShape = {
     .preprocess((v) => (v === false ? "off" : v), z.string().min(1))
     .default("/usr/share/pocketsphinx/model/en-us/en-us.lm.bin")
     .meta({
+      env: "AGENT_END_OF_TURN_LM",
       description:
         'The trigram model (sphinxbase binary) asked whether the words end a sentence; "off" for none.',
     }),
@@ -175,11 +184,16 @@ export const agentShape = {
     .min(0, { error: "expected a weight from 0 to 5, such as 1.3" })
     .max(5, { error: "expected a weight from 0 to 5, such as 1.3" })
     .default(1.3)
-    .meta({ description: "How much the words count, in log-odds per decade of P(</s>); 0 leaves them out." }),
-  endOfTurnProsody: flag
-    .default(false)
-    .meta({ description: "Weigh how the caller's voice ended (pitch fall or rise) as well as the words." }),
+    .meta({
+      env: "AGENT_END_OF_TURN_LM_WEIGHT",
+      description: "How much the words count, in log-odds per decade of P(</s>); 0 leaves them out.",
+    }),
+  endOfTurnProsody: flag.default(false).meta({
+    env: "AGENT_END_OF_TURN_PROSODY",
+    description: "Weigh how the caller's voice ended (pitch fall or rise) as well as the words.",
+  }),
   adaptToCaller: flag.default(true).meta({
+    env: "AGENT_ADAPT_TO_CALLER",
     description: "Learn each caller's pauses within the call and lengthen or shorten their wait (bounded).",
   }),
   bargeInMinMs: ms(0, 2000)
@@ -248,6 +262,7 @@ export const defaultAgentSchema = z
       description: "Call records (JSON lines per call) go here; default: <local.dataDir>/calls.",
     }),
     recordingDir: z.string().min(1).optional().meta({
+      env: "AGENT_RECORDING_DIR",
       description:
         "When set, calls are recorded here as <callId>.wav: stereo, caller left, agent (as heard) right.",
     }),

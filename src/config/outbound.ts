@@ -40,43 +40,50 @@ export type MachineDetection = (typeof MACHINE_DETECTION)[number];
 export const outboundSchema = z
   .object({
     maxConcurrent: z.coerce.number().int().min(1).max(100_000).default(10).meta({
+      env: "OUTBOUND_MAX_CONCURRENT",
       description:
         "Outbound calls in progress (ringing or answered) at most; one more gets 429 with Retry-After.",
     }),
     callsPerSecond: z.coerce.number().min(0.01).max(1000).default(1).meta({
+      env: "OUTBOUND_CALLS_PER_SECOND",
       description:
         "New outbound calls per second at most (a bucket of one second's worth, at least one call); beyond it 429 with Retry-After.",
     }),
     ringTimeoutS: z.coerce.number().int().min(5).max(120).default(30).meta({
+      env: "OUTBOUND_RING_TIMEOUT_S",
       description: "Default ring timeout of an outbound call, seconds (5-120); a request may set its own.",
     }),
     machineDetection: z
       .enum(MACHINE_DETECTION, { error: "expected off, hangup or message" })
       .default("hangup")
       .meta({
+        env: "OUTBOUND_MACHINE_DETECTION",
         description:
           "Default answering-machine policy: off, hangup (hang up on a machine) or message (leave voicemailMessage after the beep).",
       }),
     voicemailMessage: z.string().min(1).max(2000).optional().meta({
+      env: "OUTBOUND_VOICEMAIL_MESSAGE",
       description:
         "Default message left on a voicemail, templated like greetings ({{var.NAME}}); unset: a short generic one.",
     }),
     sip: z
       .object({
         proxy: proxySchema.optional().meta({
+          env: "SIP_OUTBOUND_PROXY",
           description:
             "Where outbound INVITEs go: sip:host[:port][;transport=udp|tcp|tls]. Unset: SIP dialling is off.",
         }),
-        user: z
-          .string()
-          .min(1)
-          .optional()
-          .meta({ description: "Digest user name for the outbound proxy's 401/407 challenges." }),
+        user: z.string().min(1).optional().meta({
+          env: "SIP_OUTBOUND_USER",
+          description: "Digest user name for the outbound proxy's 401/407 challenges.",
+        }),
         password: z.string().min(1).optional().meta({
+          env: "SIP_OUTBOUND_PASSWORD",
           secret: true,
           description: "Digest password for the outbound proxy's 401/407 challenges.",
         }),
         from: z.string().min(1).optional().meta({
+          env: "SIP_OUTBOUND_FROM",
           description: "Caller id of SIP calls: a number (sent as sip:NUMBER@<proxy host>) or a SIP URI.",
         }),
       })
@@ -85,9 +92,11 @@ export const outboundSchema = z
     twilio: z
       .object({
         from: z.string().min(1).optional().meta({
+          env: "TWILIO_OUTBOUND_FROM",
           description: "The Twilio number outbound calls come from (E.164), unless a request names one.",
         }),
         amd: z.enum(["twilio", "bridge"], { error: "expected twilio or bridge" }).default("twilio").meta({
+          env: "TWILIO_OUTBOUND_AMD",
           description:
             "Whose answering-machine detection Twilio calls use: Twilio's own (asyncAmd) or the bridge's, on the media stream.",
         }),
@@ -95,6 +104,7 @@ export const outboundSchema = z
           .url({ protocol: /^https?$/, error: "expected an http(s) URL" })
           .optional()
           .meta({
+            env: "TWILIO_API_BASE",
             description:
               "Another base URL for Twilio's REST API (a compatible gateway, tests); default Twilio's.",
           }),
@@ -110,19 +120,3 @@ export const outboundSchema = z
   });
 
 export type OutboundConfig = z.infer<typeof outboundSchema>;
-
-/** Environment variables of the section (config.ts merges them into ENV_KEYS). */
-export const OUTBOUND_ENV_KEYS: Readonly<Record<string, readonly string[]>> = {
-  OUTBOUND_MAX_CONCURRENT: ["outbound", "maxConcurrent"],
-  OUTBOUND_CALLS_PER_SECOND: ["outbound", "callsPerSecond"],
-  OUTBOUND_RING_TIMEOUT_S: ["outbound", "ringTimeoutS"],
-  OUTBOUND_MACHINE_DETECTION: ["outbound", "machineDetection"],
-  OUTBOUND_VOICEMAIL_MESSAGE: ["outbound", "voicemailMessage"],
-  SIP_OUTBOUND_PROXY: ["outbound", "sip", "proxy"],
-  SIP_OUTBOUND_USER: ["outbound", "sip", "user"],
-  SIP_OUTBOUND_PASSWORD: ["outbound", "sip", "password"],
-  SIP_OUTBOUND_FROM: ["outbound", "sip", "from"],
-  TWILIO_OUTBOUND_FROM: ["outbound", "twilio", "from"],
-  TWILIO_OUTBOUND_AMD: ["outbound", "twilio", "amd"],
-  TWILIO_API_BASE: ["outbound", "twilio", "apiBase"],
-};

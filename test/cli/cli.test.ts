@@ -54,6 +54,30 @@ describe("voice-bridge CLI", () => {
     expect(r.stdout).not.toContain("report-secret-0123456789");
   });
 
+  it("masks every credential the schema marks secret, SIP passwords and the database's included", () => {
+    const r = run(["config"], {
+      SIP_USERS: "alice:digest-pass-4711",
+      SIP_REGISTER: "sip:bob:register-pass-4712@127.0.0.1:5080",
+      SIP_OUTBOUND_PROXY: "sip:127.0.0.1:5070",
+      SIP_OUTBOUND_USER: "carol",
+      SIP_OUTBOUND_PASSWORD: "outbound-pass-4713",
+      DATABASE_URL: "postgres://dave:db-pass-4714@127.0.0.1:5432/calls",
+      TWILIO_AUTH_TOKEN: "twilio-token-4715",
+      SVC_LOCAL_API_KEYS: "local-key-4716,local-key-4717",
+    });
+    expect(r.status).toBe(0);
+    for (const secret of ["4711", "4712", "4713", "4714", "4715", "4716", "4717"])
+      expect(r.stdout).not.toContain(secret);
+    // What is not a credential stays readable: the account names and where the database is.
+    const config = JSON.parse(r.stdout) as {
+      sip: { users: { user: string }[]; registrations: { user: string }[] };
+      store: { databaseUrl: string };
+    };
+    expect(config.sip.users.map((u) => u.user)).toEqual(["alice"]);
+    expect(config.sip.registrations.map((u) => u.user)).toEqual(["bob"]);
+    expect(config.store.databaseUrl).toBe("postgres://dave:***@127.0.0.1:5432/calls");
+  });
+
   it("starts, answers /healthz and /readyz, and stops cleanly on SIGTERM", async () => {
     const child = spawn(BIN, ["start", "--host", "127.0.0.1", "--port", "0"], {
       env: { ...process.env, LOG_FORMAT: "json", SIP_PORT: "off" },
