@@ -90,7 +90,13 @@ function simulateCalls(store: CallStore): () => void {
   return () => {
     for (const t of timers) clearInterval(t);
     for (let i = 0; i < LIVE; i++)
-      store.append(`live-${i}`, { type: "call-end", at: at(), reason: "caller hung up", durationMs: 1 });
+      store.append(`live-${i}`, {
+        type: "call-end",
+        at: at(),
+        reason: "caller hung up",
+        outcome: "caller_hangup",
+        durationMs: 1,
+      });
   };
 }
 

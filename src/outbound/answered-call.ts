@@ -6,6 +6,7 @@
 import type { MachineDetection } from "../config/outbound.ts";
 import type { Logger } from "../core/log.ts";
 import type { AmdResult, CallEvent, DialOutcome } from "../records/call-record.ts";
+import { BRIDGE_SHUTDOWN, type CallEnd } from "../records/outcome.ts";
 import type { CallTransport } from "../session/transport.ts";
 import type { AnsweringMachineDetector } from "./amd.ts";
 import { AmdGate, type synthesize } from "./amd-gate.ts";
@@ -26,7 +27,7 @@ export interface AnsweredCallDeps {
   /** A person: the agent's session takes the gate. */
   readonly startSession: (transport: CallTransport) => void;
   /** The call ended here (a machine, or gone before the decision). */
-  readonly ended: (reason: string) => void;
+  readonly ended: (end: CallEnd) => void;
   readonly log: Logger;
 }
 
@@ -90,7 +91,7 @@ export class AnsweredCall {
           if (this.#hangingUp) return;
           if (!this.#amd)
             d.dialled("human", { result: "unknown", decidedAfterMs: Math.round(this.#gate.elapsedMs), by });
-          this.#end(reason);
+          this.#end({ outcome: "caller_hangup", reason });
         },
       },
       !d.byCarrier,
@@ -116,16 +117,25 @@ export class AnsweredCall {
       this.#gate.carrierCue(`carrier: ${c.detail}`, c.detail === "machine_end_beep");
   }
 
-  #end(reason: string): void {
-    if (this.#over) return;
-    this.#over = true;
-    this.#d.ended(reason);
+  /** The bridge is stopping while who answered is still being decided: hung up, filed as the bridge's end. */
+  shutDown(): void {
+    if (this.#over || this.#hangingUp) return;
+    this.#hangingUp = true;
+    void this.#d.transport.hangUp(BRIDGE_SHUTDOWN.reason).catch(() => {});
+    this.#end(BRIDGE_SHUTDOWN);
   }
 
+  #end(end: CallEnd): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#d.ended(end);
+  }
+
+  /** We hang up (a machine, or its message left): the agent ended the call. */
   async #hangUp(reason: string): Promise<void> {
     this.#hangingUp = true;
     await this.#d.transport.hangUp(reason).catch(() => {});
-    this.#end(reason);
+    this.#end({ outcome: "agent_hangup", reason });
   }
 
   /** Plays the message, waits until it was heard (or the far end went), hangs up. */

@@ -11,7 +11,7 @@ import { nowIn, TemplateRenderer } from "../agents/templates.ts";
 import type { OutboundConfig } from "../config/outbound.ts";
 import type { Logger } from "../core/log.ts";
 import type { AmdResult, CallEvent, CallEventSink, DialOutcome } from "../records/call-record.ts";
-import { UNANSWERED } from "../records/outcome.ts";
+import type { CallEnd } from "../records/outcome.ts";
 import type { SpeechSynthesizer } from "../session/services.ts";
 import type { CallInfo, CallTransport } from "../session/transport.ts";
 import { AnsweringMachineDetector } from "./amd.ts";
@@ -34,8 +34,8 @@ export interface OutboundDeps {
   readonly startSession: (
     transport: CallTransport,
     agent: CallAgent,
-    onEnd: (reason: string) => void,
-  ) => { end(reason: string): void };
+    onEnd: (end: CallEnd) => void,
+  ) => { end(end: CallEnd): void };
   /** The agent's voice, for a voicemail message. */
   readonly tts: (agent: CallAgent) => SpeechSynthesizer;
   readonly log: Logger;
@@ -52,7 +52,9 @@ export type PlaceResult =
 interface LiveCall {
   readonly placed: PlacedCall;
   transport?: CallTransport;
-  session?: { end(reason: string): void };
+  /** Answered, and who answered still being decided (no session yet). */
+  answered?: AnsweredCall;
+  session?: { end(end: CallEnd): void };
 }
 
 /** The body of the voicemail message when neither the request nor the config has one. */
@@ -79,37 +81,10 @@ export class OutboundCalls {
   }
 
   place(body: DialBody): PlaceResult {
-    if (this.#d.draining?.())
-      return {
-        ok: false,
-        status: 503,
-        message: "the bridge is shutting down: no new calls",
-        retryAfterS: 30,
-      };
+    const accepted = this.#accept(body);
+    if (!accepted.ok) return accepted;
+    const { dialer, directory, agentName } = accepted;
     const config = this.#d.config();
-    const dialer = this.#d.dialers()[body.via];
-    if (!dialer)
-      return {
-        ok: false,
-        status: 400,
-        field: "via",
-        message:
-          body.via === "sip"
-            ? "SIP dialling is not configured: set SIP_OUTBOUND_PROXY (outbound.sip.proxy), and SIP must be on"
-            : "Twilio dialling is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, PUBLIC_URL and TWILIO_OUTBOUND_FROM",
-      };
-    const agentName = body.agent ?? "default";
-    const directory = this.#d.agents();
-    if (!directory.get(agentName))
-      return {
-        ok: false,
-        status: 400,
-        field: "agent",
-        message: `no agent named "${agentName}" (agents: ${directory.names.join(", ")})`,
-      };
-    const verdict = this.#d.limits.take();
-    if (!verdict.ok)
-      return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
     const callId = `out-${randomBytes(10).toString("hex")}`;
     const from = body.from ?? (body.via === "sip" ? config.sip.from : config.twilio.from);
     const info: CallInfo = {
@@ -146,11 +121,12 @@ export class OutboundCalls {
       return reason;
     };
     // Calls that end without a session (unanswered, machines) end here; their report too.
-    const endRecord = (reason: string, since: number) => {
+    const endRecord = (end: CallEnd, since: number) => {
       record({
         type: "call-end",
         at: new Date().toISOString(),
-        reason,
+        reason: end.reason,
+        outcome: end.outcome,
         durationMs: Math.round(performance.now() - since),
       });
       this.#d.onEnded?.(callId);
@@ -183,7 +159,7 @@ export class OutboundCalls {
       },
       failed: (f: DialFailure) => {
         dialled(f.outcome, { reason: f.reason });
-        endRecord(`${UNANSWERED}: ${f.outcome} (${f.reason})`, placedAt);
+        endRecord({ outcome: "unanswered", reason: `unanswered: ${f.outcome} (${f.reason})` }, placedAt);
         finish(f.reason, f.outcome);
         log.info(
           { outcome: f.outcome, reason: f.reason, earlyMediaMs: earlyMediaMs() },
@@ -205,17 +181,7 @@ export class OutboundCalls {
           if (live) live.session = session;
           return;
         }
-        const message = new TemplateRenderer(
-          {
-            caller: from,
-            called: body.to,
-            transport: body.via,
-            params: info.params,
-            vars: body.variables ?? {},
-            now: nowIn("UTC", new Date()),
-          },
-          (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
-        ).render(body.voicemailMessage ?? config.voicemailMessage ?? DEFAULT_MESSAGE);
+        const message = this.#voicemailMessage(body, info, from, config.voicemailMessage, log);
         const call = new AnsweredCall({
           transport,
           policy,
@@ -233,12 +199,13 @@ export class OutboundCalls {
             const session = this.#d.startSession(gate, agent, () => finish("ended"));
             if (live) live.session = session;
           },
-          ended: (reason) => {
-            endRecord(reason, answeredAt);
-            finish(reason);
+          ended: (end) => {
+            endRecord(end, answeredAt);
+            finish(end.reason);
           },
           log,
         });
+        if (live) live.answered = call;
         carrier = (c) => call.carrier(c);
         if (early) call.carrier(early);
       },
@@ -258,14 +225,82 @@ export class OutboundCalls {
     return { ok: true, callId };
   }
 
+  /** Why a request cannot be placed now, or what places it (a limit slot is taken then). */
+  #accept(
+    body: DialBody,
+  ):
+    | Extract<PlaceResult, { ok: false }>
+    | { ok: true; dialer: Dialer; directory: AgentDirectory; agentName: string } {
+    if (this.#d.draining?.())
+      return {
+        ok: false,
+        status: 503,
+        message: "the bridge is shutting down: no new calls",
+        retryAfterS: 30,
+      };
+    const dialer = this.#d.dialers()[body.via];
+    if (!dialer)
+      return {
+        ok: false,
+        status: 400,
+        field: "via",
+        message:
+          body.via === "sip"
+            ? "SIP dialling is not configured: set SIP_OUTBOUND_PROXY (outbound.sip.proxy), and SIP must be on"
+            : "Twilio dialling is not configured: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, PUBLIC_URL and TWILIO_OUTBOUND_FROM",
+      };
+    const agentName = body.agent ?? "default";
+    const directory = this.#d.agents();
+    if (!directory.get(agentName))
+      return {
+        ok: false,
+        status: 400,
+        field: "agent",
+        message: `no agent named "${agentName}" (agents: ${directory.names.join(", ")})`,
+      };
+    const verdict = this.#d.limits.take();
+    if (!verdict.ok)
+      return { ok: false, status: 429, message: verdict.why, retryAfterS: verdict.retryAfterS };
+    return { ok: true, dialer, directory, agentName };
+  }
+
+  /** The voicemail message of a call (the request's, else the configured one), its variables filled in. */
+  #voicemailMessage(
+    body: DialBody,
+    info: CallInfo,
+    from: string | undefined,
+    configured: string | undefined,
+    log: Logger,
+  ): string {
+    return new TemplateRenderer(
+      {
+        caller: from,
+        called: body.to,
+        transport: body.via,
+        params: info.params,
+        vars: body.variables ?? {},
+        now: nowIn("UTC", new Date()),
+      },
+      (name) => log.info({ variable: name }, `{{${name}}} has no value on this call: left empty`),
+    ).render(body.voicemailMessage ?? configured ?? DEFAULT_MESSAGE);
+  }
+
+  /**
+   * The bridge is stopping: calls still deciding who answered are hung up and filed as the bridge's
+   * end (their sessions, once started, are ended with the bridge's other live calls).
+   */
+  shutDown(): void {
+    for (const live of this.#live.values()) if (!live.session) live.answered?.shutDown();
+  }
+
   /** DELETE /calls/:id: cancels a ringing call or hangs up an answered one; false when not ours. */
   cancel(callId: string): "canceled" | "hung-up" | undefined {
     const live = this.#live.get(callId);
     if (!live) return undefined;
     if (live.transport) {
-      const reason = "agent: hung up by DELETE /calls";
-      void live.transport.hangUp(reason);
-      live.session?.end(reason);
+      const end: CallEnd = { outcome: "agent_hangup", reason: "agent: hung up by DELETE /calls" };
+      void live.transport.hangUp(end.reason);
+      live.session?.end(end);
       return "hung-up";
     }
     live.placed.cancel();

@@ -1,8 +1,10 @@
-// The record of a call, as events appended while it happens (call-start, the turns, barge-ins,
-// call-end); the same events rebuild the record for GET /calls/:id, the console and the reports.
-// The session appends them here; they are passed on to the store (src/store) through
-// CallEventSink, the session's own interface to it, and kept in memory while the call lives (its
-// latest events only, when the store keeps the rest).
+// The call-record model: a call as the events appended while it happens (call-start, the turns,
+// barge-ins, call-end with its outcome), and the record those same events rebuild for
+// GET /calls/:id, the console and the reports. The session and the dialer append them through
+// CallEventSink, which the store (records/store) implements, and memory keeps them while the call
+// lives (TranscriptStore: its latest events only, when the store keeps the rest).
+
+import type { CallOutcome } from "./outcome.ts";
 
 export interface TurnMetrics {
   /** End of the caller's speech → turn confirmed. */
@@ -52,7 +54,8 @@ export type CallEvent =
       /** Audio the far end sent before answering (SIP early media), ms; heard by the detector only. */
       earlyMediaMs?: number;
     }
-  | { type: "call-end"; at: string; reason: string; durationMs: number }
+  /** How the call ended: `outcome` set by whoever ended it, `reason` in words for people. */
+  | { type: "call-end"; at: string; reason: string; outcome: CallOutcome; durationMs: number }
   /** After the call: the agent's analysis (summary and fields), or why there is none. */
   | { type: "analysis"; at: string; analysis: CallAnalysis };
 
@@ -171,8 +174,8 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
 }
 
 /**
- * Where a call's events go to be kept (the store of call records): the session's own interface,
- * so the session never knows the engine. `append` must not block: it queues.
+ * Where a call's events go to be kept (the store of call records): what the session and the
+ * dialer append to, so neither knows the engine. `append` must not block: it queues.
  */
 export interface CallEventSink {
   append(callId: string, event: CallEvent): void;

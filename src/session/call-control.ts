@@ -5,6 +5,7 @@
 
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { CallEnd } from "../records/outcome.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
 import type { SessionConfig } from "./config.ts";
 import type { CallTransport } from "./transport.ts";
@@ -16,7 +17,7 @@ export interface ControlHost {
   busy(): boolean;
   /** Speaks fixed words through the same path as replies (not preemptively). */
   speakFixed(text: string): AgentTurn;
-  end(reason: string): void;
+  end(end: CallEnd): void;
   note(text: string): void;
   /** The transfer failed: the model should tell the caller (a system line, then a reply). */
   transferFailed(target: string, why: string): void;
@@ -63,7 +64,11 @@ export class CallControl {
   /** Starts the call's time limit. */
   start(): void {
     this.#maxTimer = this.#clock.setTimeout(
-      () => void this.sayAndHangUp(this.#config.goodbyeText, "max call duration"),
+      () =>
+        void this.sayAndHangUp(this.#config.goodbyeText, {
+          outcome: "max_call_duration",
+          reason: "max call duration",
+        }),
       this.#config.maxCallMs,
     );
   }
@@ -92,17 +97,20 @@ export class CallControl {
       if (this.#host.busy()) return;
       this.#reprompts += 1;
       if (this.#reprompts > this.#config.maxReprompts)
-        void this.sayAndHangUp(this.#config.goodbyeText, "caller silent");
+        void this.sayAndHangUp(this.#config.goodbyeText, {
+          outcome: "caller_silent",
+          reason: "caller silent",
+        });
       else this.#host.speakFixed(this.#config.repromptText);
     }, this.#config.repromptAfterMs);
   }
 
-  async sayAndHangUp(text: string, reason: string): Promise<void> {
+  async sayAndHangUp(text: string, end: CallEnd): Promise<void> {
     if (this.#closed) return;
-    this.#log.info({ reason }, "saying goodbye");
+    this.#log.info({ reason: end.reason }, "saying goodbye");
     await this.#host.speakFixed(text).done;
-    await this.#act(() => this.#transport.hangUp(reason)).catch(() => undefined);
-    this.#host.end(reason);
+    await this.#act(() => this.#transport.hangUp(end.reason)).catch(() => undefined);
+    this.#host.end(end);
   }
 
   /** Runs what the model asked for once its words were heard: hang up, or transfer. */
@@ -112,14 +120,14 @@ export class CallControl {
       await this.#act(() => this.#transport.hangUp(action.reason)).catch((err: Error) =>
         this.#log.error({ err: err.message }, "hang-up failed"),
       );
-      this.#host.end(`agent: ${action.reason}`);
+      this.#host.end({ outcome: "agent_hangup", reason: `agent: ${action.reason}` });
       return;
     }
     this.#log.info({ target: action.target }, "transferring the call");
     try {
       await this.#act(() => this.#transport.transfer(action.target));
       this.#host.note(`transferred to ${action.target}`);
-      this.#host.end(`transferred to ${action.target}`);
+      this.#host.end({ outcome: "transferred", reason: `transferred to ${action.target}` });
     } catch (err) {
       const why = (err as Error).message;
       this.#log.error({ err: why, target: action.target }, "transfer failed");

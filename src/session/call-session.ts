@@ -7,6 +7,7 @@ import type { ChatMessage } from "../api/types/index.ts";
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
+import type { CallEnd } from "../records/outcome.ts";
 import { addressesAgent } from "./addressing.ts";
 import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
 import { CachedApology } from "./apology.ts";
@@ -36,7 +37,8 @@ export interface SessionDeps {
   transcripts: CallEventSink;
   /** Per-turn figures, e.g. for Prometheus. */
   onTurnMetrics?: (m: TurnMetrics) => void;
-  onEnd?: (reason: string) => void;
+  /** The call ended: how (the outcome counted and filtered on) and why, in words. */
+  onEnd?: (end: CallEnd) => void;
 }
 
 /** A caller utterance on its way to becoming a turn. */
@@ -81,7 +83,7 @@ export class CallSession {
   readonly #startedAt: number;
   #ended = false;
   /** The transport reported the call's end while we were hanging up or transferring. */
-  #farEnd: string | undefined;
+  #farEnd: CallEnd | undefined;
 
   // Listening: one listener for a call, one per member on a multi-party transport.
   readonly #listeners: Listeners;
@@ -118,7 +120,7 @@ export class CallSession {
       host: {
         busy: () => this.#listeners.anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job,
         speakFixed: (text) => this.#speakFixed(text),
-        end: (reason) => this.end(reason),
+        end: (end) => this.end(end),
         note: (text) => this.#note(text),
         transferFailed: (target) => {
           if (this.#farEnd !== undefined) {
@@ -190,9 +192,11 @@ export class CallSession {
       },
       played: () => this.#agent?.checkDrained(),
       ended: (reason) => {
-        // While we hang up or transfer, the end is ours and named when the request returns.
-        if (this.#control.acting) this.#farEnd ??= reason;
-        else this.end(reason);
+        // The transport ends a call only when the far end went; while we hang up or transfer, the
+        // end is ours and named when the request returns.
+        const end: CallEnd = { outcome: "caller_hangup", reason };
+        if (this.#control.acting) this.#farEnd ??= end;
+        else this.end(end);
       },
     });
     this.#control.start();
@@ -202,8 +206,8 @@ export class CallSession {
     else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
   }
 
-  /** Ends the session (caller hung up, or we did). Idempotent. */
-  end(reason: string): void {
+  /** Ends the session (caller hung up, or we did, or the bridge is shutting down). Idempotent. */
+  end(end: CallEnd): void {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
@@ -218,9 +222,10 @@ export class CallSession {
     this.#listeners.closeAll();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
-    this.#record({ type: "call-end", at: new Date().toISOString(), reason, durationMs });
-    this.#log.info({ reason, durationMs }, "call ended");
-    this.#d.onEnd?.(reason);
+    const { outcome, reason } = end;
+    this.#record({ type: "call-end", at: new Date().toISOString(), reason, outcome, durationMs });
+    this.#log.info({ reason, outcome, durationMs }, "call ended");
+    this.#d.onEnd?.(end);
   }
 
   // ---- caller audio and turn-taking -------------------------------------------------

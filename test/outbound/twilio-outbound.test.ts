@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { concatPcm } from "../../codecs/pcm.ts";
 import { loadConfig } from "../../src/config/config.ts";
-import type { CallRecord } from "../../src/records/call-record.ts";
+import type { CallEvent, CallRecord } from "../../src/records/call-record.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { freePort } from "../helpers/baresip.ts";
 import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
@@ -41,6 +41,12 @@ beforeAll(async () => {
       audio: concatPcm([greeting, silence(12000, RATE)]),
       amd: { answeredBy: "machine_end_beep", afterMs: Math.round(vmGreetingMs + 800) },
     },
+    // A machine whose verdict comes long after the bridge stops: answered, still being decided.
+    "+15550005": {
+      behaviour: "answer",
+      audio: concatPcm([greeting, silence(20000, RATE)]),
+      amd: { answeredBy: "machine_end_beep", afterMs: 30_000 },
+    },
     "+15550003": { behaviour: "busy" },
     "+15550004": { behaviour: "no-answer" },
   });
@@ -49,7 +55,11 @@ beforeAll(async () => {
 }, 60_000);
 
 /** A bridge dialling through the fake Twilio (`extra` adds to its environment). */
-async function twilioBridge(data: string, extra: Record<string, string> = {}): Promise<Bridge> {
+async function twilioBridge(
+  data: string,
+  extra: Record<string, string> = {},
+  log = pino({ level: process.env.E2E_LOG ?? "silent" }),
+): Promise<Bridge> {
   const port = await freePort();
   return startBridge(
     loadConfig({
@@ -69,7 +79,7 @@ async function twilioBridge(data: string, extra: Record<string, string> = {}): P
         ...extra,
       },
     }),
-    pino({ level: process.env.E2E_LOG ?? "silent" }),
+    log,
   );
 }
 
@@ -163,7 +173,14 @@ describe("outbound Twilio calls", () => {
     const noAnswer = await post({ to: "+15550004", ringTimeoutS: 5 });
     const canceled = await post({ to: "+15550004", ringTimeoutS: 60 });
     await until(() => fake.calls.filter((c) => c.form.get("To") === "+15550004").length === 2, "two calls");
-    await new Promise((r) => setTimeout(r, 500));
+    // Canceled while it rings: once the bridge has taken the ringing callback.
+    const ringing = fake.calls.find(
+      (c) => c.form.get("To") === "+15550004" && c.form.get("Timeout") === "60",
+    )!;
+    await until(
+      () => ringing.callbacks.some((cb) => cb.params.CallStatus === "ringing"),
+      "the ringing callback",
+    );
     await fetch(`${bridge.url}/calls/${canceled}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -184,6 +201,30 @@ describe("outbound Twilio calls", () => {
     expect(res.status).toBe(403);
   });
 
+  it("a call still deciding who answered when the bridge stops is filed as the bridge's end, not a hang-up", async () => {
+    const lines: string[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void lines.push(line) });
+    const own = await twilioBridge("data-shutdown", {}, log);
+    const ends: CallEvent[] = [];
+    own.transcripts.observe((_id, event) => {
+      if (event.type === "call-end") ends.push(event);
+    });
+    try {
+      const res = await fetch(`${own.url}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: "+15550005", via: "twilio", machineDetection: "message" }),
+      });
+      expect(res.status).toBe(202);
+      await until(() => lines.some((l) => l.includes('"outbound: answered"')), "the call to be answered");
+    } finally {
+      await own.close(0);
+    }
+    expect(ends).toEqual([
+      expect.objectContaining({ outcome: "bridge_shutdown", reason: "bridge shut down" }),
+    ]);
+  }, 60_000);
+
   it("with TWILIO_OUTBOUND_AMD=bridge, asks Twilio for no detection and decides on the stream itself", async () => {
     const own = await twilioBridge("data-own-amd", { TWILIO_OUTBOUND_AMD: "bridge" });
     try {
@@ -201,11 +242,11 @@ describe("outbound Twilio calls", () => {
       const created = fake.calls.filter((c) => c.form.get("To") === "+15550001").at(-1)!;
       expect(created.form.get("MachineDetection")).toBeNull();
       // The person hears the greeting before the call is hung up.
+      // (On record once heard to its end: Twilio's marks for all of it have come back.)
       await until(
         () => own.transcripts.get(callId)?.turns.some((t) => t.role === "assistant"),
         "the greeting",
       );
-      await new Promise((r) => setTimeout(r, 1500));
       await fetch(`${own.url}/calls/${callId}`, {
         method: "DELETE",
         headers: { authorization: `Bearer ${TOKEN}` },

@@ -37,7 +37,13 @@ function sampleReport(callId = "CA0123"): CallReport {
       toolCalls: [],
       metrics: { asrMs: 40, llmTtftMs: 120, voiceToVoiceMs: 610 },
     },
-    { type: "call-end", at: "2025-01-02T10:00:05.000Z", reason: "stop frame", durationMs: 5000 },
+    {
+      type: "call-end",
+      at: "2025-01-02T10:00:05.000Z",
+      reason: "stop frame",
+      outcome: "caller_hangup",
+      durationMs: 5000,
+    },
   ];
   return callReport(recordFromEvents(events)!, { instance: "bridge-1" })!;
 }

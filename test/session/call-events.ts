@@ -23,6 +23,6 @@ export function callEvents(
       metrics: { voiceToVoiceMs: 600 + i },
     });
   }
-  events.push({ type: "call-end", at, reason: "caller hung up", durationMs: 1234 });
+  events.push({ type: "call-end", at, reason: "caller hung up", outcome: "caller_hangup", durationMs: 1234 });
   return events;
 }

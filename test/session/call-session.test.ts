@@ -269,7 +269,7 @@ describe("CallSession", () => {
     expect(reply?.type === "assistant" && reply.heard).toMatch(/^We have/);
     expect(reply?.type === "assistant" && reply.heard).not.toContain("premium");
     expect(reply?.type === "assistant" && reply.metrics.voiceToVoiceMs).toBeGreaterThan(0);
-    expect(h.ended).toBe("caller hung up");
+    expect(h.ended).toEqual({ outcome: "caller_hangup", reason: "caller hung up" });
   });
 
   it("hangs up after speaking when the model calls end_call", async () => {
@@ -282,14 +282,14 @@ describe("CallSession", () => {
     await h.untilAgentSilent();
     await h.run(200);
     expect(h.transport.hangups).toEqual(["caller done"]);
-    expect(h.ended).toBe("agent: caller done");
+    expect(h.ended).toEqual({ outcome: "agent_hangup", reason: "agent: caller done" });
     expect(h.toolLists[0]!.map((t) => t.function.name)).toContain("end_call");
   });
 
   it("names the end it asked for, even when the transport reports it before the request returns", async () => {
     for (const [tool, ended] of [
-      ["end_call", "agent: caller done"],
-      ["transfer_call", "transferred to +15551234"],
+      ["end_call", { outcome: "agent_hangup", reason: "agent: caller done" }],
+      ["transfer_call", { outcome: "transferred", reason: "transferred to +15551234" }],
     ] as const) {
       const h = await started({ transferTarget: "+15551234" });
       h.transport.endsWhenAsked = true;
@@ -298,7 +298,7 @@ describe("CallSession", () => {
       await h.say(900);
       await h.untilAgentSilent();
       await h.run(200);
-      expect(h.ended).toBe(ended);
+      expect(h.ended).toEqual(ended);
     }
   });
 
@@ -426,6 +426,17 @@ describe("CallSession", () => {
     await h.untilAgentSilent();
     await h.run(200);
     expect(h.transport.hangups).toEqual(["caller silent"]);
-    expect(h.ended).toBe("caller silent");
+    expect(h.ended).toEqual({ outcome: "caller_silent", reason: "caller silent" });
+  });
+
+  it("says goodbye and hangs up at the call's time limit", async () => {
+    const h = await started({ maxCallMs: 5000, repromptAfterMs: 60_000 });
+    await h.run(5500);
+    await h.untilAgentSilent();
+    await h.run(200);
+    expect(h.historyOf("assistant").at(-1)).toBe("I'll hang up now. Goodbye!");
+    expect(h.transport.hangups).toEqual(["max call duration"]);
+    expect(h.ended).toEqual({ outcome: "max_call_duration", reason: "max call duration" });
+    expect(h.events().at(-1)).toMatchObject({ type: "call-end", outcome: "max_call_duration" });
   });
 });

@@ -4,6 +4,7 @@ import { pino } from "pino";
 import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
 import { flushMicrotasks, VirtualClock } from "../../src/core/clock.ts";
 import { TranscriptStore } from "../../src/records/call-record.ts";
+import type { CallEnd } from "../../src/records/outcome.ts";
 import { CallSession } from "../../src/session/call-session.ts";
 import {
   DEFAULT_SESSION_CONFIG,
@@ -184,7 +185,8 @@ export class Harness {
   readonly speakers: Speaker[];
   #streamMs = 0;
   readonly #logLines: string[] = [];
-  ended: string | undefined;
+  /** How the session ended, as it told its owner (onEnd). */
+  ended: CallEnd | undefined;
 
   /** The session's log lines so far with this message, parsed. */
   logLines(msg: string): Record<string, unknown>[] {
@@ -220,8 +222,8 @@ export class Harness {
         this.#emits.push(onEvent);
         return { push() {}, onsetPending: () => h.onset, close() {} };
       },
-      onEnd: (reason) => {
-        this.ended = reason;
+      onEnd: (end) => {
+        this.ended = end;
       },
       services: {
         asr: {

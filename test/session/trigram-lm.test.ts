@@ -1,6 +1,7 @@
 // The recognizer's trigram model read in place from sphinxbase's binary trie format (the file
 // Debian's pocketsphinx-en-us installs), and the completion model on top of it.
 import { readFileSync } from "node:fs";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { TrigramLm, TrigramLmFormatError } from "../../src/session/trigram-lm.ts";
 import {
@@ -8,6 +9,7 @@ import {
   sharedTrigramCompletion,
   TrigramTurnCompletion,
 } from "../../src/session/turn-completion.ts";
+import { until } from "../helpers/until.ts";
 
 const PATH = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin";
 const lm = new TrigramLm(readFileSync(PATH));
@@ -67,14 +69,16 @@ describe("TrigramTurnCompletion", () => {
   it("answers nothing until the shared model has loaded, then the same as a private one", async () => {
     const shared = sharedTrigramCompletion(PATH);
     expect(shared.endProbability("thank you")).toBeUndefined();
-    for (let i = 0; i < 100 && shared.endProbability("thank you") === undefined; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await until(() => shared.endProbability("thank you") !== undefined, "the shared model", 2_000);
     expect(shared.endProbability("thank you")).toBe(model.endProbability("thank you"));
   });
 
   it("leaves turns to silence when the model cannot be read", async () => {
-    const missing = sharedTrigramCompletion("/nonexistent/en-us.lm.bin");
-    await new Promise((r) => setTimeout(r, 50));
+    const warned: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => void warned.push(line) });
+    const missing = sharedTrigramCompletion("/nonexistent/en-us.lm.bin", log);
+    // The read has failed (and said so): nothing more is coming.
+    await until(() => warned.some((l) => l.includes("model not loaded")), "the failed read");
     expect(missing.endProbability("thank you")).toBeUndefined();
   });
 });

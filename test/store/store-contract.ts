@@ -249,6 +249,7 @@ export function storeContract(engine: Engine): void {
         type: "call-end",
         at: at(2),
         reason: "agent: left a voicemail message",
+        outcome: "agent_hangup",
         durationMs: 9000,
       });
       store.append("out-2", {
@@ -264,6 +265,7 @@ export function storeContract(engine: Engine): void {
         type: "call-end",
         at: at(4),
         reason: "unanswered: busy (486 Busy Here)",
+        outcome: "unanswered",
         durationMs: 300,
       });
       store.append("in-1", { type: "call-start", at: at(5), callId: "in-1", transport: "sip" });

@@ -3,7 +3,7 @@
 // the end of the call knows. This is the one definition of the wire format (docs/data.md, "Call reports").
 import { randomUUID } from "node:crypto";
 import type { CallRecord } from "../call-record.ts";
-import { type CallOutcome, outcomeOf } from "../outcome.ts";
+import type { CallOutcome } from "../outcome.ts";
 
 export interface CallReport extends CallRecord {
   /** Unique per report and the same on every delivery attempt: receivers de-duplicate on it. */
@@ -35,7 +35,7 @@ export function callReport(record: CallRecord, extras: ReportExtras): CallReport
     events: [...record.events],
     endedAt: end.at,
     endReason: end.reason,
-    outcome: outcomeOf(end.reason),
+    outcome: end.outcome,
     durationMs: end.durationMs,
     ...(extras.recordingPath ? { recordingPath: extras.recordingPath } : {}),
   };

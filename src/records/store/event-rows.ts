@@ -3,7 +3,7 @@
 // become summaries here too, so both engines answer GET /calls alike.
 
 import type { CallEvent, DialOutcome } from "../call-record.ts";
-import { INSTANCE_LOST, outcomeOf } from "../outcome.ts";
+import { INSTANCE_LOST } from "../outcome.ts";
 import type { CallPage, CallSummary } from "./call-store.ts";
 
 /** A turn as the `turns` table holds it. */
@@ -121,7 +121,7 @@ export function endColumns(event: Extract<CallEvent, { type: "call-end" }>) {
   return {
     ended_at: iso(event.at),
     end_reason: event.reason,
-    outcome: outcomeOf(event.reason),
+    outcome: event.outcome,
     duration_ms: event.durationMs,
   };
 }
@@ -199,5 +199,6 @@ export function pageOf(rows: CallRow[], limit: number): CallPage {
 /** The call-end another run or bridge writes for a call whose instance died without ending it. */
 export function lostEnd(startedAt: string, now: Date): Extract<CallEvent, { type: "call-end" }> {
   const durationMs = Math.max(0, now.getTime() - Date.parse(startedAt));
-  return { type: "call-end", at: now.toISOString(), reason: INSTANCE_LOST, durationMs };
+  const { reason, outcome } = INSTANCE_LOST;
+  return { type: "call-end", at: now.toISOString(), reason, outcome, durationMs };
 }

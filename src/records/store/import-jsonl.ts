@@ -6,6 +6,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "../../core/log.ts";
 import type { CallEvent } from "../call-record.ts";
+import { eventOfNow, type StoredEvent } from "../legacy-events.ts";
 import type { CallStore } from "./call-store.ts";
 
 const AT_ONCE = 8;
@@ -57,13 +58,16 @@ export async function importJsonlOnce(
   return result;
 }
 
-/** The events of a file; a last line cut short by a crash is left out, as the old reader did. */
+/**
+ * The events of a file, as events of now (its call-end has no outcome: legacy-events.ts); a last
+ * line cut short by a crash is left out, as the old reader did.
+ */
 function parseEvents(text: string): CallEvent[] {
   const events: CallEvent[] = [];
   for (const line of text.split("\n")) {
     if (!line) continue;
     try {
-      events.push(JSON.parse(line) as CallEvent);
+      events.push(eventOfNow(JSON.parse(line) as StoredEvent));
     } catch {
       // A torn line: the turn in flight when the bridge died.
     }

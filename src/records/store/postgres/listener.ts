@@ -3,6 +3,7 @@
 import pg from "pg";
 import type { Logger } from "../../../core/log.ts";
 import type { CallEvent } from "../../call-record.ts";
+import { eventOfNow, type StoredEvent } from "../../legacy-events.ts";
 import { type Announcement, CHANNEL } from "./write-batch.ts";
 
 export interface RemoteEvent {
@@ -84,11 +85,12 @@ export class RemoteListener {
       return;
     }
     if (a.instance === this.#instance) return;
-    let event: CallEvent | undefined;
+    // A bridge of an older version (a rolling upgrade) announces its events as it wrote them.
+    let event: StoredEvent | undefined;
     if ("event" in a) event = a.event;
     else {
       const r = await this.#pool
-        .query<{ body: CallEvent }>("SELECT body FROM events WHERE call_id = $1 AND seq = $2", [
+        .query<{ body: StoredEvent }>("SELECT body FROM events WHERE call_id = $1 AND seq = $2", [
           a.callId,
           a.seq,
         ])
@@ -96,6 +98,7 @@ export class RemoteListener {
       event = r?.rows[0]?.body;
     }
     if (!event) return;
-    for (const w of this.#watchers) w({ instance: a.instance, callId: a.callId, event });
+    const now = eventOfNow(event);
+    for (const w of this.#watchers) w({ instance: a.instance, callId: a.callId, event: now });
   }
 }

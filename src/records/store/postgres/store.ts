@@ -8,6 +8,7 @@ import pg from "pg";
 import type { Logger } from "../../../core/log.ts";
 import type { CallEvent } from "../../call-record.ts";
 import { recordFromEvents } from "../../call-record.ts";
+import { eventOfNow, type StoredEvent } from "../../legacy-events.ts";
 import type { CallPage, CallQuery, CallStore, ReportState, StoredRecord } from "../call-store.ts";
 import { type CallRow, pageOf, SUMMARY_COLUMNS, summaryOfRow } from "../event-rows.ts";
 import { listSql, type SqlDialect } from "../list-sql.ts";
@@ -161,11 +162,11 @@ export class PostgresCallStore implements CallStore {
 
   async get(callId: string): Promise<StoredRecord | undefined> {
     await this.#caughtUp();
-    const events = await this.#pool.query<{ body: CallEvent }>(
+    const events = await this.#pool.query<{ body: StoredEvent }>(
       "SELECT body FROM events WHERE call_id = $1 ORDER BY seq",
       [callId],
     );
-    const record = recordFromEvents(events.rows.map((r) => r.body));
+    const record = recordFromEvents(events.rows.map((r) => eventOfNow(r.body)));
     if (!record) return undefined;
     const row = (
       await this.#pool.query<CallRow>(`SELECT ${SUMMARY_COLUMNS} FROM calls WHERE call_id = $1`, [callId])

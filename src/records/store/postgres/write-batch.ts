@@ -3,7 +3,6 @@
 // delivered when the transaction commits, so their consoles show this bridge's live calls.
 import type { PoolClient } from "pg";
 import type { CallEvent } from "../../call-record.ts";
-import { INSTANCE_LOST } from "../../outcome.ts";
 import {
   dialColumns,
   endColumns,
@@ -43,7 +42,7 @@ export async function writeBatch(
   nextSeq: Map<string, number>,
 ): Promise<void> {
   for (const { callId, event } of writes) {
-    if (event.type === "call-end" && event.reason === INSTANCE_LOST) {
+    if (event.type === "call-end" && event.outcome === "instance_lost") {
       // Another bridge may have noticed the same lost call first: one end per call.
       const r = await client.query("SELECT 1 FROM calls WHERE call_id = $1 AND ended_at IS NULL FOR UPDATE", [
         callId,

@@ -3,6 +3,7 @@
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { parentPort, workerData } from "node:worker_threads";
 import { type CallEvent, recordFromEvents } from "../../call-record.ts";
+import { eventOfNow, type StoredEvent } from "../../legacy-events.ts";
 import type { CallPage, CallQuery, StoredRecord } from "../call-store.ts";
 import {
   type CallRow,
@@ -136,7 +137,7 @@ function inTransaction<T>(work: () => T): T {
 
 function get(callId: string): StoredRecord | undefined {
   const rows = q.events.all(callId) as { body: string }[];
-  const record = recordFromEvents(rows.map((r) => JSON.parse(r.body) as CallEvent));
+  const record = recordFromEvents(rows.map((r) => eventOfNow(JSON.parse(r.body) as StoredEvent)));
   if (!record) return undefined;
   const call = q.call.get(callId) as CallRow | undefined;
   const summary = call && summaryOfRow(call);
