@@ -55,7 +55,7 @@ const pool: RtpPortPool = {
 };
 
 const server = await startSipServer({
-  config: { port: 0, host: "127.0.0.1", rtpPorts: "10000-20000", codecs: ["pcmu"], mediaTimeoutS: 30 },
+  config: { port: 0, host: "127.0.0.1", codecs: ["pcmu"], mediaTimeoutS: 30 },
   log: silentLogger,
   clock: systemClock,
   ports: pool,

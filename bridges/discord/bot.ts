@@ -3,7 +3,6 @@
 // start, and runs one conversation per channel (a guild's bot is in one voice channel at a time).
 // Nothing here may take the bridge down: login and permission problems are one clear log line each.
 import { Client, Events, GatewayIntentBits, type Guild, type VoiceBasedChannel } from "discord.js";
-import type { Config } from "../../src/config/config.ts";
 import type { Clock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import type { CallTransport } from "../transport.ts";
@@ -12,8 +11,23 @@ import { COMMANDS, handleCommand } from "./commands.ts";
 import { closeCodeProblem, loginProblem } from "./login-problems.ts";
 import { missingVoicePermissions, permissionProblem } from "./permissions.ts";
 
+/** What the bot reads of the bridge's configuration. */
+export interface DiscordSettings {
+  readonly token: string;
+  /** Discord's REST API (the gateway URL comes from its /gateway/bot). */
+  readonly apiBase: string;
+  /** Voice channels joined at start, and again when a person comes into them. */
+  readonly autoJoin: readonly string[];
+  /** `all`: the agent answers every turn; `mention`: only turns that name it. */
+  readonly respondTo: "all" | "mention";
+  /** The name members call the agent by; default: the bot's user name. */
+  readonly agentName?: string | undefined;
+  /** Posting the conversation to the text chat (not built yet: a warning says so). */
+  readonly textLog: boolean;
+}
+
 export interface DiscordBotOptions {
-  config: Config;
+  settings: DiscordSettings;
   log: Logger;
   clock: Clock;
   /** A conversation began in a voice channel: run a session on it. */
@@ -33,10 +47,9 @@ export interface DiscordBot {
 }
 
 export function startDiscordBot(opts: DiscordBotOptions): DiscordBot {
-  const { config, clock } = opts;
+  const { settings, clock } = opts;
   const log = opts.log.child({ component: "discord" });
-  const settings = config.discord;
-  if (!settings.token) throw new Error("startDiscordBot: config.discord.token is not set");
+  if (!settings.token) throw new Error("startDiscordBot: settings.token is empty");
   if (settings.textLog)
     log.warn(
       "DISCORD_TEXT_LOG is set, but posting the conversation to the text chat is not built yet: ignored",

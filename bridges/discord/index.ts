@@ -1,2 +1,2 @@
 // The Discord voice bridge: a bot that brings the agent into voice channels, one conversation each.
-export { type DiscordBot, type DiscordBotOptions, startDiscordBot } from "./bot.ts";
+export { type DiscordBot, type DiscordBotOptions, type DiscordSettings, startDiscordBot } from "./bot.ts";

@@ -16,14 +16,15 @@ import { listenTcp, type TcpTransport } from "./transport-tcp.ts";
 import { listenTls, type TlsTransport } from "./transport-tls.ts";
 import { listenUdp, type UdpTransport } from "./transport-udp.ts";
 
+export type { SignallingConfig } from "./core-options.ts";
 export { registerSipMetrics } from "./metrics.ts";
 export type { RegistrationStatus } from "./registration.ts";
 export type { SipStats } from "./server.ts";
 export type { SipTimers } from "./transaction.ts";
 
 export interface SipServerOptions {
-  /** The `sip` config section; `port: false` must be handled by the caller (SIP off). */
-  readonly config: SignallingConfig & { readonly port: number };
+  /** What signalling reads of the `sip` section (SIP off is the caller's to handle: no server). */
+  readonly config: SignallingConfig;
   readonly log: Logger;
   readonly clock: Clock;
   readonly ports: RtpPortPool;

@@ -7,7 +7,6 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance } from "fastify";
-import type { Config } from "../../src/config/config.ts";
 import { type Clock, systemClock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { isLoopbackCaller } from "../loopback.ts";
@@ -21,8 +20,18 @@ import { rejectTwiml, streamTwiml } from "./twiml.ts";
 export const VOICE_PATH = "/twilio/voice";
 export const MEDIA_PATH = "/twilio/media";
 
+/** What the Twilio routes read of the bridge's configuration. */
+export interface TwilioSettings {
+  /** The address Twilio reaches the bridge at (PUBLIC_URL); unset, each request's Host says it. */
+  readonly publicUrl?: string | undefined;
+  /** Checks X-Twilio-Signature; without it only callers on this machine are answered. */
+  readonly authToken?: string | undefined;
+  /** With the auth token, hang-up and transfer go through Twilio's REST API. */
+  readonly accountSid?: string | undefined;
+}
+
 export interface TwilioOptions {
-  config: Pick<Config, "server" | "twilio">;
+  settings: TwilioSettings;
   log: Logger;
   clock?: Clock;
   /** Called once per call, when its media stream has started; the session attaches to the transport. */
@@ -56,11 +65,9 @@ function refuse(socket: Duplex, status: 403 | 404, text: string): void {
 }
 
 export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): TwilioRoutes {
-  const { config } = opts;
+  const { publicUrl, authToken, accountSid } = opts.settings;
   const log = opts.log.child({ component: "twilio" });
   const clock = opts.clock ?? systemClock;
-  const authToken = config.twilio.authToken;
-  const { accountSid } = config.twilio;
   const control =
     opts.callControl ?? (accountSid && authToken ? restCallControl({ accountSid, authToken }) : undefined);
 
@@ -82,7 +89,7 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
     scope.post(VOICE_PATH, async (req, reply) => {
       const params = (req.body ?? {}) as Record<string, string>;
       const callLog = log.child({ callSid: params.CallSid });
-      const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req.raw));
+      const pub = publicBase(publicUrl, req.headers, isEncrypted(req.raw));
       if (!authToken && !isLoopbackCaller(req.socket.remoteAddress, req.headers)) {
         callLog.warn(
           { remote: req.socket.remoteAddress },
@@ -141,7 +148,7 @@ export function registerTwilio(http: FastifyInstance, opts: TwilioOptions): Twil
         refuse(socket, 403, "Forbidden");
         return false;
       }
-      const pub = publicBase(config.server.publicUrl, req.headers, isEncrypted(req));
+      const pub = publicBase(publicUrl, req.headers, isEncrypted(req));
       const url = wsBase(pub.base) + req.url;
       if (signatureValid(authToken, req.headers["x-twilio-signature"], url, {})) return true;
       log.warn(

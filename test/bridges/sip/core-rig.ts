@@ -1,12 +1,12 @@
 // A UAS core on virtual time with scripted peers: requests are written as text, every message the
 // core sends is parsed back and stamped with the virtual time it left at.
 import { vi } from "vitest";
+import type { SignallingConfig } from "../../../bridges/sip/core-options.ts";
 import type { SipFlow } from "../../../bridges/sip/flow.ts";
 import { header, type SipMessage, type SipRequest, type SipResponse } from "../../../bridges/sip/message.ts";
 import { parseMessage } from "../../../bridges/sip/parse.ts";
 import { SipCore } from "../../../bridges/sip/server.ts";
 import { DEFAULT_TIMERS } from "../../../bridges/sip/transaction.ts";
-import type { Config } from "../../../src/config/config.ts";
 import { VirtualClock } from "../../../src/core/clock.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { TestRtpPortPool, testTransportFactory } from "./test-media.ts";
@@ -64,7 +64,7 @@ export interface Sent {
   msg: SipMessage;
 }
 
-export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]> } = {}) {
+export function coreRig(opts: { reliable?: boolean; sip?: Partial<SignallingConfig> } = {}) {
   const clock = new VirtualClock();
   const pool = new TestRtpPortPool();
   const media = testTransportFactory();
@@ -73,7 +73,6 @@ export function coreRig(opts: { reliable?: boolean; sip?: Partial<Config["sip"]>
     config: {
       port: 5060,
       host: "192.0.2.1",
-      rtpPorts: "10000-20000",
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
       // The scripted peers speak from TEST-NET-1, a public range: the default allow-list refuses it.

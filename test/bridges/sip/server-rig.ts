@@ -33,7 +33,6 @@ export async function startServerRig(
     config: {
       port: 0,
       host: "127.0.0.1",
-      rtpPorts: "10000-20000",
       codecs: ["opus", "pcmu", "pcma"],
       mediaTimeoutS: 30,
       ...opts.sip,

@@ -5,8 +5,8 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { WebSocket } from "ws";
 import type { CallTransport, TransportListener } from "../../../bridges/transport.ts";
 import { type CallControl, registerTwilio, type TwilioRoutes } from "../../../bridges/twilio/index.ts";
+import { type AppMessage, parseAppMessage } from "../../../bridges/twilio/protocol.ts";
 import { levelDbfs } from "../../../codecs/pcm.ts";
-import { loadConfig } from "../../../src/config/config.ts";
 import type { Clock } from "../../../src/core/clock.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 
@@ -69,14 +69,10 @@ export function recorder(): { listener: TransportListener; rec: Omit<RecordedCal
 }
 
 export async function startRig(opts: RigOptions = {}): Promise<Rig> {
-  const env: Record<string, string> = { LOG_LEVEL: "silent" };
-  if (opts.authToken) env.TWILIO_AUTH_TOKEN = opts.authToken;
-  if (opts.accountSid) env.TWILIO_ACCOUNT_SID = opts.accountSid;
-  const config = loadConfig({ env });
   const http = Fastify();
   const calls: RecordedCall[] = [];
   const routes = registerTwilio(http, {
-    config,
+    settings: { authToken: opts.authToken, accountSid: opts.accountSid },
     log: silentLogger,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.callControl ? { callControl: opts.callControl } : {}),
@@ -105,7 +101,8 @@ type Json = Record<string, unknown>;
 /** Twilio's end of one media stream, driven message by message. */
 export class StreamClient {
   readonly ws: WebSocket;
-  readonly received: Json[] = [];
+  /** The bridge's messages, read by the parser the simulator uses (a malformed one throws). */
+  readonly received: AppMessage[] = [];
   closed: { code: number } | null = null;
   #seq = 0;
   #chunk = 0;
@@ -116,7 +113,11 @@ export class StreamClient {
     this.ws = ws;
     this.callSid = callSid;
     this.streamSid = streamSid;
-    ws.on("message", (d) => this.received.push(JSON.parse(d.toString()) as Json));
+    ws.on("message", (d) => {
+      const parsed = parseAppMessage(d.toString());
+      if (!parsed.ok) throw new Error(`the bridge sent a malformed message: ${parsed.reason}`);
+      this.received.push(parsed.message);
+    });
     ws.on("close", (code) => {
       this.closed = { code };
     });
@@ -197,17 +198,8 @@ export class StreamClient {
     });
   }
 
-  of(event: string): Json[] {
-    return this.received.filter((m) => m.event === event);
-  }
-}
-
-/** Polls until `cond` holds (real time; the bridge's answers cross a real socket). */
-export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+  of<E extends AppMessage["event"]>(event: E): Extract<AppMessage, { event: E }>[] {
+    return this.received.filter((m): m is Extract<AppMessage, { event: E }> => m.event === event);
   }
 }
 

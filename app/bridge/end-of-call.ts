@@ -1,0 +1,88 @@
+// What happens once a call has ended: its recording is filed with its record, the agent's
+// analysis (when it has one) goes into the record, and then the record is reported.
+import { access } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { CallAgent } from "../../src/agents/call-agent.ts";
+import type { SvcClient } from "../../src/api/client.ts";
+import type { Logger } from "../../src/core/log.ts";
+import { recordFromEvents } from "../../src/records/call-record.ts";
+import { type CallReport, callReport } from "../../src/records/reports/report.ts";
+import type { RecordingTransport } from "../../src/session/call-recording.ts";
+import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
+import { runAnalysis } from "./call-analysis.ts";
+import type { Records } from "./records.ts";
+
+export interface EndOfCall {
+  /** A session ended: its recording (if any) is closed and filed, its analysis made, then its report sent. */
+  sessionEnded(agent: CallAgent, callId: string, recording: RecordingTransport | undefined): void;
+  /** A placed call ended without a session (unanswered, a machine): its report is made here. */
+  unansweredEnded(callId: string): Promise<void>;
+}
+
+export interface EndOfCallDeps {
+  readonly records: Records;
+  readonly client: SvcClient;
+  readonly metrics: BridgeMetrics;
+  readonly log: Logger;
+}
+
+export function endOfCall(d: EndOfCallDeps): EndOfCall {
+  const { store, transcripts, reporter, instance } = d.records;
+  // An ended call's whole record for its report; if the store cannot give back what memory let
+  // go of, the report is made from what memory holds (said in the log) rather than not at all.
+  const wholeRecord = (callId: string) =>
+    transcripts.read(callId).catch((err: Error) => {
+      d.log.error(
+        { err, callId },
+        "call report: the store could not give the call's first events; reporting the latest",
+      );
+      return recordFromEvents(transcripts.recent(callId));
+    });
+  return {
+    sessionEnded(agent, callId, recording) {
+      const recorded = recording?.close();
+      if (recording)
+        void recorded?.then(async () => {
+          if (await fileExists(recording.path)) store.setRecording(callId, resolve(recording.path));
+        });
+      // The analysis (when the agent has one) goes into the record before the report is made.
+      const analysed = agent.analysis
+        ? runAnalysis(agent, callId, { client: d.client, transcripts, metrics: d.metrics, log: d.log })
+        : Promise.resolve();
+      if (!reporter) return;
+      const report = analysed.then(async () => {
+        const record = await wholeRecord(callId);
+        const made = record && callReport(record, { instance });
+        if (made) store.setReport(made.reportId, "pending", undefined, callId);
+        return made;
+      });
+      void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
+    },
+    async unansweredEnded(callId) {
+      const record = reporter && (await wholeRecord(callId));
+      const made = reporter && record && callReport(record, { instance });
+      if (!made) return;
+      store.setReport(made.reportId, "pending", undefined, callId);
+      void reporter.submit(Promise.resolve(made));
+    },
+  };
+}
+
+/** The report with its recording's path, once the file is complete (if the call was recorded). */
+async function withRecording(
+  report: CallReport,
+  recording: RecordingTransport | undefined,
+  closed: Promise<void> | undefined,
+): Promise<CallReport> {
+  if (!recording) return report;
+  await closed?.catch(() => {});
+  return (await fileExists(recording.path)) ? { ...report, recordingPath: resolve(recording.path) } : report;
+}
+
+/** Whether a file is there, asked without blocking the loop that carries the calls' audio. */
+function fileExists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
