@@ -91,8 +91,10 @@ export function frameSamples(rate: number, ms = 20): number {
 }
 
 /**
- * Cuts a stream of arbitrarily sized chunks into frames of exactly `frameSamples` samples.
- * Each returned frame is a fresh array the caller may keep; the remainder waits for the next push.
+ * Cuts a stream of arbitrarily sized chunks into frames of exactly `frameSamples` samples, two ways:
+ * push() returns fresh frames the caller may keep; cut() hands each frame to a callback without
+ * allocating (the hot paths: a transport's inbound audio, 50 frames a second per call). The
+ * remainder waits for the next chunk either way.
  */
 export class Framer {
   readonly frameSamples: number;
@@ -138,10 +140,45 @@ export class Framer {
     return frames;
   }
 
+  /**
+   * Adds a chunk and calls `onFrame` with each frame it completes, allocating nothing: a chunk
+   * that is exactly one frame, with nothing held back, is passed on as it is (no copy); any other
+   * frame is gathered in the framer's own buffer, reused for the next one. Either way the frame is
+   * the caller's only during the call: `onFrame` uses it (or copies it) before returning.
+   */
+  cut(chunk: Int16Array, onFrame: (frame: Int16Array) => void): void {
+    const size = this.frameSamples;
+    if (this.#fill === 0 && chunk.length === size) {
+      onFrame(chunk);
+      return;
+    }
+    const frame = this.#partial;
+    let pos = 0;
+    while (pos < chunk.length) {
+      const fill = this.#fill;
+      const take = Math.min(size - fill, chunk.length - pos);
+      // Sample by sample: set(subarray()) would make a view object per copy.
+      for (let i = 0; i < take; i++) frame[fill + i] = chunk[pos + i]!;
+      this.#fill = fill + take;
+      pos += take;
+      if (this.#fill === size) {
+        this.#fill = 0;
+        onFrame(frame);
+      }
+    }
+  }
+
+  /** Drops the held-back samples (the stream ended or restarts). */
+  reset(): void {
+    this.#fill = 0;
+  }
+
   /** The held-back samples as one last frame padded with silence, or null if none are held. */
   flush(): Int16Array | null {
     if (this.#fill === 0) return null;
     const last = this.#partial;
+    // cut() reuses the buffer, so what lies past the held samples is an older frame's.
+    last.fill(0, this.#fill);
     this.#partial = new Int16Array(this.frameSamples);
     this.#fill = 0;
     return last;

@@ -29,7 +29,8 @@ export type WorkerReply =
  * V8's collector threads, whose pauses hold every call at once, get a core first. On Linux a
  * thread's nice is its own, and raising it needs no privilege. 4-minute SIP soaks at 200 calls,
  * the same otherwise: the main thread's longest pause 20.2 against 26.7 ms, scavenges p50 6.4
- * against 7.7 ms, bridge CPU 3,389 against 3,563 µs/call·s (docs/benchmarks.md, 2026-11-29).
+ * against 7.7 ms, bridge CPU 3,389 against 3,563 µs/call·s
+ * (docs/dev/2026-11-29-soak-priorities-and-ramp.md).
  */
 const NICE_STEP = 5;
 

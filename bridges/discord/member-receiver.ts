@@ -3,6 +3,7 @@
 // the session listens to, tagged with who spoke. One decoder per member, kept for the conversation;
 // packets come from the connection's receive router (receive-router.ts).
 import { OpusCodec } from "../../codecs/opus.ts";
+import { Framer } from "../../codecs/pcm.ts";
 import type { Speaker } from "../transport.ts";
 
 export const DISCORD_INPUT_RATE = 16000;
@@ -19,9 +20,12 @@ export interface MemberReceiverOptions {
 export class MemberReceiver {
   speaker: Speaker;
   readonly #codec = new OpusCodec(DISCORD_INPUT_RATE, 1);
-  readonly #frame = new Int16Array(FRAME_SAMPLES);
-  #fill = 0;
+  readonly #framer = new Framer(FRAME_SAMPLES);
   readonly #opts: MemberReceiverOptions;
+  readonly #onFrame = (frame: Int16Array) => {
+    this.frames++;
+    this.#opts.onFrame(frame, this.speaker);
+  };
   frames = 0;
   badPackets = 0;
 
@@ -41,27 +45,11 @@ export class MemberReceiver {
       this.#opts.onBadPacket?.(err as Error);
       return;
     }
-    if (pcm.length === FRAME_SAMPLES && this.#fill === 0) {
-      this.frames++;
-      this.#opts.onFrame(pcm, this.speaker);
-      return;
-    }
-    let pos = 0;
-    while (pos < pcm.length) {
-      const take = Math.min(FRAME_SAMPLES - this.#fill, pcm.length - pos);
-      this.#frame.set(pcm.subarray(pos, pos + take), this.#fill);
-      this.#fill += take;
-      pos += take;
-      if (this.#fill === FRAME_SAMPLES) {
-        this.#fill = 0;
-        this.frames++;
-        this.#opts.onFrame(this.#frame, this.speaker);
-      }
-    }
+    this.#framer.cut(pcm, this.#onFrame);
   }
 
   /** Drops a partly filled frame (the member left, or the conversation ended). */
   stop(): void {
-    this.#fill = 0;
+    this.#framer.reset();
   }
 }

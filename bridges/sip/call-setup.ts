@@ -8,7 +8,7 @@ import type { SipCoreOptions } from "./core-options.ts";
 import { Dialog, type DialogDeps, warning } from "./dialog.ts";
 import type { SipFlow } from "./flow.ts";
 import type { NegotiatedMedia, RtpEndpoint } from "./media-port.ts";
-import { header, parseNameAddr, parseUri, type SipRequest } from "./message.ts";
+import { bareValue, header, parseNameAddr, parseUri, type SipRequest } from "./message.ts";
 import { blindTransfer } from "./refer.ts";
 import { negotiate } from "./sdp-answer.ts";
 import { makeResponse, randomToken } from "./serialize.ts";
@@ -48,7 +48,7 @@ export class CallSetup {
       log.info("sip: call refused, draining");
       return;
     }
-    const type = (header(req, "content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    const type = bareValue(header(req, "content-type"));
     if (req.body.length > 0 && type !== "application/sdp") {
       const reason = `body is ${type || "untyped"}, not application/sdp`;
       tx.respond(

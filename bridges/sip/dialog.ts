@@ -16,6 +16,7 @@ import type {
   SrtpKeys,
 } from "./media-port.ts";
 import {
+  bareValue,
   header,
   params,
   parseCSeq,
@@ -280,7 +281,7 @@ export class Dialog {
     const contact = parseNameAddr(header(req, "contact") ?? "")?.uri;
     if (contact) this.#remoteTarget = contact;
     if (req.body.length > 0) {
-      const type = (header(req, "content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+      const type = bareValue(header(req, "content-type"));
       if (type !== "application/sdp") {
         tx.respond(makeResponse(req, 415, { headers: [{ name: "accept", value: "application/sdp" }] }));
         return;

@@ -1,6 +1,7 @@
 // Keypad digits sent as SIP INFO, the legacy way many PBXs and trunks still relay DTMF when RTP
 // telephone-events are not negotiated: `application/dtmf-relay` (Cisco's, `Signal=5\r\nDuration=160`)
 // or `application/dtmf` (the bare digit). Both may name * and # as 10 and 11.
+import { bareValue } from "./message.ts";
 
 export const INFO_DTMF_TYPES = ["application/dtmf-relay", "application/dtmf"] as const;
 
@@ -10,7 +11,7 @@ const DIGITS = /^[0-9*#A-D]$/;
 export type InfoDtmf = { digit: string } | { notDtmf: true } | { error: string };
 
 export function parseInfoDtmf(contentType: string | undefined, body: string): InfoDtmf {
-  const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  const type = bareValue(contentType);
   if (type === "application/dtmf-relay") {
     const signal = body
       .split(/\r?\n/)

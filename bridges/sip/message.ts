@@ -58,6 +58,14 @@ export function header(msg: SipBase, name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A header's value without its `;` parameters, trimmed and lower-cased, "" when absent: the media
+ * type of a Content-Type, the package of an Event.
+ */
+export function bareValue(value: string | undefined): string {
+  return (value ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
 /** Every value of a header in order, comma-separated lists split (for Via, Route, Contact …). */
 export function headerValues(msg: SipBase, name: string): string[] {
   const out: string[] = [];

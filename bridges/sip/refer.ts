@@ -3,7 +3,7 @@
 // with its reason, and silence after the 202 rejects after 64·T1.
 import type { Clock } from "../../src/core/clock.ts";
 import type { Dialog } from "./dialog.ts";
-import { header, parseUri } from "./message.ts";
+import { bareValue, header, parseUri } from "./message.ts";
 import { makeResponse } from "./serialize.ts";
 
 /** Refer-To for a target: a SIP URI as it is, a number as `sip:NUMBER@<the caller's host>`. */
@@ -53,7 +53,7 @@ export function blindTransfer(dialog: Dialog, clock: Clock, waitMs: number, targ
     dialog.onEnd = (reason) => finish(new Error(`transfer to ${referTo} abandoned: ${reason}`));
     dialog.onNotify = (tx) => {
       const req = tx.request;
-      const event = (header(req, "event") ?? "").split(";")[0]!.trim().toLowerCase();
+      const event = bareValue(header(req, "event"));
       if (event !== "refer") {
         tx.respond(makeResponse(req, 489, { reason: "Bad Event" }));
         return;

@@ -3,8 +3,9 @@
 // Outbound: play() → pacer → 20 ms µ-law media frames, with a mark every few frames and at
 // the end of each stretch of audio, so the mark echoes tell how much the caller has heard.
 import { Buffer } from "node:buffer";
-import { base64DecodedLength, decodeBase64Into } from "../../codecs/base64.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
+import { Framer } from "../../codecs/pcm.ts";
+import { base64DecodedLength, decodeBase64Into } from "../../src/core/base64.ts";
 import type { Clock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { HeldEvents } from "../held-events.ts";
@@ -12,9 +13,8 @@ import { Pacer } from "../pacer.ts";
 import type { AgentAudio, CallInfo, CallTransport, TransportListener } from "../transport.ts";
 import type { CallControl } from "./call-control.ts";
 import { MarkLedger } from "./marks.ts";
-import type { MediaSpan } from "./media-bytes.ts";
 import { OutboundFrames } from "./outbound-frames.ts";
-import { AppMessageWriter, type MediaFields, type StartMessage } from "./protocol.ts";
+import { AppMessageWriter, type MediaFields, type MediaSpan, type StartMessage } from "./protocol.ts";
 import { dialTwiml, hangupTwiml, parseTransferTarget } from "./twiml.ts";
 
 export const TWILIO_RATE = 8000;
@@ -71,9 +71,11 @@ export class TwilioCallTransport implements CallTransport {
   // Inbound, reused per call.
   #inBytes = Buffer.alloc(1024);
   #inFrameBytes = this.#inBytes.subarray(0, FRAME_SAMPLES);
+  /** A message of exactly one frame (Twilio's 20 ms) is decoded here and goes to the session as it is. */
   readonly #inFrame = new Int16Array(FRAME_SAMPLES);
-  #inFill = 0;
   #inScratch = new Int16Array(1024);
+  readonly #framer = new Framer(FRAME_SAMPLES);
+  readonly #onFrame = (frame: Int16Array) => this.#deliverFrame(frame);
   #nextTimestamp = -1;
   #inFrames = 0;
   #inGaps = 0;
@@ -200,7 +202,7 @@ export class TwilioCallTransport implements CallTransport {
   }
 
   /**
-   * The same from the message's bytes (media-bytes.ts): the payload is decoded from them straight
+   * The same from the message's bytes (scanTwilioMedia): the payload is decoded from them straight
    * into the call's buffer, no string made. Returns false, having done nothing, when the payload is
    * not plain Base64; the message then goes through handleMedia().
    */
@@ -223,24 +225,12 @@ export class TwilioCallTransport implements CallTransport {
   #inbound(ts: number, n: number): void {
     if (this.#nextTimestamp >= 0 && ts - this.#nextTimestamp >= 20) this.#inGaps++;
     this.#nextTimestamp = ts + n / SAMPLES_PER_MS;
-    if (n === FRAME_SAMPLES && this.#inFill === 0) {
-      mulawDecode(this.#inFrameBytes, this.#inFrame);
-      this.#deliverFrame();
+    if (n === FRAME_SAMPLES) {
+      this.#framer.cut(mulawDecode(this.#inFrameBytes, this.#inFrame), this.#onFrame);
       return;
     }
     if (n > this.#inScratch.length) this.#inScratch = new Int16Array(n * 2);
-    const pcm = mulawDecode(this.#inBytes.subarray(0, n), this.#inScratch);
-    let pos = 0;
-    while (pos < n) {
-      const take = Math.min(FRAME_SAMPLES - this.#inFill, n - pos);
-      this.#inFrame.set(pcm.subarray(pos, pos + take), this.#inFill);
-      this.#inFill += take;
-      pos += take;
-      if (this.#inFill === FRAME_SAMPLES) {
-        this.#inFill = 0;
-        this.#deliverFrame();
-      }
-    }
+    this.#framer.cut(mulawDecode(this.#inBytes.subarray(0, n), this.#inScratch), this.#onFrame);
   }
 
   handleDtmf(digit: string): void {
@@ -295,9 +285,9 @@ export class TwilioCallTransport implements CallTransport {
 
   // ---- internals ----
 
-  #deliverFrame(): void {
+  #deliverFrame(frame: Int16Array): void {
     this.#inFrames++;
-    this.#events.audio(this.#inFrame);
+    this.#events.audio(frame);
   }
 
   #deliver(event: (l: TransportListener) => void): void {

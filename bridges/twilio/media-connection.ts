@@ -7,8 +7,13 @@ import type { CallTransport } from "../transport.ts";
 import type { ServerWebSocket } from "../websocket-server.ts";
 import type { CallControl } from "./call-control.ts";
 import { type MediaSocket, TwilioCallTransport } from "./call-transport.ts";
-import { mediaSpan, scanTwilioMediaBytes } from "./media-bytes.ts";
-import { MEDIA_FORMAT, parseTwilioMessage, type StartMessage, scanTwilioMedia } from "./protocol.ts";
+import {
+  MEDIA_FORMAT,
+  mediaSpan,
+  parseTwilioMessage,
+  type StartMessage,
+  scanTwilioMedia,
+} from "./protocol.ts";
 
 export interface MediaConnectionOptions {
   ws: ServerWebSocket;
@@ -97,14 +102,8 @@ export function serveMediaConnection(opts: MediaConnectionOptions): void {
       return;
     }
     // Media, nearly every message: read from the bytes, decoded into the call's buffer, no string.
-    if (call && scanTwilioMediaBytes(data, span) && call.handleMediaBytes(data, span)) return;
-    const text = data.toString();
-    const media = scanTwilioMedia(text);
-    if (media) {
-      call?.handleMedia(media);
-      return;
-    }
-    const parsed = parseTwilioMessage(text);
+    if (call && scanTwilioMedia(data, span) && call.handleMediaBytes(data, span)) return;
+    const parsed = parseTwilioMessage(data.toString());
     if (!parsed.ok) {
       if (badFrames++ < 5) log.warn({ problem: parsed.reason }, "malformed media stream message ignored");
       return;

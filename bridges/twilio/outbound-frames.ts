@@ -5,7 +5,7 @@
 // everything a pacer wake-up sends leaves in one socket write. The bytes are exactly those of
 // AppMessageWriter's strings (protocol.ts).
 import { Buffer } from "node:buffer";
-import { base64EncodedLength, encodeBase64Into } from "../../codecs/base64.ts";
+import { base64EncodedLength, encodeBase64Into } from "../../src/core/base64.ts";
 
 const FIN_TEXT = 0x81;
 const INITIAL_BYTES = 4096;

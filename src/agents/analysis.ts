@@ -5,6 +5,7 @@
 // analysis, recorded as such, and the call's report goes out either way.
 import type { ChatMessage } from "../api/types/index.ts";
 import type { AnalysisPlan } from "../config/agent.ts";
+import { isObject } from "../core/guards.ts";
 import type { CallAnalysis, TurnView } from "../records/call-record.ts";
 
 /** One E1 request and its answer's text (the API client's chat.create, in production). */
@@ -98,8 +99,4 @@ export async function analyseCall(
   } catch (err) {
     return { status: "failed", error: (err as Error).message };
   }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

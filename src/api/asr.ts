@@ -1,8 +1,8 @@
 // E6 speech recognition: one POST of Base64 audio, the transcript streamed back as SSE
 // (transcript.text.delta …, then transcript.text.done), with helpers for the final text and usage.
 import { endianness } from "node:os";
+import { encodeBase64Into } from "../core/base64.ts";
 import { type BacklogLimits, BoundedBody, DEFAULT_BACKLOG } from "./backlog.ts";
-import { encodeBase64Groups } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import { AsrError, SvcProtocolError } from "./errors.ts";
 import type { CallOptions, Exchange, HttpRequest, SvcLogger } from "./http.ts";
@@ -190,10 +190,10 @@ export class AsrUpload {
     if (carried > 0) {
       from = 3 - carried;
       for (let i = 0; i < from; i++) carry[carried + i] = bytes[i]!;
-      at = encodeBase64Groups(carry, 0, 3, out, 0);
+      at = encodeBase64Into(carry, 0, 3, out, 0);
     }
     const end = from + (whole - (carried > 0 ? 3 : 0));
-    encodeBase64Groups(bytes, from, end, out, at);
+    encodeBase64Into(bytes, from, end, out, at);
     for (let i = end; i < bytes.length; i++) carry[i - end] = bytes[i]!;
     this.#carried = bytes.length - end;
     this.#body.write(out);

@@ -3,8 +3,8 @@
 // out. Built for a call pipeline: open it early, sendText() LLM deltas as they come, flush() at the
 // end of a turn, done() to finish, close() to drop it at once on barge-in.
 import WebSocket from "ws";
+import { decodeBase64Range } from "../core/base64.ts";
 import type { BacklogLimits } from "./backlog.ts";
-import { decodeBase64Range } from "./base64-bytes.ts";
 import { type ClientContext, speechPath } from "./context.ts";
 import {
   errorFromStatus,

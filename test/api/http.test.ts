@@ -242,7 +242,9 @@ describe("streams", () => {
   it("does not count the time before the caller starts reading", async () => {
     srv.on(path, (_r, res) => sendSse(res, frames));
     const s = client({ timeoutMs: 100, maxRetries: 0 }).chat.stream(req);
-    await new Promise((r) => setTimeout(r, 300)); // the answer has arrived and waits unread
+    // The answer arrives and waits unread for three times the timeout: a quiet window, not a wait on
+    // a condition, as what is checked is that the timeout does not fire in it.
+    await new Promise((r) => setTimeout(r, 300));
     expect(await s.finalContent()).toBe("ok");
   });
 

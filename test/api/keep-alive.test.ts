@@ -2,6 +2,7 @@
 // before it drops the connection (the service must see the caller go); an upload, which cannot be
 // sent twice, never takes a kept-alive one. Against the real local service, its connections
 // counted by a TCP relay in front of it.
+import { subscribe } from "node:diagnostics_channel";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttp, type Server } from "node:http";
 import { type AddressInfo, connect, createServer, type Socket, type Server as TcpServer } from "node:net";
@@ -60,23 +61,33 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** 'free' events of the client's sockets: a kept-alive one goes back to its agent's pool on it. */
+let freed = 0;
+subscribe("net.client.socket", (m) => {
+  (m as { socket: Socket }).socket.on("free", () => freed++);
+});
+
 /**
- * A turn's calls are seconds apart. The socket goes back to the pool once the body's end has been
- * read, a moment after the last event, so a call made at once could still open another.
+ * A call, then its connection back in the pool. A turn's calls are seconds apart; the socket goes
+ * back once the body's end has been read, a moment after the last event, so a call made at once
+ * could still open another.
  */
-const settle = () => new Promise((r) => setTimeout(r, 50));
+async function pooled<T>(call: () => Promise<T>): Promise<T> {
+  const before = freed;
+  const result = await call();
+  await until(() => freed > before, "the connection back in the pool", 5_000);
+  return result;
+}
 
 const live = () => opened.filter((s) => !s.destroyed).length;
 
 describe("keep-alive across streamed calls", () => {
   it("chat streams read to their last event reuse one connection", async () => {
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
-    await settle();
     const before = opened.length;
     for (let i = 0; i < 3; i++) {
-      const text = await c.chat.stream(req).finalContent();
+      const text = await pooled(() => c.chat.stream(req).finalContent());
       expect(text.length).toBeGreaterThan(0);
-      await settle();
     }
     expect(opened.length - before).toBe(1);
     expect(live()).toBeGreaterThanOrEqual(1);
@@ -84,8 +95,7 @@ describe("keep-alive across streamed calls", () => {
 
   it("a recognition upload goes over a connection of its own, closed once its stream ends", async () => {
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
-    await c.chat.stream(req).finalContent();
-    await settle();
+    await pooled(() => c.chat.stream(req).finalContent());
     for (let i = 0; i < 2; i++) {
       const before = opened.length;
       // The recognizer's words do not matter here, only that its stream ends: 0.3 s of silence.
@@ -101,8 +111,7 @@ describe("keep-alive across streamed calls", () => {
 
   it("a chat stream dropped before its end drops its connection", async () => {
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0 });
-    await c.chat.stream(req).finalContent();
-    await settle();
+    await pooled(() => c.chat.stream(req).finalContent());
     const closed = () => opened.filter((s) => s.destroyed).length;
     const closedBefore = closed();
     const s = c.chat.stream({ ...req, messages: [{ role: "user", content: "tell me a long story" }] });
@@ -116,8 +125,7 @@ describe("a kept-alive connection the server closed as it was reused", () => {
   it("is replaced at once, outside the retry budget", async () => {
     // No retries and a backoff nobody waits out: only the immediate resend can answer this.
     const c = new SvcClient({ baseURL: relayUrl, apiKey: "k", maxRetries: 0, retryBaseMs: 600_000 });
-    await c.chat.stream(req).finalContent();
-    await settle();
+    await pooled(() => c.chat.stream(req).finalContent());
     cutNextReuse = true;
     const text = await c.chat.stream(req).finalContent();
     expect(cutNextReuse).toBe(false);

@@ -157,3 +157,55 @@ describe("Framer", () => {
     expect([...b!]).toEqual([5, 6, 7, 8]);
   });
 });
+
+describe("Framer.cut", () => {
+  it("gives the frames push() gives, on random chunks, in one reused buffer", () => {
+    const total = 5000;
+    const stream = new Int16Array(total).map((_, i) => (i * 7919) % 65536);
+    const pushed = new Framer(160);
+    const cut = new Framer(160);
+    const expected: Int16Array[] = [];
+    const got: Int16Array[] = [];
+    const buffers = new Set<Int16Array>();
+    let seed = 777;
+    for (let pos = 0; pos < total; ) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      const size = Math.min(total - pos, [0, 1, 2, 159, 160, 161, 400][seed % 7]!);
+      const chunk = stream.slice(pos, pos + size);
+      expected.push(...pushed.push(chunk));
+      cut.cut(chunk, (f) => {
+        if (f !== chunk) buffers.add(f);
+        got.push(f.slice());
+      });
+      pos += size;
+      expect(cut.pending).toBe(pushed.pending);
+    }
+    expect(got).toEqual(expected);
+    expect(buffers.size).toBe(1);
+    expect(cut.flush()).toEqual(pushed.flush());
+  });
+
+  it("passes a chunk of exactly one frame on as it is when nothing is held back", () => {
+    const framer = new Framer(4);
+    const chunk = new Int16Array([1, 2, 3, 4]);
+    const seen: Int16Array[] = [];
+    framer.cut(chunk, (f) => seen.push(f));
+    expect(seen[0]).toBe(chunk);
+    framer.cut(new Int16Array([5]), (f) => seen.push(f));
+    framer.cut(chunk, (f) => seen.push(f.slice()));
+    expect(seen.slice(1)).toEqual([new Int16Array([5, 1, 2, 3])]);
+    expect(framer.pending).toBe(1);
+  });
+
+  it("reset() drops what is held; flush() pads with silence, not an older frame", () => {
+    const framer = new Framer(4);
+    const none = () => {
+      throw new Error("no frame expected");
+    };
+    framer.cut(new Int16Array([1, 2, 3, 4, 5, 6]), () => {});
+    framer.reset();
+    expect(framer.pending).toBe(0);
+    framer.cut(new Int16Array([7]), none);
+    expect([...framer.flush()!]).toEqual([7, 0, 0, 0]);
+  });
+});

@@ -62,7 +62,8 @@ describe("Silero inline inference for few streams", () => {
     });
 
     // Once the others have gone quiet (no request for longer than a stream stays live), one stream
-    // is alone: its windows run inline.
+    // is alone: its windows run inline. (Going stale is time passing, LIVE_MS of performance.now()
+    // with no request: this wait and the ones below are the condition itself, not a stand-in.)
     await new Promise((r) => setTimeout(r, 150));
     const lone = await probabilities(model, scenes[1]!, 16000);
     expect(model.runs.batched).toBe(during.batched);

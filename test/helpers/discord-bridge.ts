@@ -1,16 +1,10 @@
 // The in-process bridge (embedded local service) logged in to a fake Discord, for the Discord e2e
-// tests: its config, its log lines when asked for, and waiting on a condition.
+// tests: its config, and its log lines when asked for.
 import { join } from "node:path";
 import { pino } from "pino";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { FakeDiscord } from "../fake-discord/index.ts";
-import { until as untilValue } from "./until.ts";
-
-/** `until` with the awaited thing named first (as the Discord tests read). */
-export function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  return untilValue(get, what, timeoutMs);
-}
 
 /**
  * Starts the bridge with the Discord bot against `fake` (data under `dataDir`), and waits for its

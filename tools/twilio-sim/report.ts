@@ -1,14 +1,13 @@
 // Human-readable account of a simulated call: the bridge's transcript (GET /calls/{callSid})
 // and what the simulator measured on the caller's side.
-import type { SimResult, SimTurn } from "./simulate.ts";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject } from "../../src/core/guards.ts";
+import type { SimResult, SimTurn } from "./simulate.ts";
 
 const secs = (ms: number) => (ms / 1000).toFixed(2);
 
 function metricsLine(m: unknown): string {
-  if (!isObj(m)) return "";
+  if (!isObject(m)) return "";
   const parts: string[] = [];
   for (const [k, v] of Object.entries(m)) {
     if (typeof v === "number") parts.push(`${k}=${Number.isInteger(v) ? v : v.toFixed(1)}`);
@@ -19,12 +18,12 @@ function metricsLine(m: unknown): string {
 
 /** The bridge's transcript, read leniently: turns with role/text/heard/interrupted/metrics. */
 export function formatTranscript(transcript: unknown): string[] {
-  const turns = isObj(transcript) && Array.isArray(transcript.turns) ? transcript.turns : null;
+  const turns = isObject(transcript) && Array.isArray(transcript.turns) ? transcript.turns : null;
   if (!turns) return [`  (unrecognised shape) ${JSON.stringify(transcript).slice(0, 500)}`];
   if (turns.length === 0) return ["  (no turns)"];
   const lines: string[] = [];
   for (const t of turns) {
-    if (!isObj(t)) continue;
+    if (!isObject(t)) continue;
     const role = t.role === "user" ? "caller" : t.role === "assistant" ? "agent" : String(t.role ?? "?");
     let line = `  ${`${role}:`.padEnd(8)}${typeof t.text === "string" ? t.text : JSON.stringify(t.text ?? "")}`;
     if (t.interrupted === true) {

@@ -2,6 +2,7 @@
 // order by the jitter buffer, decoded, losses concealed, and cut into the session's 20 ms
 // frames whatever the caller's ptime (SIPp's captures are 30 ms). Anything that is not a usable
 // packet of the negotiated payload types is counted and dropped, never thrown.
+import { Framer } from "../../../codecs/pcm.ts";
 import type { Clock } from "../../../src/core/clock.ts";
 import type { SipCodecName } from "../media-port.ts";
 import { DtmfDetector } from "./dtmf.ts";
@@ -43,8 +44,11 @@ export class RtpReceiver {
   readonly #decoder: PayloadDecoder;
   readonly #jitter: JitterBuffer;
   readonly #dtmf = new DtmfDetector();
-  readonly #frame: Int16Array;
-  #fill = 0;
+  readonly #framer: Framer;
+  readonly #onFrame = (frame: Int16Array) => {
+    this.#frames++;
+    this.#opts.frame(frame);
+  };
   #payloadType: number;
   #telephoneEventPt: number;
   #packets = 0;
@@ -65,7 +69,7 @@ export class RtpReceiver {
     this.#opts = opts;
     this.#decoder = createDecoder(opts.codec);
     this.inputRate = this.#decoder.inputRate;
-    this.#frame = new Int16Array(this.inputRate / 50);
+    this.#framer = new Framer(this.inputRate / 50);
     this.#payloadType = opts.payloadType;
     this.#telephoneEventPt = opts.telephoneEventPt ?? -1;
     this.#jitter = new JitterBuffer({
@@ -135,7 +139,7 @@ export class RtpReceiver {
       this.#dropped.undecodable++;
       return;
     }
-    this.#reframe(pcm);
+    this.#framer.cut(pcm, this.#onFrame);
   }
 
   #lost(count: number): void {
@@ -144,25 +148,7 @@ export class RtpReceiver {
       const pcm = this.#decoder.conceal();
       if (pcm.length === 0) return;
       this.#concealed++;
-      this.#reframe(pcm);
-    }
-  }
-
-  /** Appends decoded audio and hands out every 20 ms frame it completes. */
-  #reframe(pcm: Int16Array): void {
-    const frame = this.#frame;
-    const size = frame.length;
-    let pos = 0;
-    while (pos < pcm.length) {
-      const take = Math.min(size - this.#fill, pcm.length - pos);
-      for (let i = 0; i < take; i++) frame[this.#fill + i] = pcm[pos + i]!;
-      this.#fill += take;
-      pos += take;
-      if (this.#fill === size) {
-        this.#fill = 0;
-        this.#frames++;
-        this.#opts.frame(frame);
-      }
+      this.#framer.cut(pcm, this.#onFrame);
     }
   }
 }

@@ -1,12 +1,12 @@
 // Small readers for request bodies: each checks one field against its documented type and range
 // and throws a 400 naming the field (as a dotted path) and what is allowed.
+import { isObject, type JsonObject } from "../../core/guards.ts";
 import { badParam, missingParam } from "../errors.ts";
 
-export type Json = Record<string, unknown>;
+export type Json = JsonObject;
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+// The readers' own guard is core's, given here with them.
+export { isObject };
 
 const describe = (v: unknown): string =>
   v === null

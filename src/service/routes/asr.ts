@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
+import { isObject, type JsonObject } from "../../core/guards.ts";
 import type { ServiceRoute } from "../context.ts";
 import type { AsrEngine, AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
 import { badParam, missingParam } from "../errors.ts";
@@ -20,9 +21,6 @@ const BODY_LIMIT = 16 * 1024 * 1024;
 /** Audio tokens per second of input, for usage. */
 const AUDIO_TOKENS_PER_SECOND = 25;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 interface AsrJob {
   audio: Uint8Array;
@@ -52,7 +50,7 @@ function positiveInt(v: unknown, param: string): number {
  */
 export function parseAsrBody(body: unknown, streamed?: Uint8Array): AsrJob {
   const params = parseAsrParams(body);
-  const audio = (body as { audio: Obj }).audio;
+  const audio = (body as { audio: JsonObject }).audio;
   if (streamed) {
     if (streamed.length === 0) throw missingParam("audio.data", "Base64-encoded audio");
     return { ...params, audio: streamed };
@@ -67,13 +65,13 @@ export function parseAsrBody(body: unknown, streamed?: Uint8Array): AsrJob {
 
 /** Everything but the audio data. */
 export function parseAsrParams(body: unknown): Omit<AsrJob, "audio"> {
-  if (!isObj(body)) throw badParam("body", "must be a JSON object");
+  if (!isObject(body)) throw badParam("body", "must be a JSON object");
   const audio = body.audio;
-  if (!isObj(audio)) throw missingParam("audio", "an object with data and input");
+  if (!isObject(audio)) throw missingParam("audio", "an object with data and input");
   const input = audio.input;
-  if (!isObj(input)) throw missingParam("audio.input", "an object with format (and transcription)");
+  if (!isObject(input)) throw missingParam("audio.input", "an object with format (and transcription)");
   const format = input.format;
-  if (!isObj(format)) throw missingParam("audio.input.format", "an object with type");
+  if (!isObject(format)) throw missingParam("audio.input.format", "an object with type");
   const type = format.type;
   if (!(ASR_FORMATS as readonly unknown[]).includes(type)) {
     throw badParam("audio.input.format.type", `must be one of ${ASR_FORMATS.join(", ")}`);
@@ -103,7 +101,7 @@ export function parseAsrParams(body: unknown): Omit<AsrJob, "audio"> {
     }
   }
   const tr = input.transcription ?? {};
-  if (!isObj(tr)) throw badParam("audio.input.transcription", "must be an object");
+  if (!isObject(tr)) throw badParam("audio.input.transcription", "must be an object");
   const model = tr.model ?? "svcaudio-2.5-asr";
   if (!(ASR_MODELS as readonly unknown[]).includes(model)) {
     throw badParam("audio.input.transcription.model", `must be one of ${ASR_MODELS.join(", ")}`);

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { concatPcm } from "../../../codecs/pcm.ts";
 import { LIMITS } from "../../api/types/limits.ts";
 import { TTS_MODES, TTS_WS_FORMATS } from "../../api/types/tts-ws.ts";
+import { isObject, type JsonObject } from "../../core/guards.ts";
 import type { TtsEngine } from "../engines/tts/engine.ts";
 import type { ClonedVoiceResolver } from "../engines/tts/voices.ts";
 import { ApiError } from "../errors.ts";
@@ -44,9 +45,6 @@ type State = "connected" | "created" | "finishing" | "closed";
 /** Chunk-level formats gather this much audio per delta after the first one. */
 const DELTA_MIN_SECONDS = 0.25;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
 export class RealtimeTtsSession {
   readonly sessionId = `sess_${randomBytes(12).toString("hex")}`;
   private readonly socket: SessionSocket;
@@ -77,7 +75,7 @@ export class RealtimeTtsSession {
     this.touch();
   }
 
-  private emit(type: string, data: Obj): void {
+  private emit(type: string, data: JsonObject): void {
     if (this.state === "closed") return;
     const event = {
       type,
@@ -120,7 +118,7 @@ export class RealtimeTtsSession {
     } catch (err) {
       return { message: `message is not valid JSON: ${(err as Error).message}` };
     }
-    if (!isObj(msg) || typeof msg.type !== "string")
+    if (!isObject(msg) || typeof msg.type !== "string")
       return { message: "a message is a JSON object {type, data}" };
     const type = msg.type;
     const known = ["tts.create", "tts.text.delta", "tts.text.flush", "tts.text.done"];
@@ -128,7 +126,7 @@ export class RealtimeTtsSession {
       return { message: `unknown message type "${type}"; expected one of ${known.join(", ")}` };
     }
     const data = msg.data;
-    if (!isObj(data)) return { message: `${type}: data must be an object with session_id` };
+    if (!isObject(data)) return { message: `${type}: data must be an object with session_id` };
     if (data.session_id !== this.sessionId) {
       const got = JSON.stringify(data.session_id ?? null);
       return {
@@ -149,7 +147,7 @@ export class RealtimeTtsSession {
     return undefined;
   }
 
-  private create(data: Obj): { message: string; detail?: unknown } | undefined {
+  private create(data: JsonObject): { message: string; detail?: unknown } | undefined {
     if (this.state !== "connected") return { message: "tts.create: the session is already created" };
     try {
       const params = parseSynthesisParams(
@@ -180,7 +178,7 @@ export class RealtimeTtsSession {
     return undefined;
   }
 
-  private delta(data: Obj): { message: string } | undefined {
+  private delta(data: JsonObject): { message: string } | undefined {
     const text = data.text;
     if (typeof text !== "string") return { message: "tts.text.delta: text is required (a string)" };
     const chars = [...text].length;

@@ -162,8 +162,8 @@ export async function sendSse(
   });
   const text = Buffer.from(sseText(frames));
   if (opts.cutAfterBytes !== undefined) {
-    res.write(text.subarray(0, opts.cutAfterBytes));
-    await new Promise((r) => setTimeout(r, 20));
+    // Cut once those bytes are out (with the kernel): they reach the client before the cut does.
+    await new Promise((r) => res.write(text.subarray(0, opts.cutAfterBytes), r));
     res.destroy();
     return;
   }

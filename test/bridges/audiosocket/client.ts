@@ -111,12 +111,3 @@ export class AsteriskClient {
     this.socket.destroy();
   }
 }
-
-/** Polls until `cond` holds (real time: the answers cross a real socket). */
-export async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

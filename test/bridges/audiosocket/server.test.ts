@@ -8,7 +8,8 @@ import { systemClock } from "../../../src/core/clock.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { seededBytes, seededRandom } from "../../helpers/noise.ts";
 import { speak } from "../../helpers/speech.ts";
-import { AsteriskClient, audioFrame, frame, until, uuidFrame } from "./client.ts";
+import { until } from "../../helpers/until.ts";
+import { AsteriskClient, audioFrame, frame, uuidFrame } from "./client.ts";
 
 interface Call {
   transport: AudioSocketCallTransport;

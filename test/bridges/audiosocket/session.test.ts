@@ -22,7 +22,8 @@ import { warmSpeechEngines } from "../../../src/service/speech/engines.ts";
 import { CallSession } from "../../../src/session/call-session.ts";
 import { sileroDetectorFactory } from "../../../src/session/vad-detector.ts";
 import { speak } from "../../helpers/speech.ts";
-import { AsteriskClient, until, uuidFrame } from "./client.ts";
+import { until } from "../../helpers/until.ts";
+import { AsteriskClient, uuidFrame } from "./client.ts";
 
 const UUID = "6f1c1a52-9b0e-4c53-8a57-2d3f4e5a6b7c";
 const log = pino({ level: process.env.E2E_LOG ?? "silent" });
@@ -56,7 +57,7 @@ beforeAll(async () => {
         config: sessionConfigOf(config.agent),
         log,
         transcripts,
-        onEnd: (reason) => ended.push(reason),
+        onEnd: (end) => ended.push(end.reason),
       });
       session.start();
     },

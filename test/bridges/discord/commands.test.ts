@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../../app/bridge/start.ts";
 import { loadConfig } from "../../../src/config/config.ts";
+import { until } from "../../helpers/until.ts";
 import { GUILD_ID, startTextGateway, type TextGateway } from "./text-gateway.ts";
 
 interface Line {
@@ -57,7 +58,7 @@ afterAll(async () => {
 
 describe("slash commands", () => {
   it("registers /join and /leave for the server as it arrives", async () => {
-    while (!gateway.commands.has(GUILD_ID)) await new Promise((r) => setTimeout(r, 20));
+    await until(() => gateway.commands.has(GUILD_ID), "the guild's commands");
     expect(
       gateway.commands
         .get(GUILD_ID)!

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpusCodec } from "../../../codecs/opus.ts";
 import { speak } from "../../helpers/speech.ts";
 import { makeSelfSignedCert, removeCert, type SelfSignedCert } from "../../helpers/tls-cert.ts";
+import { until } from "../../helpers/until.ts";
 import { CHANNEL_ID, MEMBER_ID, startTextGateway, type TextGateway } from "./text-gateway.ts";
 import { startVoiceServer, type VoiceServer } from "./voice-server.ts";
 
@@ -22,14 +23,6 @@ let voice: VoiceServer;
 let bridge: ChildProcess;
 let tls: SelfSignedCert;
 const log: string[] = [];
-
-async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** RMS of the decoded bot audio in `packets` (48 kHz stereo decode). */
 function level(packets: Buffer[]): number {
@@ -87,7 +80,7 @@ beforeAll(async () => {
       for (const l of b.toString().split("\n")) if (l) log.push(l);
       if (process.env.E2E_LOG) process.stderr.write(b);
     });
-  await until("the bot to register its commands", () => gateway.commands.size > 0, 120_000);
+  await until(() => gateway.commands.size > 0, "the bot to register its commands", 120_000);
 }, 180_000);
 
 afterAll(async () => {
@@ -107,21 +100,24 @@ describe("a conversation in a Discord voice channel", () => {
     const [, edit] = await gateway.command("join", true);
     expect(edit!.body.content).toMatch(/Joined Lounge/);
     expect(gateway.voiceUpdates).toEqual([CHANNEL_ID]);
-    // The greeting: at least a second of audio, decodable, not silence.
-    await until("the greeting", () => voice.received.length >= 50);
-    await new Promise((r) => setTimeout(r, 500));
+    // The greeting: at least a second and a half of audio (20 ms packets), decodable, not silence.
+    await until(() => voice.received.length >= 75, "the greeting", 60_000);
     expect(level(voice.received.map((p) => p.opus))).toBeGreaterThan(300);
   });
 
   it("a member speaks and gets a reply", { timeout: 120_000 }, async () => {
     // Wait for the greeting to finish: no packet for a second.
-    await until("the greeting to end", () => {
-      const last = voice.received.at(-1);
-      return last !== undefined && performance.now() - last.at > 1000;
-    });
+    await until(
+      () => {
+        const last = voice.received.at(-1);
+        return last !== undefined && performance.now() - last.at > 1000;
+      },
+      "the greeting to end",
+      60_000,
+    );
     const before = voice.received.length;
     await voice.speak(MEMBER_ID, memberPackets("what are your opening hours"));
-    await until("a reply", () => voice.received.length - before >= 25, 90_000);
+    await until(() => voice.received.length - before >= 25, "a reply", 90_000);
     expect(level(voice.received.slice(before).map((p) => p.opus))).toBeGreaterThan(300);
     expect(log.some((l) => l.includes("listening to member") && l.includes("Alice"))).toBe(true);
   });
@@ -130,7 +126,7 @@ describe("a conversation in a Discord voice channel", () => {
     timeout: 60_000,
   }, async () => {
     voice.dropSocket(4015);
-    await until("a resume", () => voice.resumes >= 1);
+    await until(() => voice.resumes >= 1, "a resume", 60_000);
     expect(gateway.voiceUpdates).toEqual([CHANNEL_ID]);
     expect(log.some((l) => l.includes("conversation ended"))).toBe(false);
   });
@@ -138,8 +134,8 @@ describe("a conversation in a Discord voice channel", () => {
   it("/leave: the bot leaves the channel and the conversation ends", { timeout: 60_000 }, async () => {
     const [reply] = await gateway.command("leave", true);
     expect(reply!.body.data!.content).toMatch(/Left Lounge/);
-    await until("the bot to leave", () => gateway.voiceUpdates.at(-1) === null);
-    await until("the end in the log", () => log.some((l) => l.includes("conversation ended")));
+    await until(() => gateway.voiceUpdates.at(-1) === null, "the bot to leave", 60_000);
+    await until(() => log.some((l) => l.includes("conversation ended")), "the end in the log", 60_000);
   });
 
   it("leaves by itself when the last human leaves the channel", { timeout: 60_000 }, async () => {
@@ -149,9 +145,13 @@ describe("a conversation in a Discord voice channel", () => {
     // The member leaves once the greeting has begun (see the report: leaving before the session's
     // first TTS session is open left the local service unable to close).
     const heard = voice.received.length;
-    await until("the second greeting", () => voice.received.length > heard);
+    await until(() => voice.received.length > heard, "the second greeting", 60_000);
     gateway.memberVoice(false);
-    await until("the bot to leave", () => gateway.voiceUpdates.at(-1) === null);
-    await until("the reason in the log", () => log.some((l) => l.includes("everyone left the channel")));
+    await until(() => gateway.voiceUpdates.at(-1) === null, "the bot to leave", 60_000);
+    await until(
+      () => log.some((l) => l.includes("everyone left the channel")),
+      "the reason in the log",
+      60_000,
+    );
   });
 });

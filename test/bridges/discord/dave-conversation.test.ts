@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { concatPcm } from "../../../codecs/pcm.ts";
 import { type FakeDiscord, type RestRecord, startFakeDiscord } from "../../fake-discord/index.ts";
 import { silence, speak } from "../../helpers/speech.ts";
+import { until } from "../../helpers/until.ts";
 
 const ROOT = join(import.meta.dirname, "../../..");
 const TOKEN = "MTIz.dave.token";
@@ -20,14 +21,6 @@ let dir: string;
 let fake: FakeDiscord;
 let bridge: ChildProcess;
 const log: string[] = [];
-
-async function until(what: string, cond: () => boolean, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function rms(pcm: Int16Array): number {
   let sum = 0;
@@ -95,19 +88,23 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
     expect(replyText(edit)).toMatch(/Joined/);
     await fake.daveJoined(ALICE);
     const alice = fake.member(ALICE);
-    await until("a second of greeting", () => alice.heard().length >= 48000);
+    await until(() => alice.heard().length >= 48000, "a second of greeting", 90_000);
     expect(rms(alice.heard())).toBeGreaterThan(300);
   });
 
   it("Alice speaks and gets a reply", { timeout: 120_000 }, async () => {
     const alice = fake.member(ALICE);
-    await until("the greeting to end", () => {
-      const spans = alice.agentSpeechSpans();
-      return spans.length > 0 && performance.now() - spans.at(-1)!.end > 1000;
-    });
+    await until(
+      () => {
+        const spans = alice.agentSpeechSpans();
+        return spans.length > 0 && performance.now() - spans.at(-1)!.end > 1000;
+      },
+      "the greeting to end",
+      90_000,
+    );
     const spansBefore = alice.agentSpeechSpans().length;
     await alice.say(utterance("what are your opening hours"));
-    await until("a reply", () => alice.agentSpeechSpans().length > spansBefore, 90_000);
+    await until(() => alice.agentSpeechSpans().length > spansBefore, "a reply", 90_000);
     expect(log.some((l) => l.includes("listening to member") && l.includes("Alice"))).toBe(true);
   });
 
@@ -117,15 +114,16 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
     const alice = fake.member(ALICE);
     const bob = fake.member(BOB);
     await until(
-      "the reply to end",
       () => performance.now() - (alice.agentSpeechSpans().at(-1)?.end ?? 0) > 1000,
+      "the reply to end",
+      90_000,
     );
     fake.memberJoinsVoice(BOB);
     await fake.daveJoined(BOB);
     const aliceSpans = alice.agentSpeechSpans().length;
     await bob.say(utterance("where are you located"));
-    await until("a reply Bob hears", () => bob.agentSpeechSpans().length > 0, 90_000);
-    await until("Alice hearing it too", () => alice.agentSpeechSpans().length > aliceSpans, 30_000);
+    await until(() => bob.agentSpeechSpans().length > 0, "a reply Bob hears", 90_000);
+    await until(() => alice.agentSpeechSpans().length > aliceSpans, "Alice hearing it too", 30_000);
     expect(log.some((l) => l.includes("listening to member") && l.includes("Bob"))).toBe(true);
   });
 
@@ -133,12 +131,16 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
     timeout: 120_000,
   }, async () => {
     const alice = fake.member(ALICE);
-    await until("quiet", () => performance.now() - (alice.agentSpeechSpans().at(-1)?.end ?? 0) > 1000);
+    await until(
+      () => performance.now() - (alice.agentSpeechSpans().at(-1)?.end ?? 0) > 1000,
+      "quiet",
+      90_000,
+    );
     fake.voice.closeWith(4015);
     await fake.voice.daveSettled();
     const spans = alice.agentSpeechSpans().length;
     await alice.say(utterance("thanks that's all"));
-    await until("a reply after the resume", () => alice.agentSpeechSpans().length > spans, 90_000);
+    await until(() => alice.agentSpeechSpans().length > spans, "a reply after the resume", 90_000);
     expect(log.some((l) => l.includes("conversation ended"))).toBe(false);
   });
 
@@ -149,7 +151,7 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
       (r) => fake.rest.indexOf(r) >= before && /Left|not in/.test(replyText(r)),
     );
     expect(replyText(reply)).toMatch(/Left/);
-    await until("the end in the log", () => log.some((l) => l.includes("conversation ended")));
+    await until(() => log.some((l) => l.includes("conversation ended")), "the end in the log", 90_000);
   });
 
   it("a 4014 that does not reconnect within 5 s ends the conversation cleanly", {
@@ -163,7 +165,7 @@ describe("a conversation in a Discord voice channel with DAVE", () => {
     expect(replyText(edit)).toMatch(/Joined/);
     await fake.daveJoined(ALICE);
     fake.voice.closeWith(4014);
-    await until("the conversation to end", () => ended() > endedBefore, 60_000);
+    await until(() => ended() > endedBefore, "the conversation to end", 60_000);
     expect(log.some((l) => l.includes("voice connection lost (close 4014)"))).toBe(true);
     // The bridge goes on: the member can have the agent back.
     const again = fake.rest.length;

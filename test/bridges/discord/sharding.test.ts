@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../../helpers/until.ts";
 import { startTextGateway, type TextGateway } from "./text-gateway.ts";
 
 const ROOT = join(import.meta.dirname, "../../..");
@@ -13,14 +14,6 @@ let dir: string;
 let gateway: TextGateway;
 let manager: ChildProcess;
 const log: Array<{ pid: number; msg: string; shard?: number }> = [];
-
-async function until(what: string, cond: () => boolean, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-discord-shards-"));
@@ -46,7 +39,7 @@ beforeAll(async () => {
       }
       if (process.env.E2E_LOG) process.stderr.write(b);
     });
-  await until("both shards online", () => log.some((l) => l.msg === "all shards online"), 150_000);
+  await until(() => log.some((l) => l.msg === "all shards online"), "both shards online", 150_000);
 }, 180_000);
 
 afterAll(async () => {
@@ -74,7 +67,7 @@ describe("sharding", () => {
   });
 
   it("the shard owning the server registers its commands and answers them", { timeout: 60_000 }, async () => {
-    await until("commands registered", () => gateway.commands.size === 1);
+    await until(() => gateway.commands.size === 1, "commands registered", 90_000);
     const [reply] = await gateway.command("leave", false);
     expect(reply!.body.data!.content).toMatch(/not in a voice channel/);
   });

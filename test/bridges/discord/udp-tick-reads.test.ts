@@ -7,7 +7,7 @@ import { createSocket, type Socket } from "node:dgram";
 import { once } from "node:events";
 import { closeSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { IDLE_TICKS, UdpTickReads } from "../../../bridges/discord/udp-tick-reads.ts";
 import { VoiceClock } from "../../../bridges/discord/voice-clock.ts";
 import { VirtualClock } from "../../../src/core/clock.ts";
@@ -37,8 +37,29 @@ async function pair() {
   return { rx, send };
 }
 
-/** Lets the loop run: libuv reads a socket it still polls within this. */
-const settle = () => new Promise((r) => setTimeout(r, 30));
+/** A socket libuv polls throughout, and a sender to it: settle()'s marker. */
+let probe: { rx: Socket; tx: Socket };
+beforeAll(async () => {
+  probe = { rx: createSocket("udp4"), tx: createSocket("udp4") };
+  probe.rx.bind(0, "127.0.0.1");
+  await once(probe.rx, "listening");
+});
+afterAll(() => {
+  probe.rx.close();
+  probe.tx.close();
+});
+
+/**
+ * Lets the loop run until libuv has read every socket it still polls and that has something
+ * queued: a marker datagram sent now is ready after them, and its 'message' comes in the same
+ * poll as theirs or a later one; the poll's every callback has run by the next setImmediate.
+ */
+async function settle(): Promise<void> {
+  const marker = once(probe.rx, "message");
+  probe.tx.send(Buffer.of(0), probe.rx.address().port, "127.0.0.1");
+  await marker;
+  await new Promise((r) => setImmediate(r));
+}
 
 function reads(rx: Socket) {
   const clock = new VirtualClock();

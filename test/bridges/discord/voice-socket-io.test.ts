@@ -5,6 +5,7 @@ import { createSocket, type Socket } from "node:dgram";
 import { once } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { voiceSocketIo } from "../../../bridges/discord/voice-socket-io.ts";
+import { until } from "../../helpers/until.ts";
 
 const sockets: Socket[] = [];
 afterEach(() => {
@@ -29,10 +30,16 @@ describe("voiceSocketIo", () => {
         tx.send(Buffer.alloc(n, n & 0xff), rx.address().port, "127.0.0.1", () => r()),
       );
     }
-    await new Promise((r) => setTimeout(r, 30));
     const slab = new Uint8Array(4 * 512);
     const lengths = new Int32Array(4);
-    expect(io.drain(slab, 512, lengths)).toBe(2);
+    // Read as they are queued (both, on loopback, by the time the sends complete), each into the next slot.
+    let read = 0;
+    const drainMore = () => {
+      read += io.drain(slab.subarray(read * 512), 512, lengths.subarray(read));
+      return read >= 2;
+    };
+    await until(drainMore, "both datagrams read", 5_000);
+    expect(read).toBe(2);
     expect([...lengths.subarray(0, 2)]).toEqual([1, 300]);
     expect(slab[0]).toBe(1);
     const fill = 300 & 0xff;

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "../../helpers/until.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
 import { freePort } from "./sipp.ts";
 import type { TestSipTransport } from "./test-media.ts";
@@ -107,11 +108,9 @@ describe("baresip calls the server", () => {
     rig = await startServerRig({
       onCall: (t: TestSipTransport) => {
         // Hang up once the phone's audio is flowing.
-        const wait = (): void => {
-          if (t.endpoint.packets >= 25) hungUp = t.hangUp("agent said goodbye");
-          else setTimeout(wait, 20);
-        };
-        wait();
+        hungUp = until(() => t.endpoint.packets >= 25, "the phone's audio").then(() =>
+          t.hangUp("agent said goodbye"),
+        );
       },
     });
     const log = await baresipCall(rig.target, "opus", 20, 8);

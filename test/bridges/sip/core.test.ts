@@ -114,7 +114,6 @@ describe("CANCEL", () => {
     expect(terminated).toHaveLength(1);
     expect(header(terminated[0]!.msg, "to")).toMatch(/;tag=/);
     release();
-    await new Promise((res) => setTimeout(res, 50));
     await expect.poll(() => r.pool.opened).toBe(1);
     await expect.poll(() => r.pool.inUse).toBe(0);
     expect(r.media.made).toHaveLength(0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  bareValue,
   header,
   headerValues,
   parseCSeq,
@@ -90,6 +91,16 @@ describe("parseMessage", () => {
     const withNul = parseMessage(Buffer.from(INVITE.replace("Subject: a folded", "Subject: a\u0000b")));
     expect(withNul).toMatchObject({ ok: false, error: /control characters in header Subject/ });
     expect(parseMessage(Buffer.alloc(70_000, 0x41))).toMatchObject({ ok: false, error: /too large/ });
+  });
+});
+
+describe("bareValue", () => {
+  it("reads a Content-Type's media type or an Event's package without parameters, lower-cased", () => {
+    expect(bareValue("Application/SDP ; charset=utf-8")).toBe("application/sdp");
+    expect(bareValue(" refer;id=93809824")).toBe("refer");
+    expect(bareValue("application/dtmf-relay")).toBe("application/dtmf-relay");
+    expect(bareValue(undefined)).toBe("");
+    expect(bareValue("")).toBe("");
   });
 });
 

@@ -1,12 +1,15 @@
 // The Media Streams protocol over a real WebSocket against the real routes: inbound audio and
 // DTMF to the session, outbound paced media with marks, played/cleared accounting, stop,
 // hang-up and transfer (REST calls sent to a local stand-in for api.twilio.com).
+import { once } from "node:events";
 import Fastify from "fastify";
 import twilio from "twilio";
 import { afterEach, describe, expect, it } from "vitest";
 import { restCallControl } from "../../../bridges/twilio/index.ts";
+import type { OutboundMedia } from "../../../bridges/twilio/protocol.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
 import { VirtualClock } from "../../../src/core/clock.ts";
+import { until } from "../../helpers/until.ts";
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -16,7 +19,6 @@ import {
   StreamClient,
   startRig,
   tone,
-  until,
 } from "./helpers.ts";
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -37,8 +39,19 @@ async function rigWithCall(
   return { rig, client, call: rig.calls[0]! };
 }
 
-function payloadBytes(msg: Record<string, unknown>): Uint8Array {
-  return new Uint8Array(Buffer.from((msg.media as { payload: string }).payload, "base64"));
+/**
+ * A ping's pong: the bridge handles a socket's messages in order and answers a ping as it reads it,
+ * so once the pong is back, everything sent before the ping has been handled, and everything the
+ * bridge wrote before its pong has arrived.
+ */
+async function roundTrip(client: StreamClient): Promise<void> {
+  const pong = once(client.ws, "pong");
+  client.ws.ping();
+  await pong;
+}
+
+function payloadBytes(msg: OutboundMedia): Uint8Array {
+  return new Uint8Array(Buffer.from(msg.media.payload, "base64"));
 }
 
 describe("inbound", () => {
@@ -72,7 +85,7 @@ describe("inbound", () => {
     client.media(mulawEncode(tone(20)));
     client.dtmf("5");
     client.media(mulawEncode(tone(20, 500)));
-    await new Promise((r) => setTimeout(r, 100));
+    await roundTrip(client);
     const { listener, rec } = recorder();
     call.transport.attach(listener);
     expect(rec.frames.length).toBe(2);
@@ -86,7 +99,7 @@ describe("inbound", () => {
     const frames = Array.from({ length: 60 }, (_, i) => mulawEncode(tone(20, 200 + 20 * i)));
     for (const f of frames) client.media(f);
     client.dtmf("2");
-    await new Promise((r) => setTimeout(r, 150));
+    await roundTrip(client);
     const { listener, rec } = recorder();
     call.transport.attach(listener);
     expect(rec.digits).toEqual(["1", "2"]);
@@ -172,8 +185,9 @@ describe("outbound", () => {
     expect(client.of("clear")[0]).toEqual({ event: "clear", streamSid: "MZ0001" });
     // After clear Twilio echoes the pending mark although its audio was never played.
     client.mark(marks[3]!);
+    await roundTrip(client);
     clock.advance(1000);
-    await new Promise((r) => setTimeout(r, 50));
+    await roundTrip(client);
     expect(t.playedMs()).toBe(300);
     expect(client.of("media").length).toBe(20);
     // New audio continues from the heard position.
@@ -190,7 +204,7 @@ describe("outbound", () => {
     const { client, call } = await rigWithCall({ clock });
     call.transport.play(tone(1000));
     await until(() => client.of("media").length === 10, "lead");
-    await new Promise((r) => setTimeout(r, 50));
+    await roundTrip(client);
     expect(client.of("media").length).toBe(10);
     clock.advance(100);
     await until(() => client.of("media").length === 15, "5 more");

@@ -1,7 +1,8 @@
 // The voice webhook and the media stream upgrade on a real server: TwiML, signatures, 403s.
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { AUTH_TOKEN, type Rig, StreamClient, sign, startRig, until } from "./helpers.ts";
+import { until } from "../../helpers/until.ts";
+import { AUTH_TOKEN, type Rig, StreamClient, sign, startRig } from "./helpers.ts";
 
 let rig: Rig | undefined;
 afterEach(async () => {

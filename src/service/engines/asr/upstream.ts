@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { concatPcm } from "../../../../codecs/pcm.ts";
 import { encodeWav } from "../../../../codecs/wav.ts";
+import { isObject } from "../../../core/guards.ts";
 import { TRANSCRIPTIONS_PATH, type TranscriptionFields, type TranscriptionVerbose } from "../openai-audio.ts";
 import { malformed, postUpstream, type UpstreamOptions } from "../upstream.ts";
 import type { AsrEngine, AsrStreamSession, RecognizedWord, RecognizeOptions } from "./sphinx-engine.ts";
@@ -32,10 +33,8 @@ function trailingQuiet(pcm: Int16Array, before: number, rate: number): number {
 }
 export const DEFAULT_ASR_UPSTREAM_MODEL = "whisper-1";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isTimed = (v: unknown, key: "text" | "word"): boolean =>
-  isObj(v) && typeof v[key] === "string" && typeof v.start === "number" && typeof v.end === "number";
+  isObject(v) && typeof v[key] === "string" && typeof v.start === "number" && typeof v.end === "number";
 
 export class UpstreamAsr implements AsrEngine {
   /** The rate of the WAV sent upstream: what Whisper models take. */
@@ -94,7 +93,7 @@ export class UpstreamAsr implements AsrEngine {
     } catch {
       throw malformed(WHAT, this.#opts.baseUrl, `not JSON: ${body.slice(0, 120) || "(empty)"}`);
     }
-    if (!isObj(j) || typeof j.text !== "string") {
+    if (!isObject(j) || typeof j.text !== "string") {
       throw malformed(WHAT, this.#opts.baseUrl, `no "text" in ${body.slice(0, 120)}`);
     }
     const v = j as unknown as TranscriptionVerbose;

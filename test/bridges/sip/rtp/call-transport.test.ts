@@ -5,8 +5,9 @@ import { alawDecode, alawEncode, mulawDecode, mulawEncode } from "../../../../co
 import { OpusCodec } from "../../../../codecs/opus.ts";
 import { concatPcm } from "../../../../codecs/pcm.ts";
 import { type Clock, systemClock } from "../../../../src/core/clock.ts";
+import { until } from "../../../helpers/until.ts";
 import { readPcapUdp } from "./pcap.ts";
-import { media, openCall, Peer, type Received, type Rig, until } from "./rig.ts";
+import { media, openCall, Peer, type Received, type Rig } from "./rig.ts";
 import { rms, sine, toneHz } from "./tone.ts";
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -201,6 +202,7 @@ describe("RtpCallTransport with early media (a 183's SDP on a call we placed)", 
     await until(() => heardEarly.length >= 25, "the early media at the dialler");
     expect(Math.abs(toneHz(concatPcm(heardEarly), 8000) - 425)).toBeLessThan(2);
     // Silence from the far end for longer than the media timeout: not a dead call before the answer.
+    // A quiet window, not a wait on a condition: a hang-up that does not come leaves no event.
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(r.events.frames).toHaveLength(0);
     expect(r.transport.stats.tx.packets).toBe(0);

@@ -1,7 +1,6 @@
 // A SIP call's media under test: the real transport on a real UDP socket from the real pool,
 // on virtual time, and a peer socket playing the caller's side of RTP.
 import type dgram from "node:dgram";
-import { vi } from "vitest";
 import type { NegotiatedMedia, SipCallControl } from "../../../../bridges/sip/media-port.ts";
 import { RtpCallTransport } from "../../../../bridges/sip/rtp/call-transport.ts";
 import { UdpRtpPortPool } from "../../../../bridges/sip/rtp/port-pool.ts";
@@ -144,14 +143,4 @@ export async function openCall<C extends Clock = VirtualClock>(
     attach: () => transport.attach(listener),
     close: async () => transport.end("test over"),
   };
-}
-
-/** Waits (on real time: sockets deliver asynchronously) until `check` holds. */
-export async function until(check: () => boolean, what: string): Promise<void> {
-  await vi.waitFor(
-    () => {
-      if (!check()) throw new Error(`still waiting for ${what}`);
-    },
-    { timeout: 10_000, interval: 5 },
-  );
 }

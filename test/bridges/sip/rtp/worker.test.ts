@@ -14,8 +14,9 @@ import { mulawDecode, mulawEncode } from "../../../../codecs/g711.ts";
 import { concatPcm } from "../../../../codecs/pcm.ts";
 import { systemClock } from "../../../../src/core/clock.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
+import { until } from "../../../helpers/until.ts";
 import { freeEvenRange } from "./ports.ts";
-import { media, Peer, until } from "./rig.ts";
+import { media, Peer } from "./rig.ts";
 import { rms, sine, toneHz } from "./tone.ts";
 
 const cleanup: Array<() => Promise<void>> = [];

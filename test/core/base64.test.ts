@@ -1,12 +1,14 @@
-// Base64 between byte arrays, against Node's Buffer codec (the reference it must agree with).
+// Base64 between byte arrays (src/core/base64.ts), against Node's Buffer codec (the reference it
+// must agree with).
 import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import {
   base64DecodedLength,
   base64EncodedLength,
   decodeBase64Into,
+  decodeBase64Range,
   encodeBase64Into,
-} from "../../codecs/base64.ts";
+} from "../../src/core/base64.ts";
 import { seededBytes } from "../helpers/noise.ts";
 
 describe("base64", () => {
@@ -61,5 +63,25 @@ describe("base64", () => {
       expect(decodeBase64Into(msg, 0, msg.length, out), JSON.stringify(bad)).toBe(-1);
     }
     expect(decodeBase64Into(Buffer.from("AAAA"), 0, 4, new Uint8Array(2))).toBe(-1); // no room
+  });
+
+  it("decodes a range into a new array of its own length, or refuses it as decodeBase64Into does", () => {
+    for (let n = 0; n <= 40; n++) {
+      const src = seededBytes(n, 2000 + n);
+      const msg = Buffer.from(`"${Buffer.from(src).toString("base64")}"`, "latin1");
+      expect(decodeBase64Range(msg, 1, msg.length - 1)).toEqual(new Uint8Array(src));
+    }
+    for (const bad of ["AAAA\nAAAA", "AA=AAAAA", "A", "AA AA"]) {
+      const msg = Buffer.from(bad, "latin1");
+      expect(decodeBase64Range(msg, 0, msg.length), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
+  it("encodes whole 3-byte groups one after another into one buffer, as a streamed body is written", () => {
+    const src = seededBytes(300, 3000);
+    const out = new Uint8Array(base64EncodedLength(300));
+    let at = 0;
+    for (let i = 0; i < 300; i += 30) at += encodeBase64Into(src, i, i + 30, out, at);
+    expect(Buffer.from(out.subarray(0, at)).toString("latin1")).toBe(Buffer.from(src).toString("base64"));
   });
 });
