@@ -6,7 +6,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 
-export const ROOT = fileURLToPath(new URL("../../app/bri/", import.meta.url));
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** V8's helper threads as bin/voice-bridge sizes them: one per core beyond the main thread's, 1 to 4. */
 export const V8_POOL_SIZE = Math.min(4, Math.max(1, availableParallelism() - 1));
 /** The flags bin/voice-bridge runs the sources with. */
