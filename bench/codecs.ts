@@ -53,7 +53,7 @@ const opusDecode = cpuMicrosPerCall(() => {
 
 // VAD (Silero v5 behind the energy gate) in 20 ms frames at 16 kHz, as the session feeds it on every
 // transport; and at 8 kHz for comparison (Silero's 8 kHz mode: tried for phone lines and not used,
-// docs/benchmarks.md, turn-taking).
+// docs/dev/2026-11-28-vad-8khz-not-kept.md).
 const model = await loadSileroModel();
 const PHRASE =
   "Hello, I would like to know when my order will arrive, and whether I can still change the delivery address.";

@@ -10,11 +10,21 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The Markdown files whose links are checked: README.md, docs/*.md, examples/README.md. */
 export function docFiles(root = ROOT): string[] {
-  const docs = readdirSync(join(root, "docs"))
-    .filter((name) => name.endsWith(".md"))
-    .sort()
-    .map((name) => join(root, "docs", name));
-  return [join(root, "README.md"), ...docs, join(root, "examples", "README.md")].filter((f) => existsSync(f));
+  const pages = (dir: string) =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir))
+          .filter((name) => name.endsWith(".md"))
+          .sort()
+          .map((name) => join(root, dir, name))
+      : [];
+  // The users' pages, then the developers' notes (docs/dev) and the index of kept bench results.
+  return [
+    join(root, "README.md"),
+    ...pages("docs"),
+    ...pages("docs/dev"),
+    join(root, "bench", "results", "README.md"),
+    join(root, "examples", "README.md"),
+  ].filter((f) => existsSync(f));
 }
 
 export interface DocLink {

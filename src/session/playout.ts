@@ -21,7 +21,7 @@ export class TurnPlayout {
    * comes faster than it plays, so a piece kept until the turn's end lives for seconds: V8 moves
    * it to the old generation and counts its bytes as external memory grown since the last full
    * collection, which brings the next one forward. At 200 SIP calls these pieces were most of
-   * the ~3.5 MB/s that did so, a full collection every ~10 s (docs/benchmarks.md, 2026-11-29).
+   * the ~3.5 MB/s that did so, a full collection every ~10 s (docs/dev/2026-11-29-gc-external-memory.md).
    */
   readonly #chunks: (AgentAudio | undefined)[] = [];
   /** Duration of each of `#chunks`, ms. */

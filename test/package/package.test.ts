@@ -193,6 +193,12 @@ describe("the npm package, installed into an empty project", () => {
     rmSync(join(app, "wrong.ts"));
   }, 120_000);
 
+  it("ships the users' docs, not the developers' notes (docs/dev)", () => {
+    const docs = readdirSync(join(app, "node_modules/voice-bridge/docs"));
+    expect(docs).toContain("benchmarks.md");
+    expect(docs).not.toContain("dev");
+  });
+
   it("runs: the model calls the TypeScript tool, which reads the call's variables, and its result is spoken", async () => {
     const { url, out } = await start("smoke.ts");
     expect(out.join("\n")).toMatch(/refused: .*agent\.maxCallSeconds/);
