@@ -40,6 +40,7 @@ import {
   type SimulatedMember,
   startFakeDiscord,
 } from "../test/fake-discord/index.ts";
+import { until } from "../test/helpers/until.ts";
 import { numberArg } from "./lib/args.ts";
 import {
   machineBusyUs,
@@ -108,13 +109,6 @@ function receiveFloorUsPerUserS(users: number): number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`bench discord: timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 const lastHeard = (m: SimulatedMember) => m.heardFrames().findLast((f) => !f.silent)?.at ?? 0;
 const quiet = (m: SimulatedMember, ms = 600) => lastHeard(m) < performance.now() - ms;
 const voiced = (m: SimulatedMember) => m.heardFrames().filter((f) => !f.silent).length;
@@ -181,7 +175,8 @@ async function startBridge(
   return bridge;
 }
 
-async function main(): Promise<void> {
+/** The local service (synthetic engines) that both bridges use. */
+async function startService(): Promise<{ svc: ChildProcess; svcUrl: string }> {
   const svcLog = join(dir, "service.log");
   const svc = spawnNode(
     ["app/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(dir, "svc")],
@@ -190,13 +185,27 @@ async function main(): Promise<void> {
   );
   children.push(svc);
   const svcUrl = (await waitForLine(svcLog, /listening on (http:\/\/\S+)/, 30_000, svc))[1]!;
+  return { svc, svcUrl };
+}
+
+/** What the members say, 48 kHz, and how long its words last, ms. */
+function question(): { phrase: Int16Array; voicedMs: number } {
   const phrase = espeakSpeech("What are your opening hours?", 48000);
   // Where the words end (espeak-ng leaves some silence after them): the end of speech for v2v.
   let last = phrase.length - 1;
   while (last > 0 && Math.abs(phrase[last]!) < 300) last--;
-  const voicedMs = (last / 48000) * 1000;
+  return { phrase, voicedMs: (last / 48000) * 1000 };
+}
 
-  // ---- phases 1 and 2: C guilds of M members on one bridge, the agent answering nobody ----
+/** Phases 1 and 2: C guilds of M members on one bridge, the agent answering nobody. */
+interface Crowd {
+  fake: FakeDiscord;
+  guilds: FakeGuild[];
+  members: SimulatedMember[][];
+  bridge: ChildProcess;
+}
+
+async function startCrowd(svcUrl: string): Promise<Crowd> {
   const infos = Array.from({ length: CHANNELS }, (_, c) => memberInfos(MEMBERS, `c${c + 1}m`));
   const fake: FakeDiscord = await startFakeDiscord({
     token: TOKEN,
@@ -211,43 +220,87 @@ async function main(): Promise<void> {
     DISCORD_RESPOND_TO: "mention",
     DISCORD_AGENT_NAME: "zebedee",
   });
-  const bridgeCpu = () => processRunUs(bridge.pid!);
-  const loopCpu = () => mainThreadSchedUs(bridge.pid!).runUs;
-  const wakeups = () => mainThreadWakeups(bridge.pid!);
-  // The bridge idles (logged in, no channel joined): the floor under both figures below.
-  await sleep(1000);
-  const idle0 = bridgeCpu();
-  const idleT0 = performance.now();
-  await sleep(3000);
-  const idleCpuUsPerS = (bridgeCpu() - idle0) / ((performance.now() - idleT0) / 1000);
+  return { fake, guilds, members, bridge };
+}
+
+/** The bridge's CPU over `ms`, µs per second of each of `units` (channels, members). */
+async function cpuPerS(bridge: ChildProcess, ms: number, units: number): Promise<number> {
+  const cpu0 = processRunUs(bridge.pid!);
+  const t0 = performance.now();
+  await sleep(ms);
+  return (processRunUs(bridge.pid!) - cpu0) / (units * ((performance.now() - t0) / 1000));
+}
+
+/** What the bridge and the machine did over one measuring window. */
+interface Window {
+  /** Its length, s. */
+  s: number;
+  /** The bridge's CPU, µs: all its threads, then its event loop's thread alone. */
+  cpu: number;
+  loop: number;
+  /** Its event loop's thread's wake-ups. */
+  wakeups: number;
+  /** CPU the rest of the machine used, µs. */
+  others: number;
+}
+
+async function measureWindow(bridge: ChildProcess, ms: number): Promise<Window> {
+  const pid = bridge.pid!;
+  const t0 = performance.now();
+  const cpu0 = processRunUs(pid);
+  const loop0 = mainThreadSchedUs(pid).runUs;
+  const wake0 = mainThreadWakeups(pid);
+  const machine0 = machineBusyUs();
+  await sleep(ms);
+  const s = (performance.now() - t0) / 1000;
+  const cpu = processRunUs(pid) - cpu0;
+  const loop = mainThreadSchedUs(pid).runUs - loop0;
+  const wakeups = mainThreadWakeups(pid) - wake0;
+  const others = machineBusyUs() - machine0 - cpu;
+  return { s, cpu, loop, wakeups, others };
+}
+
+/** Phase 1: the agent's greeting in every channel, nobody else speaking. */
+interface AgentOut {
+  /** µs per channel-second from 1 s to 5 s into the greeting (see the header). */
+  cold: number;
+  /** 8 s to 18 s into the greeting. */
+  window: Window;
+  /** The agent was still speaking in every channel at the window's end. */
+  stillSpeaking: boolean;
+  clearFrames: number;
+}
+
+async function agentSpeaking({ guilds, members, bridge }: Crowd): Promise<AgentOut> {
   await Promise.all(guilds.map((g, c) => channel(g, members[c]!)));
   const listeners = members.map((ms) => ms[0]!);
-  await until("the greeting in every channel", () => listeners.every((m) => voiced(m) >= 25));
+  await until(() => listeners.every((m) => voiced(m) >= 25), "the greeting in every channel", 60_000);
   const greetingHeardAt = performance.now();
   // The greeting's cold start (see the header): 1 s to 5 s.
   await sleep(1000);
-  let t0 = performance.now();
-  let cpu0 = bridgeCpu();
-  await sleep(4000);
-  const coldOut = (bridgeCpu() - cpu0) / (CHANNELS * ((performance.now() - t0) / 1000));
+  const cold = await cpuPerS(bridge, 4000, CHANNELS);
   // The window: 8 s to 18 s into the greeting, the agent speaking in every channel, nobody else.
   await sleep(Math.max(0, greetingHeardAt + 8000 - performance.now()));
-  t0 = performance.now();
-  cpu0 = bridgeCpu();
-  let loop0 = loopCpu();
-  let wake0 = wakeups();
-  let machine0 = machineBusyUs();
-  await sleep(10_000);
-  const outWindowS = (performance.now() - t0) / 1000;
-  const outCpu = bridgeCpu() - cpu0;
-  const outLoop = loopCpu() - loop0;
-  const outWakeups = wakeups() - wake0;
-  const outOthers = machineBusyUs() - machine0 - outCpu;
+  const window = await measureWindow(bridge, 10_000);
   // Still speaking: a voiced frame within the last second (a sentence's end pauses for some 300 ms).
   const stillSpeaking = listeners.every((m) => !quiet(m, 1000));
-  await until("the greeting to end", () => listeners.every((m) => quiet(m)), 60_000);
+  await until(() => listeners.every((m) => quiet(m)), "the greeting to end", 60_000);
   const clearFrames = guilds.reduce((n, g) => n + g.voice.clearMediaFrames, 0);
+  return { cold, window, stillSpeaking, clearFrames };
+}
 
+/** Phase 2: every member speaking without pause. */
+interface Receive {
+  /** µs per member-second over the first 2 s. */
+  cold: number;
+  /** The S seconds after those. */
+  window: Window;
+  dave: boolean;
+  undecryptable: number;
+  lost: number;
+}
+
+async function membersSpeaking({ guilds, members, bridge }: Crowd, phrase: Int16Array): Promise<Receive> {
   // Everyone speaks without pause. Real members' clients run on clocks of their own: their packets
   // reach the bridge at phases spread over the 20 ms, not all at once (which would batch the
   // bridge's per-packet work for free); each member starts 20/users ms after the one before.
@@ -258,24 +311,11 @@ async function main(): Promise<void> {
     while (speaking) await m.say({ pcm: phrase, rate: 48000 });
   };
   const talkers = everyone.map(talk);
-  const coldIn0 = bridgeCpu();
-  const coldInT0 = performance.now();
-  await sleep(2000);
-  const coldIn = (bridgeCpu() - coldIn0) / (CHANNELS * MEMBERS * ((performance.now() - coldInT0) / 1000));
-  t0 = performance.now();
-  cpu0 = bridgeCpu();
-  loop0 = loopCpu();
-  wake0 = wakeups();
-  machine0 = machineBusyUs();
-  await sleep(SECONDS * 1000);
-  const inWindowS = (performance.now() - t0) / 1000;
-  const inCpu = bridgeCpu() - cpu0;
-  const inLoop = loopCpu() - loop0;
-  const inWakeups = wakeups() - wake0;
-  const inOthers = machineBusyUs() - machine0 - inCpu;
+  const cold = await cpuPerS(bridge, 2000, CHANNELS * MEMBERS);
+  const window = await measureWindow(bridge, SECONDS * 1000);
   speaking = false;
   await Promise.all(talkers);
-  const stats = members.flat().map((m) => m.hearingStats);
+  const stats = everyone.map((m) => m.hearingStats);
   const undecryptable = stats.reduce((n, s) => n + s.daveFailures + s.opusFailures, 0);
   // DAVE carried the audio: every member decrypted the bot's voice with its group keys (a packet or two
   // sent across an epoch change may not decrypt: counted in undecryptable_packets).
@@ -287,18 +327,17 @@ async function main(): Promise<void> {
   const bridgeLog = join(dir, "bridge.log");
   for (const [c, g] of guilds.entries()) for (const m of members[c]!) g.memberLeavesVoice(m.userId);
   await until(
-    "every member's count in the log",
     () => memberFrames(bridgeLog).size >= CHANNELS * MEMBERS,
+    "every member's count in the log",
     20_000,
   ).catch(() => {});
   const framesBy = memberFrames(bridgeLog);
-  const lost = members
-    .flat()
-    .reduce((n, m) => n + Math.max(0, m.sentPackets - (framesBy.get(m.name) ?? 0)), 0);
-  await stopProcess(bridge, 20_000);
-  await fake.close();
+  const lost = everyone.reduce((n, m) => n + Math.max(0, m.sentPackets - (framesBy.get(m.name) ?? 0)), 0);
+  return { cold, window, dave, undecryptable, lost };
+}
 
-  // ---- phase 3: voice-to-voice with an agent that answers everyone ----
+/** Phase 3: a second bridge, answering everyone; one member asks 5 times. Each answer's delay, ms. */
+async function voiceToVoice(svcUrl: string, phrase: Int16Array, voicedMs: number): Promise<number[]> {
   const [askerInfo] = memberInfos(1, "asker");
   const fake2 = await startFakeDiscord({ token: TOKEN, members: [askerInfo!], daveDelayMs: DAVE_DELAY_MS });
   const bridge2 = await startBridge("bridge-v2v", svcUrl, fake2.restApi, fake2.caCertPath, {
@@ -306,65 +345,94 @@ async function main(): Promise<void> {
   });
   const asker = fake2.member(askerInfo!.userId);
   await channel(fake2, [asker]);
-  await until("the greeting", () => voiced(asker) > 0 && quiet(asker));
+  await until(() => voiced(asker) > 0 && quiet(asker), "the greeting", 60_000);
   const v2v: number[] = [];
   for (let turn = 0; turn < 5; turn++) {
     const before = voiced(asker);
     const speechEnd = performance.now() + voicedMs;
     await asker.say({ pcm: phrase, rate: 48000 });
-    await until("an answer", () => voiced(asker) > before, 20_000);
+    await until(() => voiced(asker) > before, "an answer", 20_000);
     v2v.push(asker.heardFrames().filter((f) => !f.silent)[before]!.at - speechEnd);
-    await until("the answer to end", () => quiet(asker, 800), 30_000);
+    await until(() => quiet(asker, 800), "the answer to end", 30_000);
   }
   fake2.memberLeavesVoice(asker.userId);
   await sleep(500);
   await stopProcess(bridge2, 20_000);
   await fake2.close();
-  await stopProcess(svc, 10_000);
-  const timerFloor = timerFloorUsPerS();
-  const receiveFloor = receiveFloorUsPerUserS(CHANNELS * MEMBERS);
+  return v2v;
+}
 
-  const agentOut = Math.round(outCpu / (CHANNELS * outWindowS));
+/** The JSON line: every figure, and the targets missed. */
+function figures(f: {
+  idleCpuUsPerS: number;
+  out: AgentOut;
+  receive: Receive;
+  v2v: number[];
+  timerFloor: number;
+  receiveFloor: number;
+}) {
+  const { out, receive, v2v } = f;
+  const agentOut = Math.round(out.window.cpu / (CHANNELS * out.window.s));
   const agentOutTarget =
-    CHANNELS <= 2 ? timerFloor + TARGETS.agent_out_over_floor : TARGETS.agent_out_many_channels;
+    CHANNELS <= 2 ? f.timerFloor + TARGETS.agent_out_over_floor : TARGETS.agent_out_many_channels;
   const result = {
-    cpu_us_per_speaking_user_s: Math.round(inCpu / (CHANNELS * MEMBERS * inWindowS)),
+    cpu_us_per_speaking_user_s: Math.round(receive.window.cpu / (CHANNELS * MEMBERS * receive.window.s)),
     agent_out_cpu_us_per_s: agentOut,
     agent_out_target_us_per_s: agentOutTarget,
     voice_to_voice_ms_p50: round(percentile(v2v, 50)),
-    dave,
+    dave: receive.dave,
     channels: CHANNELS,
     members_per_channel: MEMBERS,
     users: CHANNELS * MEMBERS,
     // The share of each figure spent on the event loop's thread (the rest: VAD, GC and compiler threads).
-    agent_out_main_thread_us_per_s: Math.round(outLoop / (CHANNELS * outWindowS)),
-    receive_main_thread_us_per_user_s: Math.round(inLoop / (CHANNELS * MEMBERS * inWindowS)),
-    agent_out_wakeups_per_s: Math.round(outWakeups / outWindowS),
-    receive_wakeups_per_s: Math.round(inWakeups / inWindowS),
-    lost_packets: lost,
-    clear_media_frames: clearFrames,
+    agent_out_main_thread_us_per_s: Math.round(out.window.loop / (CHANNELS * out.window.s)),
+    receive_main_thread_us_per_user_s: Math.round(
+      receive.window.loop / (CHANNELS * MEMBERS * receive.window.s),
+    ),
+    agent_out_wakeups_per_s: Math.round(out.window.wakeups / out.window.s),
+    receive_wakeups_per_s: Math.round(receive.window.wakeups / receive.window.s),
+    lost_packets: receive.lost,
+    clear_media_frames: out.clearFrames,
     targets_missed: [] as string[],
-    receive_window_s: round(inWindowS),
-    out_window_s: round(outWindowS),
-    agent_spoke_through_out_window: stillSpeaking,
+    receive_window_s: round(receive.window.s),
+    out_window_s: round(out.window.s),
+    agent_spoke_through_out_window: out.stillSpeaking,
     voice_to_voice_ms: v2v.map((v) => Math.round(v)),
-    agent_out_cold_cpu_us_per_s: Math.round(coldOut),
-    receive_cold_cpu_us_per_user_s: Math.round(coldIn),
-    bridge_idle_cpu_us_per_s: Math.round(idleCpuUsPerS),
-    timer_20ms_floor_cpu_us_per_s: timerFloor,
-    receive_floor_cpu_us_per_user_s: receiveFloor,
-    undecryptable_packets: undecryptable,
+    agent_out_cold_cpu_us_per_s: Math.round(out.cold),
+    receive_cold_cpu_us_per_user_s: Math.round(receive.cold),
+    bridge_idle_cpu_us_per_s: Math.round(f.idleCpuUsPerS),
+    timer_20ms_floor_cpu_us_per_s: f.timerFloor,
+    receive_floor_cpu_us_per_user_s: f.receiveFloor,
+    undecryptable_packets: receive.undecryptable,
     // CPU the rest of the machine used during each window, in cores (others' work on a shared machine).
-    other_cpu_cores_out: round(outOthers / (outWindowS * 1e6)),
-    other_cpu_cores_in: round(inOthers / (inWindowS * 1e6)),
+    other_cpu_cores_out: round(out.window.others / (out.window.s * 1e6)),
+    other_cpu_cores_in: round(receive.window.others / (receive.window.s * 1e6)),
   };
   if (result.cpu_us_per_speaking_user_s > TARGETS.cpu_us_per_speaking_user_s)
     result.targets_missed.push("cpu_us_per_speaking_user_s");
   if (agentOut > agentOutTarget) result.targets_missed.push("agent_out_cpu_us_per_s");
-  if (!dave) result.targets_missed.push("dave");
-  if (lost > 0) result.targets_missed.push("lost_packets");
-  if (clearFrames > 0) result.targets_missed.push("clear_media_frames");
-  console.log(JSON.stringify(result));
+  if (!receive.dave) result.targets_missed.push("dave");
+  if (receive.lost > 0) result.targets_missed.push("lost_packets");
+  if (out.clearFrames > 0) result.targets_missed.push("clear_media_frames");
+  return result;
+}
+
+async function main(): Promise<void> {
+  const { svc, svcUrl } = await startService();
+  const { phrase, voicedMs } = question();
+  const crowd = await startCrowd(svcUrl);
+  // The bridge idles (logged in, no channel joined): the floor under both figures below.
+  await sleep(1000);
+  const idleCpuUsPerS = await cpuPerS(crowd.bridge, 3000, 1);
+  const out = await agentSpeaking(crowd);
+  const receive = await membersSpeaking(crowd, phrase);
+  await stopProcess(crowd.bridge, 20_000);
+  await crowd.fake.close();
+  const v2v = await voiceToVoice(svcUrl, phrase, voicedMs);
+  await stopProcess(svc, 10_000);
+  const timerFloor = timerFloorUsPerS();
+  const receiveFloor = receiveFloorUsPerUserS(CHANNELS * MEMBERS);
+  console.log(JSON.stringify(figures({ idleCpuUsPerS, out, receive, v2v, timerFloor, receiveFloor })));
 }
 
 main()

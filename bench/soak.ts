@@ -65,9 +65,15 @@ import {
   spawnNode,
   stopProcess,
 } from "./lib/calls-procs.ts";
-import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
+import {
+  type BenchProcesses,
+  quietLine,
+  readyCalls,
+  startBenchProcesses,
+  writeTimeline,
+} from "./lib/calls-setup.ts";
 import { espeakSpeech, round } from "./lib/measure.ts";
-import { GcTrace } from "./lib/soak-gc.ts";
+import { type GcPauses, GcTrace } from "./lib/soak-gc.ts";
 import type { SoakLoadSpec, SoakPlan } from "./lib/soak-load.ts";
 import { LatenessHistogram, type SoakWindowReport } from "./lib/soak-window.ts";
 
@@ -165,7 +171,13 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 /** The caller's side: the 30 s cycle repeated over the whole call, and where its speech and keys are. */
-function callerPlan(): { timeline: Int16Array; speechStartsMs: number[]; dtmf: SoakPlan["dtmf"] } {
+interface CallerPlan {
+  timeline: Int16Array;
+  speechStartsMs: number[];
+  dtmf: SoakPlan["dtmf"];
+}
+
+function callerPlan(): CallerPlan {
   const ask = espeakSpeech("What are your opening hours?", 8000);
   const barge = espeakSpeech("Sorry, where is your shop?", 8000);
   const timeline = quietLine(S);
@@ -246,12 +258,11 @@ function windowHistogram(
   return hist;
 }
 
-async function main(): Promise<void> {
-  const plan = callerPlan();
-  const timelinePath = join(dir, "caller.s16");
-  writeTimeline(timelinePath, plan.timeline);
-  const recordingDir = join(dir, "recordings");
-  const { svc, bridge, bridgeUrl, bridgeLog, bridgeToken, target } = await startBenchProcesses({
+const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+
+/** The local service and the bridge, configured for calls that last the run. */
+function startProcesses(recordingDir: string): Promise<BenchProcesses> {
+  return startBenchProcesses({
     transport: TRANSPORT,
     rtpPorts: RTP_PORTS,
     dir,
@@ -266,11 +277,19 @@ async function main(): Promise<void> {
     ...(NICE !== undefined ? { nice: NICE } : {}),
     serviceNice: NICE_SERVICE,
   });
-  const bridgePid = bridge.pid!;
-  await target.warmUp(plan.timeline.subarray(0, 12 * 8000));
-  await new Promise((r) => setTimeout(r, 1500));
-  const idleRssMb = processRssMb(bridgePid);
+}
 
+/** When the calls start and the windows fall, epoch ms. */
+interface Schedule {
+  starts: number[];
+  /** The first window's start. */
+  first: number;
+  windows: [number, number][];
+  /** The end of the warm-up: the RSS slope is over the samples from here on. */
+  warmEnd: number;
+}
+
+function schedule(): Schedule {
   const t0 = Date.now() + 2000;
   const starts = Array.from({ length: N }, (_, i) => t0 + Math.round((i * RAMP_S * 1000) / N));
   const first = t0 + (RAMP_S + 1) * 1000;
@@ -281,21 +300,30 @@ async function main(): Promise<void> {
     first + i * WINDOW_S * 1000,
     first + (i + 1) * WINDOW_S * 1000,
   ]);
-  const warmEnd = first + WARMUP_S * 1000;
+  return { starts, first, windows, warmEnd: first + WARMUP_S * 1000 };
+}
 
-  const loads = Array.from({ length: K }, (_, k) => {
+/** A load generator (bench/lib/soak-load.ts) and the file it writes its window lines to. */
+interface Load {
+  child: ChildProcess;
+  out: string;
+}
+
+/** K load generators, each placing every K-th call. */
+function startLoads(procs: BenchProcesses, plan: CallerPlan, timelinePath: string, at: Schedule): Load[] {
+  return Array.from({ length: K }, (_, k) => {
     const spec: SoakLoadSpec = {
-      ...target.loadSpec({
+      ...procs.target.loadSpec({
         timelinePath,
         seconds: S,
-        startsAtMs: starts.filter((_, i) => i % K === k),
-        windowMs: [first, windows.at(-1)![1]],
-        bridgeToken,
+        startsAtMs: at.starts.filter((_, i) => i % K === k),
+        windowMs: [at.first, at.windows.at(-1)![1]],
+        bridgeToken: procs.bridgeToken,
       }),
       soak: {
         speechStartsMs: plan.speechStartsMs,
         dtmf: plan.dtmf,
-        windows,
+        windows: at.windows,
         // A load generator starved at a lower nice must not stamp the bridge's frames late.
         ...(NICE !== undefined && NICE_OTHERS !== undefined && NICE_OTHERS > NICE
           ? { stampReaderNice: NICE }
@@ -314,144 +342,202 @@ async function main(): Promise<void> {
     children.push(child);
     return { child, out };
   });
+}
 
-  const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
-  const cpuNow = (): Cpu => ({
+/** The run under way: its processes, load generators and schedule. */
+interface Soak {
+  procs: BenchProcesses;
+  loads: Load[];
+  at: Schedule;
+  /** The bridge's RSS before the calls. */
+  idleRssMb: number;
+}
+
+function cpuNow({ procs, loads }: Soak): Cpu {
+  const bridgePid = procs.bridge.pid!;
+  return {
     bridge: processCpuUs(bridgePid),
     mainRun: mainThreadSchedUs(bridgePid).runUs,
     mainWait: mainThreadSchedUs(bridgePid).waitUs,
-    svc: processCpuUs(svc.pid!),
+    svc: processCpuUs(procs.svc.pid!),
     lg: loads.reduce((n, l) => n + (l.child.exitCode === null ? processCpuUs(l.child.pid!) : 0), 0),
     machine: machineBusyUs(),
-  });
+  };
+}
+
+/** What the run's line takes from its windows. */
+class RunTotals {
+  readonly hist = new LatenessHistogram();
+  readonly readHist = new LatenessHistogram();
+  worstP99 = 0;
+  worstReadP99 = 0;
+  gapFrames = 0;
+  /** Twilio with stamps only: the gap frames by read time. */
+  readGapFrames: number | undefined;
+  gcMain = 0;
+  gcWorkers = 0;
+  lag = 0;
+  lgDelay = 0;
+  /** The bridge's RSS, sampled every second: [epoch ms, MB]. */
+  readonly rss: [number, number][] = [];
+  readonly svcPerWindow: number[] = [];
+  /** The last window's line. */
+  last: Record<string, unknown> = {};
+}
+
+/** What is read at a window's end. */
+interface WindowEnd {
+  cpu: Cpu;
+  lag: { p99: number; max: number };
+  mem: { heapUsed: number; external: number };
+  pauses: GcPauses;
+  rssMb: number;
+  lgRssMb: number;
+  activeCalls: number;
+  reports: SoakWindowReport[];
+}
+
+async function readWindowEnd(soak: Soak, gc: GcTrace, window: number): Promise<WindowEnd> {
+  const { bridge, bridgeUrl } = soak.procs;
+  const cpu = cpuNow(soak);
+  const lag = await bridgeLoopLagMs(bridgeUrl);
+  const mem = await bridgeMemoryMb(bridgeUrl);
+  const pauses = gc.read();
+  const rssMb = processRssMb(bridge.pid!);
+  const lgRssMb = soak.loads.reduce(
+    (n, l) => n + (l.child.exitCode === null ? processRssMb(l.child.pid!) : 0),
+    0,
+  );
+  const activeCalls = await readyCalls(bridgeUrl);
+  const reports = await loadReports(soak.loads, window);
+  return { cpu, lag, mem, pauses, rssMb, lgRssMb, activeCalls, reports };
+}
+
+/** The load generators' lines for a window (0 the first), each awaited for up to 10 s. */
+async function loadReports(loads: Load[], window: number): Promise<SoakWindowReport[]> {
+  const reports: SoakWindowReport[] = [];
+  for (const load of loads) {
+    const give = Date.now() + 10_000;
+    for (;;) {
+      const lines = existsSync(load.out)
+        ? (await readFile(load.out, "utf8")).split("\n").filter(Boolean)
+        : [];
+      const line = lines.map((l) => JSON.parse(l) as SoakWindowReport).find((r) => r.window === window);
+      if (line) {
+        reports.push(line);
+        break;
+      }
+      if (Date.now() > give || load.child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return reports;
+}
+
+/** Window `i`'s line (its figures also added to the run's `totals`). */
+function windowLine(soak: Soak, totals: RunTotals, i: number, cpu0: Cpu, end: WindowEnd) {
+  const { reports, pauses, lag, cpu: cpu1 } = end;
+  const [w0, w1] = soak.at.windows[i]!;
+  const hist = windowHistogram(
+    reports.map((r) => [r.lateness, r.latenessMax]),
+    totals.hist,
+  );
+  const p99 = hist.percentile(99);
+  totals.worstP99 = Math.max(totals.worstP99, p99);
+  const readHist = windowHistogram(
+    reports.map((r) => (r.readLateness ? [r.readLateness, r.readLatenessMax ?? 0] : undefined)),
+    totals.readHist,
+  );
+  const readP99 = readHist.percentile(99); // NaN without read figures (Twilio)
+  if (readHist.total) totals.worstReadP99 = Math.max(totals.worstReadP99, readP99);
+  const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
+  totals.gapFrames += gapFrames;
+  const readGaps = reports.some((r) => r.readGapFrames !== undefined);
+  const readGapFrames = reports.reduce((n, r) => n + (r.readGapFrames ?? 0), 0);
+  if (readGaps) totals.readGapFrames = (totals.readGapFrames ?? 0) + readGapFrames;
+  totals.gcMain = Math.max(totals.gcMain, pauses.mainMax);
+  totals.gcWorkers = Math.max(totals.gcWorkers, pauses.workersMax);
+  totals.lag = Math.max(totals.lag, lag.max);
+  const lgDelayMax = Math.max(...reports.map((r) => r.loopDelayMsMax));
+  totals.lgDelay = Math.max(totals.lgDelay, lgDelayMax);
+  const windowS = (w1 - w0) / 1000;
+  const perCallS = N * windowS;
+  const svcCpu = (cpu1.svc - cpu0.svc) / perCallS;
+  totals.svcPerWindow.push(svcCpu);
+  const warmEnd = soak.at.warmEnd;
+  const warm = totals.rss.filter(([t]) => t >= warmEnd);
+  return {
+    bench: "soak",
+    transport: TRANSPORT,
+    calls: N,
+    window: i + 1,
+    minutes: round((w1 - soak.at.first) / 60_000, 2),
+    rss_mb: round(end.rssMb, 1),
+    heap_used_mb: round(end.mem.heapUsed, 1),
+    external_mb: round(end.mem.external, 1),
+    rss_slope_mb_per_min: w1 >= warmEnd + 60_000 ? round(slopePerMin(warm) ?? Number.NaN, 2) : null,
+    frame_lateness_ms_p99: round(p99, 2),
+    frame_lateness_ms_max: round(hist.max, 1),
+    ...(readHist.total ? { frame_read_lateness_ms_p99: round(readP99, 2) } : {}),
+    gap_frames: gapFrames,
+    ...(readGaps ? { gap_frames_read: readGapFrames } : {}),
+    agent_frames: hist.total,
+    gc_pause_ms_max: round(pauses.mainMax, 1),
+    gc_pause_ms_max_workers: round(pauses.workersMax, 1),
+    gc_major: pauses.major,
+    gc_pause_ms_total: round(pauses.mainTotal, 0),
+    loop_lag_ms_max: round(lag.max, 1),
+    loop_lag_ms_p99: round(lag.p99, 1),
+    main_thread_cpu_pct: round(((cpu1.mainRun - cpu0.mainRun) / 1e6 / windowS) * 100, 1),
+    main_thread_runq_wait_ms_per_s: round((cpu1.mainWait - cpu0.mainWait) / 1e3 / windowS, 1),
+    service_cpu_us_per_call_s: round(svcCpu, 0),
+    bridge_cpu_us_per_call_s: round((cpu1.bridge - cpu0.bridge) / perCallS, 0),
+    rss_mb_per_call: round((end.rssMb - soak.idleRssMb) / N, 2),
+    active_calls: end.activeCalls,
+    lg_rss_mb: round(end.lgRssMb, 0),
+    lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
+    lg_loop_delay_ms_max: round(lgDelayMax, 1),
+    // The worst load generator's p99: a stall of its own shows in the lateness it measures.
+    lg_loop_delay_ms_p99: round(Math.max(...reports.map((r) => r.loopDelayMsP99)), 1),
+    call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
+    other_cpu_cores: round(otherCores(cpu0, cpu1, windowS), 2),
+  };
+}
+
+/** The windows one after another, each line printed at its end; the run's totals and CPU readings. */
+async function runWindows(soak: Soak): Promise<{ totals: RunTotals; cpuStart: Cpu; cpuEnd: Cpu }> {
+  const { bridge, bridgeUrl, bridgeLog } = soak.procs;
   const gc = new GcTrace(bridgeLog);
-  await sleepUntil(first);
+  await sleepUntil(soak.at.first);
   await bridgeLoopLagMs(bridgeUrl); // resets the lag histogram: what follows is the first window's
   gc.read(); // GCs of the start and the ramp are not the windows'
-  const runCpu0 = cpuNow();
-  let cpu0 = runCpu0;
-  const rss: [number, number][] = [];
-  const all = {
-    hist: new LatenessHistogram(),
-    readHist: new LatenessHistogram(),
-    worstP99: 0,
-    worstReadP99: 0,
-    gapFrames: 0,
-    /** Twilio with stamps only: the gap frames by read time. */
-    readGapFrames: undefined as number | undefined,
-    gcMain: 0,
-    gcWorkers: 0,
-    lag: 0,
-    lgDelay: 0,
-  };
-  const svcPerWindow: number[] = [];
-  const linesSeen = loads.map(() => 0);
-  let last: Record<string, unknown> = {};
-
-  for (let i = 0; i < windows.length; i++) {
-    const [w0, w1] = windows[i]!;
+  const cpuStart = cpuNow(soak);
+  let cpu0 = cpuStart;
+  const totals = new RunTotals();
+  for (let i = 0; i < soak.at.windows.length; i++) {
+    const w1 = soak.at.windows[i]![1];
     while (Date.now() < w1 - 1000) {
       await sleepUntil(Math.min(w1, Date.now() + 1000));
-      rss.push([Date.now(), processRssMb(bridgePid)]);
+      totals.rss.push([Date.now(), processRssMb(bridge.pid!)]);
     }
     await sleepUntil(w1);
-    const cpu1 = cpuNow();
-    const lag = await bridgeLoopLagMs(bridgeUrl);
-    const mem = await bridgeMemoryMb(bridgeUrl);
-    const pauses = gc.read();
-    const rssEnd = processRssMb(bridgePid);
-    const lgRss = loads.reduce((n, l) => n + (l.child.exitCode === null ? processRssMb(l.child.pid!) : 0), 0);
-    const active = await readyCalls(bridgeUrl);
-    // The load generators' lines for this window.
-    const reports: SoakWindowReport[] = [];
-    for (let k = 0; k < loads.length; k++) {
-      const give = Date.now() + 10_000;
-      for (;;) {
-        const lines = existsSync(loads[k]!.out)
-          ? (await readFile(loads[k]!.out, "utf8")).split("\n").filter(Boolean)
-          : [];
-        const line = lines.map((l) => JSON.parse(l) as SoakWindowReport).find((r) => r.window === i);
-        if (line) {
-          reports.push(line);
-          linesSeen[k] = lines.length;
-          break;
-        }
-        if (Date.now() > give || loads[k]!.child.exitCode !== null) break;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    const hist = windowHistogram(
-      reports.map((r) => [r.lateness, r.latenessMax]),
-      all.hist,
-    );
-    const p99 = hist.percentile(99);
-    all.worstP99 = Math.max(all.worstP99, p99);
-    const readHist = windowHistogram(
-      reports.map((r) => (r.readLateness ? [r.readLateness, r.readLatenessMax ?? 0] : undefined)),
-      all.readHist,
-    );
-    const readP99 = readHist.percentile(99); // NaN without read figures (Twilio)
-    if (readHist.total) all.worstReadP99 = Math.max(all.worstReadP99, readP99);
-    const gapFrames = reports.reduce((n, r) => n + r.gapFrames, 0);
-    all.gapFrames += gapFrames;
-    const readGaps = reports.some((r) => r.readGapFrames !== undefined);
-    const readGapFrames = reports.reduce((n, r) => n + (r.readGapFrames ?? 0), 0);
-    if (readGaps) all.readGapFrames = (all.readGapFrames ?? 0) + readGapFrames;
-    all.gcMain = Math.max(all.gcMain, pauses.mainMax);
-    all.gcWorkers = Math.max(all.gcWorkers, pauses.workersMax);
-    all.lag = Math.max(all.lag, lag.max);
-    const lgDelayMax = Math.max(...reports.map((r) => r.loopDelayMsMax));
-    all.lgDelay = Math.max(all.lgDelay, lgDelayMax);
-    const windowS = (w1 - w0) / 1000;
-    const perCallS = N * windowS;
-    const svcCpu = (cpu1.svc - cpu0.svc) / perCallS;
-    svcPerWindow.push(svcCpu);
-    const warm = rss.filter(([t]) => t >= warmEnd);
-    const line = {
-      bench: "soak",
-      transport: TRANSPORT,
-      calls: N,
-      window: i + 1,
-      minutes: round((w1 - first) / 60_000, 2),
-      rss_mb: round(rssEnd, 1),
-      heap_used_mb: round(mem.heapUsed, 1),
-      external_mb: round(mem.external, 1),
-      rss_slope_mb_per_min: w1 >= warmEnd + 60_000 ? round(slopePerMin(warm) ?? Number.NaN, 2) : null,
-      frame_lateness_ms_p99: round(p99, 2),
-      frame_lateness_ms_max: round(hist.max, 1),
-      ...(readHist.total ? { frame_read_lateness_ms_p99: round(readP99, 2) } : {}),
-      gap_frames: gapFrames,
-      ...(readGaps ? { gap_frames_read: readGapFrames } : {}),
-      agent_frames: hist.total,
-      gc_pause_ms_max: round(pauses.mainMax, 1),
-      gc_pause_ms_max_workers: round(pauses.workersMax, 1),
-      gc_major: pauses.major,
-      gc_pause_ms_total: round(pauses.mainTotal, 0),
-      loop_lag_ms_max: round(lag.max, 1),
-      loop_lag_ms_p99: round(lag.p99, 1),
-      main_thread_cpu_pct: round(((cpu1.mainRun - cpu0.mainRun) / 1e6 / windowS) * 100, 1),
-      main_thread_runq_wait_ms_per_s: round((cpu1.mainWait - cpu0.mainWait) / 1e3 / windowS, 1),
-      service_cpu_us_per_call_s: round(svcCpu, 0),
-      bridge_cpu_us_per_call_s: round((cpu1.bridge - cpu0.bridge) / perCallS, 0),
-      rss_mb_per_call: round((rssEnd - idleRssMb) / N, 2),
-      active_calls: active,
-      lg_rss_mb: round(lgRss, 0),
-      lg_cpu_us_per_call_s: round((cpu1.lg - cpu0.lg) / perCallS, 0),
-      lg_loop_delay_ms_max: round(lgDelayMax, 1),
-      // The worst load generator's p99: a stall of its own shows in the lateness it measures.
-      lg_loop_delay_ms_p99: round(Math.max(...reports.map((r) => r.loopDelayMsP99)), 1),
-      call_errors: Math.max(0, ...reports.map((r) => r.callErrors)),
-      other_cpu_cores: round(otherCores(cpu0, cpu1, windowS), 2),
-    };
+    const end = await readWindowEnd(soak, gc, i);
+    const line = windowLine(soak, totals, i, cpu0, end);
     console.log(JSON.stringify(line));
-    last = line;
-    cpu0 = cpu1;
+    totals.last = line;
+    cpu0 = end.cpu;
   }
+  return { totals, cpuStart, cpuEnd: cpu0 };
+}
 
-  // The whole run.
-  const runS = (windows.at(-1)![1] - first) / 1000;
-  const cpuEnd = cpu0;
-  const final: Record<string, unknown> = {
+/** The run's line: the whole run from the first window's start to the last one's end. */
+function runLine(
+  soak: Soak,
+  run: { totals: RunTotals; cpuStart: Cpu; cpuEnd: Cpu },
+): Record<string, unknown> {
+  const { totals: all, cpuStart: runCpu0, cpuEnd } = run;
+  const runS = (soak.at.windows.at(-1)![1] - soak.at.first) / 1000;
+  return {
     bench: "soak",
     transport: TRANSPORT,
     calls: N,
@@ -459,10 +545,10 @@ async function main(): Promise<void> {
     minutes: round(runS / 60, 2),
     window_minutes: WINDOW_S / 60,
     warmup_minutes: WARMUP_S / 60,
-    rss_mb: last.rss_mb,
-    heap_used_mb: last.heap_used_mb,
-    idle_rss_mb: round(idleRssMb, 1),
-    rss_slope_mb_per_min: round(slopePerMin(rss.filter(([t]) => t >= warmEnd)) ?? Number.NaN, 2),
+    rss_mb: all.last.rss_mb,
+    heap_used_mb: all.last.heap_used_mb,
+    idle_rss_mb: round(soak.idleRssMb, 1),
+    rss_slope_mb_per_min: round(slopePerMin(all.rss.filter(([t]) => t >= soak.at.warmEnd)) ?? Number.NaN, 2),
     frame_lateness_ms_p99: round(all.hist.percentile(99), 2),
     frame_lateness_ms_p99_worst_window: round(all.worstP99, 2),
     frame_lateness_ms_max: round(all.hist.max, 1),
@@ -479,7 +565,7 @@ async function main(): Promise<void> {
     loop_lag_ms_max: round(all.lag, 1),
     main_thread_runq_wait_ms_per_s: round((cpuEnd.mainWait - runCpu0.mainWait) / 1e3 / runS, 1),
     service_cpu_us_per_call_s: round((cpuEnd.svc - runCpu0.svc) / (N * runS), 0),
-    service_cpu_last_vs_first: round(svcPerWindow.at(-1)! / svcPerWindow[0]!, 2),
+    service_cpu_last_vs_first: round(all.svcPerWindow.at(-1)! / all.svcPerWindow[0]!, 2),
     bridge_cpu_us_per_call_s: round((cpuEnd.bridge - runCpu0.bridge) / (N * runS), 0),
     lg_loop_delay_ms_max: round(all.lgDelay, 1),
     lg_cpu_us_per_call_s: round((cpuEnd.lg - runCpu0.lg) / (N * runS), 0),
@@ -488,6 +574,21 @@ async function main(): Promise<void> {
     others_nice: NICE_OTHERS ?? 0,
     service_nice: NICE_SERVICE ?? 0,
   };
+}
+
+async function main(): Promise<void> {
+  const plan = callerPlan();
+  const timelinePath = join(dir, "caller.s16");
+  writeTimeline(timelinePath, plan.timeline);
+  const recordingDir = join(dir, "recordings");
+  const procs = await startProcesses(recordingDir);
+  await procs.target.warmUp(plan.timeline.subarray(0, 12 * 8000));
+  await new Promise((r) => setTimeout(r, 1500));
+  const idleRssMb = processRssMb(procs.bridge.pid!);
+  const at = schedule();
+  const loads = startLoads(procs, plan, timelinePath, at);
+  const soak: Soak = { procs, loads, at, idleRssMb };
+  const final = runLine(soak, await runWindows(soak));
 
   for (const l of loads) {
     const code = await exited(l.child, (S + 120) * 1000);
@@ -496,13 +597,13 @@ async function main(): Promise<void> {
         `bench soak: a load generator exited ${code} (its log: ${l.out.replace(".out.jsonl", ".log")})\n`,
       );
   }
-  if (SINGLE) Object.assign(final, await singleCallLeft(bridgeUrl, bridgeToken, recordingDir));
+  if (SINGLE) Object.assign(final, await singleCallLeft(procs.bridgeUrl, procs.bridgeToken, recordingDir));
   const missed = (Object.keys(TARGETS) as (keyof typeof TARGETS)[]).filter(
     (k) => !((final[k] as number) <= TARGETS[k]),
   );
   final.targets_missed = missed;
-  await stopProcess(bridge, 40_000);
-  await stopProcess(svc, 10_000);
+  await stopProcess(procs.bridge, 40_000);
+  await stopProcess(procs.svc, 10_000);
   console.log(JSON.stringify(final));
 }
 

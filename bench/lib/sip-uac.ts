@@ -24,8 +24,8 @@ import {
   offerSdp,
   parseSdpAudio,
   parseSipMessage,
-  type SipMessage,
   type SipRequest,
+  type SipResponse,
   tagOf,
 } from "./sip-uac-message.ts";
 
@@ -94,20 +94,17 @@ export function newSipCallReport(callId: string): SipCallReport {
 }
 
 const token = () => randomBytes(6).toString("hex");
+const newBranch = () => `z9hG4bK${token()}`;
+
+type Peer = { address: string; port: number };
 
 export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport> {
   const local = opts.localAddress ?? "127.0.0.1";
   const codec = opts.codec ?? "pcmu";
-  const pt = codec === "pcmu" ? 0 : 8;
   const sip = await bound(local);
   const rtpBound = await bindRtpSocket(local, 0);
   const rtp = rtpBound.socket;
-  const sipPort = sip.address().port;
-  const rtpPort = rtp.address().port;
   const callId = opts.callId ?? `${token()}@${local}`;
-  const fromTag = token();
-  const uri = `sip:${opts.user ?? "agent"}@${opts.target.address}:${opts.target.port}`;
-  const from = `<sip:bench@${local}>;tag=${fromTag}`;
   const report = newSipCallReport(callId);
   // SRTP: our key in the offer (sip-call-media.ts protects our packets with it).
   const srtpKey = opts.srtp ? randomBytes(30) : undefined;
@@ -124,215 +121,35 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
     report,
   );
 
-  const timers = new CallTimers();
-  const later = (ms: number, fn: () => void) => timers.later(ms, fn);
-  const cancel = (t: NodeJS.Timeout | undefined) => timers.cancel(t);
   // TLS: every request and response of the call on one connection, cut into messages by length.
   const secure = opts.tls
     ? tlsConnect({ host: opts.target.address, port: opts.target.port, rejectUnauthorized: false })
     : undefined;
-  secure?.on("error", (err) => {
-    report.error ??= `TLS: ${err.message}`;
-    done?.();
+  const dialog = new UacDialog({
+    opts,
+    local,
+    sipPort: sip.address().port,
+    callId,
+    codec,
+    offer: offerSdp(local, rtp.address().port, codec, srtpKey),
+    transport: secure ? "TLS" : "UDP",
+    send: (text, to) => {
+      if (secure) secure.write(text);
+      else sip.send(text, to.port, to.address);
+    },
+    report,
+    media,
   });
-  const via = secure ? "TLS" : "UDP";
-  const contactParams = secure ? ";transport=tls" : "";
-  const send = (text: string, to: { address: string; port: number }) =>
-    secure ? secure.write(text) : sip.send(text, to.port, to.address);
-
-  let toValue = "";
-  let dialogTarget = opts.target;
-  let ack = "";
-  let done: (() => void) | undefined;
-  const finished = new Promise<void>((r) => {
-    done = r;
-  });
-
-  // INVITE, retransmitted on Timer A until a response.
-  const inviteBranch = `z9hG4bK${token()}`;
-  const invite = buildRequest(
-    "INVITE",
-    uri,
-    [
-      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=${inviteBranch};rport`],
-      ["Max-Forwards", "70"],
-      ["From", from],
-      ["To", `<${uri}>`],
-      ["Call-ID", callId],
-      ["CSeq", "1 INVITE"],
-      ["Contact", `<sip:bench@${local}:${sipPort}${contactParams}>`],
-      ["Content-Type", "application/sdp"],
-    ],
-    offerSdp(local, rtpPort, codec, srtpKey),
-  );
-  let inviteTimer: NodeJS.Timeout | undefined;
-  const retransmitInvite = (interval: number) => {
-    inviteTimer = later(interval, () => {
-      send(invite, opts.target);
-      retransmitInvite(interval * 2);
-    });
-  };
-  const giveUp = later(opts.answerTimeoutMs ?? 64 * T1, () => {
-    report.error = "no final response to the INVITE";
-    done?.();
-  });
-
-  let byeTimer: NodeJS.Timeout | undefined;
-  let byeText = "";
-  let ended = false;
-
-  const hangUp = () => {
-    if (ended) return;
-    ended = true;
-    report.endedBy = "uac";
-    media.stop();
-    byeText = buildRequest("BYE", contactUri(dialogTarget), [
-      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
-      ["Max-Forwards", "70"],
-      ["From", from],
-      ["To", toValue],
-      ["Call-ID", callId],
-      ["CSeq", `${++cseq} BYE`],
-    ]);
-    send(byeText, dialogTarget);
-    let interval = T1;
-    const again = () => {
-      byeTimer = later(interval, () => {
-        send(byeText, dialogTarget);
-        interval = Math.min(interval * 2, T2);
-        again();
-      });
-    };
-    again();
-    later(64 * T1, () => {
-      report.error ??= "no response to the BYE";
-      done?.();
-    });
-  };
-
-  const onMessage = (buf: Buffer, rinfo: { address: string; port: number }): void => {
-    const m = parseSipMessage(buf.toString("utf8"));
-    if (!m || header(m, "call-id") !== callId) return;
-    if (m.kind === "request") {
-      onRequest(m, { address: rinfo.address, port: rinfo.port });
-      return;
-    }
-    const method = header(m, "cseq")?.split(/\s+/)[1];
-    if (method === "INVITE") onInviteResponse(m);
-    else if (method === "BYE" && m.status >= 200) {
-      cancel(byeTimer);
-      report.byeStatus = m.status;
-      done?.();
-    }
-  };
-  sip.on("message", onMessage);
+  secure?.on("error", (err) => dialog.fail(`TLS: ${err.message}`));
+  sip.on("message", (buf, rinfo) => dialog.onMessage(buf, { address: rinfo.address, port: rinfo.port }));
   if (secure) {
     const framer = new SipStreamFramer();
     secure.on("data", (chunk: Buffer) => {
-      for (const ev of framer.push(chunk)) if (ev.type === "message") onMessage(ev.bytes, opts.target);
+      for (const ev of framer.push(chunk)) if (ev.type === "message") dialog.onMessage(ev.bytes, opts.target);
     });
   }
 
-  function onInviteResponse(m: SipMessage & { kind: "response" }): void {
-    cancel(inviteTimer);
-    inviteTimer = undefined;
-    if (m.status < 200) return;
-    if (m.status >= 300) {
-      // A non-2xx final response is acknowledged within the INVITE transaction (same branch).
-      report.status = m.status;
-      send(
-        buildRequest("ACK", uri, [
-          ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=${inviteBranch};rport`],
-          ["Max-Forwards", "70"],
-          ["From", from],
-          ["To", header(m, "to") ?? ""],
-          ["Call-ID", callId],
-          ["CSeq", "1 ACK"],
-        ]),
-        opts.target,
-      );
-      report.error = `INVITE answered ${m.status} ${m.reason}`;
-      cancel(giveUp);
-      done?.();
-      return;
-    }
-    if (ack) {
-      // A retransmitted 2xx: our ACK was lost.
-      send(ack, dialogTarget);
-      return;
-    }
-    report.status = m.status;
-    cancel(giveUp);
-    toValue = header(m, "to") ?? "";
-    dialogTarget = contactTarget(header(m, "contact")) ?? opts.target;
-    ack = buildRequest("ACK", contactUri(dialogTarget), [
-      ["Via", `SIP/2.0/${via} ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
-      ["Max-Forwards", "70"],
-      ["From", from],
-      ["To", toValue],
-      ["Call-ID", callId],
-      ["CSeq", "1 ACK"],
-    ]);
-    send(ack, dialogTarget);
-    const answer = parseSdpAudio(m.body);
-    if (!answer || !tagOf(toValue)) {
-      report.error = answer ? "2xx without a To tag" : "2xx without an audio m-line";
-      hangUp();
-      return;
-    }
-    if (!answer.payloadTypes.includes(pt))
-      report.error = `answer did not accept ${codec} (payload types ${answer.payloadTypes.join(" ")})`;
-    media.start(answer);
-    for (const d of opts.dtmf ?? []) later(d.atMs, () => sendInfo(d.digit));
-    later(opts.seconds * 1000, hangUp);
-  }
-
-  // A keypad digit as SIP INFO in the dialog (the body format of application/dtmf-relay).
-  let cseq = 2;
-  function sendInfo(digit: string): void {
-    if (ended) return;
-    send(
-      buildRequest(
-        "INFO",
-        contactUri(dialogTarget),
-        [
-          ["Via", `SIP/2.0/UDP ${local}:${sipPort};branch=z9hG4bK${token()};rport`],
-          ["Max-Forwards", "70"],
-          ["From", from],
-          ["To", toValue],
-          ["Call-ID", callId],
-          ["CSeq", `${++cseq} INFO`],
-          ["Content-Type", "application/dtmf-relay"],
-        ],
-        `Signal=${digit}\r\nDuration=160\r\n`,
-      ),
-      dialogTarget,
-    );
-  }
-
-  // Requests are answered where they came from (what rport asks of a UAS, RFC 3581).
-  function onRequest(m: SipRequest, to: { address: string; port: number }): void {
-    if (m.method === "BYE") {
-      send(buildResponse(m, 200, "OK"), to);
-      if (!ended) {
-        ended = true;
-        report.endedBy = "uas";
-        media.stop();
-        done?.();
-      }
-      return;
-    }
-    if (m.method === "ACK") return;
-    send(
-      buildResponse(m, m.method === "OPTIONS" ? 200 : 501, m.method === "OPTIONS" ? "OK" : "Not Implemented"),
-      to,
-    );
-  }
-
-  send(invite, opts.target);
-  retransmitInvite(T1);
-  await finished;
-  timers.clearAll();
+  await dialog.run();
   secure?.destroy();
   await Promise.all([close(sip), close(rtp)]);
   media.finish();
@@ -340,6 +157,246 @@ export async function placeSipCall(opts: SipCallOptions): Promise<SipCallReport>
   return report;
 }
 
-function contactUri(t: { address: string; port: number }): string {
+interface UacDialogOptions {
+  opts: SipCallOptions;
+  local: string;
+  sipPort: number;
+  callId: string;
+  codec: "pcmu" | "pcma";
+  /** The INVITE's SDP offer. */
+  offer: string;
+  /** How our requests travel (their Via). */
+  transport: "UDP" | "TLS";
+  send: (text: string, to: Peer) => void;
+  report: SipCallReport;
+  media: BenchCallMedia;
+}
+
+/**
+ * The signalling of one call: the INVITE transaction, the dialog its 2xx opens (ACK, keypad INFOs,
+ * our BYE) and the far side's requests. Every step is bounded by a timer; `run` resolves when the
+ * call is over, whoever or whatever ended it.
+ */
+class UacDialog {
+  readonly #o: UacDialogOptions;
+  readonly #timers = new CallTimers();
+  readonly #uri: string;
+  readonly #from: string;
+  readonly #inviteBranch = newBranch();
+  readonly #invite: string;
+  readonly #finished: Promise<void>;
+  #done: () => void = () => {};
+  #inviteTimer: NodeJS.Timeout | undefined;
+  #giveUp: NodeJS.Timeout | undefined;
+  #byeTimer: NodeJS.Timeout | undefined;
+  /** The dialog: the 2xx's To (with its tag), where its Contact says to send, our ACK of it. */
+  #toValue = "";
+  #dialogTarget: Peer;
+  #ack = "";
+  #cseq = 2;
+  #ended = false;
+
+  constructor(o: UacDialogOptions) {
+    this.#o = o;
+    this.#dialogTarget = o.opts.target;
+    this.#uri = `sip:${o.opts.user ?? "agent"}@${o.opts.target.address}:${o.opts.target.port}`;
+    this.#from = `<sip:bench@${o.local}>;tag=${token()}`;
+    this.#finished = new Promise<void>((r) => {
+      this.#done = r;
+    });
+    const contactParams = o.transport === "TLS" ? ";transport=tls" : "";
+    this.#invite = buildRequest(
+      "INVITE",
+      this.#uri,
+      [
+        ["Via", this.#via(this.#inviteBranch)],
+        ["Max-Forwards", "70"],
+        ["From", this.#from],
+        ["To", `<${this.#uri}>`],
+        ["Call-ID", o.callId],
+        ["CSeq", "1 INVITE"],
+        ["Contact", `<sip:bench@${o.local}:${o.sipPort}${contactParams}>`],
+        ["Content-Type", "application/sdp"],
+      ],
+      o.offer,
+    );
+  }
+
+  /** Places the call; resolves when it is over, its timers cleared. */
+  async run(): Promise<void> {
+    this.#giveUp = this.#timers.later(this.#o.opts.answerTimeoutMs ?? 64 * T1, () => {
+      this.#o.report.error = "no final response to the INVITE";
+      this.#done();
+    });
+    this.#o.send(this.#invite, this.#o.opts.target);
+    this.#retransmitInvite(T1);
+    await this.#finished;
+    this.#timers.clearAll();
+  }
+
+  /** The call ends on an error of the connection (the first error is the one reported). */
+  fail(error: string): void {
+    this.#o.report.error ??= error;
+    this.#done();
+  }
+
+  /** A message from the far side; `from` is where it came from. */
+  onMessage(buf: Buffer, from: Peer): void {
+    const m = parseSipMessage(buf.toString("utf8"));
+    if (!m || header(m, "call-id") !== this.#o.callId) return;
+    if (m.kind === "request") {
+      this.#onRequest(m, from);
+      return;
+    }
+    const method = header(m, "cseq")?.split(/\s+/)[1];
+    if (method === "INVITE") this.#onInviteResponse(m);
+    else if (method === "BYE" && m.status >= 200) {
+      this.#timers.cancel(this.#byeTimer);
+      this.#o.report.byeStatus = m.status;
+      this.#done();
+    }
+  }
+
+  #via(branch: string, transport: string = this.#o.transport): string {
+    return `SIP/2.0/${transport} ${this.#o.local}:${this.#o.sipPort};branch=${branch};rport`;
+  }
+
+  /** A request in the dialog, to the 2xx's Contact, in a transaction of its own. */
+  #inDialog(
+    method: string,
+    cseq: string,
+    via = this.#via(newBranch()),
+    more: Array<[string, string]> = [],
+    body = "",
+  ): string {
+    return buildRequest(
+      method,
+      contactUri(this.#dialogTarget),
+      [
+        ["Via", via],
+        ["Max-Forwards", "70"],
+        ["From", this.#from],
+        ["To", this.#toValue],
+        ["Call-ID", this.#o.callId],
+        ["CSeq", cseq],
+        ...more,
+      ],
+      body,
+    );
+  }
+
+  // INVITE, retransmitted on Timer A until a response.
+  #retransmitInvite(interval: number): void {
+    this.#inviteTimer = this.#timers.later(interval, () => {
+      this.#o.send(this.#invite, this.#o.opts.target);
+      this.#retransmitInvite(interval * 2);
+    });
+  }
+
+  #onInviteResponse(m: SipResponse): void {
+    this.#timers.cancel(this.#inviteTimer);
+    this.#inviteTimer = undefined;
+    if (m.status < 200) return;
+    if (m.status >= 300) this.#refused(m);
+    // A retransmitted 2xx: our ACK was lost.
+    else if (this.#ack) this.#o.send(this.#ack, this.#dialogTarget);
+    else this.#answered(m);
+  }
+
+  /** A non-2xx final response is acknowledged within the INVITE transaction (same branch). */
+  #refused(m: SipResponse): void {
+    const { report } = this.#o;
+    report.status = m.status;
+    this.#o.send(
+      buildRequest("ACK", this.#uri, [
+        ["Via", this.#via(this.#inviteBranch)],
+        ["Max-Forwards", "70"],
+        ["From", this.#from],
+        ["To", header(m, "to") ?? ""],
+        ["Call-ID", this.#o.callId],
+        ["CSeq", "1 ACK"],
+      ]),
+      this.#o.opts.target,
+    );
+    report.error = `INVITE answered ${m.status} ${m.reason}`;
+    this.#timers.cancel(this.#giveUp);
+    this.#done();
+  }
+
+  /** The 2xx: ACK it, start the media and the keypad digits, and hang up when the call's time is up. */
+  #answered(m: SipResponse): void {
+    const { report, opts, codec } = this.#o;
+    report.status = m.status;
+    this.#timers.cancel(this.#giveUp);
+    this.#toValue = header(m, "to") ?? "";
+    this.#dialogTarget = contactTarget(header(m, "contact")) ?? opts.target;
+    this.#ack = this.#inDialog("ACK", "1 ACK");
+    this.#o.send(this.#ack, this.#dialogTarget);
+    const answer = parseSdpAudio(m.body);
+    if (!answer || !tagOf(this.#toValue)) {
+      report.error = answer ? "2xx without a To tag" : "2xx without an audio m-line";
+      this.#hangUp();
+      return;
+    }
+    const pt = codec === "pcmu" ? 0 : 8;
+    if (!answer.payloadTypes.includes(pt))
+      report.error = `answer did not accept ${codec} (payload types ${answer.payloadTypes.join(" ")})`;
+    this.#o.media.start(answer);
+    for (const d of opts.dtmf ?? []) this.#timers.later(d.atMs, () => this.#sendInfo(d.digit));
+    this.#timers.later(opts.seconds * 1000, () => this.#hangUp());
+  }
+
+  /** Our BYE, retransmitted on Timer E (T1 doubling up to T2) until answered, for up to 64·T1. */
+  #hangUp(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#o.report.endedBy = "uac";
+    this.#o.media.stop();
+    const bye = this.#inDialog("BYE", `${++this.#cseq} BYE`);
+    this.#o.send(bye, this.#dialogTarget);
+    let interval = T1;
+    const again = () => {
+      this.#byeTimer = this.#timers.later(interval, () => {
+        this.#o.send(bye, this.#dialogTarget);
+        interval = Math.min(interval * 2, T2);
+        again();
+      });
+    };
+    again();
+    this.#timers.later(64 * T1, () => this.fail("no response to the BYE"));
+  }
+
+  // A keypad digit as SIP INFO in the dialog (the body format of application/dtmf-relay).
+  #sendInfo(digit: string): void {
+    if (this.#ended) return;
+    const info = this.#inDialog(
+      "INFO",
+      `${++this.#cseq} INFO`,
+      this.#via(newBranch(), "UDP"),
+      [["Content-Type", "application/dtmf-relay"]],
+      `Signal=${digit}\r\nDuration=160\r\n`,
+    );
+    this.#o.send(info, this.#dialogTarget);
+  }
+
+  // Requests are answered where they came from (what rport asks of a UAS, RFC 3581).
+  #onRequest(m: SipRequest, to: Peer): void {
+    if (m.method === "BYE") {
+      this.#o.send(buildResponse(m, 200, "OK"), to);
+      if (!this.#ended) {
+        this.#ended = true;
+        this.#o.report.endedBy = "uas";
+        this.#o.media.stop();
+        this.#done();
+      }
+      return;
+    }
+    if (m.method === "ACK") return;
+    const options = m.method === "OPTIONS";
+    this.#o.send(buildResponse(m, options ? 200 : 501, options ? "OK" : "Not Implemented"), to);
+  }
+}
+
+function contactUri(t: Peer): string {
   return `sip:${t.address}:${t.port}`;
 }
