@@ -7,11 +7,12 @@ export default defineConfig({
     // Real engines (espeak-ng, PocketSphinx, onnxruntime) are slower than unit code on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // One more try for a test that fails: a real-time test on real engines and sockets can lose
-    // once to a stall of this shared 2-core machine. A test that fails twice fails the run; one
-    // that passed only on its second try is named at the end of the run (scripts/run-tests.ts)
-    // with the first try's error, so a flaky test is seen and fixed, not hidden.
-    retry: 1,
+    // Two files at a time. Vitest's default on this 2-core machine is one (cores - 1), and most of the
+    // suite's time is real time, not CPU: calls paced at 20 ms, rings, pauses, child processes
+    // (baresip, SIPp, Kamailio, PostgreSQL, Chromium) that wait on sockets. Two halve the wall time;
+    // more began to starve the paced audio of the real-time tests (a SIP call test lost its turn
+    // timing at three and four).
+    maxWorkers: 2,
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
   },
 });

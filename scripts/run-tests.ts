@@ -47,8 +47,8 @@ else {
   phases.push(phase([DEPLOY]));
 }
 
-// What failed, and what passed only on its retry, again at the very end: CI keeps only the tail of
-// a run's output, and the reporter printed the failures minutes and thousands of lines earlier.
+// What failed, again at the very end: CI keeps only the tail of a run's output, and the reporter
+// printed the failures minutes and thousands of lines earlier.
 function failures(r: VitestJson): string[] {
   const lines: string[] = [];
   const firstLine = (text: string) =>
@@ -60,12 +60,9 @@ function failures(r: VitestJson): string[] {
     const name = file.name.replace(`${process.cwd()}/`, "");
     let testFailed = false;
     for (const a of file.assertionResults) {
-      const error = firstLine(a.failureMessages[0] ?? "");
-      if (a.status === "failed") {
-        testFailed = true;
-        lines.push(`FAILED ${name} > ${a.fullName}: ${error}`);
-      } else if (a.status === "passed" && a.failureMessages.length > 0)
-        lines.push(`PASSED ONLY ON RETRY ${name} > ${a.fullName}: ${error}`);
+      if (a.status !== "failed") continue;
+      testFailed = true;
+      lines.push(`FAILED ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0] ?? "")}`);
     }
     // A file that failed with no failed test: its import or a hook threw.
     if (!testFailed && file.status === "failed") lines.push(`FAILED ${name}: ${firstLine(file.message)}`);

@@ -4,11 +4,12 @@
 import { describe, expect, it } from "vitest";
 import { BridgeMetrics } from "../app/metrics/bridge-metrics.ts";
 import { openLoopLag, recordTimerLateness, SAMPLE_BUSY_MS, samplingPeriodMs } from "../src/core/loop-lag.ts";
+import { until } from "./helpers/until.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const block = (ms: number) => {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {}
+  const end = performance.now() + ms;
+  while (performance.now() < end) {}
 };
 const gauge = (body: string, name: string) =>
   Number(body.match(new RegExp(`^${name} ([0-9.eE+-]+)`, "m"))?.[1]) * 1000;
@@ -39,24 +40,23 @@ describe("event-loop lag", () => {
     calls++;
     // The sampler turns to 50 ms at its next look (after a second at most, or two if paced
     // wake-ups were reported in the last one).
-    for (let i = 0; i < 60 && samplingPeriodMs() !== SAMPLE_BUSY_MS; i++) await sleep(50);
-    expect(samplingPeriodMs()).toBe(SAMPLE_BUSY_MS);
+    await until(() => samplingPeriodMs() === SAMPLE_BUSY_MS, "the busy period", 3_000);
     await m.render();
-    await sleep(200);
+    // The sampler's next wake-up (due within 50 ms) comes 100 ms late at least; seen at a scrape
+    // once it has run (a scrape before that reads and resets the max without it).
     block(150);
-    await sleep(100);
-    const { body } = await m.render();
-    expect(gauge(body, "nodejs_eventloop_lag_max_seconds")).toBeGreaterThan(90);
+    const lagMaxMs = async () => gauge((await m.render()).body, "nodejs_eventloop_lag_max_seconds");
+    await expect.poll(lagMaxMs, { timeout: 2_000 }).toBeGreaterThan(90);
     // A paced wake-up reports: the sampler backs off to once a second at its next look.
     recordTimerLateness(1);
-    await sleep(300);
-    expect(samplingPeriodMs()).not.toBe(SAMPLE_BUSY_MS);
+    await until(() => samplingPeriodMs() !== SAMPLE_BUSY_MS, "the sampler to back off", 3_000);
     calls--;
     m.close();
   });
 
   it("wakes an idle process about once a second to measure it, not every 50 ms", async () => {
     const lag = openLoopLag(() => false);
+    // A rate: counted over a window of time, so a fixed one.
     await sleep(2600);
     // Samples of the sampler alone (no paced timer, no call): one a second.
     expect(lag.histogram.count).toBeGreaterThanOrEqual(1);

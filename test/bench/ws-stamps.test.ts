@@ -6,6 +6,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { StampedReader, WS_STAMPS_ADDON_PATH } from "../../bench/lib/ws-stamps.ts";
+import { until } from "../helpers/until.ts";
 
 // The soak's simulated Twilio reads the bridge's WebSocket frames through native/bench/ws-stamps.c
 // so that its own late reads are not counted as the bridge's lateness. What it promises: every
@@ -90,8 +91,19 @@ interface Seen {
   read: number;
 }
 
+interface Read {
+  seen: Seen[];
+  pongs: string[];
+  ended: boolean;
+}
+
+/**
+ * Plays `steps` to the reader; returns once the server has played them all and what the test
+ * expects of them has come (`arrived`).
+ */
 async function run(
   steps: Array<{ bytes: Buffer; waitMs: number }>,
+  arrived: (read: Read) => boolean,
   onMessage?: (seen: Seen[]) => void,
 ): Promise<{ seen: Seen[]; sent: number[]; pongs: string[]; ended: boolean; closed: Promise<void> }> {
   const reader = StampedReader.get();
@@ -122,7 +134,7 @@ async function run(
     },
   });
   await done;
-  await new Promise((r) => setTimeout(r, 100));
+  await until(() => arrived({ seen, pongs, ended }), "what the server played", 5_000);
   await w.terminate();
   return { seen, sent, pongs, ended, closed };
 }
@@ -130,13 +142,17 @@ async function run(
 describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", () => {
   it("stamps each frame when it came, however late the loop reads it", async () => {
     const steps = Array.from({ length: 12 }, (_, i) => ({ bytes: text(`m${i}`), waitMs: 20 }));
-    const { seen, sent } = await run(steps, (s) => {
-      // After the third, the loop is busy for 120 ms: ~6 frames queue up and are read in a burst.
-      if (s.length === 3) {
-        const t = performance.now();
-        while (performance.now() - t < 120);
-      }
-    });
+    const { seen, sent } = await run(
+      steps,
+      (r) => r.seen.length === steps.length,
+      (s) => {
+        // After the third, the loop is busy for 120 ms: ~6 frames queue up and are read in a burst.
+        if (s.length === 3) {
+          const t = performance.now();
+          while (performance.now() - t < 120);
+        }
+      },
+    );
     expect(seen.map((s) => s.data)).toEqual(steps.map((_, i) => `m${i}`));
     seen.forEach((s, i) => {
       expect(s.stamp - sent[i]!).toBeGreaterThan(-1); // the two threads' clocks agree well within 1 ms
@@ -155,18 +171,21 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
     const big = Buffer.alloc(70_000, "b");
     const mid = "m".repeat(300);
     const split = text("x".repeat(200));
-    const { seen, sent } = await run([
-      { bytes: text(""), waitMs: 10 },
-      { bytes: Buffer.concat([text("a"), text(mid)]), waitMs: 10 },
-      { bytes: frame(2, big), waitMs: 10 },
-      { bytes: frame(9, Buffer.from("hi")), waitMs: 10 },
-      { bytes: split.subarray(0, 1), waitMs: 30 },
-      { bytes: split.subarray(1, 100), waitMs: 30 },
-      { bytes: split.subarray(100), waitMs: 10 },
-      { bytes: frame(1, Buffer.from("fra"), false), waitMs: 10 },
-      { bytes: frame(0, Buffer.from("gm"), false), waitMs: 10 },
-      { bytes: frame(0, Buffer.from("ent")), waitMs: 50 },
-    ]);
+    const { seen, sent } = await run(
+      [
+        { bytes: text(""), waitMs: 10 },
+        { bytes: Buffer.concat([text("a"), text(mid)]), waitMs: 10 },
+        { bytes: frame(2, big), waitMs: 10 },
+        { bytes: frame(9, Buffer.from("hi")), waitMs: 10 },
+        { bytes: split.subarray(0, 1), waitMs: 30 },
+        { bytes: split.subarray(1, 100), waitMs: 30 },
+        { bytes: split.subarray(100), waitMs: 10 },
+        { bytes: frame(1, Buffer.from("fra"), false), waitMs: 10 },
+        { bytes: frame(0, Buffer.from("gm"), false), waitMs: 10 },
+        { bytes: frame(0, Buffer.from("ent")), waitMs: 50 },
+      ],
+      (r) => r.seen.length === 6,
+    );
     expect(seen.map((s) => (s.isBinary ? `binary ${s.data.length}` : s.data))).toEqual([
       "",
       "a",
@@ -180,10 +199,13 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
   });
 
   it("answers a ping with a pong and sees the server close the stream", async () => {
-    const { pongs, ended, closed } = await run([
-      { bytes: frame(9, Buffer.from("hi")), waitMs: 50 },
-      { bytes: frame(8, Buffer.from([0x03, 0xe8])), waitMs: 50 },
-    ]);
+    const { pongs, ended, closed } = await run(
+      [
+        { bytes: frame(9, Buffer.from("hi")), waitMs: 50 },
+        { bytes: frame(8, Buffer.from([0x03, 0xe8])), waitMs: 50 },
+      ],
+      (r) => r.pongs.length === 1 && r.ended,
+    );
     expect(pongs).toEqual(["hi"]);
     expect(ended).toBe(true);
     await closed; // the WebSocket itself closes: the simulator's 'close' handler runs as before
@@ -220,7 +242,7 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
     });
     await aClosed;
     await bDone;
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => heard.length > 0, "B's word", 5_000);
     wsB.terminate();
     await Promise.all([a.terminate(), b.terminate()]);
     expect(heard).toEqual(["after"]);

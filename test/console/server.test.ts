@@ -19,6 +19,7 @@ import {
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
+import { until } from "../helpers/until.ts";
 
 const GREETING = "Thanks for calling Acme Bikes. How can I help you?";
 const TOKEN = "console-test-token-0123456789";
@@ -80,16 +81,6 @@ function open<T>(
     ws.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
     ws.once("error", reject);
   });
-}
-
-async function until<T>(what: () => Promise<T | undefined>, label: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("the console, served by the bridge", () => {

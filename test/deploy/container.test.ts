@@ -12,6 +12,7 @@ import { levelDbfs } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { Baresip, freePort } from "../helpers/baresip.ts";
+import { until } from "../helpers/until.ts";
 import { buildImage, ensureBaseImage, logs, podman, podmanStatus, remove, runImage } from "./podman.ts";
 
 const TOKEN = "container-test-token";
@@ -21,12 +22,19 @@ let name: string;
 let httpPort: number;
 let sipPort: number;
 
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end)
-      throw new Error(`${what}: not within ${timeoutMs} ms\n${(await logs(name)).slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 250));
+/**
+ * Waits on the container, polling every 250 ms (each look runs podman), and fails with the end of
+ * its log: the reason is in there.
+ */
+async function untilContainer(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 90_000,
+): Promise<void> {
+  try {
+    await until(check, what, timeoutMs, 250);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${(await logs(name)).slice(-4000)}`);
   }
 }
 
@@ -98,7 +106,10 @@ beforeAll(async () => {
     BRIDGE_TOKEN: BRIDGE_TOKEN,
     AGENT_GREETING: "Thanks for calling. How can I help?",
   });
-  await until(async () => podmanStatus(["healthcheck", "run", name]) === 0, "the container's health check");
+  await untilContainer(
+    async () => podmanStatus(["healthcheck", "run", name]) === 0,
+    "the container's health check",
+  );
 }, 30 * 60_000);
 
 afterAll(async () => {
@@ -148,7 +159,7 @@ describe("the deployment image (podman)", () => {
       phone.dial(`sip:agent@127.0.0.1:${sipPort}`);
       await phone.waitFor("CALL_ESTABLISHED");
       await podman(["kill", "--signal", "TERM", name]);
-      await until(
+      await untilContainer(
         async () => (await optionsStatus(sipPort)) === 503,
         "OPTIONS answered 503 while draining",
         10_000,

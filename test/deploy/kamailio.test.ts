@@ -24,9 +24,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exited, ROOT, spawnNode, stopProcess, waitForLine } from "../../bench/lib/calls-procs.ts";
 import { freePort, runSipp, type SippResult } from "../bridges/sip/sipp.ts";
+import { until } from "../helpers/until.ts";
 
 const CFG = join(ROOT, "deploy/kamailio/kamailio.cfg");
 const SCENARIO = join(import.meta.dirname, "uac-proxied.xml");
@@ -201,13 +202,6 @@ function kamailioLines(): string[] {
   return readFileSync(kamailioLog, "utf8").split("\n");
 }
 
-/** vitest's waitUntil (the first truthy value of `get`), failing with what was awaited. */
-function until<T>(what: string, get: () => T | undefined | false, timeout = 60_000): Promise<T> {
-  return vi.waitUntil(get, { timeout, interval: 50 }).catch(() => {
-    throw new Error(`timed out waiting for ${what}`);
-  }) as Promise<T>;
-}
-
 /** SIPp's UAC through Kamailio: `calls` calls at RATE a second, each CALL_MS long. */
 function placeCalls(calls: number, name: string): Promise<SippResult & { stats: SippStats }> {
   const statsFile = join(dir, `sipp-${name}.csv`);
@@ -258,7 +252,7 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     expect(perInstance.reduce((a, b) => a + b)).toBe(30);
     // Every call ended on the instance that took it, by the caller's BYE routed there.
     for (const b of bridges)
-      await until(`${b.name}'s calls to end`, () => answered(b).length === ended(b).length, 30_000);
+      await until(() => answered(b).length === ended(b).length, `${b.name}'s calls to end`, 30_000);
     for (const b of bridges) expect(ended(b).every((e) => e.reason === "caller hung up")).toBe(true);
   }, 90_000);
 
@@ -266,16 +260,16 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     const [a] = bridges;
     const mark = bridges.map((b) => entries(b).length);
     const load = placeCalls(40, "sigterm");
-    await until("instance a to take calls", () => answered(a!, mark[0]).length >= 3, 60_000);
+    await until(() => answered(a!, mark[0]).length >= 3, "instance a to take calls", 60_000);
     a!.child.kill("SIGTERM");
     const drainAt = await until(
-      "instance a to drain",
       () => {
         const i = entries(a!).findIndex(
           (e, j) => j >= mark[0]! && e.msg === "sip: draining, refusing new calls",
         );
         return i >= 0 ? i : false;
       },
+      "instance a to drain",
       30_000,
     );
     const inFlight = entries(a!)[drainAt]!.calls ?? 0;
@@ -308,7 +302,7 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     const [, b, c] = bridges;
     const mark = bridges.map((x) => entries(x).length);
     const load = placeCalls(40, "sigkill");
-    await until("instance c to take calls", () => answered(c!, mark[2]).length >= 3, 60_000);
+    await until(() => answered(c!, mark[2]).length >= 3, "instance c to take calls", 60_000);
     c!.child.kill("SIGKILL");
     await exited(c!.child, 10_000);
     const killedAt = Date.now();
@@ -316,7 +310,7 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     const endedOnC = new Set(ended(c!, mark[2]).map((e) => e.callId));
     const liveOnC = new Set(onC.filter((id) => !endedOnC.has(id)));
     const downLine = `instance down: ${c!.uri}`;
-    await until("Kamailio to mark c down", () => kamailioLines().some((l) => l.includes(downLine)), 30_000);
+    await until(() => kamailioLines().some((l) => l.includes(downLine)), "Kamailio to mark c down", 30_000);
     const downAfterMs = Date.now() - killedAt;
     const r = await load;
     const failed = failedCallIds(r);
@@ -356,7 +350,7 @@ describe("N bridges behind Kamailio's dispatcher", () => {
     });
     expect(r.code, `SIPp failed (exit ${r.code})\n${r.errors}\n${r.output}`).toBe(0);
     // The bridge ends the call once its BYE is answered: that 200 went the same way back.
-    await until("b's five calls to end", () => ended(b, mark).length >= 5, 30_000);
+    await until(() => ended(b, mark).length >= 5, "b's five calls to end", 30_000);
     expect(ended(b, mark).map((e) => e.reason)).toEqual(Array(5).fill("media timeout"));
     observed.bridgeHangsUp = { calls: 5, byesThatReachedTheCaller: 5 };
   }, 60_000);

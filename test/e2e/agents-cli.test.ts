@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenPath } from "../../app/bridge-token.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
+import { until } from "../helpers/until.ts";
 
 const run = promisify(execFile);
 const BIN = new URL("../../bin/voice-bridge", import.meta.url).pathname;
@@ -66,15 +67,6 @@ afterAll(async () => {
 
 const get = (path: string) => bridgeFetch({ url, token }, path);
 const agents = async () => ((await (await get("/agents")).json()) as { agents: string[] }).agents;
-async function until<T>(get: () => Promise<T | undefined>, what: string): Promise<T> {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const v = await get();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("agents from the command line", () => {
   it("SIGHUP reads the file again; a broken file is refused and the agents stay", async () => {

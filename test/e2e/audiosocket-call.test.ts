@@ -10,8 +10,9 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { loadConfig } from "../../src/config/config.ts";
-import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let bridge: Bridge;

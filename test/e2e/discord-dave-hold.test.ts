@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { type FakeDiscord, startFakeDiscord } from "../fake-discord/index.ts";
-import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
+import { startDiscordBridge } from "../helpers/discord-bridge.ts";
+import { until } from "../helpers/until.ts";
 
 const TOKEN = "MTAxMjM0.hold.bot-token";
 const ALICE = { userId: "410000000000000001", name: "Alice" };
@@ -52,12 +53,14 @@ describe("the bot speaks only once DAVE is up", () => {
     await Promise.all([fake.daveJoined(ALICE.userId), fake.daveJoined(BOB.userId)]);
     const alice = fake.member(ALICE.userId);
     const bob = fake.member(BOB.userId);
-    const greeting = await until("the greeting on record", () =>
-      record()?.turns.find((t) => t.role === "assistant" && t.heard.length > 0 && t.heard === t.generated),
+    const greeting = await until(
+      () =>
+        record()?.turns.find((t) => t.role === "assistant" && t.heard.length > 0 && t.heard === t.generated),
+      "the greeting on record",
     );
     await until(
-      "the greeting to be heard out",
       () => alice.hearingStats.packets >= fake.voice.daveMediaFrames + 5,
+      "the greeting to be heard out",
     );
     expect(greeting.role === "assistant" && greeting.interrupted).toBe(false);
     expect(fake.voice.clearMediaFrames).toBe(0);

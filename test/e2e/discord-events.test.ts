@@ -13,8 +13,9 @@ import type { Bridge } from "../../app/bridge/start.ts";
 import { concatPcm } from "../../codecs/pcm.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../fake-discord/index.ts";
-import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
+import { startDiscordBridge } from "../helpers/discord-bridge.ts";
 import { silence, speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 const TOKEN = "MTAxMjM0.events.bot-token";
 const ALICE = { userId: "420000000000000001", name: "Alice" };
@@ -34,11 +35,11 @@ const logged = (text: string) => lines.some((l) => l.includes(text));
 
 /** The member asks something and hears an answer; the conversation is still the first one. */
 async function answered(m: SimulatedMember, text = "what are your opening hours"): Promise<void> {
-  await until("the agent to be quiet", () => quiet(m), 30_000);
+  await until(() => quiet(m), "the agent to be quiet", 30_000);
   const spans = m.agentSpeechSpans().length;
   const before = m.hearingStats.packets;
   await m.say({ pcm: concatPcm([speak(text, { rate: 48000 }), silence(1200, 48000)]), rate: 48000 });
-  await until(`an answer ${m.name} hears`, () => m.agentSpeechSpans().length > spans, 40_000);
+  await until(() => m.agentSpeechSpans().length > spans, `an answer ${m.name} hears`, 40_000);
   expect(m.hearingStats.packets).toBeGreaterThan(before);
   expect(record()?.endReason).toBeUndefined();
   expect(bridge.transcripts.get(callId().replace(/-1$/, "-2"))).toBeUndefined();
@@ -48,9 +49,9 @@ async function answered(m: SimulatedMember, text = "what are your opening hours"
 
 /** After the voice connection was rebuilt: the bot identified again and its members are in its DAVE group. */
 async function rejoined(identifiesBefore: number): Promise<void> {
-  await until("the bot's voice identify", () => voiceIdentifies() > identifiesBefore);
-  await until("the call to run", () => fake.voice.connected);
-  await until("the members back in the DAVE group", () => alice.privacyCode !== "" && bob.privacyCode !== "");
+  await until(() => voiceIdentifies() > identifiesBefore, "the bot's voice identify");
+  await until(() => fake.voice.connected, "the call to run");
+  await until(() => alice.privacyCode !== "" && bob.privacyCode !== "", "the members back in the DAVE group");
   await fake.voice.daveSettled();
 }
 
@@ -65,7 +66,7 @@ beforeAll(async () => {
   await Promise.all([fake.daveJoined(ALICE.userId), fake.daveJoined(BOB.userId)]);
   alice = fake.member(ALICE.userId);
   bob = fake.member(BOB.userId);
-  await until("the greeting", () => alice.agentSpeechSpans().length > 0 && quiet(alice), 30_000);
+  await until(() => alice.agentSpeechSpans().length > 0 && quiet(alice), "the greeting", 30_000);
 }, 120_000);
 
 afterAll(async () => {
@@ -80,18 +81,18 @@ describe("the events real Discord servers send, in one conversation", () => {
     const resumes = fake.gateway.records.filter((r) => r.dir === "in" && r.op === 6).length;
     fake.gateway.reconnect();
     await until(
-      "a gateway resume",
       () => fake.gateway.records.filter((r) => r.dir === "in" && r.op === 6).length > resumes,
+      "a gateway resume",
     );
-    await until("the gateway ready", () => fake.gateway.ready);
+    await until(() => fake.gateway.ready, "the gateway ready");
     await answered(alice);
   }, 90_000);
 
   it("gateway Invalid Session (op 9, not resumable): a new session, the call goes on", async () => {
     const identifies = fake.gateway.identifies.length;
     fake.gateway.invalidSession(false);
-    await until("a new identify", () => fake.gateway.identifies.length > identifies, 20_000);
-    await until("the gateway ready", () => fake.gateway.ready);
+    await until(() => fake.gateway.identifies.length > identifies, "a new identify", 20_000);
+    await until(() => fake.gateway.ready, "the gateway ready");
     await answered(bob, "where is the shop");
   }, 90_000);
 
@@ -100,8 +101,8 @@ describe("the events real Discord servers send, in one conversation", () => {
     const resumes = fake.voice.records.filter((r) => r.dir === "in" && r.op === 7).length;
     fake.voice.closeWith(1012, "Service restart");
     await until(
-      "a voice resume",
       () => fake.voice.records.filter((r) => r.dir === "in" && r.op === 7).length > resumes,
+      "a voice resume",
     );
     await answered(alice);
     expect(voiceIdentifies()).toBe(identifies);
@@ -125,14 +126,14 @@ describe("the events real Discord servers send, in one conversation", () => {
   }, 120_000);
 
   it("DAVE downgrade to transport-only and upgrade back: clear only while the call has no DAVE", async () => {
-    await until("the agent to be quiet", () => quiet(alice), 30_000);
+    await until(() => quiet(alice), "the agent to be quiet", 30_000);
     await fake.voice.downgradeDave();
     expect(fake.voice.daveProtocolVersion).toBe(0);
     const decrypted = alice.hearingStats.daveDecrypted;
     await answered(alice, "can you hear me now");
     expect(alice.hearingStats.daveDecrypted).toBe(decrypted); // heard in clear, as the call now is
-    await until("the log to say so", () => logged("the call runs without DAVE"));
-    await until("the agent to be quiet", () => quiet(alice), 30_000);
+    await until(() => logged("the call runs without DAVE"), "the log to say so");
+    await until(() => quiet(alice), "the agent to be quiet", 30_000);
     await fake.voice.upgradeDave();
     expect(fake.voice.daveProtocolVersion).toBe(1);
     const again = alice.hearingStats.daveDecrypted;

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { type FakeDiscord, type SimulatedMember, startFakeDiscord } from "../fake-discord/index.ts";
-import { startDiscordBridge, until } from "../helpers/discord-bridge.ts";
+import { startDiscordBridge } from "../helpers/discord-bridge.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 const TOKEN = "MTAxMjM0.group.bot-token";
 const ALICE = { userId: "400000000000000001", name: "Alice" };
@@ -42,7 +43,7 @@ beforeAll(async () => {
   await Promise.all([fake.daveJoined(ALICE.userId), fake.daveJoined(BOB.userId)]);
   alice = fake.member(ALICE.userId);
   bob = fake.member(BOB.userId);
-  await until("the greeting", () => voicedAt(alice) > 0 && quiet(alice));
+  await until(() => voicedAt(alice) > 0 && quiet(alice), "the greeting");
 }, 120_000);
 
 afterAll(async () => {
@@ -55,12 +56,12 @@ describe("a group conversation in a Discord voice channel", () => {
   it("answers each member and names them in the history", async () => {
     await say(alice, "What time do you open on Saturday?");
     await until(
-      "an answer to Alice",
       () => record()?.turns.at(-1)?.role === "assistant" && assistantTurns().length >= 2,
+      "an answer to Alice",
     );
-    await until("the answer to end", () => quiet(alice));
+    await until(() => quiet(alice), "the answer to end");
     await say(bob, "And where is the shop?");
-    await until("an answer to Bob", () => assistantTurns().length >= 3 && quiet(bob));
+    await until(() => assistantTurns().length >= 3 && quiet(bob), "an answer to Bob");
     const users = record()!.turns.filter((t) => t.role === "user");
     expect(users.map((t) => t.role === "user" && t.speaker)).toEqual(["Alice", "Bob"]);
   }, 60_000);
@@ -68,11 +69,15 @@ describe("a group conversation in a Discord voice channel", () => {
   it("goes on through one member's backchannel, and stops for another's real interruption", async () => {
     const before = assistantTurns().length;
     await say(alice, "Can you tell me about your bikes and your prices please?");
-    await until("the agent answering", () => !quiet(bob), 20_000);
-    await new Promise((r) => setTimeout(r, 500));
+    const voiced = () => bob.heardFrames().filter((f) => !f.silent).length;
+    const voicedBefore = voiced();
+    // Half a second into the answer (25 voiced frames of 20 ms), Bob says his backchannel.
+    await until(() => voiced() - voicedBefore >= 25, "the agent answering", 20_000);
     await say(bob, "Mm hmm.");
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(record()!.events.some((e) => e.type === "barge-in" && e.outcome === "resumed")).toBe(true);
+    await until(
+      () => record()!.events.some((e) => e.type === "barge-in" && e.outcome === "resumed"),
+      "the backchannel let go",
+    );
     expect(quiet(alice)).toBe(false); // the agent is still talking to Alice
     // Now Bob talks over it for real: the agent falls silent while he is still speaking.
     let stillTalking = true;
@@ -82,20 +87,22 @@ describe("a group conversation in a Discord voice channel", () => {
     ).then(() => {
       stillTalking = false;
     });
-    await until("the agent to stop", () => quiet(alice), 15_000);
+    await until(() => quiet(alice), "the agent to stop", 15_000);
     expect(stillTalking).toBe(true);
     await talking;
-    const cut = await until("the interrupted turn on record", () =>
-      assistantTurns()
-        .slice(before)
-        .find((t) => t.role === "assistant" && t.interrupted),
+    const cut = await until(
+      () =>
+        assistantTurns()
+          .slice(before)
+          .find((t) => t.role === "assistant" && t.interrupted),
+      "the interrupted turn on record",
     );
     expect(cut.role === "assistant" && cut.heard.length).toBeLessThan(
       cut.role === "assistant" ? cut.generated.length : 0,
     );
     await until(
-      "an answer to Bob's interruption",
       () => record()!.turns.at(-1)?.role === "assistant" && quiet(alice),
+      "an answer to Bob's interruption",
       20_000,
     );
   }, 60_000);
@@ -104,7 +111,7 @@ describe("a group conversation in a Discord voice channel", () => {
     fake.memberLeavesVoice(BOB.userId);
     const turns = assistantTurns().length;
     await say(alice, "Are you still there?");
-    await until("an answer after Bob left", () => assistantTurns().length > turns && quiet(alice), 30_000);
+    await until(() => assistantTurns().length > turns && quiet(alice), "an answer after Bob left", 30_000);
     expect(record()?.endReason).toBeUndefined();
     expect(alice.hearingStats.daveFailures).toBe(0);
   }, 60_000);

@@ -13,8 +13,9 @@ import { Postgres } from "../../bench/lib/postgres-server.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { type CallEvent, type CallRecord, LIVE_TAIL } from "../../src/records/call-record.ts";
 import type { CallReport } from "../../src/records/reports/report.ts";
-import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
+import { until } from "../helpers/until.ts";
 import { Receiver } from "../reports/receiver.ts";
 import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 

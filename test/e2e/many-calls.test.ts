@@ -10,8 +10,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallReport } from "../../src/records/reports/report.ts";
-import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
+import { until } from "../helpers/until.ts";
 import { Receiver } from "../reports/receiver.ts";
 import { scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 

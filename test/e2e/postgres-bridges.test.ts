@@ -15,9 +15,10 @@ import { Postgres } from "../../bench/lib/postgres-server.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import type { CallSummary } from "../../src/records/store/call-store.ts";
-import { AsteriskClient, frame, until, uuidFrame } from "../bridges/audiosocket/client.ts";
+import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { freePort } from "../helpers/baresip.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
+import { until } from "../helpers/until.ts";
 import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-pg-"));
@@ -71,14 +72,9 @@ async function json<T>(b: Bridge, path: string): Promise<T> {
   return (await (await bridgeFetch(b, path)).json()) as T;
 }
 
-async function eventually<T>(what: () => Promise<T | undefined>, label: string, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** A poll for until() that counts a failed request (the database or a bridge is down) as not yet. */
+function quietly<T>(poll: () => Promise<T | undefined>): () => Promise<T | undefined> {
+  return () => poll().catch(() => undefined);
 }
 
 describe("bridges sharing one PostgreSQL", () => {
@@ -127,10 +123,13 @@ describe("bridges sharing one PostgreSQL", () => {
       () => seen.some((m) => m.type === "event" && m.callId === id && m.event.type === "call-end"),
       "the end in B's feed",
     );
-    const record = await eventually(async () => {
-      const r = await json<CallRecord & { instance: string }>(b, `/calls/${id}`);
-      return r.endReason ? r : undefined;
-    }, "the ended record from B");
+    const record = await until(
+      quietly(async () => {
+        const r = await json<CallRecord & { instance: string }>(b, `/calls/${id}`);
+        return r.endReason ? r : undefined;
+      }),
+      "the ended record from B",
+    );
     expect(record).toMatchObject({ instance: "bridge-a", endReason: "hang-up from Asterisk" });
     expect(record.turns[0]).toMatchObject({ role: "assistant", generated: GREETING });
   });
@@ -151,13 +150,16 @@ describe("bridges sharing one PostgreSQL", () => {
       second.send(frame(0x00));
       first.send(frame(0x00));
       await until(() => a.transcripts.liveCalls.length === 0, "both calls ended");
-      const ready = await eventually(async () => {
-        const r = (await (await fetch(`${a.url}/readyz`)).json()) as {
-          status: string;
-          store: { trouble?: string };
-        };
-        return r.store.trouble ? r : undefined;
-      }, "/readyz to say the database is down");
+      const ready = await until(
+        quietly(async () => {
+          const r = (await (await fetch(`${a.url}/readyz`)).json()) as {
+            status: string;
+            store: { trouble?: string };
+          };
+          return r.store.trouble ? r : undefined;
+        }),
+        "/readyz to say the database is down",
+      );
       expect(ready.status).toBe("ready");
       expect(ready.store.trouble).toMatch(/^PostgreSQL unreachable since .*writes waiting$/);
       expect((await bridgeFetch(b, "/calls")).status).toBe(503);
@@ -165,20 +167,23 @@ describe("bridges sharing one PostgreSQL", () => {
       await server.start();
     }
     for (const id of [during, whole]) {
-      const record = await eventually(
-        async () => {
+      const record = await until(
+        quietly(async () => {
           const r = await json<CallRecord>(b, `/calls/${id}`);
           return r.endReason ? r : undefined;
-        },
+        }),
         `${id} written once the database is back`,
         30_000,
       );
       expect(record.events.map((e) => e.type)).toEqual(["call-start", "assistant", "call-end"]);
     }
-    await eventually(async () => {
-      const r = (await (await fetch(`${a.url}/readyz`)).json()) as { store: { trouble?: string } };
-      return r.store.trouble === undefined ? true : undefined;
-    }, "/readyz to clear");
+    await until(
+      quietly(async () => {
+        const r = (await (await fetch(`${a.url}/readyz`)).json()) as { store: { trouble?: string } };
+        return r.store.trouble === undefined ? true : undefined;
+      }),
+      "/readyz to clear",
+    );
   });
 
   it("end the live call of a bridge killed with SIGKILL as `instance lost`", {
@@ -195,17 +200,20 @@ describe("bridges sharing one PostgreSQL", () => {
     await waitForLine(log, /"ready: how to reach the agent"/, 60_000, child);
     const id = "cccccccc-0000-4000-8000-000000000001";
     await call({}, port, id);
-    await eventually(async () => {
-      const r = await json<{ calls: CallSummary[] }>(b, "/calls?outcome=live");
-      return r.calls.some((c) => c.callId === id && c.instance === "bridge-c") ? true : undefined;
-    }, "C's call live in B's list");
+    await until(
+      quietly(async () => {
+        const r = await json<{ calls: CallSummary[] }>(b, "/calls?outcome=live");
+        return r.calls.some((c) => c.callId === id && c.instance === "bridge-c") ? true : undefined;
+      }),
+      "C's call live in B's list",
+    );
     child.kill("SIGKILL");
     await exited(child, 10_000);
-    const record = await eventually(
-      async () => {
+    const record = await until(
+      quietly(async () => {
         const r = await json<CallRecord>(b, `/calls/${id}`);
         return r.endReason ? r : undefined;
-      },
+      }),
       "the call ended by another bridge",
       30_000,
     );

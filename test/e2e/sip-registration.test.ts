@@ -58,14 +58,16 @@ async function bridgeWith(password: string, logged: Entry[], transport = "udp"):
 }
 
 /** A call from baresip to the registered user through Kamailio: answered, the greeting heard. */
-async function callThroughRegistrar(): Promise<void> {
+async function callThroughRegistrar(logged: Entry[]): Promise<void> {
   const wav = join(mkdtempSync(join(dir, "caller-")), "in.wav");
   writeFileSync(wav, encodeWav(new Int16Array(8000 * 20), 8000));
   const phone = await Baresip.start({ codec: "pcmu", wav });
+  const said = () => logged.filter((e) => e.msg === "agent said").length;
+  const saidBefore = said();
   try {
     phone.dial(`sip:${USER}@127.0.0.1:${port}`);
     await phone.waitFor("CALL_ESTABLISHED");
-    await new Promise((r) => setTimeout(r, 4000));
+    await until(() => said() > saidBefore, "the greeting played to its end", 20_000);
     phone.hangUp();
     await phone.waitFor("CALL_CLOSED");
     await phone.stop();
@@ -115,7 +117,7 @@ describe("registration with Kamailio as the registrar", () => {
         await browser.close();
       }
 
-      await callThroughRegistrar();
+      await callThroughRegistrar(logged);
       expect(kamailio.lines("CALL to")).toHaveLength(1);
       const answered = logged.filter((e) => e.msg === "sip: call answered");
       expect(answered).toHaveLength(1);
@@ -126,7 +128,7 @@ describe("registration with Kamailio as the registrar", () => {
       kamailio = await registrar("run2");
       expect(kamailio.lines("REG saved")).toHaveLength(0);
       await until(() => kamailio!.lines("REG saved").length >= 1, "a new registration", 45_000);
-      await callThroughRegistrar();
+      await callThroughRegistrar(logged);
       expect(kamailio.lines("CALL to")).toHaveLength(1);
     } finally {
       await bridge.close(0);
@@ -170,7 +172,7 @@ describe("registration with Kamailio as the registrar", () => {
       await until(() => bridge.sip!.registrations().find((r) => r.state === "registered"), "registered");
       const line = await until(() => kamailio!.lines("REG saved").slice(saved)[0], "the binding");
       expect(line).toMatch(/transport=tcp/);
-      await callThroughRegistrar();
+      await callThroughRegistrar(logged);
       const answered = logged.filter((e) => e.msg === "sip: call answered");
       expect(answered).toHaveLength(1);
       expect(answered[0]).toMatchObject({ to: USER, via: "TCP" });

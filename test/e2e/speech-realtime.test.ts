@@ -331,6 +331,7 @@ describe("E5 idle finish (shortened idle time, real engine)", () => {
 
   it("without client messages for the idle time, speaks the buffer, sends audio.done and closes", async () => {
     const sent: Ev[] = [];
+    const sentAt: number[] = [];
     let closed: { code?: number; reason?: string } | undefined;
     let onClosed: () => void = () => {};
     const closedP = new Promise<void>((r) => {
@@ -338,7 +339,10 @@ describe("E5 idle finish (shortened idle time, real engine)", () => {
     });
     const session = new RealtimeTtsSession(
       {
-        send: (d) => sent.push(JSON.parse(d) as Ev),
+        send: (d) => {
+          sent.push(JSON.parse(d) as Ev);
+          sentAt.push(performance.now());
+        },
         close: (code, reason) => {
           closed = { code, reason };
           onClosed();
@@ -357,9 +361,7 @@ describe("E5 idle finish (shortened idle time, real engine)", () => {
     session.onMessage(
       JSON.stringify({ type: "tts.text.delta", data: { session_id: sid, text: "Are you still there" } }),
     );
-    await new Promise((r) => setTimeout(r, 150));
-    expect(closed).toBeUndefined(); // nothing is spoken yet: no sentence end, no flush
-    expect(sent.some((e) => e.type === "tts.response.sentence.start")).toBe(false);
+    const lastMessageAt = performance.now();
     await closedP;
     expect(closed).toEqual({ code: 1000, reason: "idle timeout" });
     const types = sent.map((e) => e.type);
@@ -368,6 +370,9 @@ describe("E5 idle finish (shortened idle time, real engine)", () => {
       "tts.response.created",
       "tts.response.sentence.start",
     ]);
+    // Nothing was spoken before the idle time ran out (no sentence end, no flush): the sentence
+    // started then, not as the text came (10 ms for a timer's rounding).
+    expect(sentAt[2]! - lastMessageAt).toBeGreaterThan(300 - 10);
     expect(types.at(-1)).toBe("tts.response.audio.done");
     const done = sent.at(-1)!.data.audio as string;
     expect(Buffer.from(done, "base64").length).toBeGreaterThan(24000);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { AmdGate } from "../../src/outbound/amd-gate.ts";
 import type { CallTransport, TransportListener } from "../../src/session/transport.ts";
 import { speak } from "../helpers/speech.ts";
+import { until } from "../helpers/until.ts";
 
 const RATE = 8000;
 
@@ -42,7 +43,7 @@ describe("AmdGate", () => {
     });
     send(speak("Hello?", { rate: RATE }));
     expect(decided).toEqual([]);
-    await new Promise((r) => setTimeout(r, 1300));
+    await until(() => decided.length > 0, "the verdict", 1300);
     expect(decided).toEqual(["human"]);
     const heard: number[] = [];
     gate.attach({

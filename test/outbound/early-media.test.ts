@@ -322,7 +322,8 @@ describe("early media on outbound SIP calls (SIPp behind the Kamailio trunk)", (
     );
     await until(() => fromBridge.length >= 50, "the agent's audio at the far end", 20_000);
     expect(fromBridge.filter((p) => p.at < answeredAt)).toEqual([]);
-    // Time for a turn to form had the announcement leaked into the session.
+    // Time for a turn to form had the announcement leaked into the session. A quiet window, not
+    // a wait on a condition: a turn that never forms leaves no event to wait for.
     await new Promise((r) => setTimeout(r, 3000));
     await fetch(`${bridge.url}/calls/${callId}`, {
       method: "DELETE",

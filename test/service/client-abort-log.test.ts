@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { API_PREFIX, PATHS } from "../../src/api/types/paths.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { until } from "../helpers/until.ts";
 
 interface LogLine {
   level: number;
@@ -42,11 +43,14 @@ async function abortUpload(path: string): Promise<void> {
   const sock = createConnection({ host: "127.0.0.1", port: Number(port) });
   await new Promise<void>((r) => sock.once("connect", () => r()));
   const part = '{"model":"asr","audio":{"format":"pcm","data":"AAAA';
+  const authenticate = vi.spyOn(svc.ctx.accounts, "authenticate");
   sock.write(
     `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n` +
       `Transfer-Encoding: chunked\r\n\r\n${part.length.toString(16)}\r\n${part}\r\n`,
   );
-  await new Promise((r) => setTimeout(r, 100));
+  // Closed once the service has taken the request and reads its body.
+  await until(() => authenticate.mock.calls.length > 0, "the request at the service");
+  authenticate.mockRestore();
   sock.destroy();
 }
 
@@ -54,10 +58,12 @@ describe("a client closing its request mid-body", () => {
   it("is logged at debug with the request, not as a failed request", async () => {
     const path = `${API_PREFIX}${PATHS.asrSse}`;
     await abortUpload(path);
-    const deadline = Date.now() + 5000;
-    const seen = () => lines.find((l) => l.msg === "client closed the request before its answer");
-    while (!seen() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(seen()).toMatchObject({ level: 20, url: path });
+    const seen = await until(
+      () => lines.find((l) => l.msg === "client closed the request before its answer"),
+      "the debug line",
+      5000,
+    );
+    expect(seen).toMatchObject({ level: 20, url: path });
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { BoundedWaitQueue, EngineBusyError, engineRefusals } from "../../src/ser
 import { EspeakPool } from "../../src/service/engines/tts/espeak-pool.ts";
 import { officialVoice } from "../../src/service/engines/tts/voices.ts";
 import { toApiError } from "../../src/service/errors.ts";
+import { until } from "../helpers/until.ts";
 
 describe("BoundedWaitQueue", () => {
   afterEach(() => {
@@ -53,9 +54,10 @@ describe("engines under a bound", () => {
     await expect(e.acquire()).rejects.toThrow(/1 jobs already waiting/);
     await expect(waiting).rejects.toBeInstanceOf(EngineBusyError);
     // A streamed utterance that cannot get a decoder fails with the same error when it ends.
+    const refused = engineRefusals().asr;
     const stream = e.openStream();
     stream.push(new Int16Array(32000));
-    await new Promise((r) => setTimeout(r, 400));
+    await until(() => engineRefusals().asr > refused, "the stream's wait for a decoder to run out", 5_000);
     stream.push(new Int16Array(32000));
     await expect(stream.finish()).rejects.toBeInstanceOf(EngineBusyError);
     e.release(held);

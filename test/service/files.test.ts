@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ErrorBody, FileList, FileObject } from "../../src/api/types/index.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { until } from "../helpers/until.ts";
 import { media } from "./helpers/media.ts";
 
 const A = "key-account-a";
@@ -269,13 +270,10 @@ describe("limits and interruptions", () => {
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.wav"\r\n\r\n`,
     );
     req.write(readFileSync(media.wav()));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(readdirSync(join(dir, "tmp", "uploads")).length).toBe(1);
+    const uploads = () => readdirSync(join(dir, "tmp", "uploads"));
+    await until(() => uploads().length === 1, "the upload's file on disk", 5_000);
     req.destroy();
-    for (let i = 0; i < 100 && readdirSync(join(dir, "tmp", "uploads")).length > 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(readdirSync(join(dir, "tmp", "uploads"))).toEqual([]);
+    await until(() => uploads().length === 0, "the cut upload's file removed", 5_000);
     const after = ((await (await fetch(`${svc.url}/v1/files`, { headers: auth(B) })).json()) as FileList)
       .data;
     expect(after.length).toBe(before);

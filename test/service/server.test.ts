@@ -4,12 +4,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import type { ErrorBody } from "../../src/api/types/index.ts";
 import { DEV_KEY_FILE } from "../../src/service/auth.ts";
 import { badParam } from "../../src/service/errors.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { until } from "../helpers/until.ts";
 
 let dir: string;
 let svc: LocalService;
@@ -145,8 +146,9 @@ describe("closing", () => {
     await new Promise((r) => idle.once("connect", r));
     const dropped = new Promise((r) => idle.once("close", r));
     // A request under way on another connection is answered before the server closes.
+    const authenticate = vi.spyOn(own.ctx.accounts, "authenticate");
     const busy = fetch(`${own.url}/v1/files`, { headers: { authorization: "Bearer key-c" } });
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => authenticate.mock.calls.length > 0, "the request at the service");
     const closing = own.close().then(() => "closed");
     const result = await Promise.race([
       closing,
