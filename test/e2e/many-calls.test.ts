@@ -13,7 +13,7 @@ import type { CallReport } from "../../src/records/reports/report.ts";
 import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { until } from "../helpers/until.ts";
-import { Receiver } from "../reports/receiver.ts";
+import { Receiver } from "../records/reports/receiver.ts";
 import { scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";

@@ -15,8 +15,8 @@ import type { CallSummary } from "../../src/records/store/call-store.ts";
 import { AsteriskClient, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { until } from "../helpers/until.ts";
-import { Attempts } from "../reports/attempts.ts";
-import { Receiver } from "../reports/receiver.ts";
+import { Attempts } from "../records/reports/attempts.ts";
+import { Receiver } from "../records/reports/receiver.ts";
 import { scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 
 const SECRET = "e2e-shutdown-secret-0123456789";

@@ -18,7 +18,7 @@ import { freePort } from "../bridges/sip/sipp.ts";
 import { until } from "../helpers/agents-fixture.ts";
 import { Baresip } from "../helpers/baresip.ts";
 import { firstLoudMs } from "../helpers/speech.ts";
-import { Receiver } from "../reports/receiver.ts";
+import { Receiver } from "../records/reports/receiver.ts";
 import { loopbackSipEnv } from "./bridge-env.ts";
 import { personWav, quietWav, CALLEE_RATE as RATE, voicemailWav } from "./callees.ts";
 import { KamailioTrunk } from "./kamailio-trunk.ts";

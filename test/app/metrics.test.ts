@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { BridgeMetrics } from "../../app/metrics/bridge-metrics.ts";
+
+describe("BridgeMetrics", () => {
+  it("exports per-turn histograms and call counters in Prometheus text format", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    m.observeTurn({ voiceToVoiceMs: 420, eouDelayMs: 260, bargeInMs: 180 });
+    m.observeTurn({ voiceToVoiceMs: 380 });
+    m.activeCalls.inc();
+    m.calls.inc({ transport: "twilio", outcome: "hangup" });
+    const { body, contentType } = await m.render();
+    expect(contentType).toMatch(/^text\/plain/);
+    expect(body).toContain("voice_bridge_turn_voice_to_voice_ms_count 2");
+    expect(body).toContain("voice_bridge_turn_voice_to_voice_ms_sum 800");
+    expect(body).toContain('voice_bridge_turn_voice_to_voice_ms_bucket{le="400"} 1');
+    expect(body).toContain("voice_bridge_turn_eou_delay_ms_count 1");
+    expect(body).toContain("voice_bridge_turn_barge_in_ms_count 1");
+    expect(body).toContain("voice_bridge_active_calls 1");
+    expect(body).toContain('voice_bridge_calls_total{transport="twilio",outcome="hangup"} 1');
+  });
+
+  it("gives the console percentiles of the same histograms, interpolated within a bucket", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    // Ten turns: eight in the 300-400 ms bucket, one in 750-1000, one past the top bucket.
+    for (let i = 0; i < 8; i++) m.observeTurn({ voiceToVoiceMs: 350 });
+    m.observeTurn({ voiceToVoiceMs: 900 });
+    m.observeTurn({ voiceToVoiceMs: 9000 });
+    const { figures, topBucketMs } = await m.latency();
+    const v2v = figures.voiceToVoiceMs;
+    expect(v2v.count).toBe(10);
+    // Rank 5 of the bucket's 8 (ranks 0-8 spread over 300-400 ms): 300 + 100 × 5/8.
+    expect(v2v.p50).toBe(363);
+    // Rank 9 is the 750-1000 bucket's only turn: its upper bound.
+    expect(v2v.p90).toBe(1000);
+    // Rank 9.9 falls past the top bucket: reported as the top bound, which the page shows as "> 5000".
+    expect(v2v.p99).toBe(topBucketMs);
+    expect(figures.asrMs).toMatchObject({ count: 0, p50: null, p90: null, p99: null });
+    expect(v2v.label).toMatch(/first agent audio/);
+  });
+
+  it("counts what bounded queues shed, and the embedded service's refusals as they stand at each scrape", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    m.shed("asr_upload", 3000);
+    m.shed("asr_upload", 1500);
+    m.shed("tts_send", 2_000_000);
+    const refused = { asr: 2, tts: 0 };
+    m.countRefusals(() => refused);
+    let { body } = await m.render();
+    expect(body).toContain('voice_bridge_backlog_drops_total{queue="asr_upload"} 2');
+    expect(body).toContain('voice_bridge_backlog_dropped_bytes_total{queue="asr_upload"} 4500');
+    expect(body).toContain('voice_bridge_backlog_drops_total{queue="tts_send"} 1');
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="asr"} 2');
+    refused.asr = 5;
+    refused.tts = 1;
+    ({ body } = await m.render());
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="asr"} 5');
+    expect(body).toContain('voice_bridge_local_service_refused_total{engine="tts"} 1');
+  });
+});

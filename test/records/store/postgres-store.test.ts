@@ -1,0 +1,92 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Postgres } from "../../../bench/lib/postgres-server.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { MIGRATIONS_TABLE, migrationsOf } from "../../../src/records/store/migrations.ts";
+import { PostgresCallStore } from "../../../src/records/store/postgres/store.ts";
+import { storeContract } from "./store-contract.ts";
+
+let server: Postgres;
+beforeAll(async () => {
+  server = await Postgres.start();
+}, 60_000);
+afterAll(() => server?.close());
+
+let n = 0;
+const open = async (url: string, instance = "bridge-test") =>
+  PostgresCallStore.open({ url, instance, log: silentLogger });
+
+describe("PostgreSQL call store", () => {
+  storeContract({ open: async (instance) => open(await server.database(`calls_${n++}`), instance) });
+
+  it("applies the migrations in the repository once, even with two bridges starting together", async () => {
+    const url = await server.database("migrations");
+    const both = await Promise.all([open(url, "a"), open(url, "b")]);
+    for (const store of both) await store.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
+      expect(rows).toEqual([
+        { version: 1, name: "calls" },
+        { version: 2, name: "call_words" },
+        { version: 3, name: "outbound" },
+        { version: 4, name: "shutdown_outcome" },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("reads the calls of earlier versions with their outcome, the shutdown's no longer a hang-up", async () => {
+    // A database as those versions left it: the outcome read from the reason into its column, the
+    // call-end events with no outcome of their own.
+    const url = await server.database("earlier");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const at = "2026-01-02T09:00:00.000Z";
+    try {
+      await client.query(MIGRATIONS_TABLE);
+      for (const m of migrationsOf("postgres").slice(0, 3)) {
+        await client.query(m.sql);
+        await client.query("INSERT INTO schema_migrations VALUES ($1, $2, $3)", [m.version, m.name, at]);
+      }
+      for (const [callId, reason] of [
+        ["CA-stopped", "bridge shut down"],
+        ["CA-done", "agent: caller said goodbye"],
+      ] as const) {
+        await client.query(
+          "INSERT INTO calls (call_id, instance, transport, started_at, ended_at, end_reason, outcome, duration_ms) VALUES ($1, 'old', 'sip', $2, $2, $3, $4, 1000)",
+          [callId, at, reason, reason.startsWith("agent") ? "agent_hangup" : "caller_hangup"],
+        );
+        const events = [
+          { type: "call-start", at, callId, transport: "sip" },
+          { type: "call-end", at, reason, durationMs: 1000 },
+        ];
+        for (const [seq, e] of events.entries())
+          await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5)", [callId, seq, e.type, at, e]);
+      }
+    } finally {
+      await client.end();
+    }
+
+    const store = await open(url, "new");
+    try {
+      const outcomes = (await store.list({ limit: 10 })).calls.map((c) => [c.callId, c.outcome]);
+      expect(outcomes.sort()).toEqual([
+        ["CA-done", "agent_hangup"],
+        ["CA-stopped", "bridge_shutdown"],
+      ]);
+      expect((await store.get("CA-stopped"))?.events.at(-1)).toEqual({
+        type: "call-end",
+        at,
+        reason: "bridge shut down",
+        outcome: "bridge_shutdown",
+        durationMs: 1000,
+      });
+      expect((await store.get("CA-done"))?.events.at(-1)).toMatchObject({ outcome: "agent_hangup" });
+    } finally {
+      await store.close();
+    }
+  });
+});
