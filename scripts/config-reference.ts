@@ -9,11 +9,12 @@ import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { configSchema, ENV_KEYS } from "../src/config/config.ts";
 import {
+  childObject,
   code,
   defaultText,
-  defOfWalk,
+  type ObjectVisit,
+  objectsOf,
   typeText,
-  type Unwrapped,
   unwrap,
 } from "../src/config/describe-key.ts";
 
@@ -30,42 +31,13 @@ export interface ReferenceRow {
   description: string | undefined;
 }
 
-/** The object under a key, if its value is one (after wrappers), and the list/record marks on the way. */
-function childObject(u: Unwrapped): { shape: Record<string, z.ZodType>; suffix: string } | undefined {
-  const d = defOfWalk(u.core);
-  if (d.type === "object" && d.shape) return { shape: d.shape, suffix: "" };
-  if (u.meta.objectForm) {
-    const inner = childObject(unwrap(u.meta.objectForm));
-    return inner && { shape: inner.shape, suffix: inner.suffix };
-  }
-  const item = d.type === "array" ? d.element : d.type === "record" ? d.valueType : undefined;
-  if (!item) return undefined;
-  const inner = childObject(unwrap(item));
-  return inner && { shape: inner.shape, suffix: (d.type === "array" ? "[]" : ".<name>") + inner.suffix };
-}
-
-interface Visit {
-  path: string;
-  shape: Record<string, z.ZodType>;
-}
-
-/** Every object in the schema with its path, in order (an object used in several places appears in each). */
-function objects(shape: Record<string, z.ZodType>, path: string, out: Visit[]): Visit[] {
-  out.push({ path, shape });
-  for (const [key, schema] of Object.entries(shape)) {
-    const child = childObject(unwrap(schema));
-    if (child) objects(child.shape, `${path ? `${path}.` : ""}${key}${child.suffix}`, out);
-  }
-  return out;
-}
-
 const depth = (path: string) => path.split(/\.|\[\]/).length;
 
 /**
  * Where each object's keys are listed in full: the shortest path at which its fields appear.
  * Elsewhere (`agents.<name>` beside `agent`, a route's agentWebhook) one row points there.
  */
-function homes(visits: Visit[]): Homes {
+function homes(visits: ObjectVisit[]): Homes {
   const home = new Map<z.ZodType, string>();
   const shapeAt = new Map<string, Record<string, z.ZodType>>();
   for (const v of [...visits].sort((a, b) => depth(a.path) - depth(b.path))) {
@@ -90,7 +62,7 @@ export function referenceRows(
     const key = path.join(".");
     envOf.set(key, [...(envOf.get(key) ?? []), name]);
   }
-  const home = homes(objects(schema.shape, "", []));
+  const home = homes(objectsOf(schema.shape));
   const rows: ReferenceRow[] = [];
   const visit = (shape: Record<string, z.ZodType>, prefix: string, section: string) => {
     for (const [key, field] of Object.entries(shape)) {

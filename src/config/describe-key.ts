@@ -1,6 +1,7 @@
 // How a key of the config schema reads to a person: its type ("port number", "`a` or `b`"), its
 // default and what its metadata says. The reference (scripts/config-reference.ts writes
-// docs/configuration.md) and the CLI's help both describe keys with it, so they say the same.
+// docs/configuration.md) and the CLI's help both describe keys with it, so they say the same; and
+// the walk over every object the schema holds, which the reference and the masking of secrets share.
 import { z } from "zod";
 import { type Def, defOf } from "./unknown-keys.ts";
 
@@ -150,4 +151,37 @@ export function defaultText(u: Unwrapped): string {
   if (Array.isArray(v)) return v.length ? code(v.join(", ")) : "none";
   if (typeof v === "object" && v !== null) return Object.keys(v).length ? code(JSON.stringify(v)) : "none";
   return v === undefined ? "—" : code(v);
+}
+
+/** The object under a key, if its value is one (after wrappers), and the list/record marks on the way. */
+export function childObject(u: Unwrapped): { shape: Record<string, z.ZodType>; suffix: string } | undefined {
+  const d = defOfWalk(u.core);
+  if (d.type === "object" && d.shape) return { shape: d.shape, suffix: "" };
+  if (u.meta.objectForm) {
+    const inner = childObject(unwrap(u.meta.objectForm));
+    return inner && { shape: inner.shape, suffix: inner.suffix };
+  }
+  const item = d.type === "array" ? d.element : d.type === "record" ? d.valueType : undefined;
+  if (!item) return undefined;
+  const inner = childObject(unwrap(item));
+  return inner && { shape: inner.shape, suffix: (d.type === "array" ? "[]" : ".<name>") + inner.suffix };
+}
+
+export interface ObjectVisit {
+  path: string;
+  shape: Record<string, z.ZodType>;
+}
+
+/** Every object in the schema with its path, in order (an object used in several places appears in each). */
+export function objectsOf(
+  shape: Record<string, z.ZodType>,
+  path = "",
+  out: ObjectVisit[] = [],
+): ObjectVisit[] {
+  out.push({ path, shape });
+  for (const [key, schema] of Object.entries(shape)) {
+    const child = childObject(unwrap(schema));
+    if (child) objectsOf(child.shape, `${path ? `${path}.` : ""}${key}${child.suffix}`, out);
+  }
+  return out;
 }

@@ -1,28 +1,16 @@
 // What `voice-bridge config` must never print: every key the schema marks `secret` (API keys,
 // tokens, passwords, signing secrets), found by walking the schema, so a credential added to any
 // section is masked without a list to keep. A hand-kept list had already missed the SIP passwords.
-import { z } from "zod";
-import { type Def, defOf } from "./unknown-keys.ts";
+import type { z } from "zod";
+import { objectsOf, unwrap } from "./describe-key.ts";
 
 const MASK = "***";
 
-/** The names of the keys marked secret anywhere in `schema` (e.g. "apiKey", "password"). */
-export function secretKeyNames(schema: z.ZodType): Set<string> {
+/** The names of the keys marked secret anywhere in `schema`'s objects (e.g. "apiKey", "password"). */
+export function secretKeyNames(schema: z.ZodObject): Set<string> {
   const names = new Set<string>();
-  const seen = new Set<z.ZodType>();
-  const visit = (s: z.ZodType | undefined, key?: string) => {
-    if (!s || seen.has(s)) return;
-    seen.add(s);
-    const meta = z.globalRegistry.get(s) as { secret?: boolean; objectForm?: z.ZodType } | undefined;
-    if (key && meta?.secret) names.add(key);
-    visit(meta?.objectForm, key);
-    const d: Def & { left?: z.ZodType; right?: z.ZodType } = defOf(s);
-    for (const [k, field] of Object.entries(d.shape ?? {})) visit(field, k);
-    for (const inner of [d.innerType, d.in, d.out, d.element, d.valueType, d.left, d.right, d.getter?.()])
-      visit(inner, key);
-    for (const o of d.options ?? []) visit(o, key);
-  };
-  visit(schema);
+  for (const { shape } of objectsOf(schema.shape))
+    for (const [key, field] of Object.entries(shape)) if (unwrap(field).meta.secret) names.add(key);
   return names;
 }
 
