@@ -2,6 +2,7 @@
 // environment variable with its key, type, default and meaning, and the variable behind a flag,
 // so `--help` names no variable the program does not read and leaves none out.
 import { Help } from "commander";
+import type { z } from "zod";
 import { configSchema } from "../src/config/config.ts";
 import { defaultText, typeText, unwrap } from "../src/config/describe-key.ts";
 import { type EnvVariable, envVariables } from "../src/config/env.ts";
@@ -30,6 +31,13 @@ export function flagHelp(text: string, path: string, opts: { default?: string } 
 /** Markdown's code marks are for the reference; a terminal shows the words. */
 const plain = (text: string) => text.replaceAll("`", "");
 
+/** The sections that have variables, in the schema's order, each with its variables. */
+const BY_SECTION: ReadonlyArray<readonly [string, z.ZodType, EnvVariable[]]> = Object.entries(
+  configSchema.shape,
+)
+  .map(([section, schema]) => [section, schema, VARIABLES.filter((v) => v.path[0] === section)] as const)
+  .filter(([, , variables]) => variables.length > 0);
+
 /** Every environment variable, by section of the config file: its key, type, default and meaning. */
 export function environmentHelp(width = 80): string {
   const help = new Help();
@@ -40,9 +48,7 @@ export function environmentHelp(width = 80): string {
       .map((line) => " ".repeat(indent) + line)
       .join("\n");
   const out: string[] = [];
-  for (const [section, schema] of Object.entries(configSchema.shape)) {
-    const inSection = VARIABLES.filter((v) => v.path[0] === section);
-    if (inSection.length === 0) continue;
+  for (const [section, schema, inSection] of BY_SECTION) {
     out.push("", wrap(`${section}: ${unwrap(schema).meta.description ?? ""}`, 0));
     for (const v of inSection) {
       const u = unwrap(v.schema);
@@ -65,10 +71,9 @@ export function environmentHelp(width = 80): string {
 export function environmentSummary(width = 80): string {
   const help = new Help();
   const out: string[] = [];
-  const sections = Object.keys(configSchema.shape).filter((s) => VARIABLES.some((v) => v.path[0] === s));
-  const column = Math.max(...sections.map((s) => s.length)) + 4;
-  for (const section of sections) {
-    const names = VARIABLES.filter((v) => v.path[0] === section).map((v) => {
+  const column = Math.max(...BY_SECTION.map(([section]) => section.length)) + 4;
+  for (const [section, , inSection] of BY_SECTION) {
+    const names = inSection.map((v) => {
       const fallback = defaultText(unwrap(v.schema));
       return fallback === "—" ? v.name : `${v.name} (${plain(fallback)})`;
     });
