@@ -18,11 +18,11 @@ import { conversationConfig } from "./discord-prompts.ts";
 import type { EndOfCall } from "./end-of-call.ts";
 import type { Records } from "./records.ts";
 
-/** Runs the agent's session on a call; an outbound call's `onEnd` hears its end. */
+/** Runs the agent's session on a call; an outbound call's `onEnd` hears that it ended. */
 export type StartSession = (
   transport: CallTransport,
   agent: CallAgent,
-  outbound?: { onEnd: (end: CallEnd) => void },
+  outbound?: { onEnd: () => void },
 ) => { end(end: CallEnd): void };
 
 export interface SessionDeps {
@@ -72,7 +72,7 @@ export function sessionStarter(d: SessionDeps): StartSession {
     if (d.draining()) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
       void callTransport.hangUp("bridge is shutting down");
-      outbound?.onEnd({ outcome: "bridge_shutdown", reason: "bridge is shutting down" });
+      outbound?.onEnd();
       return { end: () => {} };
     }
     const callId = callTransport.info.callId;
@@ -99,7 +99,7 @@ export function sessionStarter(d: SessionDeps): StartSession {
       onEnd: (end) => {
         d.endOfCall.sessionEnded(agent, transport.info.callId, recording);
         live.delete(session);
-        outbound?.onEnd(end);
+        outbound?.onEnd();
         metrics.activeCalls.dec();
         metrics.calls.inc({ transport: transport.info.transport, outcome: end.outcome });
       },

@@ -30,11 +30,11 @@ export interface OutboundDeps {
   readonly draining?: () => boolean;
   readonly limits: DialLimits;
   readonly events: CallEventSink;
-  /** Starts the agent's session on an answered call; `onEnd` hears its end. */
+  /** Starts the agent's session on an answered call; `onEnd` hears that it ended (the session records how). */
   readonly startSession: (
     transport: CallTransport,
     agent: CallAgent,
-    onEnd: (end: CallEnd) => void,
+    onEnd: () => void,
   ) => { end(end: CallEnd): void };
   /** The agent's voice, for a voicemail message. */
   readonly tts: (agent: CallAgent) => SpeechSynthesizer;
