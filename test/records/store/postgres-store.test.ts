@@ -4,7 +4,7 @@ import { Postgres } from "../../../bench/lib/postgres-server.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { MIGRATIONS_TABLE, migrationsOf } from "../../../src/records/store/migrations.ts";
 import { PostgresCallStore } from "../../../src/records/store/postgres/store.ts";
-import { storeContract } from "./store-contract.ts";
+import { EARLIER_AT, EARLIER_CALLS, expectEarlierCallsRead, storeContract } from "./store-contract.ts";
 
 let server: Postgres;
 beforeAll(async () => {
@@ -44,27 +44,29 @@ describe("PostgreSQL call store", () => {
     const url = await server.database("earlier");
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    const at = "2026-01-02T09:00:00.000Z";
     try {
       await client.query(MIGRATIONS_TABLE);
       for (const m of migrationsOf("postgres").slice(0, 3)) {
         await client.query(m.sql);
-        await client.query("INSERT INTO schema_migrations VALUES ($1, $2, $3)", [m.version, m.name, at]);
+        await client.query("INSERT INTO schema_migrations VALUES ($1, $2, $3)", [
+          m.version,
+          m.name,
+          EARLIER_AT,
+        ]);
       }
-      for (const [callId, reason] of [
-        ["CA-stopped", "bridge shut down"],
-        ["CA-done", "agent: caller said goodbye"],
-      ] as const) {
+      for (const { callId, reason, outcome, events } of EARLIER_CALLS) {
         await client.query(
           "INSERT INTO calls (call_id, instance, transport, started_at, ended_at, end_reason, outcome, duration_ms) VALUES ($1, 'old', 'sip', $2, $2, $3, $4, 1000)",
-          [callId, at, reason, reason.startsWith("agent") ? "agent_hangup" : "caller_hangup"],
+          [callId, EARLIER_AT, reason, outcome],
         );
-        const events = [
-          { type: "call-start", at, callId, transport: "sip" },
-          { type: "call-end", at, reason, durationMs: 1000 },
-        ];
         for (const [seq, e] of events.entries())
-          await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5)", [callId, seq, e.type, at, e]);
+          await client.query("INSERT INTO events VALUES ($1, $2, $3, $4, $5)", [
+            callId,
+            seq,
+            e.type,
+            EARLIER_AT,
+            e,
+          ]);
       }
     } finally {
       await client.end();
@@ -72,19 +74,7 @@ describe("PostgreSQL call store", () => {
 
     const store = await open(url, "new");
     try {
-      const outcomes = (await store.list({ limit: 10 })).calls.map((c) => [c.callId, c.outcome]);
-      expect(outcomes.sort()).toEqual([
-        ["CA-done", "agent_hangup"],
-        ["CA-stopped", "bridge_shutdown"],
-      ]);
-      expect((await store.get("CA-stopped"))?.events.at(-1)).toEqual({
-        type: "call-end",
-        at,
-        reason: "bridge shut down",
-        outcome: "bridge_shutdown",
-        durationMs: 1000,
-      });
-      expect((await store.get("CA-done"))?.events.at(-1)).toMatchObject({ outcome: "agent_hangup" });
+      await expectEarlierCallsRead(store);
     } finally {
       await store.close();
     }

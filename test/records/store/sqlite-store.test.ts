@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS_TABLE, migrationsOf } from "../../../src/records/store/migrations.ts";
 import { SqliteCallStore } from "../../../src/records/store/sqlite/store.ts";
 import { callEvents } from "../../session/call-events.ts";
-import { storeContract } from "./store-contract.ts";
+import { EARLIER_AT, EARLIER_CALLS, expectEarlierCallsRead, storeContract } from "./store-contract.ts";
 
 const root = mkdtempSync(join(tmpdir(), "vb-sqlite-store-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -59,24 +59,16 @@ describe("SQLite call store", () => {
       db.exec(m.sql);
       db.prepare("INSERT INTO schema_migrations VALUES (?, ?, ?)").run(m.version, m.name, "2026-01-01");
     }
-    const at = "2026-01-02T09:00:00.000Z";
-    for (const [callId, reason] of [
-      ["CA-stopped", "bridge shut down"],
-      ["CA-done", "agent: caller said goodbye"],
-    ] as const) {
+    for (const { callId, reason, outcome, events } of EARLIER_CALLS) {
       db.prepare(
         "INSERT INTO calls (call_id, instance, transport, started_at, ended_at, end_reason, outcome, duration_ms) VALUES (?, 'old', 'sip', ?, ?, ?, ?, 1000)",
-      ).run(callId, at, at, reason, reason.startsWith("agent") ? "agent_hangup" : "caller_hangup");
-      const events = [
-        { type: "call-start", at, callId, transport: "sip" },
-        { type: "call-end", at, reason, durationMs: 1000 },
-      ];
+      ).run(callId, EARLIER_AT, EARLIER_AT, reason, outcome);
       for (const [seq, e] of events.entries())
         db.prepare("INSERT INTO events VALUES (?, ?, ?, ?, ?)").run(
           callId,
           seq,
           e.type,
-          at,
+          EARLIER_AT,
           JSON.stringify(e),
         );
     }
@@ -84,19 +76,7 @@ describe("SQLite call store", () => {
 
     const store = await open("new", path);
     expect(store.migrations).toEqual(["3_shutdown_outcome"]);
-    const outcomes = (await store.list({ limit: 10 })).calls.map((c) => [c.callId, c.outcome]);
-    expect(outcomes.sort()).toEqual([
-      ["CA-done", "agent_hangup"],
-      ["CA-stopped", "bridge_shutdown"],
-    ]);
-    expect((await store.get("CA-stopped"))?.events.at(-1)).toEqual({
-      type: "call-end",
-      at,
-      reason: "bridge shut down",
-      outcome: "bridge_shutdown",
-      durationMs: 1000,
-    });
-    expect((await store.get("CA-done"))?.events.at(-1)).toMatchObject({ outcome: "agent_hangup" });
+    await expectEarlierCallsRead(store);
     await store.close();
   });
 

@@ -15,6 +15,40 @@ export interface Engine {
   open(instance?: string): Promise<CallStore>;
 }
 
+/**
+ * Calls as versions before the typed outcome filed them: the outcome column read from the reason
+ * (their shutdown counted as a hang-up), the call-end event with no outcome of its own. Each engine's
+ * test writes them its own way, opens the store and checks them with expectEarlierCallsRead.
+ */
+export const EARLIER_AT = "2026-01-02T09:00:00.000Z";
+export const EARLIER_CALLS = [
+  { callId: "CA-stopped", reason: "bridge shut down", outcome: "caller_hangup" },
+  { callId: "CA-done", reason: "agent: caller said goodbye", outcome: "agent_hangup" },
+].map((c) => ({
+  ...c,
+  events: [
+    { type: "call-start", at: EARLIER_AT, callId: c.callId, transport: "sip" },
+    { type: "call-end", at: EARLIER_AT, reason: c.reason, durationMs: 1000 },
+  ],
+}));
+
+/** The earlier calls as a store of now gives them back: the shutdown's re-filed, every call-end with its outcome. */
+export async function expectEarlierCallsRead(store: CallStore): Promise<void> {
+  const outcomes = (await store.list({ limit: 10 })).calls.map((c) => [c.callId, c.outcome]);
+  expect(outcomes.sort()).toEqual([
+    ["CA-done", "agent_hangup"],
+    ["CA-stopped", "bridge_shutdown"],
+  ]);
+  expect((await store.get("CA-stopped"))?.events.at(-1)).toEqual({
+    type: "call-end",
+    at: EARLIER_AT,
+    reason: "bridge shut down",
+    outcome: "bridge_shutdown",
+    durationMs: 1000,
+  });
+  expect((await store.get("CA-done"))?.events.at(-1)).toMatchObject({ outcome: "agent_hangup" });
+}
+
 const minute = (m: number) => new Date(Date.UTC(2026, 2, 1, 9, m)).toISOString();
 
 export function storeContract(engine: Engine): void {
