@@ -6,10 +6,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallReport } from "../../src/records/reports/report.ts";
 import type { CallSummary } from "../../src/records/store/call-store.ts";
 import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
@@ -17,7 +15,7 @@ import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { until } from "../helpers/until.ts";
 import { Attempts } from "../records/reports/attempts.ts";
 import { Receiver } from "../records/reports/receiver.ts";
-import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
+import { GREETING, scriptedBridgeEnv, startScriptedBridge } from "./scripted-services.ts";
 
 const SECRET = "e2e-report-secret-0123456789";
 const dir = mkdtempSync(join(tmpdir(), "vb-e2e-reports-"));
@@ -28,18 +26,15 @@ afterAll(async () => {
 });
 
 async function bridgeReportingTo(url: string, attempts: Attempts): Promise<Bridge> {
-  const config = loadConfig({
-    env: {
+  const bridge = await startScriptedBridge(
+    {
       ...scriptedBridgeEnv(join(dir, "data")),
       AGENT_RECORDING_DIR: join(dir, "recordings"),
       CALL_REPORT_URL: url,
       CALL_REPORT_SECRET: SECRET,
     },
-  });
-  const bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    wrapServices: scripted,
-    onReportAttempt: attempts.push,
-  });
+    { onReportAttempt: attempts.push },
+  );
   cleanups.push(() => bridge.close(0));
   return bridge;
 }

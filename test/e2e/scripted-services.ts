@@ -1,5 +1,8 @@
 // Scripted speech services for bridge tests where only the bridge is under test: the agent says
 // its greeting (200 ms of audio per sentence) and hears nothing.
+import { pino } from "pino";
+import { type Bridge, type BridgeOverrides, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import type { SessionServices, TtsEvent } from "../../src/session/services.ts";
 import { Channel } from "../session/harness.ts";
 
@@ -20,6 +23,17 @@ export function scriptedBridgeEnv(dataDir: string): Record<string, string> {
     SVC_API_KEY: "unused",
     SVC_LOCAL_DATA_DIR: dataDir,
   };
+}
+
+/** A bridge on these services with `env` (scriptedBridgeEnv's and more); its logs with E2E_LOG set. */
+export function startScriptedBridge(
+  env: Record<string, string>,
+  overrides: BridgeOverrides = {},
+): Promise<Bridge> {
+  return startBridge(loadConfig({ env }), pino({ level: process.env.E2E_LOG ?? "silent" }), {
+    wrapServices: scripted,
+    ...overrides,
+  });
 }
 
 /** Scripted services: the agent says GREETING (200 ms of audio per sentence), hears nothing. */

@@ -5,10 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import type { CallReport } from "../../src/records/reports/report.ts";
 import type { CallSummary } from "../../src/records/store/call-store.ts";
@@ -17,7 +15,7 @@ import { bridgeFetch } from "../helpers/bridge-token.ts";
 import { until } from "../helpers/until.ts";
 import { Attempts } from "../records/reports/attempts.ts";
 import { Receiver } from "../records/reports/receiver.ts";
-import { scripted, scriptedBridgeEnv } from "./scripted-services.ts";
+import { scriptedBridgeEnv, startScriptedBridge } from "./scripted-services.ts";
 
 const SECRET = "e2e-shutdown-secret-0123456789";
 const UUID = "44444444-4444-4444-8444-444444444444";
@@ -29,13 +27,10 @@ afterAll(async () => {
 });
 
 async function bridgeReportingTo(url: string, attempts: Attempts): Promise<Bridge> {
-  const config = loadConfig({
-    env: { ...scriptedBridgeEnv(join(dir, "data")), CALL_REPORT_URL: url, CALL_REPORT_SECRET: SECRET },
-  });
-  const bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    wrapServices: scripted,
-    onReportAttempt: attempts.push,
-  });
+  const bridge = await startScriptedBridge(
+    { ...scriptedBridgeEnv(join(dir, "data")), CALL_REPORT_URL: url, CALL_REPORT_SECRET: SECRET },
+    { onReportAttempt: attempts.push },
+  );
   cleanups.push(() => bridge.close(0));
   return bridge;
 }
