@@ -1,6 +1,6 @@
 // The `discord` section: the bot that puts an agent in voice channels, and its shards.
 import { z } from "zod";
-import { url } from "./values.ts";
+import { url, wordList } from "./values.ts";
 
 export const discordSchema = z
   .object({
@@ -13,9 +13,7 @@ export const discordSchema = z
       env: "DISCORD_API_BASE",
       description: "Base URL of Discord's API (REST; the gateway URL comes from /gateway/bot).",
     }),
-    autoJoin: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
+    autoJoin: wordList
       .pipe(
         z.array(z.string().regex(/^\d{15,21}$/, { error: "expected a channel id (a snowflake: digits)" })),
       )

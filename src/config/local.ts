@@ -1,7 +1,7 @@
 // The `local` section: the embedded local service (used when no hosted service is set), where it
 // listens and keeps data, and the engines or upstream servers behind its endpoints.
 import { z } from "zod";
-import { httpUrl, port, url } from "./values.ts";
+import { httpUrl, port, url, wordList } from "./values.ts";
 
 export const localSchema = z
   .object({
@@ -19,15 +19,11 @@ export const localSchema = z
       description:
         "Where the local service keeps files, voices and keys, and the bridge its call records (SQLite), token and reports.",
     }),
-    apiKeys: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-      .default([])
-      .meta({
-        env: "SVC_LOCAL_API_KEYS",
-        secret: true,
-        description: "Keys the local service accepts; empty → one dev key kept in dataDir.",
-      }),
+    apiKeys: wordList.default([]).meta({
+      env: "SVC_LOCAL_API_KEYS",
+      secret: true,
+      description: "Keys the local service accepts; empty → one dev key kept in dataDir.",
+    }),
     chatEngine: z.enum(["scripted", "openai-compatible"]).optional().meta({
       env: "SVC_CHAT_ENGINE",
       description:
@@ -120,15 +116,11 @@ export const localSchema = z
       description:
         "Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for speech, a fixed transcript, the scripted agent at zero pace (see docs/benchmarks.md).",
     }),
-    imageBlocklist: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-      .optional()
-      .meta({
-        env: "SVC_IMAGE_BLOCKLIST",
-        description:
-          "Words and phrases that stop an image prompt (E7/E8 content_filtered); unset → built-in list.",
-      }),
+    imageBlocklist: wordList.optional().meta({
+      env: "SVC_IMAGE_BLOCKLIST",
+      description:
+        "Words and phrases that stop an image prompt (E7/E8 content_filtered); unset → built-in list.",
+    }),
   })
   .prefault({})
   .meta({

@@ -1,7 +1,7 @@
 // The `service` section: which service API the bridge talks to (hosted, or the embedded local one)
 // and the models, voice and language every agent starts from.
 import { z } from "zod";
-import { url } from "./values.ts";
+import { url, wordList } from "./values.ts";
 
 export const serviceSchema = z
   .object({
@@ -36,14 +36,10 @@ export const serviceSchema = z
       description: "Voice id for the agent (an official voice, or a cloned voice id with voiceLabel).",
     }),
     language: z.string().min(1).default("en").meta({ description: "Recognition language." }),
-    hotwords: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : v.split(",")).map((k) => k.trim()).filter(Boolean))
-      .default([])
-      .meta({
-        env: "SVC_HOTWORDS",
-        description: "Hotwords that bias recognition (product names, menu words).",
-      }),
+    hotwords: wordList.default([]).meta({
+      env: "SVC_HOTWORDS",
+      description: "Hotwords that bias recognition (product names, menu words).",
+    }),
   })
   .prefault({})
   .meta({
