@@ -6,7 +6,7 @@ import type { CallAgent } from "../../src/agents/call-agent.ts";
 import type { SvcClient } from "../../src/api/client.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { recordFromEvents } from "../../src/records/call-record.ts";
-import { type CallReport, callReport } from "../../src/records/reports/report.ts";
+import { callReport } from "../../src/records/reports/report.ts";
 import type { RecordingTransport } from "../../src/session/call-recording.ts";
 import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
 import { runAnalysis } from "./call-analysis.ts";
@@ -40,11 +40,8 @@ export function endOfCall(d: EndOfCallDeps): EndOfCall {
     });
   return {
     sessionEnded(agent, callId, recording) {
-      const recorded = recording?.close();
-      if (recording)
-        void recorded?.then(async () => {
-          if (await fileExists(recording.path)) store.setRecording(callId, resolve(recording.path));
-        });
+      const filed = recording ? recordingFiled(recording) : Promise.resolve(undefined);
+      void filed.then((path) => path && store.setRecording(callId, path));
       // The analysis (when the agent has one) goes into the record before the report is made.
       const analysed = agent.analysis
         ? runAnalysis(agent, callId, { client: d.client, transcripts, metrics: d.metrics, log: d.log })
@@ -56,7 +53,9 @@ export function endOfCall(d: EndOfCallDeps): EndOfCall {
         if (made) store.setReport(made.reportId, "pending", undefined, callId);
         return made;
       });
-      void reporter.submit(report.then((r) => r && withRecording(r, recording, recorded)));
+      void reporter.submit(
+        Promise.all([report, filed]).then(([r, path]) => (r && path ? { ...r, recordingPath: path } : r)),
+      );
     },
     async unansweredEnded(callId) {
       const record = reporter && (await wholeRecord(callId));
@@ -68,15 +67,13 @@ export function endOfCall(d: EndOfCallDeps): EndOfCall {
   };
 }
 
-/** The report with its recording's path, once the file is complete (if the call was recorded). */
-async function withRecording(
-  report: CallReport,
-  recording: RecordingTransport | undefined,
-  closed: Promise<void> | undefined,
-): Promise<CallReport> {
-  if (!recording) return report;
-  await closed?.catch(() => {});
-  return (await fileExists(recording.path)) ? { ...report, recordingPath: resolve(recording.path) } : report;
+/**
+ * Where a call's recording is once its file is complete: closed (a write failure was logged), then
+ * looked for once, for the record and the report alike; undefined when no file was written.
+ */
+async function recordingFiled(recording: RecordingTransport): Promise<string | undefined> {
+  await recording.close().catch(() => {});
+  return (await fileExists(recording.path)) ? resolve(recording.path) : undefined;
 }
 
 /** Whether a file is there, asked without blocking the loop that carries the calls' audio. */
