@@ -24,10 +24,12 @@ export class SseWriter {
   constructor(reply: FastifyReply, headers: Record<string, string> = {}) {
     reply.hijack();
     this.raw = reply.raw;
+    // No `connection` header: node answers the client's own. Forcing keep-alive on a request that
+    // said `Connection: close` (the bridge's E6 uploads) kept a socket whose parser refuses
+    // anything more, so a proxy that reused it got a 400 for the next request, often a chat.
     this.raw.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
-      connection: "keep-alive",
       "x-accel-buffering": "no",
       ...headers,
     });
