@@ -4,6 +4,7 @@
 // or interrupted, in which case it reports what the caller actually heard.
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
 import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
 import { heardText, type SpokenSentence } from "./history.ts";
 import { TurnPlayout } from "./playout.ts";
 import type { ChatModel, ToolCallRequest, TtsStream } from "./services.ts";
@@ -37,16 +38,23 @@ export interface AgentTurnResult {
 export interface AgentTurnDeps {
   chat: ChatModel;
   openTts: () => Promise<TtsStream>;
-  tools: ToolBox;
+  tools: Pick<ToolBox, "definitions" | "run">;
   transport: CallTransport;
   clock: Clock;
   /** Max tool rounds before the model must answer in words. */
   maxToolRounds?: number;
   /** How long after `flushed` with no sentence open the audio counts as complete. */
   flushSettleMs?: number;
+  log?: Logger;
 }
 
 const alnum = (s: string) => s.replace(/[^\p{L}\p{N}]/gu, "").length;
+
+/** The service refused the request as such: sending it again would get the same answer. */
+function refused(err: unknown): boolean {
+  const status = (err as { status?: unknown })?.status;
+  return typeof status === "number" && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
 
 export class AgentTurn {
   readonly timings: TurnTimings = {};
@@ -58,6 +66,9 @@ export class AgentTurn {
   readonly #sentences: SpokenSentence[] = [];
   readonly #toolCalls: ToolCallRequest[] = [];
   #tts: TtsStream | undefined;
+  /** Text the model produced before the TTS session was ready, sent as soon as it is. */
+  #unsent = "";
+  #chatRequests = 0;
   #generated = "";
   #sentChars = 0;
   #spokenChars = 0;
@@ -93,6 +104,11 @@ export class AgentTurn {
   /** True while the agent is audibly speaking or still has audio to come. */
   get speaking(): boolean {
     return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
+  }
+
+  /** Chat requests this turn sent: one per tool round, plus any retry. */
+  get chatRequests(): number {
+    return this.#chatRequests;
   }
 
   /** Times the caller heard silence mid-reply before more of its audio came (TurnPlayout.dryRuns). */
@@ -148,15 +164,10 @@ export class AgentTurn {
   }
 
   async #run(): Promise<void> {
+    // The chat does not wait for the TTS session: a spare still opening (a turn right after
+    // another) would otherwise put its handshake in front of the first token.
+    const ttsReady = this.#startTts();
     try {
-      const tts = await this.#openTtsWithRetry();
-      // Cancelled or interrupted while the session opened: nobody will read or close it.
-      if (this.#abort.signal.aborted) {
-        tts.close();
-        return;
-      }
-      this.#tts = tts;
-      void this.#consumeTts(this.#tts);
       const rounds = this.#deps.maxToolRounds ?? 3;
       for (let round = 0; round <= rounds && !this.#abort.signal.aborted; round++) {
         const { text, calls } = await this.#chatRound(round === rounds);
@@ -182,7 +193,8 @@ export class AgentTurn {
         if (this.#action) break;
       }
       this.#textDone = true;
-      if (!this.#abort.signal.aborted) this.#tts.flush();
+      const tts = await ttsReady;
+      if (!this.#abort.signal.aborted) tts.flush();
       this.#checkComplete();
     } catch (err) {
       if (this.#abort.signal.aborted) return;
@@ -190,13 +202,38 @@ export class AgentTurn {
     }
   }
 
-  /** One chat stream; retried once if it fails before any text was spoken. */
+  /** The turn's TTS session, read from as soon as it is open; a failure to open fails the turn. */
+  #startTts(): Promise<TtsStream> {
+    const ready = this.#openTtsWithRetry().then((tts) => {
+      // Cancelled or interrupted while the session opened: nobody else will close it.
+      if (this.#abort.signal.aborted) {
+        tts.close();
+        throw new Error("turn ended while its TTS session opened");
+      }
+      this.#tts = tts;
+      if (this.#unsent) this.#sendText(tts, this.#unsent);
+      this.#unsent = "";
+      void this.#consumeTts(tts);
+      return tts;
+    });
+    ready.catch((err: unknown) => {
+      if (!this.#abort.signal.aborted) this.#fail(err);
+    });
+    return ready;
+  }
+
+  /**
+   * One chat stream; retried once at once if it fails before any text was spoken, unless the
+   * service refused the request itself (a 4xx other than a timeout or rate limit: the same
+   * request would be refused again, and the caller would wait a round trip for nothing).
+   */
   async #chatRound(mustAnswer: boolean): Promise<{ text: string; calls: ToolCallRequest[] }> {
     for (let attempt = 0; ; attempt++) {
       let text = "";
       const calls: ToolCallRequest[] = [];
       try {
         this.timings.chatStartAt ??= this.#deps.clock.now();
+        this.#chatRequests++;
         const tools = mustAnswer ? [] : this.#deps.tools.definitions();
         for await (const ev of this.#deps.chat.stream(this.#messages, tools, this.#abort.signal)) {
           if (this.#abort.signal.aborted) break;
@@ -211,16 +248,22 @@ export class AgentTurn {
         }
         return { text, calls };
       } catch (err) {
-        if (this.#abort.signal.aborted || text || attempt >= 1) throw err;
+        if (this.#abort.signal.aborted || text || attempt >= 1 || refused(err)) throw err;
+        this.#deps.log?.warn({ err: (err as Error).message }, "chat request failed: sending it again");
       }
     }
   }
 
   #speak(text: string): void {
-    this.timings.firstTextSentAt ??= this.#deps.clock.now();
     this.#generated += text;
     this.#sentChars += alnum(text);
-    this.#tts?.sendText(text);
+    if (this.#tts) this.#sendText(this.#tts, text);
+    else this.#unsent += text;
+  }
+
+  #sendText(tts: TtsStream, text: string): void {
+    this.timings.firstTextSentAt ??= this.#deps.clock.now();
+    tts.sendText(text);
   }
 
   async #openTtsWithRetry(): Promise<TtsStream> {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { flushMicrotasks, VirtualClock } from "../../src/core/clock.ts";
 import { AgentTurn } from "../../src/session/agent-turn.ts";
-import type { TtsEvent, TtsStream } from "../../src/session/services.ts";
+import type { ChatModel, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import { ToolBox } from "../../src/session/tools.ts";
 import { Channel, VirtualTransport } from "./harness.ts";
 
@@ -56,6 +56,80 @@ describe("AgentTurn and its TTS session", () => {
       tts.resolve();
       await flushMicrotasks();
       expect(tts.stream.closed).toBe(true);
+    });
+  }
+});
+
+describe("AgentTurn and its chat", () => {
+  function turnWith(chat: ChatModel, open: () => Promise<TtsStream>, clock: VirtualClock): AgentTurn {
+    return new AgentTurn(
+      { chat, openTts: open, tools: new ToolBox([]), transport: new VirtualTransport(clock), clock },
+      [{ role: "user", content: "hi" }],
+      { held: false },
+    );
+  }
+
+  it("asks the chat before its TTS session has opened, and sends the text once it has", async () => {
+    const clock = new VirtualClock();
+    const events = new Channel<TtsEvent>();
+    const sent: string[] = [];
+    const stream: TtsStream = {
+      closed: false,
+      sendText: (t) => void sent.push(t),
+      flush: () => events.push({ type: "flushed" }),
+      close: () => events.close(),
+      events,
+    };
+    let opened!: () => void;
+    const open = () => new Promise<TtsStream>((r) => (opened = () => r(stream)));
+    let asked = 0;
+    const turn = turnWith(
+      {
+        async *stream() {
+          asked++;
+          yield { type: "text", text: "Hello " };
+          yield { type: "text", text: "there." };
+        },
+      },
+      open,
+      clock,
+    );
+    void turn.start();
+    await flushMicrotasks();
+    expect(asked).toBe(1); // the chat did not wait for the session
+    expect(turn.timings.firstTokenAt).toBeDefined();
+    expect(sent).toEqual([]);
+    opened();
+    await flushMicrotasks();
+    expect(sent.join("")).toBe("Hello there.");
+    turn.interrupt();
+  });
+
+  for (const [status, requests] of [
+    [400, 1],
+    [503, 2],
+  ] as const) {
+    it(`${status === 400 ? "does not send again" : "sends again once"} a chat refused with ${status}`, async () => {
+      const clock = new VirtualClock();
+      const tts = pendingTts();
+      let asked = 0;
+      const turn = turnWith(
+        {
+          // biome-ignore lint/correctness/useYield: it fails before its first chunk
+          async *stream() {
+            asked++;
+            throw Object.assign(new Error(`HTTP ${status}`), { status });
+          },
+        },
+        tts.open,
+        clock,
+      );
+      const done = turn.start();
+      tts.resolve();
+      const r = await done;
+      expect(r.error).toBe(`HTTP ${status}`);
+      expect(asked).toBe(requests);
+      expect(turn.chatRequests).toBe(requests);
     });
   }
 });
