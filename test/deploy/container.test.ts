@@ -1,7 +1,8 @@
 // The deployment image, built and run for real (podman; test/deploy/podman.ts says how): the
 // bridge in it, with its embedded local service, answers a simulated Twilio call and a real SIP
 // phone (baresip), reports healthy, and on SIGTERM drains as deployed: OPTIONS probes and new calls
-// get 503, the call in progress carries on to its end, then the container exits 0.
+// get 503, the call in progress carries on to its end, then the container exits 0. The image is the
+// slim one the Dockerfile's last stage makes: at most 400 MB, nothing in it that builds or installs.
 // Words: none are checked; the agent's greeting is heard as audio.
 import { createSocket } from "node:dgram";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +14,16 @@ import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { Baresip, freePort } from "../helpers/baresip.ts";
 import { until } from "../helpers/until.ts";
-import { buildImage, ensureBaseImage, logs, podman, podmanStatus, remove, runImage } from "./podman.ts";
+import {
+  buildImage,
+  ensureBaseImage,
+  IMAGE,
+  logs,
+  podman,
+  podmanStatus,
+  remove,
+  runImage,
+} from "./podman.ts";
 
 const TOKEN = "container-test-token";
 const BRIDGE_TOKEN = "container-test-bridge-token";
@@ -139,6 +149,22 @@ describe("the deployment image (podman)", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Call the agent");
   }, 60_000);
+
+  it("is slim: at most 400 MB, with no compiler, headers or package manager in it", async () => {
+    const bytes = Number((await podman(["image", "inspect", IMAGE, "--format", "{{.Size}}"])).trim());
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThanOrEqual(400_000_000);
+    const found = await podman([
+      "exec",
+      name,
+      "bash",
+      "-c",
+      "for p in cc gcc make apt-get dpkg npm ffmpeg node; do command -v $p; done; " +
+        "for d in /usr/include /usr/lib/gcc /var/lib/dpkg; do [ ! -e $d ] || echo $d; done; true",
+    ]);
+    // Node and ffmpeg are there (what runs); what builds or installs is not.
+    expect(found.trim().split("\n")).toEqual(["/usr/local/bin/ffmpeg", "/app/.tools/node/bin/node"]);
+  });
 
   it("answers a SIP phone (baresip, PCMU) with the greeting", async () => {
     const phone = await Baresip.start({ codec: "pcmu", wav: callerWav(5) });
