@@ -1,5 +1,6 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
-//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]`
+//   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]
+//   [--latency PROFILE]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
@@ -7,6 +8,8 @@
 //   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
 //   to reload, so it is skipped;
 //   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
+//   --latency: the timing of a hosted service the local service plays (local.latency, e.g. hosted:
+//   asr 400, chat 550, tts 250 ms; default none), said in the line as `latency`;
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -57,7 +60,9 @@ import {
 import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
 import { TWILIO_TOKEN } from "./lib/calls-transports.ts";
+import { latencyArg } from "./lib/latency-arg.ts";
 import { espeakSpeech } from "./lib/measure.ts";
+import { chatRequestsInLog } from "./lib/service-time.ts";
 
 /**
  * --outbound (with --transport sip): the bridge places every call (POST /calls, machine detection
@@ -88,6 +93,9 @@ if (SRTP && TRANSPORT !== "sip") throw new Error("--srtp: only with --transport 
 const TLS = process.argv.includes("--tls");
 if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
 const API = process.argv.includes("--api");
+const LATENCY = latencyArg();
+/** The local service plays --latency and logs each request it handles: chat requests are counted there. */
+const SERVICE = { serviceEnv: LATENCY.env, serviceLogLevel: "debug" };
 if (OUTBOUND && (TRANSPORT !== "sip" || SRTP || TLS || API))
   throw new Error("--outbound: with --transport sip only (not --srtp, --tls or --api)");
 /** --setup-calls M (with --outbound): calls of the set-up cost phase, one after another. */
@@ -143,23 +151,25 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
   // end-of-turn rule's own wait (0.6–1.2 s, from the words) is not what this benchmark measures.
   const baseConfig = `agent:\n  minEndOfTurnMs: ${MIN_EOU_MS}\n  maxEndOfTurnMs: ${MIN_EOU_MS}\n`;
   const outbound = OUTBOUND ? { uasPort: await freePort() } : undefined;
-  const { svc, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target } = await startBenchProcesses({
-    transport: TRANSPORT,
-    ...(outbound ? { outbound } : {}),
-    rtpPorts: RTP_PORTS,
-    srtp,
-    ...(TLS ? { tls: selfSignedCertificate() } : {}),
-    ...(srtp ? { run: "srtp" } : {}),
-    dir,
-    bridgeConfig: baseConfig,
-    bridgeFlags: CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [],
-    // --api: the bridge built with the TypeScript API, its agent's turn-taking from the environment.
-    ...(API
-      ? { bridgeEntry: ["bench/lib/api-bridge.ts"], bridgeEnv: { BENCH_MIN_EOU_MS: String(MIN_EOU_MS) } }
-      : {}),
-    children,
-    ...(NICE !== undefined ? { nice: NICE } : {}),
-  });
+  const { svc, svcLog, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target } =
+    await startBenchProcesses({
+      transport: TRANSPORT,
+      ...(outbound ? { outbound } : {}),
+      rtpPorts: RTP_PORTS,
+      srtp,
+      ...(TLS ? { tls: selfSignedCertificate() } : {}),
+      ...(srtp ? { run: "srtp" } : {}),
+      dir,
+      bridgeConfig: baseConfig,
+      bridgeFlags: CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`] : [],
+      // --api: the bridge built with the TypeScript API, its agent's turn-taking from the environment.
+      ...(API
+        ? { bridgeEntry: ["bench/lib/api-bridge.ts"], bridgeEnv: { BENCH_MIN_EOU_MS: String(MIN_EOU_MS) } }
+        : {}),
+      children,
+      ...(NICE !== undefined ? { nice: NICE } : {}),
+      ...SERVICE,
+    });
   const bridgePid = bridge.pid!;
 
   // Warm-up (code paths compiled, pools filled), then the idle footprint.
@@ -203,12 +213,13 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
   const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
   await sleepUntil(window[0]);
   await bridgeLoopLagMs(bridgeUrl); // resets the bridge's lag histogram: what follows is the window's
-  const cpu0 = {
+  const cpuNow = () => ({
     bridge: processCpuUs(bridgePid),
     main: mainThreadCpuUs(bridgePid),
     svc: processCpuUs(svc.pid!),
     machine: machineBusyUs(),
-  };
+  });
+  const cpu0 = cpuNow();
   const rss: number[] = [];
   let activeCalls = -1;
   const mid = (window[0] + window[1]) / 2;
@@ -218,12 +229,7 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
     if (activeCalls < 0 && Date.now() >= mid) activeCalls = await readyCalls(bridgeUrl);
   }
   await sleepUntil(window[1]);
-  const cpu1 = {
-    bridge: processCpuUs(bridgePid),
-    main: mainThreadCpuUs(bridgePid),
-    svc: processCpuUs(svc.pid!),
-    machine: machineBusyUs(),
-  };
+  const cpu1 = cpuNow();
   const loopLag = await bridgeLoopLagMs(bridgeUrl);
   const sendLate = await bridgeRtpSendLateMs(bridgeUrl);
   const windowS = (window[1] - window[0]) / 1000;
@@ -237,6 +243,7 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
       );
     reports.push(JSON.parse(readFileSync(l.out, "utf8")) as LoadReport);
   }
+  const loadSpan: [number, number] = [t0 - 1000, Date.now()]; // after the warm-up, before the agents
 
   // The agents phase (Twilio): agent choice and greeting timing, without and with a webhook.
   const agents =
@@ -291,6 +298,8 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
     reniced: NICE !== undefined,
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
+    latency: LATENCY.description,
+    chatRequests: chatRequestsInLog(readFileSync(svcLog, "utf8"), loadSpan),
   });
   return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents, ...setup };
 }

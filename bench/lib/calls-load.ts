@@ -52,6 +52,11 @@ export interface CallReport {
   callerV2vMs: number[];
   /** The bridge's metrics per assistant reply to caller speech (GET /calls/:id). */
   turns: TurnFigures[];
+  /**
+   * The caller's utterances (simulator's yardstick) with agent audio after them before the next
+   * one or the call's end, and those without; absent where the caller does not time its turns (SIP).
+   */
+  callerTurns?: { answered: number; unanswered: number };
   transcriptError?: string;
 }
 
@@ -117,6 +122,10 @@ async function runCall(spec: LoadSpec, caller: Int16Array, startAt: number): Pro
       gapFrames: frames.gapFrames,
       clears: r.clears.length,
       callerV2vMs: r.turns.flatMap((t) => (t.responseMs === null ? [] : [t.responseMs])),
+      callerTurns: {
+        answered: r.turns.filter((t) => t.responseMs !== null).length,
+        unanswered: r.turns.filter((t) => t.responseMs === null).length,
+      },
       turns: replyTurns(r.transcript),
       ...(r.transcriptError ? { transcriptError: r.transcriptError } : {}),
     };

@@ -49,10 +49,16 @@ export interface BenchSetupOptions {
   nice?: number;
   /** The local service's nice value, when it differs from the bridge's. */
   serviceNice?: number;
+  /** Environment of the local service beyond the benchmark's (its latency profile). */
+  serviceEnv?: NodeJS.ProcessEnv;
+  /** The local service's log level (default warn; debug logs every request it receives). */
+  serviceLogLevel?: string;
 }
 
 export interface BenchProcesses {
   svc: ChildProcess;
+  /** The local service's log (JSON lines). */
+  svcLog: string;
   bridge: ChildProcess;
   bridgeUrl: string;
   bridgeLog: string;
@@ -72,7 +78,13 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
   const svcLog = runFile(o.dir, "service", "log", o.run);
   const svc = spawnNode(
     ["app/cli.ts", "service", "--port", "0", "--engines", "synthetic", "--data-dir", join(o.dir, "svc")],
-    { ...process.env, SVC_LOCAL_API_KEYS: BENCH_KEY, LOG_LEVEL: "warn", LOG_FORMAT: "json" },
+    {
+      ...process.env,
+      SVC_LOCAL_API_KEYS: BENCH_KEY,
+      LOG_LEVEL: o.serviceLogLevel ?? "warn",
+      LOG_FORMAT: "json",
+      ...o.serviceEnv,
+    },
     svcLog,
     "serviceNice" in o ? o.serviceNice : o.nice,
   );
@@ -112,7 +124,7 @@ export async function startBenchProcesses(o: BenchSetupOptions): Promise<BenchPr
   const target = await transport.ready(bridgeUrl, bridgeLog, bridge);
   // Read as any program on this machine reads it: BRIDGE_TOKEN, else the file the bridge made.
   const bridgeToken = programToken(env.BRIDGE_TOKEN, dataDir);
-  return { svc, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target };
+  return { svc, svcLog, bridge, bridgeUrl, bridgeLog, configPath, bridgeToken, target };
 }
 
 /** `seconds` of a quiet line (about -70 dBFS, below the VAD's energy gate), 8 kHz. */

@@ -33,10 +33,16 @@
 //   The benchmark sets minEndOfTurnMs so that synthetic engines always finish inside it; replies
 //   where asrMs + llmTtftMs + ttsFirstAudioMs exceed minEndOfTurnMs − VAD_LAG_BOUND_MS (engines
 //   on the critical path) are left out and counted as engine_bound_turns.
+// latency, v2v_ms_p50/p90, service_floor_ms, bridge_added_ms_p50, chat_requests_per_turn,
+//   unanswered_turns: the service-time figures (service-time.ts) over every call's replies, under
+//   the timing the service played (--latency); a turn's end-of-turn wait is its eouDelayMs. The
+//   chat requests are the service's own count of POST /v1/chat/completions over the load (its
+//   debug log's "request" lines), the turns the caller's (the simulator's utterances).
 
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadReport, TurnFigures } from "./calls-load.ts";
 import { percentile, round } from "./measure.ts";
+import { type ChatRequests, serviceTimeFigures } from "./service-time.ts";
 
 /** Speech-end decision after the back-dated end: min silence 160 ms + Silero's fall lag + a 32 ms window. */
 export const VAD_LAG_BOUND_MS = 350;
@@ -76,6 +82,10 @@ export interface RunFacts {
   reniced: boolean;
   loads: LoadReport[];
   bridgeEnds: Map<string, BridgeCallEnd>;
+  /** The timing the service played (`none`, `hosted: …`). */
+  latency: string;
+  /** E1 POSTs the service handled over the load, null when not counted. */
+  chatRequests: ChatRequests | null;
 }
 
 export function overheadOf(t: TurnFigures, minEndOfTurnMs: number): number | null {
@@ -119,6 +129,17 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     }
     callerV2v.push(...c.callerV2vMs);
   }
+  const timed = calls.filter((c) => c.callerTurns);
+  const serviceTime = serviceTimeFigures({
+    turns: calls.flatMap((c) => c.turns),
+    chatRequests: f.chatRequests,
+    // Without the caller's count (SIP), the bridge's replies stand for the answered turns.
+    answeredTurns: timed.length
+      ? timed.reduce((n, c) => n + c.callerTurns!.answered, 0)
+      : calls.reduce((n, c) => n + c.turns.length, 0),
+    unansweredTurns: timed.length ? timed.reduce((n, c) => n + c.callerTurns!.unanswered, 0) : null,
+    eouWaitMs: f.minEndOfTurnMs,
+  });
   const perCallS = f.calls * f.windowS;
   const lg = f.loads.reduce((n, l) => n + l.cpuUs, 0);
   const figures = {
@@ -138,6 +159,8 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     seconds: f.seconds,
     ...figures,
     targets_missed: missed,
+    latency: f.latency,
+    ...serviceTime,
     window_s: round(f.windowS, 1),
     active_calls_mid_window: f.activeCallsMidWindow,
     frame_lateness_ms_p50: round(percentile(lateness, 50), 2),

@@ -1,6 +1,7 @@
 // The `local` section: the embedded local service (used when no hosted service is set), where it
 // listens and keeps data, and the engines or upstream servers behind its endpoints.
 import { z } from "zod";
+import { latencyValue } from "./latency.ts";
 import { httpUrl, port, url, wordList } from "./values.ts";
 
 export const localSchema = z
@@ -115,6 +116,12 @@ export const localSchema = z
       env: "SVC_ENGINE_PROFILE",
       description:
         "Engines behind the speech and chat endpoints. `synthetic` is for benchmarks only: tones for speech, a fixed transcript, the scripted agent at zero pace (see docs/benchmarks.md).",
+    }),
+    latency: latencyValue.meta({
+      env: "SVC_LOCAL_LATENCY",
+      type: "`none`, `hosted`, or `asr=MS,chat=MS,tts=MS` (any subset), optionally with `jitter=N%,seed=N`",
+      description:
+        "A hosted service's timing, played by the local service: `hosted` is its published medians (asr=400, chat=550, tts=250 ms). E6's transcript waits asr ms after the upload's end, E1–E3's first chunk chat ms after the request, every E5 message tts ms (E4's first byte tts ms after the request); jitter varies each delay by up to ± N %, the same for a seed. See docs/local-service.md.",
     }),
     imageBlocklist: wordList.optional().meta({
       env: "SVC_IMAGE_BLOCKLIST",

@@ -4,9 +4,11 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Logger } from "pino";
 import type { Accounts } from "./auth.ts";
+import type { ServiceConditions } from "./conditions/index.ts";
 import type { ChatService } from "./engines/chat/chat-service.ts";
 import type { ImageServiceOptions } from "./engines/image/options.ts";
 import type { Transcriber } from "./media/transcriber.ts";
+import type { RequestTally } from "./request-tally.ts";
 import type { Database } from "./store/db.ts";
 import type { FileStore } from "./store/files.ts";
 import type { WsRouter } from "./ws.ts";
@@ -31,6 +33,10 @@ export interface ServiceContext {
   transcriber: Transcriber | undefined;
   /** E7/E8 settings (blocklist, clock, engine); defaults when absent. */
   readonly images?: ImageServiceOptions | undefined;
+  /** A hosted service's conditions the routes play (its timing). */
+  readonly conditions: ServiceConditions;
+  /** Requests handled per endpoint. */
+  readonly requests: RequestTally;
 }
 
 export interface RouteOptions {

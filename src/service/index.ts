@@ -4,12 +4,19 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Logger, pino } from "pino";
 import { Accounts, resolveApiKeys } from "./auth.ts";
+import {
+  describeConditions,
+  type LatencyProfile,
+  type ServiceConditionsOptions,
+  serviceConditions,
+} from "./conditions/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { ChatService } from "./engines/chat/chat-service.ts";
 import { type ChatEngineOptions, chatEngineKind, createChatEngine } from "./engines/chat/index.ts";
 import type { ImageServiceOptions } from "./engines/image/options.ts";
 import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
+import { type EndpointCount, RequestTally } from "./request-tally.ts";
 import { ROUTES } from "./routes/index.ts";
 import { buildServer } from "./server.ts";
 import {
@@ -22,11 +29,14 @@ import { openDatabase } from "./store/db.ts";
 import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
 
+export type { LatencyProfile, ServiceConditionsOptions } from "./conditions/index.ts";
+export { describeLatency } from "./conditions/index.ts";
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
 export { EngineBusyError, engineRefusals } from "./engines/busy.ts";
 export type { ChatEngineOptions } from "./engines/chat/index.ts";
 export type { ImageServiceOptions } from "./engines/image/options.ts";
 export type { AudioClip, Transcriber } from "./media/transcriber.ts";
+export type { EndpointCount } from "./request-tally.ts";
 export type { SpeechUpstreams } from "./speech/engines.ts";
 
 export interface LocalServiceOptions {
@@ -55,6 +65,8 @@ export interface LocalServiceOptions {
   images?: ImageServiceOptions;
   /** Upstream speech servers (OpenAI audio API) for E6 and for E4/E5; unset → embedded engines. */
   speech?: SpeechUpstreams;
+  /** A hosted service's conditions to play (its timing); default none. */
+  conditions?: ServiceConditionsOptions;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -79,6 +91,7 @@ export interface LocalServiceConfig {
   ttsUpstreamApiKey?: string | undefined;
   ttsUpstreamVoices?: Record<string, string> | undefined;
   speechUpstreamTimeoutMs?: number | undefined;
+  latency?: LatencyProfile | undefined;
 }
 
 /** The speech upstreams the `local` section configures (SVC_ASR_UPSTREAM, SVC_TTS_UPSTREAM …). */
@@ -143,6 +156,7 @@ export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServic
     apiKeys: local.apiKeys,
     chat,
     speech: speechUpstreamsFromConfig(local),
+    conditions: { latency: local.latency },
     ...(local.engineProfile ? { engineProfile: local.engineProfile } : {}),
     ...(local.imageBlocklist ? { images: { blocklist: local.imageBlocklist } } : {}),
   };
@@ -155,6 +169,8 @@ export interface LocalService {
   /** True when the keys are the generated dev key (no keys were configured). */
   readonly devKey: boolean;
   readonly ctx: ServiceContext;
+  /** Requests handled so far per endpoint (`POST /v1/chat/completions`: requests, streamed). */
+  requests(): Readonly<Record<string, Readonly<EndpointCount>>>;
   close(): Promise<void>;
 }
 
@@ -188,6 +204,8 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     chat,
     transcriber: opts.transcribe,
     images: opts.images,
+    conditions: serviceConditions(opts.conditions),
+    requests: new RequestTally(),
   };
   holder.ctx = ctx;
   if (opts.speech && !synthetic) useSpeechUpstreams(ctx, opts.speech);
@@ -196,6 +214,11 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     log.warn(
       "engine profile 'synthetic' (benchmarks only): speech is tones, every transcript one fixed phrase",
     );
+  }
+  const conditions = describeConditions(ctx.conditions);
+  if (conditions) {
+    const words = Object.entries(conditions).map(([k, v]) => `${k} ${v}`);
+    log.info(conditions, `playing a hosted service's conditions: ${words.join("; ")}`);
   }
   const app = await buildServer(ctx, ROUTES);
   app.addHook("onClose", async () => db.close());
@@ -207,6 +230,7 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     apiKeys: keys,
     devKey,
     ctx,
+    requests: () => ctx.requests.snapshot(),
     close() {
       closing ??= app.close();
       return closing;

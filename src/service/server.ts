@@ -11,9 +11,13 @@ import Fastify, {
 } from "fastify";
 import type { ServiceContext, ServiceRoute } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
+import { requestShape } from "./request-tally.ts";
 
 /** Default JSON body limit; routes that take media inline (chat) raise it for themselves. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** version 00 of the traceparent header: version, trace id, parent span id, flags. */
+const TRACEPARENT = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** Methods whose routes take no body. */
 const BODYLESS = new Set(["GET", "HEAD", "DELETE", "OPTIONS"]);
@@ -29,6 +33,12 @@ export async function buildServer(
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Ids in paths are checked by the routes; keep fastify from rewriting them.
     routerOptions: { ignoreTrailingSlash: true },
+    // A request that names its trace (a W3C traceparent: the bridge sends one when it traces its
+    // calls) logs that trace's id, so the service's lines about it are found from the trace.
+    childLoggerFactory: (logger, bindings, opts, raw) => {
+      const traceId = TRACEPARENT.exec(String(raw.headers.traceparent ?? ""))?.[1];
+      return logger.child(traceId ? { ...bindings, trace_id: traceId } : bindings, opts);
+    },
   });
 
   // JSON endpoints take JSON (uploads add multipart): a text/plain body gets a clear 400.
@@ -44,6 +54,13 @@ export async function buildServer(
   app.decorateRequest("account", "");
   app.addHook("onRequest", async (request) => {
     request.account = ctx.accounts.authenticate(request.headers);
+  });
+  // Each request handled (authenticated, its body read) is counted, and logged at debug level.
+  app.addHook("preHandler", async (request) => {
+    const endpoint = `${request.method} ${request.routeOptions.url ?? "(no endpoint)"}`;
+    const shape = requestShape(request.body);
+    ctx.requests.add(endpoint, shape);
+    request.log.debug({ endpoint, ...shape }, "request");
   });
 
   app.setErrorHandler((err, request, reply) => {

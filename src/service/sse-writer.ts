@@ -1,6 +1,8 @@
 // Server side of server-sent events: takes the raw response over from fastify, writes frames with
 // backpressure (a slow reader pauses the producer instead of growing memory), and turns the client
-// going away into an AbortSignal the generation can stop on.
+// going away into an AbortSignal the generation can stop on. With `notBefore` nothing leaves, the
+// status line and headers included, until that promise settles: what is written meanwhile waits,
+// in order, and the writer's callers wait with it (a hosted service's timing, conditions/latency.ts).
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
 
@@ -14,14 +16,24 @@ export function sseData(data: unknown): string {
   return `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
 }
 
+export interface SseWriterOptions {
+  headers?: Record<string, string>;
+  /** Hold everything until this settles. */
+  notBefore?: Promise<void> | undefined;
+}
+
 export class SseWriter {
   private readonly raw: ServerResponse;
   private readonly abort = new AbortController();
   /** Aborted when the client disconnects before the stream ended. */
   readonly signal: AbortSignal = this.abort.signal;
   private ended = false;
+  /** What was written while held (undefined once released), and whether end() came meanwhile. */
+  private held: string[] | undefined;
+  private endHeld = false;
+  private released: Promise<void> | undefined;
 
-  constructor(reply: FastifyReply, headers: Record<string, string> = {}) {
+  constructor(reply: FastifyReply, { headers = {}, notBefore }: SseWriterOptions = {}) {
     reply.hijack();
     this.raw = reply.raw;
     // No `connection` header: node answers the client's own. Forcing keep-alive on a request that
@@ -34,8 +46,21 @@ export class SseWriter {
       ...headers,
     });
     this.raw.on("close", () => {
-      if (!this.ended) this.abort.abort(new Error("client disconnected"));
+      if (!this.ended || this.held) this.abort.abort(new Error("client disconnected"));
     });
+    if (notBefore) {
+      this.held = [];
+      this.released = notBefore.then(() => this.release());
+    }
+  }
+
+  private release(): void {
+    const texts = this.held ?? [];
+    this.held = undefined;
+    if (this.raw.destroyed || this.signal.aborted) return;
+    const text = texts.join("");
+    if (this.endHeld) this.raw.end(text);
+    else if (text) this.raw.write(text);
   }
 
   get closed(): boolean {
@@ -45,6 +70,10 @@ export class SseWriter {
   /** Writes text; resolves at once unless the socket buffer is full, then on 'drain' (or close). */
   write(text: string): Promise<void> | undefined {
     if (this.closed || text.length === 0) return undefined;
+    if (this.held) {
+      this.held.push(text);
+      return this.released;
+    }
     if (this.raw.write(text)) return undefined;
     return new Promise((resolve) => {
       const done = () => {
@@ -60,6 +89,9 @@ export class SseWriter {
   end(text = ""): void {
     if (this.ended) return;
     this.ended = true;
-    if (!this.raw.destroyed) this.raw.end(text);
+    if (this.held) {
+      this.held.push(text);
+      this.endHeld = true;
+    } else if (!this.raw.destroyed) this.raw.end(text);
   }
 }

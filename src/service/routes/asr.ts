@@ -2,6 +2,7 @@
 // transcript streamed back as SSE (transcript.text.delta while decoding, transcript.text.done, or an
 // error event). Parameter errors are answered with HTTP 400 before the stream starts.
 import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
@@ -201,8 +202,10 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
     const chunked = request.headers["content-length"] === undefined;
     let early = chunked ? await startEarly(reader, engines) : undefined;
     let job: AsrJob;
+    let uploadEnd: number;
     try {
       const end = await reader.done;
+      uploadEnd = performance.now();
       job = parseAsrBody(end.body, end.audio);
     } catch (err) {
       early?.stream.abort();
@@ -215,7 +218,9 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
     const sessionId = `sess_${randomBytes(12).toString("hex")}`;
     const itemId = `item_${randomBytes(12).toString("hex")}`;
     const meta = () => ({ session_id: sessionId, timestamp: Date.now() });
-    const sse = new SseWriter(reply);
+    // A hosted service's transcript comes asr ms after the upload's end at the soonest: nothing of
+    // it (deltas, done or error) leaves before.
+    const sse = new SseWriter(reply, { notBefore: ctx.conditions.latency.after("asr", uploadEnd) });
     try {
       const { asr } = await engines.get();
       if (!speaks(asr, job.language)) {

@@ -1,5 +1,6 @@
 // E1 POST /v1/chat/completions: parse and validate, resolve media, then either one JSON object
 // (n choices) or an SSE stream of chunks ending with `data: [DONE]`.
+import { performance } from "node:perf_hooks";
 import { SSE_DONE } from "../../api/types/index.ts";
 import type { ServiceRoute } from "../context.ts";
 import { parseChatCompletions } from "../formats/chat-completions/parse.ts";
@@ -15,6 +16,7 @@ export const CHAT_BODY_LIMIT = 180 * 1024 * 1024;
 
 export const chatCompletionsRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/chat/completions", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const startedAt = performance.now();
     const call = parseChatCompletions(request.body);
     const chat = ctx.chat;
     return withGeneration(chat, call.gen, request, reply, async (signal) => {
@@ -31,9 +33,10 @@ export const chatCompletionsRoute: ServiceRoute = async (app, { ctx }) => {
           const gen = await chat.start(call.gen, signal);
           results.push(await collect(gen.batches, gen.inputTokens));
         }
+        await ctx.conditions.latency.after("chat", startedAt);
         return reply.send(chatCompletion(meta, results, first.inputTokens));
       }
-      const sse = new SseWriter(reply);
+      const sse = new SseWriter(reply, { notBefore: ctx.conditions.latency.after("chat", startedAt) });
       let offset = 0;
       let failed = false;
       try {

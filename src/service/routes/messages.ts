@@ -1,5 +1,6 @@
 // E2 POST /v1/messages (Anthropic-compatible): one JSON message, or the event stream with a ping
 // whenever the stream has been idle for the ping interval.
+import { performance } from "node:perf_hooks";
 import type { ServiceRoute } from "../context.ts";
 import { parseMessages } from "../formats/messages/parse.ts";
 import { MessagesStreamRenderer, messagesMessage } from "../formats/messages/render.ts";
@@ -11,14 +12,19 @@ import { inBandError, pump, withGeneration } from "./streaming.ts";
 
 export const messagesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/messages", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const startedAt = performance.now();
     const call = parseMessages(request.body);
     const chat = ctx.chat;
     return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta = { id: newId("msg_"), model: call.gen.model };
       const gen = await chat.start(call.gen, signal);
-      if (!call.stream) return reply.send(messagesMessage(meta, await collect(gen.batches, gen.inputTokens)));
+      if (!call.stream) {
+        const message = messagesMessage(meta, await collect(gen.batches, gen.inputTokens));
+        await ctx.conditions.latency.after("chat", startedAt);
+        return reply.send(message);
+      }
 
-      const sse = new SseWriter(reply);
+      const sse = new SseWriter(reply, { notBefore: ctx.conditions.latency.after("chat", startedAt) });
       const r = new MessagesStreamRenderer(meta, gen.inputTokens);
       let last = Date.now();
       const write = (text: string) => {

@@ -34,8 +34,10 @@ export const realtimeRoute: ServiceRoute = async (app, { ctx }) => {
         await engines.get(); // loads them on first use; refuses the handshake if they cannot run
       },
       handle: (ws, wctx) => {
+        // A hosted service's messages reach the client tts ms late, in order (the close too).
+        const out = ctx.conditions.latency.delayTts(ws);
         void engines.get().then(({ tts }) => {
-          const session = new RealtimeTtsSession(ws, {
+          const session = new RealtimeTtsSession(out, {
             model: modelOf(wctx),
             account: wctx.account,
             tts,
@@ -51,7 +53,7 @@ export const realtimeRoute: ServiceRoute = async (app, { ctx }) => {
           live++;
           session.start();
           if (live > MAX_SESSIONS) {
-            ws.send(
+            out.send(
               JSON.stringify({
                 type: "tts.response.error",
                 data: {
@@ -63,7 +65,7 @@ export const realtimeRoute: ServiceRoute = async (app, { ctx }) => {
                 event_id: `evt_overload_${session.sessionId}`,
               }),
             );
-            ws.close(1013, "overloaded");
+            out.close(1013, "overloaded");
           }
         });
       },

@@ -1,4 +1,5 @@
 // E3 POST /v1/responses: one response object, or the event stream with one gapless sequence.
+import { performance } from "node:perf_hooks";
 import type { ServiceRoute } from "../context.ts";
 import { parseResponses } from "../formats/responses/parse.ts";
 import { type ResponseMeta, ResponsesStreamRenderer, responseObject } from "../formats/responses/render.ts";
@@ -10,6 +11,7 @@ import { inBandError, pump, withGeneration } from "./streaming.ts";
 
 export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/responses", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
+    const startedAt = performance.now();
     const call = parseResponses(request.body);
     const chat = ctx.chat;
     return withGeneration(chat, call.gen, request, reply, async (signal) => {
@@ -20,9 +22,13 @@ export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
         echo: call.echo,
       };
       const gen = await chat.start(call.gen, signal);
-      if (!call.stream) return reply.send(responseObject(meta, await collect(gen.batches, gen.inputTokens)));
+      if (!call.stream) {
+        const response = responseObject(meta, await collect(gen.batches, gen.inputTokens));
+        await ctx.conditions.latency.after("chat", startedAt);
+        return reply.send(response);
+      }
 
-      const sse = new SseWriter(reply);
+      const sse = new SseWriter(reply, { notBefore: ctx.conditions.latency.after("chat", startedAt) });
       const r = new ResponsesStreamRenderer(meta, gen.inputTokens);
       await sse.write(r.start());
       try {

@@ -1,5 +1,6 @@
 // E4 POST /v1/audio/speech (and /svc_plan/v1/audio/speech): text to one audio file, as binary, as
 // SSE chunks (stream_format=sse), or as a URL valid for 12 hours (return_url).
+import { performance } from "node:perf_hooks";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { concatPcm } from "../../../codecs/pcm.ts";
 import { LIMITS } from "../../api/types/limits.ts";
@@ -26,6 +27,7 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const startedAt = performance.now();
     const body = request.body;
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badParam("body", "must be a JSON object");
@@ -76,8 +78,10 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
       return encodeFile(concatPcm(parts), params.sampleRate, format);
     };
 
+    // A hosted service's first byte comes tts ms after the request at the soonest.
+    const firstByte = ctx.conditions.latency.after("tts", startedAt);
     if (b.stream_format === "sse") {
-      const sse = new SseWriter(reply);
+      const sse = new SseWriter(reply, { notBefore: firstByte });
       try {
         const audio = await render();
         for (let at = 0; at < audio.length && !sse.closed; at += SSE_CHUNK_BYTES) {
@@ -94,6 +98,7 @@ export const speechRoute: ServiceRoute = async (app, { ctx }) => {
     }
 
     const audio = await render();
+    await firstByte;
     if (b.return_url === true) {
       const name = await urls.put(audio, FILE_EXTENSIONS[format]);
       const prefix = request.url.startsWith(PLAN_PREFIX) ? PLAN_PREFIX : API_PREFIX;
