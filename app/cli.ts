@@ -226,6 +226,32 @@ program
   );
 
 program
+  .command("test")
+  .description(
+    "run agent tests: scenario files (*.test.yaml) whose calls go through a bridge of their own and the Twilio simulator, each checked against what the agent said, the tools it called and how the call ended; prints a result per scenario, exits 1 when one fails (docs/agent-tests.md)",
+  )
+  .argument(
+    "[files...]",
+    "scenario files, or folders to search for *.test.yaml (default: the current folder)",
+  )
+  .option("--junit <file>", "also write the results as JUnit XML (for CI)")
+  .option("--verbose", "print every call's transcript, and the bridges' warnings (stderr)")
+  .addHelpText(
+    "after",
+    `
+Each file names its agent (a module's export, settings, or a config file; the
+global --config serves files that name none), the caller's lines (text the
+service speaks, WAV files, keys) and the expectations. Offline the calls run on
+the embedded local service; with ${envName("service.baseUrl")} and ${envName("service.apiKey")} set, on
+the hosted service. Every file is checked before the first call: a mistake
+stops the run (exit 2) naming the file, the key and what is wrong.`,
+  )
+  .action(async (files: string[], opts: { junit?: string; verbose?: boolean }) => {
+    const { runTestCommand } = await import("./library/agent-tests/command.ts");
+    process.exit(await runTestCommand({ files, config: program.opts().config, ...opts }));
+  });
+
+program
   .command("dial")
   .description(
     "ask the running bridge to call TO (POST /calls): a number, or for SIP a sip: URI; follows the call until it ends and says how dialling went (human, machine, busy, no-answer, failed, canceled)",
@@ -364,7 +390,12 @@ ${environmentHelp(program.configureOutput().getOutHelpWidth?.() ?? 80)}`,
     const engines = usesLocalService(config)
       ? (await import("../src/service/index.ts")).describeEngines(config.local)
       : { all: `hosted service ${config.service.baseUrl ?? "(client default)"}` };
-    process.stdout.write(`${JSON.stringify({ ...masked, engines }, null, 2)}\n`);
+    // Each agent's MCP servers, asked once: the tools they offer, or why they offer none.
+    const { describeMcp } = await import("./bridge/mcp.ts");
+    const mcpTools = await describeMcp(config, createLogger(config.log, process.stderr));
+    process.stdout.write(
+      `${JSON.stringify({ ...masked, engines, ...(mcpTools ? { mcpTools } : {}) }, null, 2)}\n`,
+    );
   });
 
 await program.parseAsync(process.argv);

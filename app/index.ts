@@ -5,6 +5,7 @@ export type { CallStartDecision, CallTurn } from "../src/agents/code.ts";
 export type { CallStartRequest } from "../src/agents/webhook.ts";
 export type { AgentInput } from "../src/config/agent.ts";
 export { ConfigError } from "../src/config/config.ts";
+export type { McpServerInput } from "../src/config/mcp-servers.ts";
 export type { MachineDetection } from "../src/config/outbound.ts";
 export type { Logger } from "../src/core/log.ts";
 export type { DialAccepted, DialBody, DialVia } from "../src/outbound/request.ts";
@@ -19,6 +20,21 @@ export type {
 export type { ToolCall, ToolContext } from "../src/session/code-tools.ts";
 export type { Entrances } from "./banner.ts";
 export type { CallActivity, CallEventMessage, ConsoleMessage } from "./console/live-events.ts";
+export type { ExpectationResult } from "./library/agent-tests/expectations.ts";
+export { junitXml } from "./library/agent-tests/junit.ts";
+export { type FormatOptions, formatResults } from "./library/agent-tests/report.ts";
+export {
+  type RunScenariosOptions,
+  runScenarios,
+  type ScenarioResult,
+} from "./library/agent-tests/run.ts";
+export {
+  type CallerLine,
+  type Expectation,
+  type Scenario,
+  ScenarioFileError,
+  type ScenarioSet,
+} from "./library/agent-tests/scenario.ts";
 export {
   type BridgeEvents,
   type BridgeOptions,

@@ -1,11 +1,14 @@
-// `npm run bench -- turns [--cases both|project|flite] [--concurrency N] [--only CATEGORY]
-// [--hotwords] [--set agent.KEY=VALUE]… [--trace FILE] [--verbose]`: turn-taking quality of the
+// `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,…] [--concurrency N]
+// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--set agent.KEY=VALUE]… [--trace FILE] [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
 // simulator against an in-process bridge with the embedded local service:
 //   project  espeak-ng voices and synthetic coughs, some under seeded background noise: the set
 //            turn-taking settings are tuned on (bench/lib/turns-cases.ts)
 //   flite    HELD OUT: Debian's flite voices (another synthesizer) saying phrases with pauses that
 //            were written before anything was tuned and were never tuned on (turns-flite*.ts)
+//   noisy    with --noise (instead of the two above): callers of its own with the room behind
+//            them, e.g. `--noise babble:16,hiss:24` (backgrounds and dB below the caller's speech:
+//            bench/lib/turns-backgrounds.ts, turns-noisy*.ts)
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
@@ -16,7 +19,10 @@
 //   barge_in_ms_p50         caller speech start over the agent → `clear` received, real interruptions
 //   false_barge_in_rate     backchannels and coughs over the agent that interrupted it for good
 //   missed_barge_in_rate    real interruptions that did not interrupt the agent
-// plus counts per category and the figures behind each rate. The bridge runs with its default
+// plus counts per category and the figures behind each rate, and the service-time figures
+// (bench/lib/service-time.ts: v2v_ms_p50/p90, service_floor_ms, bridge_added_ms_p50,
+// chat_requests_per_turn, unanswered_turns) under the `latency` the local service played
+// (--latency hosted: the hosted service's median timing; default none). The bridge runs with its default
 // configuration unless --hotwords (bias recognition to the demo hotline's menu words) or --set
 // (any config key, to try a turn-taking setting) say otherwise. --verbose prints each case to
 // stderr; --trace writes the bridge's debug log (each utterance end's evidence and wait) for
@@ -26,10 +32,16 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
 import { seededRandom } from "../test/helpers/noise.ts";
 import { stringArg } from "./lib/args.ts";
+import { latencyArg } from "./lib/latency-arg.ts";
 import { round } from "./lib/measure.ts";
+import { chatRequestCounter, serviceTimeFigures } from "./lib/service-time.ts";
+import { allowanceFor, withAllowance } from "./lib/turns-allowance.ts";
+import { setFacts } from "./lib/turns-answers.ts";
+import { parseNoise } from "./lib/turns-backgrounds.ts";
 import { buildCases, type Category, type TurnCase } from "./lib/turns-cases.ts";
 import { buildFliteCases } from "./lib/turns-flite.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
+import { buildNoisyCases } from "./lib/turns-noisy.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { summarize } from "./lib/turns-summary.ts";
 
@@ -39,8 +51,13 @@ const only = arg("only") as Category | undefined;
 const which = arg("cases") ?? "both";
 if (!["both", "project", "flite"].includes(which))
   throw new Error(`--cases wants both, project or flite, got ${which}`);
+const noise = arg("noise");
+const layers = noise === undefined ? undefined : parseNoise(noise);
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
+const latency = latencyArg();
+// Room in the cases' timelines for the service's time (none without --latency).
+const allowance = allowanceFor(latency.profile);
 const overrides: Record<string, Record<string, unknown>> = {};
 for (let i = 0; i < process.argv.length; i++) {
   if (process.argv[i] !== "--set") continue;
@@ -59,19 +76,20 @@ function prepare(cases: TurnCase[]): TurnCase[] {
   return chosen
     .map((c) => ({ c, k: rand() }))
     .sort((a, b) => a.k - b.k)
-    .map((o) => o.c);
+    .map((o) => withAllowance(o.c, allowance));
 }
 
 const t0 = performance.now();
 // The machine may be shared: its load says how much the timings (ASR above all) were squeezed.
 const loadBefore = loadavg()[0]!;
-const project = which === "flite" ? [] : prepare(buildCases());
-const flite = which === "project" ? [] : prepare(buildFliteCases());
+const noisy = layers ? prepare(buildNoisyCases(layers)) : [];
+const project = layers || which === "flite" ? [] : prepare(buildCases());
+const flite = layers || which === "project" ? [] : prepare(buildFliteCases());
 const buildS = (performance.now() - t0) / 1000;
 
 const tracePath = arg("trace");
 const { bridge, close } = await startBenchBridge(
-  hotwords ? { SVC_HOTWORDS: HOTLINE_HOTWORDS.join(",") } : {},
+  { ...(hotwords ? { SVC_HOTWORDS: HOTLINE_HOTWORDS.join(",") } : {}), ...latency.env },
   overrides,
   tracePath ? pino({ level: "debug" }, pino.destination({ dest: tracePath, sync: false })) : undefined,
 );
@@ -80,17 +98,28 @@ lag.enable();
 const show = (set: string) => (o: Outcome) => {
   if (verbose) process.stderr.write(`${JSON.stringify({ set, ...o })}\n`);
 };
+// E1 requests counted at the service, per set (service-time.ts).
+const chatSince = chatRequestCounter(bridge.localService);
+const noisyOutcomes = await runCases(bridge, noisy, concurrency, show("noisy"));
+const noisyTime = serviceTimeFigures(setFacts(noisyOutcomes, chatSince()));
 const projectOutcomes = await runCases(bridge, project, concurrency, show("project"));
+const projectTime = serviceTimeFigures(setFacts(projectOutcomes, chatSince()));
 const fliteOutcomes = await runCases(bridge, flite, concurrency, show("flite"));
+const fliteTime = serviceTimeFigures(setFacts(fliteOutcomes, chatSince()));
 lag.disable();
 await close();
 
 console.log(
   JSON.stringify({
     bench: "turns",
-    ...(project.length ? summarize(projectOutcomes) : {}),
-    ...(flite.length ? { flite: summarize(fliteOutcomes) } : {}),
+    latency: latency.description,
+    ...(noisy.length ? { noise, ...summarize(noisyOutcomes), ...noisyTime } : {}),
+    ...(project.length ? { ...summarize(projectOutcomes), ...projectTime } : {}),
+    ...(flite.length ? { flite: { ...summarize(fliteOutcomes), ...fliteTime } } : {}),
     sets: {
+      ...(noisy.length
+        ? { noisy: `espeak-ng callers of its own, ${noisy.length} cases, under ${noise}` }
+        : {}),
       project: `espeak-ng, ${project.length} cases: turn-taking settings are tuned on it`,
       flite: `flite, ${flite.length} cases: HELD OUT, phrases and pauses written before tuning and never tuned on`,
     },

@@ -45,6 +45,8 @@ export class SpeechSegmenter {
   /** Start of the first silent window since speech was last heard. */
   private silenceSinceMs: number | null = null;
   private lastEndMs = 0;
+  /** End of the last window given to update(). */
+  private lastWindowEndMs = 0;
 
   constructor(options: SpeechSegmenterOptions = {}) {
     this.threshold = options.threshold ?? 0.5;
@@ -61,6 +63,14 @@ export class SpeechSegmenter {
 
   get speaking(): boolean {
     return this.inSpeech;
+  }
+
+  /**
+   * Inside speech, how long the windows have been silent so far (0 while speech goes on, and
+   * outside speech): speech-end comes once this reaches minSilenceMs.
+   */
+  get pausedMs(): number {
+    return this.inSpeech && this.silenceSinceMs !== null ? this.lastWindowEndMs - this.silenceSinceMs : 0;
   }
 
   /**
@@ -84,6 +94,7 @@ export class SpeechSegmenter {
    * are made on probabilities alone.
    */
   update(probability: number, startMs: number, endMs: number, loud?: boolean): VadEvent | null {
+    this.lastWindowEndMs = endMs;
     if (loud === true) this.loudRunMs ??= startMs;
     else this.loudRunMs = null;
     if (!this.inSpeech) {
@@ -146,5 +157,6 @@ export class SpeechSegmenter {
     this.lastLoudEndMs = null;
     this.silenceSinceMs = null;
     this.lastEndMs = 0;
+    this.lastWindowEndMs = 0;
   }
 }

@@ -147,6 +147,11 @@ export class VoiceActivityDetector {
     return this.segmenter.speaking;
   }
 
+  /** Inside speech, how long it has been silent, as of the last processed window (see SpeechSegmenter). */
+  get pausedMs(): number {
+    return this.segmenter.pausedMs;
+  }
+
   /** Outside speech, a possible onset is under way, as of the last processed window (see SpeechSegmenter). */
   get onsetPending(): boolean {
     return this.segmenter.onsetPending;

@@ -10,6 +10,8 @@ const NAMES = {
   ttsFirstAudioMs: "TTS first audio",
   voiceToVoiceMs: "Voice to voice",
   bargeInMs: "Barge-in reaction",
+  detectMs: "Words sent to ASR",
+  waitMs: "Bridge's own wait",
 };
 
 export async function refreshLatency() {

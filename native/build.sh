@@ -6,7 +6,9 @@
 #   discord-aes-gcm.node  Discord's voice transport encryption (AES-256-GCM, a context per connection)
 #   discord-voice-socket.node  a voice socket's queued datagrams read in one recvmmsg per voice tick
 #   ws-stamps.node    the benchmarks' simulated Twilio: WebSocket frames read with their kernel receive stamps
-# Needs: cc, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev, and the
+#   webrtc-ns.node    noise suppression of callers' audio (WebRTC's audio processing module), if its -dev is there
+# Needs: cc, c++, pkg-config, libpocketsphinx-dev, libsphinxbase-dev, libespeak-ng-dev, libsrtp2-dev,
+# libwebrtc-audio-processing-dev (optional), and the
 # Node headers (npm_config_nodedir from scripts/env.sh, else the running node's prefix). With
 # libsrtp2's source in build/libsrtp2-src (scripts/bootstrap.sh fetches Debian's) and libssl-dev,
 # libsrtp2 is built on its OpenSSL backend and linked into rtp-sender.node (see srtp_build below).
@@ -97,6 +99,18 @@ fi
 if stale "$OUT/ws-stamps.node" "$HERE/bench/ws-stamps.c"; then
   $CC $CFLAGS -shared -pthread -I"$node_inc" "$HERE/bench/ws-stamps.c" -o "$OUT/ws-stamps.node"
   echo "built native/build/ws-stamps.node"
+fi
+
+# Noise suppression on Debian's libwebrtc-audio-processing (C++): optional, skipped without it.
+if pkg-config --exists webrtc-audio-processing; then
+  if stale "$OUT/webrtc-ns.node" "$HERE/webrtc/ns.cc"; then
+    # shellcheck disable=SC2046
+    ${CXX:-c++} $CFLAGS -shared -I"$node_inc" $(pkg-config --cflags webrtc-audio-processing) \
+      "$HERE/webrtc/ns.cc" -o "$OUT/webrtc-ns.node" $(pkg-config --libs webrtc-audio-processing)
+    echo "built native/build/webrtc-ns.node"
+  fi
+else
+  echo "native/build.sh: no libwebrtc-audio-processing-dev: noise suppression (agent.noiseSuppression) unavailable" >&2
 fi
 
 if stale "$OUT/espeak-worker" "$HERE/espeak/worker.c"; then

@@ -16,8 +16,9 @@ cd "$ROOT"
 # it makes), chromium (the console's browser tests, driven by playwright-core) and flite (a second
 # synthesizer, so the turn-taking benchmark has caller voices nothing was tuned on) and postgresql
 # (the call store's PostgreSQL engine: tests start their own server).
-RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates libsrtp2-1)
-BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev libssl-dev dpkg-dev pkg-config gcc g++
+RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates libsrtp2-1
+  libwebrtc-audio-processing1)
+BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev libssl-dev libwebrtc-audio-processing-dev dpkg-dev pkg-config gcc g++
   make python3)
 TEST_PACKAGES=(baresip-core sip-tester kamailio openssl podman runc mmdebstrap chromium flite postgresql)
 

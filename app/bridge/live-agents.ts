@@ -6,6 +6,7 @@ import { AgentDirectory, type PickObserver } from "../../src/agents/directory.ts
 import type { Config } from "../../src/config/config.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { type ReloadResult, reloadWith, sectionsNeedingRestart } from "../reload.ts";
+import { mcpChanges } from "./mcp.ts";
 
 export interface LiveAgents {
   readonly directory: AgentDirectory;
@@ -28,7 +29,8 @@ export function liveAgents(config: Config, d: LiveAgentsDeps): LiveAgents {
   let running = config;
   const apply = (next: Config): ReloadResult => {
     directory = new AgentDirectory(next, d.observer, d.agentCode);
-    const restartNeeded = sectionsNeedingRestart(running, next);
+    // The MCP servers are the ones started with the bridge (mcp.ts).
+    const restartNeeded = [...sectionsNeedingRestart(running, next), ...mcpChanges(running, next)];
     running = next;
     d.log.info(
       { agents: directory.names, routes: next.routes.length, liveCalls: d.liveCalls() },

@@ -8,6 +8,7 @@ import type { Logger } from "../../src/core/log.ts";
 import type { LocalService } from "../../src/service/index.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
+import type { RequestHeaders } from "../tracing/tracing.ts";
 import { svcServices } from "./svc-adapters.ts";
 
 /** Where the client finds the service. */
@@ -65,9 +66,9 @@ export function serviceClient(
 export function sessionServicesFor(
   client: SvcClient,
   wrap: ((services: SessionServices) => SessionServices) | undefined,
-): (agent: CallAgent) => SessionServices {
-  return (agent) => {
-    const services = svcServices(client, agent.models);
+): (agent: CallAgent, requestHeaders?: RequestHeaders) => SessionServices {
+  return (agent, requestHeaders) => {
+    const services = svcServices(client, agent.models, requestHeaders);
     return wrap ? wrap(services) : services;
   };
 }

@@ -14,6 +14,7 @@ import { sileroDetectorFactory } from "../../src/session/vad-detector.ts";
 import { WatchedTransport, watchServices } from "../console/call-activity.ts";
 import type { LiveFeed } from "../console/live-feed.ts";
 import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
+import type { RequestHeaders, Tracing } from "../tracing/tracing.ts";
 import { conversationConfig } from "./discord-prompts.ts";
 import type { EndOfCall } from "./end-of-call.ts";
 import type { Records } from "./records.ts";
@@ -32,7 +33,9 @@ export interface SessionDeps {
   readonly metrics: BridgeMetrics;
   readonly records: Records;
   readonly feed: LiveFeed | undefined;
-  readonly servicesFor: (agent: CallAgent) => SessionServices;
+  readonly servicesFor: (agent: CallAgent, requestHeaders?: RequestHeaders) => SessionServices;
+  /** The calls' traces, when tracing is on. */
+  readonly tracing: Tracing | undefined;
   readonly createDetector: SpeechDetectorFactory;
   readonly endOfCall: EndOfCall;
   /** The live sessions: each is added as it starts and removed as it ends. */
@@ -82,7 +85,13 @@ export function sessionStarter(d: SessionDeps): StartSession {
     const activity = feed?.activitySink(callId);
     const recorded = recording ?? callTransport;
     const transport = activity ? new WatchedTransport(recorded, activity) : recorded;
-    const services = d.servicesFor(agent);
+    const tracer = d.tracing?.call({
+      callId,
+      agent: agent.name,
+      transport: callTransport.info.transport,
+      direction: outbound ? "outbound" : "inbound",
+    });
+    const services = d.servicesFor(agent, tracer?.requestHeaders);
     const { transcripts } = records;
     const session = new CallSession({
       transport,
@@ -90,13 +99,16 @@ export function sessionStarter(d: SessionDeps): StartSession {
       createSpeechDetector: d.createDetector,
       clock: d.clock,
       config: conversationConfig(agent, d.config, transport.info),
-      log: log.child({ agent: agent.name }),
+      log: log.child({ agent: agent.name, ...tracer?.logFields }),
       // An outbound call's record started when it was placed: the session's own call-start is not repeated.
-      transcripts: outbound
-        ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) }
-        : transcripts,
+      transcripts: metrics.levels.tap(
+        outbound ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) } : transcripts,
+      ),
       onTurnMetrics: (m) => metrics.observeTurn(m),
+      onSpeculation: (sp) => metrics.observeSpeculation(sp),
+      trace: tracer?.trace,
       onEnd: (end) => {
+        tracer?.ended(end);
         d.endOfCall.sessionEnded(agent, transport.info.callId, recording);
         live.delete(session);
         outbound?.onEnd();

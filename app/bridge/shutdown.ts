@@ -12,6 +12,8 @@ import { BRIDGE_SHUTDOWN } from "../../src/records/outcome.ts";
 import type { LocalService } from "../../src/service/index.ts";
 import type { CallSession } from "../../src/session/call-session.ts";
 import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
+import type { Tracing } from "../tracing/tracing.ts";
+import type { BridgeMcp } from "./mcp.ts";
 import type { Records } from "./records.ts";
 import type { SipSide } from "./sip.ts";
 
@@ -28,6 +30,10 @@ export interface RunningParts {
   readonly records: Records;
   readonly localService: LocalService | undefined;
   readonly metrics: BridgeMetrics;
+  /** The agents' MCP servers: closed once no call can use their tools. */
+  readonly mcp: BridgeMcp;
+  /** The calls' traces: what is not exported yet is sent once the last call has ended. */
+  readonly tracing: Tracing | undefined;
   readonly log: Logger;
 }
 
@@ -47,10 +53,12 @@ export async function shutDown(p: RunningParts, drainMs: number): Promise<void> 
   await p.sip.server?.close();
   await p.sip.rtpWorker?.close();
   await p.audioSocket?.close();
+  await p.mcp.close();
   await p.http.close();
   await p.records.recorder?.close();
   await p.records.reporter?.close();
   await p.records.store.close();
   await p.localService?.close();
+  await p.tracing?.shutdown();
   p.metrics.close();
 }

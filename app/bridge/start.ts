@@ -26,11 +26,13 @@ import { type Entrances, entrancesOf } from "../banner.ts";
 import { registerOutboundRoutes } from "../http/outbound-routes.ts";
 import { BridgeMetrics } from "../metrics/bridge-metrics.ts";
 import type { ReloadResult } from "../reload.ts";
+import { startTracing } from "../tracing/tracing.ts";
 import { bridgeAccess } from "./bridge-access.ts";
 import { consoleFeed } from "./console-feed.ts";
 import { endOfCall } from "./end-of-call.ts";
 import { bridgeHttp, listen } from "./http.ts";
 import { liveAgents } from "./live-agents.ts";
+import { startMcp } from "./mcp.ts";
 import { placedCalls, twilioDialer } from "./outbound.ts";
 import { callReader, openRecords } from "./records.ts";
 import { serviceClient, serviceEndpoint, sessionServicesFor } from "./services.ts";
@@ -98,6 +100,8 @@ export interface BridgeOverrides {
   announce?: (entrances: Entrances) => void;
   /** The tools and hooks of agents defined in code (the TypeScript API), by agent name. */
   agentCode?: ReadonlyMap<string, AgentCode>;
+  /** What `${NAME}` in MCP servers' settings reads (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function startBridge(
@@ -106,6 +110,8 @@ export async function startBridge(
   overrides: BridgeOverrides = {},
 ): Promise<Bridge> {
   const clock = overrides.clock ?? systemClock;
+  // First: a tool server that cannot start, or a clash of tool names, stops the bridge before it opens anything.
+  const mcp = await startMcp(config, overrides.agentCode, log, overrides.env);
   const service = await serviceEndpoint(config, log);
   const { localService } = service;
   // The live calls, declared before the metrics that read them (the loop-lag sampler asks).
@@ -117,12 +123,13 @@ export async function startBridge(
   const createDetector = await speechDetectors(metrics, log);
   const records = await openRecords(config, clock, log, overrides.onReportAttempt);
   const { store, transcripts, instance } = records;
+  const tracing = await startTracing(config.tracing, { clock, log, instance });
   // SIP starts once the HTTP server listens; until then there is none to ask.
   let sip: SipSide = { server: undefined, rtpWorker: undefined };
   const agents = liveAgents(config, {
     log,
     observer: { webhookFailed: (cause) => metrics.agentWebhookFailures.inc({ cause }) },
-    agentCode: overrides.agentCode,
+    agentCode: mcp.agentCode,
     readConfig: overrides.readConfig,
     liveCalls: () => live.size,
     // A renewed SIP TLS certificate and key are taken too (a bad pair is logged, the old one kept).
@@ -156,6 +163,7 @@ export async function startBridge(
     records,
     feed,
     servicesFor,
+    tracing,
     createDetector,
     endOfCall: ended,
     live,
@@ -235,6 +243,8 @@ export async function startBridge(
         records,
         localService,
         metrics,
+        mcp,
+        tracing,
         log,
       };
       await shutDown(parts, drainMs);

@@ -82,7 +82,17 @@ class ClientTtsStream implements TtsStream {
   }
 }
 
-export function svcServices(client: SvcClient, models: ServiceModels): SessionServices {
+/**
+ * The session's services on the client; `requestHeaders` (the call's trace, when tracing is on)
+ * gives the headers each request carries, by the request's signal.
+ */
+export function svcServices(
+  client: SvcClient,
+  models: ServiceModels,
+  requestHeaders?: (signal?: AbortSignal) => Record<string, string>,
+): SessionServices {
+  const options = (signal?: AbortSignal) =>
+    requestHeaders ? { signal, headers: requestHeaders(signal) } : { signal };
   const transcription = {
     model: models.asrModel,
     language: models.language,
@@ -91,11 +101,16 @@ export function svcServices(client: SvcClient, models: ServiceModels): SessionSe
   return {
     asr: {
       async recognize(pcm, sampleRate, signal) {
-        const result = await client.asr.recognize(pcm, pcm16Format(sampleRate), transcription, { signal });
+        const result = await client.asr.recognize(
+          pcm,
+          pcm16Format(sampleRate),
+          transcription,
+          options(signal),
+        );
         return result.text;
       },
       open(sampleRate, signal) {
-        const upload = client.asr.upload(pcm16Format(sampleRate), transcription, { signal });
+        const upload = client.asr.upload(pcm16Format(sampleRate), transcription, options(signal));
         return {
           write: (pcm) => upload.write(pcm),
           end: () => upload.end().finalText(),
@@ -111,7 +126,7 @@ export function svcServices(client: SvcClient, models: ServiceModels): SessionSe
             messages: [...messages],
             ...(tools.length ? { tools: [...tools] } : {}),
           },
-          { signal },
+          options(signal),
         );
         const acc = new ChatAccumulator();
         for await (const chunk of stream) {
@@ -133,13 +148,16 @@ export function svcServices(client: SvcClient, models: ServiceModels): SessionSe
         const rate = TTS_SAMPLE_RATES.find((r) => r === sampleRate);
         if (!rate)
           throw new Error(`TTS cannot produce ${sampleRate} Hz; rates: ${TTS_SAMPLE_RATES.join(", ")}`);
-        const session = await client.tts.connect({
-          model: models.ttsModel,
-          voice_id: models.voice,
-          response_format: format.kind === "pcm" ? "pcm" : "opus_stream",
-          sample_rate: rate,
-          mode: "default",
-        });
+        const session = await client.tts.connect(
+          {
+            model: models.ttsModel,
+            voice_id: models.voice,
+            response_format: format.kind === "pcm" ? "pcm" : "opus_stream",
+            sample_rate: rate,
+            mode: "default",
+          },
+          requestHeaders ? { headers: requestHeaders() } : {},
+        );
         return new ClientTtsStream(session, format);
       },
     },

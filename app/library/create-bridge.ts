@@ -94,7 +94,7 @@ export async function createBridge(options: BridgeOptions = {}): Promise<VoiceBr
     tree.agents = named;
   }
   const config = loadConfig({ env: { ...env }, given: { tree, name: "createBridge options" } });
-  return runBridge(config, { log: createLogger(config.log), code });
+  return runBridge(config, { log: createLogger(config.log), code, env: { ...env } });
 }
 
 export interface RunOptions {
@@ -105,6 +105,8 @@ export interface RunOptions {
   readConfig?: () => Config;
   /** Says how to reach the agent once the bridge is up (default: one log line). */
   announce?: (entrances: Entrances) => void;
+  /** What `${NAME}` in MCP servers' settings reads (default: process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The bridge of a validated configuration (createBridge's, and the CLI's `start`). */
@@ -114,8 +116,23 @@ export async function runBridge(config: Config, opts: RunOptions): Promise<Voice
     agentCode: code,
     ...(opts.readConfig ? { readConfig: opts.readConfig } : {}),
     ...(opts.announce ? { announce: opts.announce } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
   });
   return new RunningBridge(inner, config, code, opts.log);
+}
+
+/** Where a service API client reaches the service a bridge's calls speak through. */
+export interface ServiceEndpoint {
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+}
+
+/**
+ * The service a bridge's calls speak through: its embedded local service, or the hosted one it was
+ * given (the agent tests speak the caller's lines and judge with it). Undefined for another kind of bridge.
+ */
+export function serviceOf(bridge: VoiceBridge): ServiceEndpoint | undefined {
+  return bridge instanceof RunningBridge ? bridge.service : undefined;
 }
 
 class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
@@ -153,6 +170,12 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
 
   record(callId: string): CallRecord | undefined {
     return this.#inner.transcripts.get(callId);
+  }
+
+  get service(): ServiceEndpoint {
+    const local = this.#inner.localService;
+    if (local) return { baseURL: local.url, apiKey: local.apiKeys[0] };
+    return { baseURL: this.#config.service.baseUrl, apiKey: this.#config.service.apiKey };
   }
 
   dial(request: DialBody): Promise<DialAccepted> {

@@ -2,17 +2,23 @@
 // and call counters, served on /metrics; the console reads percentiles of the same histograms.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnMetrics } from "../../src/records/call-record.ts";
+import { CallLevelMetrics } from "./call-levels.ts";
 import { registerDefaultMetrics } from "./default-metrics.ts";
 
 const LATENCY_BUCKETS_MS = [25, 50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000];
 
-const TURN_FIGURES: Record<keyof TurnMetrics, string> = {
+/** The turn's figures that are times (the rest are counts, with their own metrics). */
+export type TurnTime = Exclude<keyof TurnMetrics, "chatRequests">;
+
+const TURN_FIGURES: Record<TurnTime, string> = {
   eouDelayMs: "end of caller speech to turn confirmed",
   asrMs: "speech recognition time",
   llmTtftMs: "chat time to first token",
   ttsFirstAudioMs: "first text sent to TTS to first audio",
   voiceToVoiceMs: "end of caller speech to first agent audio on the wire",
   bargeInMs: "caller speech over the agent to agent audio cleared",
+  detectMs: "end of caller speech to their words sent for recognition",
+  waitMs: "the bridge's own wait in voice-to-voice (beyond detection and the service's times)",
 };
 
 /** One latency figure's percentiles, ms, estimated from its histogram (null before any turn). */
@@ -31,12 +37,14 @@ export interface FigurePercentiles {
  * reported as `topBucketMs` (it is at least that).
  */
 export interface LatencySummary {
-  figures: Record<keyof TurnMetrics, FigurePercentiles>;
+  figures: Record<TurnTime, FigurePercentiles>;
   topBucketMs: number;
 }
 
 export class BridgeMetrics {
   readonly registry = new Registry();
+  /** Callers' and rooms' levels per ended call. */
+  readonly levels = new CallLevelMetrics(this.registry);
   readonly activeCalls: Gauge;
   readonly calls: Counter<"transport" | "outcome">;
   /** Call-start webhook answers that could not be used, by cause (the route's agent took the call). */
@@ -50,7 +58,13 @@ export class BridgeMetrics {
   /** Data shed by a bounded queue toward a service or thread that fell behind (see shed()). */
   readonly backlogDrops: Counter<"queue">;
   readonly backlogDroppedBytes: Counter<"queue">;
-  readonly #turn: Record<keyof TurnMetrics, Histogram>;
+  readonly #turn: Record<TurnTime, Histogram>;
+  /** Chat requests per answered turn (tool rounds and retries make more than one). */
+  readonly #chatRequests: Histogram;
+  /** Replies started before the caller's turn was confirmed, by whether they were used. */
+  readonly speculativeTurns: Counter<"outcome">;
+  /** Chat requests of those thrown away (the caller went on). */
+  readonly speculativeChatsDropped: Counter;
   #stopDefaults: (() => void) | undefined;
 
   /** `callsUp`: whether the bridge has calls now (the loop-lag sampler fills in more often then). */
@@ -104,8 +118,8 @@ export class BridgeMetrics {
       labelNames: ["queue"],
       registers: [this.registry],
     });
-    const turn = {} as Record<keyof TurnMetrics, Histogram>;
-    for (const [key, help] of Object.entries(TURN_FIGURES) as [keyof TurnMetrics, string][]) {
+    const turn = {} as Record<TurnTime, Histogram>;
+    for (const [key, help] of Object.entries(TURN_FIGURES) as [TurnTime, string][]) {
       const name = `voice_bridge_turn_${key.replace(/Ms$/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}_ms`;
       turn[key] = new Histogram({
         name,
@@ -115,6 +129,23 @@ export class BridgeMetrics {
       });
     }
     this.#turn = turn;
+    this.#chatRequests = new Histogram({
+      name: "voice_bridge_turn_chat_requests",
+      help: "chat requests an agent turn sent (one per tool round, plus retries)",
+      buckets: [1, 2, 3, 4, 6],
+      registers: [this.registry],
+    });
+    this.speculativeTurns = new Counter({
+      name: "voice_bridge_speculative_turns_total",
+      help: "replies started on the transcript before the end of the caller's turn was confirmed, by outcome (used: released at the confirmation; dropped: the caller went on)",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+    });
+    this.speculativeChatsDropped = new Counter({
+      name: "voice_bridge_speculative_chat_requests_dropped_total",
+      help: "chat requests of speculative replies that were thrown away",
+      registers: [this.registry],
+    });
   }
 
   /** The bridge closed: its loop-lag histogram is fed no more. */
@@ -145,15 +176,21 @@ export class BridgeMetrics {
   }
 
   observeTurn(m: TurnMetrics): void {
-    for (const key of Object.keys(this.#turn) as (keyof TurnMetrics)[]) {
+    for (const key of Object.keys(this.#turn) as TurnTime[]) {
       const v = m[key];
       if (typeof v === "number" && Number.isFinite(v)) this.#turn[key].observe(v);
     }
+    if (m.chatRequests !== undefined) this.#chatRequests.observe(m.chatRequests);
+  }
+
+  observeSpeculation(s: { used: boolean; chatRequests: number }): void {
+    this.speculativeTurns.inc({ outcome: s.used ? "used" : "dropped" });
+    if (!s.used) this.speculativeChatsDropped.inc(s.chatRequests);
   }
 
   async latency(): Promise<LatencySummary> {
-    const figures = {} as Record<keyof TurnMetrics, FigurePercentiles>;
-    for (const [key, histogram] of Object.entries(this.#turn) as [keyof TurnMetrics, Histogram][]) {
+    const figures = {} as Record<TurnTime, FigurePercentiles>;
+    for (const [key, histogram] of Object.entries(this.#turn) as [TurnTime, Histogram][]) {
       const { values } = await histogram.get();
       // Cumulative counts per upper bound, +Inf last.
       const buckets = values

@@ -267,6 +267,8 @@ export interface CaseSetSpec {
   seed: number;
   coughSeed: number;
   noiseSeed: number;
+  /** No noise beds (the noisy set lays its own backgrounds under every case). */
+  noNoiseBeds?: boolean;
 }
 
 export function buildSet(spec: CaseSetSpec): TurnCase[] {
@@ -391,6 +393,7 @@ export function buildSet(spec: CaseSetSpec): TurnCase[] {
 
   // Background noise on every fourth case, -45 to -35 dBFS.
   const levels = [-45, -42, -40, -38, -35];
+  if (spec.noNoiseBeds) return cases;
   return cases.map((c, i) =>
     i % 4 === 3 ? withNoise(c, levels[(i >> 2) % levels.length]!, spec.noiseSeed + i) : c,
   );

@@ -4,6 +4,7 @@
 
 import type { CallEvent, CallRecord, TurnMetrics } from "../../src/records/call-record.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
+import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
 
@@ -48,6 +49,8 @@ export interface Outcome {
   /** Caller speech start (truth) → `clear` received. */
   clearMs?: number;
   bridgeBargeInMs?: number;
+  /** The bridge's replies and whether the question was answered (service-time figures). */
+  answers?: CaseAnswers;
   error?: string;
 }
 
@@ -61,6 +64,7 @@ function asRecord(t: unknown): CallRecord | undefined {
 type Assistant = Extract<CallEvent, { type: "assistant" }>;
 
 export function judge(c: TurnCase, sim: SimResult): Outcome {
+  const record = asRecord(sim.transcript);
   const out: Outcome = {
     id: c.id,
     category: c.category,
@@ -71,8 +75,8 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
     valid: true,
     userTexts: [],
     bargeIns: { interrupted: 0, resumed: 0 },
+    answers: caseAnswers(c, sim.agentAudio, RATE, record?.events),
   };
-  const record = asRecord(sim.transcript);
   if (!record) return { ...out, valid: false, invalidWhy: `no call record: ${sim.transcriptError ?? "?"}` };
   const events = record.events;
   // User turns from the labelled sound: in over-the-reply cases, those recorded after the sound

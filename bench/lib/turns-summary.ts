@@ -22,6 +22,12 @@ export function summarize(outcomes: readonly Outcome[]) {
   const of = (cat: Outcome["category"]) => valid.filter((o) => o.category === cat);
 
   const complete = of("complete");
+  // Every complete utterance whose call ran counts, valid or not: in noise, an agent still talking
+  // when the caller starts is the background's doing, and the caller was not answered.
+  const asked = outcomes.filter((o) => o.category === "complete" && o.error === undefined);
+  const answered = asked.filter(
+    (o) => o.userTexts.length > 0 && o.eouDelayMs !== undefined && o.callerVoiceToVoiceMs !== undefined,
+  );
   const eou = nums(complete.map((o) => o.eouDelayMs));
   const eouCaller = nums(complete.map((o) => o.callerEouDelayMs));
 
@@ -39,6 +45,7 @@ export function summarize(outcomes: readonly Outcome[]) {
   // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
   const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
+    answered_rate: rate(answered.length, asked.length),
     eou_delay_ms_p50: p(eou, 50),
     premature_cutoff_rate: rate(premature.length, pauses.length),
     talk_over_rate: rate(talkOver.length, pauses.length),

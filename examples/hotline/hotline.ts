@@ -1,53 +1,14 @@
-// A shop's order hotline: the caller is recognised by their number when the call starts
-// (onCallStart gives the call its variables), and a TypeScript tool looks up their orders,
-// reading those variables, so one caller never hears about another's order.
+// A shop's order hotline: the agent (hotline-agent.ts) on a bridge, each ended call logged.
 //
 //   npm install && npm start          then: npx voice-bridge call --say my-question.wav
-import { createBridge, defineAgent, tool, z } from "voice-bridge";
-
-/** The shop's customers by phone number (a real hotline asks its CRM). */
-const CUSTOMERS: Record<string, { id: string; name: string }> = {
-  "+15550001234": { id: "C-100", name: "Ada" },
-  "+15550005678": { id: "C-200", name: "Grace" },
-};
-
-/** The orders (a real hotline asks its order system). */
-const ORDERS: Record<string, { customer: string; status: string; eta: string }> = {
-  "4217": { customer: "C-100", status: "shipped", eta: "Thursday" },
-  "5310": { customer: "C-200", status: "being packed", eta: "next Monday" },
-};
-
-const lookupOrder = tool({
-  name: "lookup_order",
-  description: "Looks up one of the caller's orders by its number: its status and delivery day.",
-  parameters: z.object({ order_id: z.string().describe("the order number the caller gave") }),
-  execute: async ({ order_id }, ctx) => {
-    const order = ORDERS[order_id.replace(/\D/g, "")];
-    // Only the caller's own orders: the customer id came from onCallStart, not from the model.
-    if (!order || order.customer !== ctx.call.variables.customer) {
-      ctx.log.info({ order_id }, "no such order for this caller");
-      return { status: "not one of your orders", eta: "unknown" };
-    }
-    return { status: order.status, eta: order.eta };
-  },
-});
-
-const hotline = defineAgent({
-  systemPrompt:
-    "You answer Acme Bikes' order hotline. Use lookup_order for any question about an order. " +
-    "Answer in one or two short spoken sentences.",
-  greeting: "Thanks for calling Acme Bikes, {{var.name}}. How can I help?",
-  tools: [lookupOrder],
-  onCallStart: (call) => {
-    const customer = CUSTOMERS[call.from ?? ""];
-    return { variables: { customer: customer?.id ?? "", name: customer?.name ?? "there" } };
-  },
-  onCallEnd: (record) => {
-    console.log(`call ${record.callId} from ${record.from ?? "?"} ended: ${record.endReason}`);
-  },
-});
+//   npm test                          the agent's scenarios (hotline.test.yaml) on simulated calls
+import { createBridge } from "voice-bridge";
+import { hotline } from "./hotline-agent.ts";
 
 const bridge = await createBridge({ agent: hotline });
+bridge.on("call-end", (record) => {
+  console.log(`call ${record.callId} from ${record.from ?? "?"} ended: ${record.endReason}`);
+});
 console.log(`hotline ready: ${bridge.url}`);
 for (const signal of ["SIGINT", "SIGTERM"] as const)
   process.once(signal, () => void bridge.drain(5000).then(() => process.exit(0)));

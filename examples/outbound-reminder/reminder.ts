@@ -1,14 +1,17 @@
 // A dental practice's appointment reminders: the bridge calls each patient on the list, the
 // agent's variables carry the appointment (name, time), a voicemail gets a message after its beep
-// instead of a conversation, and onCallEnd logs how each call went (its dial outcome).
+// instead of a conversation, and onCallEnd logs how each call went (its dial outcome). The agent
+// itself is in reminder-agent.ts.
 //
 //   SIP_OUTBOUND_PROXY=sip:trunk.example.com SIP_OUTBOUND_USER=… SIP_OUTBOUND_PASSWORD=… \
 //   SIP_OUTBOUND_FROM=+15557770000 npm start -- appointments.json
+//   npm test                          the agent's scenarios (reminder.test.yaml) on simulated calls
 //
 // (Over Twilio instead: REMINDER_VIA=twilio with TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, PUBLIC_URL
 // and TWILIO_OUTBOUND_FROM.) The process exits once every call has ended.
 import { readFile } from "node:fs/promises";
 import { type CallRecord, createBridge, DialError, type DialVia, defineAgent } from "voice-bridge";
+import { reminder as receptionist } from "./reminder-agent.ts";
 
 interface Appointment {
   name: string;
@@ -32,12 +35,7 @@ const VOICEMAIL =
   "To move it, please call us on 555 0100. Goodbye.";
 
 const reminder = defineAgent({
-  greeting:
-    "Hello {{var.name}}, this is Acme Dental with a reminder of your appointment {{var.time}}. Will you be able to make it?",
-  systemPrompt:
-    "You are Acme Dental's receptionist, calling {{var.name}} about their appointment {{var.time}}. " +
-    "If they can come, thank them. If not, tell them to call 555 0100 to move it. Keep it short and say goodbye.",
-  maxCallSeconds: 180,
+  ...receptionist,
   onCallEnd: (record: CallRecord) => {
     const who = patients.get(record.callId)?.name ?? record.to;
     const detail = record.dialReason ?? record.endReason ?? "";

@@ -58,6 +58,9 @@ export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConf
     ...(agent.greeting ? { greeting: fill(agent.greeting) } : {}),
     ...(agent.transferTarget ? { transferTarget: fill(agent.transferTarget) } : {}),
     ...(agent.apologyText ? { apologyText: fill(agent.apologyText) } : {}),
+    ...(agent.waitingCue
+      ? { waitingCue: { text: fill(agent.waitingCue), afterMs: agent.waitingCueAfterMs } }
+      : {}),
     turn: turnTakingFrom(agent),
     repromptAfterMs: agent.repromptAfterMs,
     maxReprompts: agent.maxReprompts,

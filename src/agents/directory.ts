@@ -184,6 +184,8 @@ export class AgentDirectory {
     const problems = unknownKeys(agentSchema, overrides).map(
       (k) => `${k.path.join(".")}: ${unknownKeyMessage(k)}`,
     );
+    // The agent's MCP servers are started with the bridge, not per call (app/bridge/mcp.ts).
+    if ("mcpServers" in overrides) problems.push("mcpServers: an agent's MCP servers cannot change per call");
     const merged = agentSchema.safeParse({ ...agent, ...overrides });
     if (!merged.success)
       for (const issue of merged.error.issues) problems.push(`${issue.path.join(".")}: ${issue.message}`);

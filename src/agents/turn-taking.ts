@@ -14,5 +14,7 @@ export function turnTakingFrom(a: Agent): TurnTakingConfig {
     endOfTurnLmWeight: a.endOfTurnLmWeight,
     endOfTurnProsody: a.endOfTurnProsody,
     adaptToCaller: a.adaptToCaller,
+    callerLevelGate: a.callerLevelGate,
+    noiseSuppression: a.noiseSuppression,
   };
 }

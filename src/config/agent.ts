@@ -3,6 +3,7 @@
 // entry of `agents:`, a call-start webhook's overrides and (later) the TypeScript API all produce
 // it through this schema, so every source is checked the same way and reads the same errors.
 import { z } from "zod";
+import { mcpServersSchema } from "./mcp-servers.ts";
 import { knownTimeZone, TEMPLATE_NAMES, unknownTemplateNames } from "./templates.ts";
 import { flag, url, wordList } from "./values.ts";
 
@@ -41,6 +42,7 @@ export const httpToolSchema = z.object({
     description: "Longest wait for the answer, ms; then the model is told the tool timed out.",
   }),
   headers: z.record(z.string(), templated).optional().meta({
+    secret: true,
     description: "Request headers (an Authorization header, say), per-call variables filled.",
   }),
   body: z.record(z.string(), templated).optional().meta({
@@ -124,6 +126,13 @@ export const agentShape = {
     description:
       "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
   }),
+  waitingCue: templated.optional().meta({
+    description:
+      'Said when the answer is late (waitingCueAfterMs after the caller stopped and still nothing to hear), e.g. "Mm-hm." or "One moment."; kept ready from call start, never over the caller, at most once a turn. Off when absent.',
+  }),
+  waitingCueAfterMs: ms(200, 5000).default(1200).meta({
+    description: "How late an answer must be for the waiting cue, ms after the caller stopped speaking.",
+  }),
   transferTarget: templated.optional().meta({
     env: "AGENT_TRANSFER_TARGET",
     description: "Phone number or SIP URI the transfer_call tool dials.",
@@ -196,6 +205,16 @@ export const agentShape = {
     env: "AGENT_ADAPT_TO_CALLER",
     description: "Learn each caller's pauses within the call and lengthen or shorten their wait (bounded).",
   }),
+  callerLevelGate: flag.default(true).meta({
+    env: "AGENT_CALLER_LEVEL_GATE",
+    description:
+      "Take only speech at the caller's own level for theirs: a voice or noise in the room well below it neither holds their turn open nor stops the agent.",
+  }),
+  noiseSuppression: flag.default(false).meta({
+    env: "AGENT_NOISE_SUPPRESSION",
+    description:
+      "Suppress the caller's steady noise (hiss, hum, engines) before voice detection and recognition, with WebRTC's suppressor (built by native/build.sh from Debian's libwebrtc-audio-processing-dev; without it, off). Recordings keep what was sent.",
+  }),
   bargeInMinMs: ms(0, 2000)
     .default(180)
     .meta({ description: "Caller speech over the agent longer than this pauses the agent, ms." }),
@@ -228,6 +247,7 @@ export const agentShape = {
     .array(httpToolSchema)
     .default([])
     .meta({ description: "User-defined HTTP tools the model may call." }),
+  mcpServers: mcpServersSchema,
   analysis: analysisSchema
     .optional()
     .meta({ description: "Summary and typed fields asked of the model after each call." }),

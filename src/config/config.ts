@@ -20,6 +20,7 @@ import { serverSchema } from "./server.ts";
 import { serviceSchema } from "./service.ts";
 import { sipSchema } from "./sip.ts";
 import { storeSchema } from "./store.ts";
+import { tracingSchema } from "./tracing.ts";
 import { twilioSchema } from "./twilio.ts";
 import { unknownKeyMessage, unknownKeys } from "./unknown-keys.ts";
 
@@ -49,6 +50,7 @@ export const configSchema = z.object({
   callReports: callReportsSchema,
   store: storeSchema,
   log: logSchema,
+  tracing: tracingSchema,
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -72,7 +74,8 @@ function setPath(tree: Tree, path: readonly string[], value: unknown): void {
   node[path[path.length - 1]!] = value;
 }
 
-function readConfigFile(file: string): Tree {
+/** A config file's sections as written (YAML or JSON), before any check. */
+export function readConfigFile(file: string): Tree {
   let text: string;
   try {
     text = readFileSync(file, "utf8");

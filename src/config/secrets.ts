@@ -23,7 +23,9 @@ export function maskSecrets<T>(value: T, secretKeys: ReadonlySet<string>): T {
       // A list of accounts keeps its names: each entry's own secret keys are masked below.
       if (Array.isArray(v))
         return v.map((item) => (typeof item === "object" && item !== null ? mask(item) : MASK));
-      if (typeof v !== "object") return MASK;
+      // A mapping of secrets (headers, a program's environment) keeps its names, not its values.
+      if (typeof v === "object") return Object.fromEntries(Object.keys(v).map((k) => [k, MASK]));
+      return MASK;
     }
     if (Array.isArray(v)) return v.map((item) => mask(item));
     if (typeof v === "object" && v !== null)

@@ -16,6 +16,18 @@ export interface TurnMetrics {
   voiceToVoiceMs?: number;
   /** Caller speech start over the agent → agent audio cleared. */
   bargeInMs?: number;
+  /**
+   * End of the caller's speech → their words sent for recognition (the upload's end): the
+   * silence the bridge waits for before it asks. asrMs runs from there.
+   */
+  detectMs?: number;
+  /**
+   * The bridge's own wait in voiceToVoiceMs: what is left after detection, recognition, first
+   * token and first audio (a wait for the end-of-turn decision, a connection, the transport).
+   */
+  waitMs?: number;
+  /** Chat requests the turn sent (one per tool round, plus retries). */
+  chatRequests?: number;
 }
 
 export type CallEvent =
@@ -55,11 +67,29 @@ export type CallEvent =
       earlyMediaMs?: number;
     }
   /** How the call ended: `outcome` set by whoever ended it, `reason` in words for people. */
-  | { type: "call-end"; at: string; reason: string; outcome: CallOutcome; durationMs: number }
+  | {
+      type: "call-end";
+      at: string;
+      reason: string;
+      outcome: CallOutcome;
+      durationMs: number;
+      /** The caller's and the room's levels over the call (phone calls; absent if no audio came). */
+      levels?: CallLevels;
+    }
   /** After the call: the agent's analysis (summary and fields), or why there is none. */
   | { type: "analysis"; at: string; analysis: CallAnalysis };
 
 export type CallDirection = "inbound" | "outbound";
+
+/** How loud the caller and the room behind them were over a call (session/caller-voice.ts). */
+export interface CallLevels {
+  /** The caller's speech level, dBFS (absent if they never spoke). */
+  callerDb?: number;
+  /** The room's median level (the call's noise), dBFS. */
+  noiseDb?: number;
+  /** How long the voice detector went on hearing speech after the caller's own had ended, ms. */
+  roomHeldMs: number;
+}
 
 /** How an outbound call's dialling ended (docs/outbound.md). */
 export const DIAL_OUTCOMES = ["human", "machine", "busy", "no-answer", "failed", "canceled"] as const;
@@ -115,6 +145,8 @@ export interface CallRecord {
   startedAt: string;
   endedAt?: string;
   endReason?: string;
+  /** The caller's and the room's levels (once the call has ended). */
+  levels?: CallLevels;
   turns: TurnView[];
   analysis?: CallAnalysis;
   events: CallEvent[];
@@ -167,6 +199,7 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
       : {}),
     startedAt: start.at,
     ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
+    ...(end?.type === "call-end" && end.levels ? { levels: end.levels } : {}),
     turns: turnsOf(events),
     ...(analysis?.type === "analysis" ? { analysis: analysis.analysis } : {}),
     events,

@@ -378,3 +378,12 @@ export class AgentTurn {
     return this.#generated.slice(before.length).trim();
   }
 }
+
+/** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
+export function fixedReply(text: string): ChatModel {
+  return {
+    async *stream() {
+      yield { type: "text", text };
+    },
+  };
+}

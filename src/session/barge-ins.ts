@@ -3,8 +3,19 @@
 // A stop is not taken at once: a speaker who goes on within a short gap (the VAD ends speech at
 // a comma's pause: "Stop, | that's wrong") is still the same barge-in, timed from its start.
 // Kept per speaker, so an "mm-hm" from one member neither stops the agent nor cancels another
-// member's real interruption; the agent resumes only when nobody is holding it.
+// member's real interruption; the agent resumes only when nobody is holding it. The interruption
+// is confirmed by the speaker's own voice: when its time comes and their voice has just stopped
+// (a long "okay okay" whose end the detector has yet to call), it waits for their voice to go on
+// or their speech to end.
 import type { Clock, TimerHandle } from "../core/clock.ts";
+
+/** Whoever barges in: whether their own voice is still sounding (caller-voice.ts). */
+export interface BargingVoice {
+  voiceGoingOn(): boolean;
+}
+
+/** How often an interruption held for the speaker's voice looks again, ms. */
+const VOICE_RECHECK_MS = 20;
 
 interface Barge {
   startAt: number;
@@ -21,7 +32,7 @@ export interface BargeInHost {
   interrupt(bargeInMs: number, startAt: number, clearedAt: number): void;
 }
 
-export class BargeIns<K> {
+export class BargeIns<K extends BargingVoice> {
   readonly #clock: Clock;
   readonly #host: BargeInHost;
   readonly #barges = new Map<K, Barge>();
@@ -50,7 +61,11 @@ export class BargeIns<K> {
     if (going?.gapTimer) {
       this.#clock.clearTimeout(going.gapTimer);
       going.gapTimer = undefined;
-      going.confirmTimer = this.#confirmTimer(going, interruptAfterMs);
+      going.confirmTimer = this.#confirmTimer(
+        who,
+        going,
+        interruptAfterMs - (this.#clock.now() - going.startAt),
+      );
       return false;
     }
     const since = this.#clock.now() - startAt;
@@ -60,21 +75,22 @@ export class BargeIns<K> {
       this.#clearedAt ??= this.#clock.now();
       this.#host.pause();
     }, pauseAfterMs - since);
-    barge.confirmTimer = this.#confirmTimer(barge, interruptAfterMs);
+    barge.confirmTimer = this.#confirmTimer(who, barge, interruptAfterMs - since);
     this.#barges.set(who, barge);
     return true;
   }
 
-  /** Interrupts `interruptAfterMs` after the barge-in's start (at once if that has passed). */
-  #confirmTimer(barge: Barge, interruptAfterMs: number): TimerHandle {
-    return this.#clock.setTimeout(
-      () => {
-        barge.confirmTimer = undefined;
-        this.#clearedAt ??= this.#clock.now();
-        this.#host.interrupt(Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);
-      },
-      interruptAfterMs - (this.#clock.now() - barge.startAt),
-    );
+  /** Interrupts in `delayMs` (at once if not positive), if `who`'s voice is still going on then. */
+  #confirmTimer(who: K, barge: Barge, delayMs: number): TimerHandle {
+    return this.#clock.setTimeout(() => {
+      if (!who.voiceGoingOn()) {
+        barge.confirmTimer = this.#confirmTimer(who, barge, VOICE_RECHECK_MS);
+        return;
+      }
+      barge.confirmTimer = undefined;
+      this.#clearedAt ??= this.#clock.now();
+      this.#host.interrupt(Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);
+    }, delayMs);
   }
 
   /**

@@ -9,10 +9,11 @@ import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import { addressesAgent } from "./addressing.ts";
-import { AgentTurn, type AgentTurnResult } from "./agent-turn.ts";
-import { CachedApology } from "./apology.ts";
+import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
 import { BargeIns } from "./barge-ins.ts";
+import { CachedSpeech } from "./cached-speech.ts";
 import { CallControl } from "./call-control.ts";
+import { type CallTrace, reportTurn, type TurnTrace, tracedTools } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
@@ -26,6 +27,9 @@ import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
+import { apologyEvent, assistantEvent, logAgentTurn } from "./turn-report.ts";
+import type { UserTurnJob } from "./user-turn.ts";
+import { WaitingCue } from "./waiting-cue.ts";
 
 export interface SessionDeps {
   transport: CallTransport;
@@ -37,40 +41,15 @@ export interface SessionDeps {
   transcripts: CallEventSink;
   /** Per-turn figures, e.g. for Prometheus. */
   onTurnMetrics?: (m: TurnMetrics) => void;
+  /**
+   * A reply started before the caller's turn was confirmed was used (released at the
+   * confirmation) or thrown away (the caller went on): how much speculation costs.
+   */
+  onSpeculation?: (s: { used: boolean; chatRequests: number }) => void;
+  /** Traces the call's turns (app/tracing/), when tracing is on. */
+  trace?: CallTrace;
   /** The call ended: how (the outcome counted and filtered on) and why, in words. */
   onEnd?: (end: CallEnd) => void;
-}
-
-/** A caller utterance on its way to becoming a turn. */
-interface UserTurnJob {
-  id: number;
-  /** Whose words (undefined for keypad digits). */
-  listener: SpeakerListener | undefined;
-  speechEndAt: number;
-  text?: string;
-  asrMs?: number;
-  failed?: string;
-  confirmed: boolean;
-  confirmedAt?: number;
-  /** The wait before its turn is confirmed (speech turns, until confirmed or dropped). */
-  wait?: TurnEndWait;
-  /** The user turn is in the history and the record (once its reply is first heard, or done). */
-  committed?: boolean;
-  /** Someone else spoke before it was answered: it goes into the history unanswered. */
-  yielded?: boolean;
-  turn?: AgentTurn;
-  /** Its transcript on the way; dropped with the job unless its words are still wanted. */
-  recognition?: Recognition;
-  source: "speech" | "dtmf";
-}
-
-/** Fixed words (greeting, re-prompt, goodbye) spoken through the same path as model replies. */
-function fixedReply(text: string): ChatModel {
-  return {
-    async *stream() {
-      yield { type: "text", text };
-    },
-  };
 }
 
 export class CallSession {
@@ -102,7 +81,8 @@ export class CallSession {
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
-  readonly #apology: CachedApology;
+  readonly #apology: CachedSpeech;
+  readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
   readonly #completion: TurnCompletionModel | undefined;
 
   constructor(deps: SessionDeps) {
@@ -147,7 +127,16 @@ export class CallSession {
         agent.interrupt(); // its done handler records what was heard
       },
     });
-    this.#apology = new CachedApology(config.apologyText, transport.output);
+    this.#apology = new CachedSpeech(config.apologyText, transport.output);
+    if (config.waitingCue) {
+      const speech = new CachedSpeech(config.waitingCue.text, transport.output);
+      const host = {
+        busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
+        played: (text: string) => this.#note(`waiting cue played: ${text}`),
+      };
+      const cue = new WaitingCue(config.waitingCue, speech, { clock: deps.clock, transport, host });
+      this.#cue = { speech, cue };
+    }
     this.#listeners = new Listeners(
       (speaker) => this.#newListener(speaker),
       (speaker) =>
@@ -202,6 +191,7 @@ export class CallSession {
     this.#control.start();
     this.#tts.warm();
     void this.#apology.prepare(this.#d.services.tts, this.#log);
+    void this.#cue?.speech.prepare(this.#d.services.tts, this.#log);
     if (config.greeting) this.#speakFixed(config.greeting);
     else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
   }
@@ -212,6 +202,7 @@ export class CallSession {
     this.#ended = true;
     const { clock } = this.#d;
     for (const t of [this.#continueTimer, this.#commitTimer]) clock.clearTimeout(t);
+    this.#cue?.cue.cancel();
     this.#job?.wait?.cancel();
     this.#barges.endAll();
     this.#control.close();
@@ -219,11 +210,11 @@ export class CallSession {
     this.#agent?.interrupt();
     this.#job?.turn?.cancel();
     this.#callAbort.abort();
-    this.#listeners.closeAll();
+    const levels = this.#listeners.closeAll();
     this.#tts.close();
     const durationMs = Math.round(clock.now() - this.#startedAt);
     const { outcome, reason } = end;
-    this.#record({ type: "call-end", at: new Date().toISOString(), reason, outcome, durationMs });
+    this.#record({ type: "call-end", at: new Date().toISOString(), reason, outcome, durationMs, levels });
     this.#log.info({ reason, outcome, durationMs }, "call ended");
     this.#d.onEnd?.(end);
   }
@@ -242,7 +233,7 @@ export class CallSession {
       asr: this.#d.services.asr,
       clock: this.#d.clock,
       signal: this.#callAbort.signal,
-      adaptToCaller: this.#d.config.turn.adaptToCaller,
+      turn: this.#d.config.turn,
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
@@ -314,6 +305,7 @@ export class CallSession {
     if (this.#ended) return;
     const { clock, config } = this.#d;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-start");
+    this.#cue?.cue.callerSpoke();
     // The onset became speech: what follows decides, as if it had been heard at once.
     if (this.#onsetPaused?.by === l) this.#onsetPaused = undefined;
     this.#control.callerSpoke();
@@ -409,6 +401,7 @@ export class CallSession {
       id: ++this.#jobSeq,
       listener: l,
       speechEndAt,
+      detectedAt: clock.now(),
       confirmed: false,
       source: "speech",
     };
@@ -449,7 +442,11 @@ export class CallSession {
     if (dropped) return;
     if (failed) job.failed = failed;
     if (this.#ended) return;
-    job.asrMs = clock.now() - t0;
+    // The service's time: from the upload's end (ended early, at a pause, it comes before t0).
+    const asked = utterance.upload?.endedAt ?? t0;
+    job.asrMs = clock.now() - asked;
+    job.askedAt = asked;
+    job.recognizedAt = clock.now();
     job.text = text?.trim() ?? "";
     if (job.yielded) {
       if (!job.failed) this.#commitUser(job);
@@ -523,7 +520,9 @@ export class CallSession {
           this.#d.config.turn.resumeGraceMs,
         );
       };
+      if (!job.turn.released) this.#d.onSpeculation?.({ used: true, chatRequests: job.turn.chatRequests });
       job.turn.release();
+      this.#cue?.cue.arm(job.turn, job.speechEndAt);
     } else {
       this.#commitUser(job);
     }
@@ -547,6 +546,10 @@ export class CallSession {
 
   #dropJob(): void {
     const { clock } = this.#d;
+    const turn = this.#job?.turn;
+    // A reply asked for before the turn was sure, and never heard: speculation thrown away.
+    if (turn && turn.timings.firstPlayAt === undefined && turn.chatRequests > 0)
+      this.#d.onSpeculation?.({ used: false, chatRequests: turn.chatRequests });
     this.#job?.wait?.cancel();
     if (!this.#job?.yielded) this.#job?.recognition?.drop();
     if (!this.#job?.committed) clock.clearTimeout(this.#commitTimer);
@@ -572,8 +575,16 @@ export class CallSession {
     chat: ChatModel = this.#d.services.chat,
   ): AgentTurn {
     const { transport, clock } = this.#d;
+    const traced = this.#traceTurn(meta, held);
     const turn = new AgentTurn(
-      { chat, openTts: () => this.#tts.take(), tools: this.#tools, transport, clock },
+      {
+        chat: traced?.chat(chat) ?? chat,
+        openTts: () => this.#tts.take(),
+        tools: traced ? tracedTools(this.#tools, traced, clock) : this.#tools,
+        transport,
+        clock,
+        log: this.#log,
+      },
       messages,
       { held },
     );
@@ -582,8 +593,20 @@ export class CallSession {
       this.#agent = turn;
     }
     this.#control.cancelReprompt();
-    void turn.start().then((r) => this.#onAgentDone(turn, meta, r));
+    void turn.start().then((r) => {
+      if (traced) reportTurn(traced, turn, meta.job, r, clock.now(), this.#interruptedBy);
+      this.#onAgentDone(turn, meta, r);
+    });
     return turn;
+  }
+
+  /** The turn's trace, when the call is traced. */
+  #traceTurn(meta: { kind: "reply" | "fixed"; job?: UserTurnJob }, held: boolean): TurnTrace | undefined {
+    const trace = this.#d.trace;
+    if (!trace) return undefined;
+    const at = this.#d.clock.now();
+    const { kind, job } = meta;
+    return trace.turnStarted({ kind, since: job?.speechEndAt ?? at, at, held, source: job?.source });
   }
 
   #speakFixed(text: string): AgentTurn {
@@ -602,26 +625,8 @@ export class CallSession {
       else if (m.role === "tool") this.#history.addToolResult(m.tool_call_id, m.content);
     }
     const metrics = turnMetrics(turn, meta.job, r, this.#interruptedBy);
-    this.#record({
-      type: "assistant",
-      at: new Date().toISOString(),
-      generated: r.generated,
-      heard: r.heard,
-      interrupted: r.interrupted,
-      toolCalls: r.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
-      metrics,
-      ...(r.error ? { error: r.error } : {}),
-    });
-    this.#log.info(
-      {
-        heard: r.heard,
-        interrupted: r.interrupted || undefined,
-        tools: r.toolCalls.map((c) => c.name),
-        ...metrics,
-        ...(turn.dryRuns ? { audioDryRuns: turn.dryRuns } : {}),
-      },
-      r.interrupted ? "agent interrupted" : "agent said",
-    );
+    this.#record(assistantEvent(r, metrics));
+    logAgentTurn(this.#log, r, metrics, turn.dryRuns);
     if (meta.kind === "reply") this.#d.onTurnMetrics?.(metrics);
     if (this.#agent === turn) this.#agent = undefined;
     if (meta.job && this.#job === meta.job) this.#job = undefined;
@@ -652,16 +657,7 @@ export class CallSession {
     if (audio) {
       this.#d.transport.play(audio);
       this.#history.addAssistant(text);
-      this.#record({
-        type: "assistant",
-        at: new Date().toISOString(),
-        generated: text,
-        heard: text,
-        interrupted: false,
-        toolCalls: [],
-        metrics: {},
-        error: why,
-      });
+      this.#record(apologyEvent(text, why));
     } else {
       this.#log.error("no apology audio available (TTS never worked on this call)");
     }

@@ -39,6 +39,8 @@ export interface CodeTool {
   readonly parameters: ChatTool["function"]["parameters"];
   /** How long the tool may run before the model is told it did not answer, ms (default 5000). */
   readonly timeoutMs?: number;
+  /** The MCP server the tool calls (src/agents/mcp/); absent for a tool written in code. */
+  readonly mcpServer?: string;
   /** The result: text as it is, anything else as JSON. A thrown error is told to the model. */
   run(args: unknown, ctx: ToolContext): unknown;
 }

@@ -5,6 +5,7 @@
 import type { CodeTool } from "./code-tools.ts";
 import { DEFAULT_HISTORY_BUDGET, type HistoryBudget } from "./history.ts";
 import type { HttpToolConfig } from "./tools.ts";
+import type { WaitingCueConfig } from "./waiting-cue.ts";
 
 export interface TurnTakingConfig {
   /** The shortest silence before a turn is confirmed, however complete it sounds, ms. */
@@ -25,6 +26,16 @@ export interface TurnTakingConfig {
   endOfTurnProsody: boolean;
   /** Learn each caller's pauses within the call and lengthen or shorten their wait (bounded). */
   adaptToCaller: boolean;
+  /**
+   * Take only speech at the caller's own level for theirs (caller-voice.ts): a voice or noise in
+   * the room well below it neither starts nor holds their turn, nor stops the agent.
+   */
+  callerLevelGate: boolean;
+  /**
+   * Suppress the caller's steady noise (WebRTC's suppressor, native/webrtc) before the detector
+   * and the recognizer; the recording keeps what was sent. Needs the native piece built.
+   */
+  noiseSuppression: boolean;
   /** Caller speech over the agent longer than this pauses the agent, ms. */
   bargeInMinMs: number;
   /**
@@ -65,6 +76,8 @@ export interface SessionConfig {
   maxReprompts: number;
   goodbyeText: string;
   apologyText: string;
+  /** Said when the answer is late (off when absent): see waiting-cue.ts. */
+  waitingCue?: WaitingCueConfig;
   maxCallMs: number;
   /** Digits are sent to the model after this pause, or at once on '#'. */
   dtmfGapMs: number;
@@ -72,7 +85,7 @@ export interface SessionConfig {
   httpTools: HttpToolConfig[];
   /** What of the conversation goes to the model: recent turns by tokens, a digest of older ones. */
   history: HistoryBudget;
-  /** Tools written in code (the TypeScript API), beside the HTTP tools. */
+  /** Tools run in-process (the TypeScript API's, and MCP servers' tools), beside the HTTP tools. */
   codeTools?: readonly CodeTool[];
   /** The call's variables (webhook or onCallStart), which code tools read. */
   variables?: Readonly<Record<string, string>>;
@@ -98,6 +111,8 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
     endOfTurnLmWeight: 1.3,
     endOfTurnProsody: false,
     adaptToCaller: true,
+    callerLevelGate: true,
+    noiseSuppression: false,
     bargeInMinMs: 180,
     bargeInConfirmMs: 1000,
     bargeInGapMs: 300,

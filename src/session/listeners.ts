@@ -1,6 +1,7 @@
 // Everyone the session listens to: the lone caller of a phone call, or each member of a voice
 // channel, made on their first frame. Routing a frame is the hot path (every 20 ms of every
 // call), so the lone caller skips the lookup.
+import type { CallLevels } from "../records/call-record.ts";
 import type { SpeakerListener } from "./speaker-listener.ts";
 import type { Speaker } from "./transport.ts";
 
@@ -48,8 +49,10 @@ export class Listeners {
     return this.all().some((l) => l.onsetPending());
   }
 
-  closeAll(): void {
+  /** Closes every listener; returns the lone caller's levels over the call (a phone call's). */
+  closeAll(): CallLevels | undefined {
     for (const l of this.all()) l.close();
+    return this.#solo?.levels();
   }
 
   #speakerListener(speaker: Speaker): SpeakerListener {

@@ -3,8 +3,15 @@
 // of these; a voice channel one per member, so each person's words are detected and
 // recognized on their own. What a speech start or end means for the conversation is the
 // session's business: this only reports them, at clock times as well as stream positions.
+import {
+  NOISE_SUPPRESSOR_RATES,
+  NoiseSuppressor,
+  noiseSuppressorAvailable,
+} from "../../codecs/noise-suppressor.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
+import { CallerVoice, type CallerVoiceFigures } from "./caller-voice.ts";
+import type { TurnTakingConfig } from "./config.ts";
 import { PauseProfile } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
 import type { Recognizer } from "./services.ts";
@@ -32,9 +39,16 @@ export interface ListenerOptions {
   events: ListenerEvents;
   /** Aborted when the call ends: whatever is still uploading stops. */
   signal: AbortSignal;
-  /** Learn the speaker's pauses (else the population's model holds). */
-  adaptToCaller: boolean;
+  /** adaptToCaller: learn the speaker's pauses; callerLevelGate: only speech at their level is theirs. */
+  turn: Pick<TurnTakingConfig, "adaptToCaller" | "callerLevelGate" | "prerollMs" | "noiseSuppression">;
 }
+
+/**
+ * Silence inside speech after which the utterance's upload ends, ms: two of Silero's 32 ms
+ * windows. Shorter, stops between words end it too often; the detector's own speech-end needs
+ * 160 ms (codecs/speech-segmenter.ts), so ~100 ms of each turn's wait for its transcript is saved.
+ */
+export const EARLY_END_MS = 64;
 
 /** Audio before an utterance's end that its end prosody is read from, ms. */
 const PROSODY_MS = 1500;
@@ -52,58 +66,123 @@ export class SpeakerListener {
   readonly pauses: PauseProfile;
   readonly #o: ListenerOptions;
   readonly #detector: SpeechDetector;
+  /** The detector's speech, sifted to the speaker's own voice. */
+  readonly #voice: CallerVoice;
   readonly #resampler: Resampler | undefined;
   #upsampled = new Int16Array(0);
+  /** The speaker's noise suppressed (turn.noiseSuppression), at their rate or else the VAD's. */
+  readonly #ns: NoiseSuppressor | undefined;
   /** The utterance being spoken, already on its way to recognition. */
   #upload: UtteranceUpload | undefined;
+  /** Uploads ended at a pause that the speaker went on after (each one more recognition request). */
+  earlyEndsDropped = 0;
   #closed = false;
 
   constructor(opts: ListenerOptions) {
     this.#o = opts;
     this.speaker = opts.speaker;
-    this.pauses = new PauseProfile(opts.adaptToCaller);
+    this.pauses = new PauseProfile(opts.turn.adaptToCaller);
     if (opts.inputRate !== VAD_RATE) this.#resampler = new Resampler(opts.inputRate, VAD_RATE);
+    if (opts.turn.noiseSuppression && noiseSuppressorAvailable())
+      this.#ns = new NoiseSuppressor(
+        NOISE_SUPPRESSOR_RATES.includes(opts.inputRate) ? opts.inputRate : VAD_RATE,
+      );
+    this.#voice = new CallerVoice(opts.turn.callerLevelGate, {
+      start: (atMs) => this.#speechStart(atMs),
+      end: (atMs) => {
+        this.speaking = false;
+        opts.events.speechEnd(this, atMs);
+      },
+      // The room was taken for the speaker until a far louder voice, theirs, began: their words
+      // are recognized from there.
+      restart: (atMs) => {
+        process.stderr.write(`DEBUGRESTART ${atMs} ${this.utteranceStartMs}\n`);
+        this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
+        this.#openUpload();
+      },
+    });
     this.#detector = opts.createSpeechDetector((e) => {
       if (this.#closed) return;
-      if (e.type === "speech-start") {
-        this.speaking = true;
-        opts.events.speechStart(this, e.atMs);
-        // Whatever the speech turns out to be, recognition starts now on the utterance so far
-        // (after a mid-sentence pause, from the first part's start).
-        this.#upload?.abort();
-        this.#upload = new UtteranceUpload(
-          opts.asr.open(VAD_RATE, opts.signal),
-          this.audio,
-          this.utteranceStartMs,
-        );
-      } else {
-        this.speaking = false;
-        opts.events.speechEnd(this, e.atMs);
-      }
+      if (e.type === "speech-start") this.#voice.vadStart(e.atMs);
+      else this.#voice.vadEnd(e.atMs);
     });
+  }
+
+  #speechStart(atMs: number): void {
+    const opts = this.#o;
+    this.speaking = true;
+    opts.events.speechStart(this, atMs);
+    // Whatever the speech turns out to be, recognition starts now on the utterance so far
+    // (after a mid-sentence pause, from the first part's start).
+    this.#openUpload();
+  }
+
+  #openUpload(): void {
+    process.stderr.write(
+      `DEBUGUPLOAD ${this.#o.speaker?.id ?? ""} from ${this.utteranceStartMs} now ${this.audio.nowMs} replacing ${!!this.#upload}\n`,
+    );
+    this.#upload?.abort();
+    this.#upload = new UtteranceUpload(
+      this.#o.asr.open(VAD_RATE, this.#o.signal),
+      this.audio,
+      this.utteranceStartMs,
+      () => this.#o.clock.now(),
+    );
   }
 
   push(frame: Int16Array): void {
     if (this.#closed) return;
-    let pcm = frame;
+    // Cleaned into the suppressor's buffer: the transport's frame (and so a recording) is what was sent.
+    let pcm = this.#ns?.rate === this.#o.inputRate ? this.#ns.cleaned(frame) : frame;
     if (this.#resampler) {
       // One buffer per speaker: the window and the VAD both copy what they are given.
       // Frames are all 20 ms, so one buffer of exactly the output's size serves every frame
       // (pushInto writes outputLength samples) and no view is made per frame.
-      const need = this.#resampler.outputLength(frame.length);
+      const need = this.#resampler.outputLength(pcm.length);
       if (this.#upsampled.length !== need) this.#upsampled = new Int16Array(need);
-      this.#resampler.pushInto(frame, this.#upsampled);
+      this.#resampler.pushInto(pcm, this.#upsampled);
       pcm = this.#upsampled;
+      if (this.#ns?.rate === VAD_RATE && this.#ns.fits(pcm.length)) this.#ns.process(pcm);
     }
+    this.#voice.frame(pcm, VAD_RATE);
     this.audio.write(pcm);
     this.#upload?.feed();
     this.#detector.push(pcm);
-    if (!this.speaking) this.#o.events.quietFrame(this);
+    if (this.speaking) this.#watchPause();
+    else this.#o.events.quietFrame(this);
+  }
+
+  /**
+   * The upload ends as soon as the speaker has been silent EARLY_END_MS, not at speech-end
+   * (minSilenceMs later): the service's transcript comes that much sooner, and the end of turn
+   * is decided from speech-end as before. Should they go on, the whole utterance is sent again
+   * (as after any pause) and the early transcript dropped unread.
+   */
+  #watchPause(): void {
+    const upload = this.#upload;
+    if (!upload) return;
+    const paused = this.#detector.pausedMs?.() ?? 0;
+    if (!upload.ended) {
+      if (paused >= EARLY_END_MS) void upload.end();
+    } else if (paused === 0) {
+      this.earlyEndsDropped++;
+      this.#openUpload();
+    }
   }
 
   /** Sound the VAD has not yet called speech: the speaker may be starting again. */
   onsetPending(): boolean {
-    return !this.#closed && this.#detector.onsetPending();
+    return !this.#closed && this.#voice.onsetPending(this.#detector.onsetPending());
+  }
+
+  /** The speaker's own voice is sounding now (not only the detector's speech, which ends later). */
+  voiceGoingOn(): boolean {
+    return this.#voice.goingOn();
+  }
+
+  /** The speaker's level, the room's, and how long the room's speech outlasted theirs. */
+  levels(): CallerVoiceFigures {
+    return this.#voice.figures();
   }
 
   /** Pitch and level where the utterance ended at stream position `atMs`. */
@@ -118,6 +197,7 @@ export class SpeakerListener {
 
   /** The utterance's upload, handed over at its end (undefined if there was none). */
   takeUpload(): UtteranceUpload | undefined {
+    process.stderr.write(`DEBUGTAKE now ${this.audio.nowMs} has ${!!this.#upload}\n`);
     const upload = this.#upload;
     this.#upload = undefined;
     return upload;

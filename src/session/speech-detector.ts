@@ -13,6 +13,11 @@ export interface SpeechDetector {
    * reported: speech-start comes only once enough of it has been, ~100–150 ms after its onset.
    */
   onsetPending(): boolean;
+  /**
+   * Inside speech, how long it has been silent so far, ms (0 while it goes on): speech-end follows
+   * once the silence is long enough. Lets recognition start before that (see speaker-listener.ts).
+   */
+  pausedMs?(): number;
   close(): void;
 }
 

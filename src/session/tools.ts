@@ -23,6 +23,9 @@ export interface HttpToolConfig {
   body?: Record<string, string>;
 }
 
+/** Where a tool comes from: built in (end_call, transfer_call), the configuration (HTTP), code, an MCP server. */
+export type ToolKind = "builtin" | "http" | "code" | "mcp";
+
 export type ToolOutcome =
   | { kind: "result"; content: string }
   | { kind: "end-call"; reason: string }
@@ -81,6 +84,14 @@ export class ToolBox {
     this.#transferTarget = transferTarget;
     this.#code = new Map(code?.tools.map((t) => [t.name, t]));
     this.#codeEnv = code;
+  }
+
+  /** Where the tool named `name` comes from, or undefined when there is none by that name. */
+  kindOf(name: string): ToolKind | undefined {
+    if (name === END_CALL.function.name || name === TRANSFER_CALL.function.name) return "builtin";
+    if (this.#code.has(name)) return this.#code.get(name)!.mcpServer ? "mcp" : "code";
+    if (this.#http.has(name)) return "http";
+    return undefined;
   }
 
   definitions(): ChatTool[] {

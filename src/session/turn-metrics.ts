@@ -7,6 +7,10 @@ import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
 /** What of the caller's turn the figures need: when it ended, was confirmed, was recognized. */
 export interface AnsweredTurn {
   speechEndAt: number;
+  /** When the detector reported the end of speech (speechEndAt is when the speech ended). */
+  detectedAt?: number;
+  /** When the words were sent for recognition: the upload's end, which may come before detectedAt. */
+  askedAt?: number;
   confirmedAt?: number;
   asrMs?: number;
 }
@@ -28,6 +32,13 @@ export function turnMetrics(
     m.ttsFirstAudioMs = Math.round(t.firstAudioAt - t.firstTextSentAt);
   }
   if (job && t.firstPlayAt !== undefined) m.voiceToVoiceMs = Math.round(t.firstPlayAt - job.speechEndAt);
+  const sentAt = job?.askedAt ?? job?.detectedAt;
+  if (job && sentAt !== undefined) m.detectMs = Math.round(sentAt - job.speechEndAt);
+  if (m.voiceToVoiceMs !== undefined) {
+    const service = (m.asrMs ?? 0) + (m.llmTtftMs ?? 0) + (m.ttsFirstAudioMs ?? 0);
+    m.waitMs = Math.max(0, m.voiceToVoiceMs - (m.detectMs ?? 0) - service);
+  }
+  if (turn.chatRequests > 0) m.chatRequests = turn.chatRequests;
   if (r.interrupted && interruptedBy)
     m.bargeInMs = Math.round(interruptedBy.clearedAt - interruptedBy.startAt);
   return m;

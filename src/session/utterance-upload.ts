@@ -16,10 +16,16 @@ export class UtteranceUpload {
   #sentMs: number;
   #closed = false;
   #aborted = false;
+  #transcript: Promise<string> | undefined;
+  readonly #now: (() => number) | undefined;
+  /** Clock time of end(): from then on the transcript is the service's to give. */
+  endedAt: number | undefined;
   /** Each piece is read into this and written from it (the stream copies what it is given). */
   #piece = new Int16Array(0);
 
-  constructor(stream: RecognizerStream, window: AudioWindow, fromMs: number) {
+  /** `now`: the session's clock, to time the end (endedAt). */
+  constructor(stream: RecognizerStream, window: AudioWindow, fromMs: number, now?: () => number) {
+    this.#now = now;
     this.#stream = stream;
     this.#window = window;
     this.fromMs = fromMs;
@@ -38,11 +44,25 @@ export class UtteranceUpload {
     this.#sentMs = now;
   }
 
-  /** The utterance ended: sends the rest; resolves with the transcript. */
+  /** end() was called: the upload is complete and its transcript on its way. */
+  get ended(): boolean {
+    return this.#transcript !== undefined;
+  }
+
+  /**
+   * The utterance ended: sends the rest; resolves with the transcript. Ended early (at a pause that
+   * may yet be the end of speech), it is asked again at the end proper: the same transcript.
+   */
   end(): Promise<string> {
+    if (this.#transcript) return this.#transcript;
     this.feed(0);
     this.#closed = true;
-    return this.#stream.end();
+    this.endedAt = this.#now?.();
+    const transcript = this.#stream.end();
+    // Ended early and then dropped, nobody waits for it: its failure is not an unhandled one.
+    transcript.catch(() => {});
+    this.#transcript = transcript;
+    return transcript;
   }
 
   /** Drops it, also after end() (the transcript is no longer wanted). */

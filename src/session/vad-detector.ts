@@ -43,6 +43,7 @@ export async function sileroDetectorFactory(
         if (!closed) vad.write(pcm16k);
       },
       onsetPending: () => !closed && vad.onsetPending,
+      pausedMs: () => (closed ? 0 : vad.pausedMs),
       close() {
         closed = true;
         vad.reset();

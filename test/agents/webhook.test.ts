@@ -31,6 +31,8 @@ const answers: Record<string, Answer> = {
   "/reject": { json: { reject: { reason: "blocked number" } } },
   "/unknown": { json: { agent: "nobody" } },
   "/bad-overrides": { json: { overrides: { greting: "typo", maxReprompts: 99 } } },
+  // The MCP servers are the bridge's, started with it: a call cannot bring its own (a program to run).
+  "/mcp-overrides": { json: { overrides: { mcpServers: { x: { command: "/bin/sh" } } } } },
 };
 
 beforeAll(async () => {
@@ -147,6 +149,7 @@ describe("the call-start webhook", () => {
     ["/wrong-shape", "bad_answer"],
     ["/unknown", "unknown_agent"],
     ["/bad-overrides", "bad_overrides"],
+    ["/mcp-overrides", "bad_overrides"],
   ])("%s: the route's agent takes the call, the cause is counted (%s)", async (path, cause) => {
     const { dir, failures } = directory(path);
     const pick = await dir.pick(info, log);

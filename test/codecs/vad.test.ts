@@ -27,6 +27,22 @@ describe("SpeechSegmenter (virtual time)", () => {
     expect(seg2.speaking).toBe(true);
   });
 
+  it("tells how long speech has been silent before it ends (pausedMs), 0 again when it goes on", () => {
+    const seg = new SpeechSegmenter({ minSpeechMs: 64, minSilenceMs: 160 });
+    const at = (probs: number[], from: number) =>
+      probs.map((p, i) => {
+        seg.update(p, (from + i) * 32, (from + i + 1) * 32);
+        return seg.pausedMs;
+      });
+    expect(at([0.9, 0.9, 0.9], 0)).toEqual([0, 0, 0]); // speech begins
+    expect(at([0.1, 0.1], 3)).toEqual([32, 64]); // silent for two windows
+    expect(at([0.9], 5)).toEqual([0]); // it went on
+    expect(at([0.1, 0.1, 0.1, 0.1], 6)).toEqual([32, 64, 96, 128]);
+    expect(seg.speaking).toBe(true);
+    expect(at([0.1], 10)).toEqual([0]); // 160 ms: speech-end, and outside speech nothing is paused
+    expect(seg.speaking).toBe(false);
+  });
+
   it("ends after minSilenceMs of silence, at the first silent window, with hysteresis in between", () => {
     const seg = new SpeechSegmenter({
       threshold: 0.5,

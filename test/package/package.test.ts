@@ -87,6 +87,8 @@ beforeAll(async () => {
         moduleResolution: "nodenext",
         strict: true,
         noEmit: true,
+        // The examples' programs import their agents' modules (./hotline-agent.ts).
+        allowImportingTsExtensions: true,
         skipLibCheck: true,
         types: ["node"],
         // Node's types from the checkout: the app installs nothing but the package.

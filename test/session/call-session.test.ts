@@ -189,6 +189,7 @@ describe("CallSession", () => {
     expect(h.historyOf("user")).toEqual(["i want to know where you are"]);
     expect(h.transport.speechStarts.length).toBe(starts + 1);
     expect(h.events().filter((e) => e.type === "user")).toHaveLength(1);
+    expect(h.speculation.filter((sp) => !sp.used)).toEqual([{ used: false, chatRequests: 1 }]);
   });
 
   it("falls silent at once when the caller goes on just after the answer began, and answers the whole utterance", async () => {

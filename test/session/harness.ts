@@ -185,8 +185,12 @@ export class Harness {
   readonly speakers: Speaker[];
   #streamMs = 0;
   readonly #logLines: string[] = [];
+  /** Replies started before their turn was confirmed: used, or thrown away (onSpeculation). */
+  readonly speculation: { used: boolean; chatRequests: number }[] = [];
   /** How the session ended, as it told its owner (onEnd). */
   ended: CallEnd | undefined;
+  /** The lone caller's audio: a 20 ms frame (320 samples) at stream position `atMs`; silence if unset. */
+  callerAudio: ((atMs: number) => Int16Array) | undefined;
 
   /** The session's log lines so far with this message, parsed. */
   logLines(msg: string): Record<string, unknown>[] {
@@ -225,6 +229,7 @@ export class Harness {
       onEnd: (end) => {
         this.ended = end;
       },
+      onSpeculation: (sp) => this.speculation.push(sp),
       services: {
         asr: {
           // As the client does: an aborted request rejects at once, and counts as no longer pending.
@@ -390,7 +395,8 @@ export class Harness {
   /** Feeds `ms` of caller audio (silence samples; VAD events are scripted) while time passes. */
   async run(ms: number): Promise<void> {
     for (let t = 0; t < ms; t += 20) {
-      if (this.speakers.length === 0) this.transport.listener.audio(new Int16Array(320));
+      if (this.speakers.length === 0)
+        this.transport.listener.audio(this.callerAudio?.(this.#streamMs) ?? new Int16Array(320));
       for (const speaker of this.speakers) this.transport.listener.audio(new Int16Array(320), speaker);
       this.#streamMs += 20;
       this.clock.advance(20);

@@ -52,6 +52,11 @@ describe("turn-taking", () => {
     expect(h.transport.clears).toBe(0);
     expect(h.historyOf("user")).toEqual(["i was wondering if you sell helmets"]);
     expect(h.historyOf("assistant")).toEqual(["Hello.", "Yes, we sell helmets."]);
+    // The early answer's chat was thrown away and counted; the whole utterance's was used.
+    expect(h.speculation).toEqual([
+      { used: false, chatRequests: 1 },
+      { used: true, chatRequests: 1 },
+    ]);
   });
 
   it("waits longer for a caller who has paused long mid-sentence, within the bound", async () => {

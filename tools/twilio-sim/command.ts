@@ -31,9 +31,20 @@ export interface CallCommandOptions {
 }
 
 export function readAudio(file: string): SimAudio {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
+  return audioOfWav(bytes, file);
+}
+
+/** A WAV file's audio as the caller's (mono: a stereo file's channels mixed); errors name `file`. */
+export function audioOfWav(bytes: Uint8Array, file: string): SimAudio {
   let info: ReturnType<typeof parseWav>;
   try {
-    info = parseWav(new Uint8Array(readFileSync(file)));
+    info = parseWav(bytes);
   } catch (err) {
     throw new Error(`${file}: ${(err as Error).message}`);
   }

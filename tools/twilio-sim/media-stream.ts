@@ -2,8 +2,8 @@
 // frame on the call's clock. Out: connected/start, the caller's audio as real-time 20 ms µ-law
 // media (silence included, as a live line sends), DTMF, and stop. In: the agent's audio, played on
 // a virtual line in real time, with marks echoed as their audio finishes and `clear` honoured.
-// Caller audio is a fixed timeline and/or reactive turns, each spoken once the agent has replied
-// and then been silent for a moment, the way a caller waits.
+// Caller audio is a fixed timeline and/or reactive turns (speech, or keys pressed), each taken once
+// the agent has replied and then been silent for a moment, the way a caller waits.
 import { WebSocket } from "ws";
 import { MEDIA_FORMAT, parseAppMessage } from "../../bridges/twilio/protocol.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
@@ -11,7 +11,15 @@ import { resample } from "../../codecs/resample.ts";
 import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import { PlayoutLine } from "./playout.ts";
 import { Recording } from "./recording.ts";
-import type { SimAudio, SimEvent, SimMark, SimResult, SimTurn, SimulateCallOptions } from "./simulate.ts";
+import type {
+  SimAudio,
+  SimEvent,
+  SimKeys,
+  SimMark,
+  SimResult,
+  SimTurn,
+  SimulateCallOptions,
+} from "./simulate.ts";
 import { type Utterance, UtteranceSegmenter } from "./utterances.ts";
 
 const RATE = 8000;
@@ -37,6 +45,14 @@ function to8k(a: SimAudio): Int16Array {
 }
 
 const frames = (ms: number) => Math.max(1, Math.round(ms / FRAME_MS));
+/** Frames between two keys of a keypad turn (100 ms: a quick but human hand). */
+const KEY_GAP = 5;
+
+function keysOf(turn: SimKeys): string {
+  if (!/^[0-9*#A-D]+$/i.test(turn.keys))
+    throw new Error(`keypad turn "${turn.keys}": expected digits 0-9, *, # or A-D`);
+  return turn.keys.toUpperCase();
+}
 
 export class SimulatedStream {
   readonly #ws: WebSocket;
@@ -51,12 +67,16 @@ export class SimulatedStream {
 
   // The caller's side.
   readonly #caller: Int16Array;
-  readonly #says: Array<{ pcm: Int16Array; label: string | undefined }>;
+  readonly #says: Array<
+    { pcm: Int16Array; label: string | undefined } | { keys: string; label: string | undefined }
+  >;
   readonly #dtmf: Array<{ digit: string; atMs: number }>;
   readonly #segmenter: UtteranceSegmenter;
   readonly #callerRec: Recording;
   readonly #callerFrame = new Int16Array(FRAME);
   #say: { pcm: Int16Array; pos: number; label: string | undefined; start: number } | null = null;
+  /** A keypad turn being pressed: its digits, the next one's index, and the frame it is due. */
+  #keys: { digits: string; pos: number; due: number } | null = null;
   #nextSay = 0;
   #nextDtmf = 0;
   #lastCallerActivity = -1;
@@ -96,7 +116,9 @@ export class SimulatedStream {
     this.#ids = ids;
     this.#keep = opts.keep !== false;
     this.#caller = opts.caller ? to8k(opts.caller) : new Int16Array(0);
-    this.#says = (opts.says ?? []).map((s) => ({ pcm: to8k(s), label: s.label }));
+    this.#says = (opts.says ?? []).map((s) =>
+      "keys" in s ? { keys: keysOf(s), label: s.label } : { pcm: to8k(s), label: s.label },
+    );
     this.#dtmf = [...(opts.dtmf ?? [])].sort((a, b) => a.atMs - b.atMs);
     this.#maxFrames = frames((opts.maxSeconds ?? 120) * 1000);
     this.#replyGap = frames(opts.replyGapMs ?? 700);
@@ -269,11 +291,13 @@ export class SimulatedStream {
   #step(): void {
     const k = this.#k;
     this.#sendCallerFrame(k);
-    while (this.#nextDtmf < this.#dtmf.length && this.#dtmf[this.#nextDtmf]!.atMs <= k * FRAME_MS) {
-      const digit = this.#dtmf[this.#nextDtmf++]!.digit;
-      this.#sequenced("dtmf", { dtmf: { track: "inbound_track", digit } });
-      this.#lastCallerActivity = k;
-      this.#emit("dtmf", digit);
+    while (this.#nextDtmf < this.#dtmf.length && this.#dtmf[this.#nextDtmf]!.atMs <= k * FRAME_MS)
+      this.#press(this.#dtmf[this.#nextDtmf++]!.digit, k);
+    const keys = this.#keys;
+    if (keys && k >= keys.due) {
+      this.#press(keys.digits[keys.pos++]!, k);
+      keys.due = k + KEY_GAP;
+      if (keys.pos >= keys.digits.length) this.#keys = null;
     }
 
     // Agent: 20 ms of the playout line.
@@ -287,12 +311,13 @@ export class SimulatedStream {
     const agentQuiet = this.#playout.buffered === 0 && !this.#audibleAt(k);
     const lastAgent = this.#lastAgentFrame;
     const lastCaller = this.#lastCallerActivity;
-    if (!this.#say && this.#nextSay < this.#says.length && agentQuiet) {
+    if (!this.#say && !this.#keys && this.#nextSay < this.#says.length && agentQuiet) {
       const replied = lastAgent > lastCaller && k - lastAgent >= this.#replyGap;
       const nobody = k - Math.max(lastCaller, lastAgent, 0) >= this.#noReply;
       if (replied || nobody) {
         const next = this.#says[this.#nextSay++]!;
-        this.#say = { pcm: next.pcm, pos: 0, label: next.label, start: k + 1 };
+        if ("keys" in next) this.#keys = { digits: next.keys, pos: 0, due: k + 1 };
+        else this.#say = { pcm: next.pcm, pos: 0, label: next.label, start: k + 1 };
         this.#emit("say", next.label ?? `turn ${this.#nextSay}`);
       }
     }
@@ -302,6 +327,7 @@ export class SimulatedStream {
       k * FRAME + FRAME >= this.#caller.length &&
       this.#nextSay >= this.#says.length &&
       !this.#say &&
+      !this.#keys &&
       this.#nextDtmf >= this.#dtmf.length &&
       !this.#segmenter.speaking;
     if (callerDone && agentQuiet) {
@@ -313,6 +339,13 @@ export class SimulatedStream {
       }
     }
     if (k + 1 >= this.#maxFrames) this.#finish("max-seconds");
+  }
+
+  /** A key pressed in frame k (Twilio's `dtmf` message). */
+  #press(digit: string, k: number): void {
+    this.#sequenced("dtmf", { dtmf: { track: "inbound_track", digit } });
+    this.#lastCallerActivity = k;
+    this.#emit("dtmf", digit);
   }
 
   /** Caller: the timeline plus any reactive turn being spoken, mixed, sent as frame k's media. */

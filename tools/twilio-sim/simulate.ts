@@ -19,6 +19,13 @@ export interface SimAudio {
   label?: string;
 }
 
+/** A reactive turn on the keypad: these digits (0-9, *, #, A-D), pressed 100 ms apart as DTMF. */
+export interface SimKeys {
+  keys: string;
+  /** Shown in reports. */
+  label?: string;
+}
+
 export interface SimulateCallOptions {
   /** Base URL of the bridge, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -26,8 +33,8 @@ export interface SimulateCallOptions {
   authToken?: string;
   /** Caller audio on a fixed timeline from the start of the stream. */
   caller?: SimAudio;
-  /** Reactive caller turns, in order. */
-  says?: SimAudio[];
+  /** Reactive caller turns, in order: speech, or keys pressed. */
+  says?: Array<SimAudio | SimKeys>;
   /** Digits pressed at given times (ms from the start of the stream). */
   dtmf?: Array<{ digit: string; atMs: number }>;
   /** Hard limit on the call's length (default 120 s). */

@@ -1,5 +1,6 @@
 // Reads what Twilio needs from a voice webhook's TwiML answer: the <Connect><Stream> url and
-// its <Parameter>s (which come back in the start message's customParameters). A small
+// its <Parameter>s (which come back in the start message's customParameters); and from the TwiML
+// a live call is given through the REST API, where it goes next (<Dial>, <Hangup/>). A small
 // scanner for the few elements involved, not a general XML parser.
 
 export interface StreamInstruction {
@@ -51,4 +52,20 @@ export function readStreamTwiml(xml: string): StreamInstruction | null {
     }
   }
   return stream;
+}
+
+/** What new TwiML for a live call does: transfers it (<Dial> a number, or <Dial><Sip>), or hangs up. */
+export interface CallInstruction {
+  /** The number or SIP URI dialled, when the TwiML has a <Dial>. */
+  dial?: string;
+  hangUp: boolean;
+}
+
+export function readCallTwiml(xml: string): CallInstruction {
+  const dial = /<Dial\b[^>]*>([\s\S]*?)<\/Dial>/.exec(xml)?.[1];
+  const target = dial === undefined ? undefined : (/<Sip\b[^>]*>([\s\S]*?)<\/Sip>/.exec(dial)?.[1] ?? dial);
+  return {
+    ...(target !== undefined ? { dial: unescapeXml(target.trim()) } : {}),
+    hangUp: /<Hangup\s*\/>/.test(xml),
+  };
 }

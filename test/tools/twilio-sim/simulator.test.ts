@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallTransport } from "../../../bridges/transport.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
-import { simulateCall } from "../../../tools/twilio-sim/simulate.ts";
+import { type SimEvent, simulateCall } from "../../../tools/twilio-sim/simulate.ts";
 import { readStreamTwiml } from "../../../tools/twilio-sim/twiml-read.ts";
 import { AUTH_TOKEN, find, type Rig, scriptedAgent, startRig, tone } from "../../bridges/twilio/helpers.ts";
 
@@ -111,6 +111,39 @@ describe("simulateCall", () => {
     expect(transport!.playedMs()).toBe(1000);
     expect(transport!.queuedMs()).toBe(1000);
     expect(result.transcript).toEqual({ ...filed, callSid: result.callSid });
+  });
+
+  it("presses a keypad turn once the agent has replied, a key at a time", async () => {
+    let session: ReturnType<typeof scriptedAgent> | undefined;
+    rig = await startRig({
+      attach: false,
+      onCall(call) {
+        session = scriptedAgent(call.transport, { greeting: tone(500, 440), reply: tone(300, 660) });
+      },
+    });
+    const events: SimEvent[] = [];
+    const result = await simulateCall({
+      url: rig.base,
+      says: [{ keys: "4b#", label: "the order" }],
+      replyGapMs: 300,
+      hangUpAfterMs: 400,
+      noReplyMs: 1000,
+      maxSeconds: 20,
+      fetchTranscript: false,
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.endedBy).toBe("caller");
+    expect(session!.digits).toEqual(["4", "B", "#"]);
+    const say = events.find((e) => e.kind === "say")!;
+    const keys = events.filter((e) => e.kind === "dtmf");
+    expect(say.detail).toBe("the order");
+    // Pressed after the greeting and the caller's pause, one key after another.
+    expect(say.atMs).toBeGreaterThanOrEqual(500 + 300);
+    expect(keys.map((k) => k.detail)).toEqual(["4", "B", "#"]);
+    expect(keys.every((k, i) => k.atMs >= (keys[i - 1]?.atMs ?? say.atMs))).toBe(true);
+    await expect(
+      simulateCall({ url: rig.base, says: [{ keys: "12x" }], maxSeconds: 5, fetchTranscript: false }),
+    ).rejects.toThrow('keypad turn "12x": expected digits 0-9, *, # or A-D');
   });
 
   it("with keep: false keeps nothing per frame and reports each agent frame and clear as it comes", async () => {

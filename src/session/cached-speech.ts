@@ -1,11 +1,12 @@
-// The words the agent says when a turn fails, synthesized once at call start so that they
-// can still be played when TTS itself is what failed.
+// Words the agent may have to say at once, synthesized at call start: the apology when a turn
+// fails (it must play even when TTS itself is what failed), and the waiting cue (a late answer
+// must not wait for its own stand-in).
 import type { Logger } from "../core/log.ts";
 import { audioMs, concatAudio } from "./agent-audio.ts";
 import type { SpeechSynthesizer, TtsStream } from "./services.ts";
 import type { AgentAudio, OutputFormat } from "./transport.ts";
 
-export class CachedApology {
+export class CachedSpeech {
   readonly text: string;
   #audio: AgentAudio | undefined;
   readonly #format: OutputFormat;
@@ -40,7 +41,7 @@ export class CachedApology {
       }
       this.#audio = concatAudio(chunks, this.#format);
     } catch (err) {
-      log.warn({ err: (err as Error).message }, "could not pre-synthesize the apology");
+      log.warn({ err: (err as Error).message, text: this.text }, "could not pre-synthesize words kept ready");
     } finally {
       stream?.close();
     }

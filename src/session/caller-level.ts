@@ -1,0 +1,171 @@
+// How loud the caller is, and how loud the room behind them: the levels a sound is judged
+// against to be taken for the caller's own voice. On a phone the caller is the near, loud voice; a
+// talker across the room, a TV, traffic or music reach the microphone well below it. So from the
+// short running level of every frame (codecs/level-tracker.ts) this keeps
+//   the caller's level  the median level of the caller's own speech, learned as they talk;
+//   the room's level    the median of everything else (the call's noise level);
+//   the room's peaks    the loudest of everything else, fading slowly: how loud the room gets
+//                       (and its 90th percentile: how loud it is while it talks);
+//   the floor           the lowest level of the last three seconds: a sound that never lets up
+//                       (an engine, a crowd) becomes the floor, however loud.
+// A sound starts the caller's speech only above the room's peaks and the floor (by margins) and,
+// once the caller has been heard, no more than ONSET_BELOW_DB under their level; their speech goes
+// on while it stays above a lower level (continueDb: above the room's usual loudness, within
+// CONTINUE_BELOW_DB of theirs; a little while longer within SOFT_BELOW_DB, softDb). Before anyone has spoken the room alone
+// decides, so the first caller onset in a quiet room passes as it always did.
+import { MinimumTracker, PeakTracker, QuantileTracker } from "../../codecs/level-tracker.ts";
+
+/** How far above the room's peaks a sound must be to be the caller's, dB. */
+export const ROOM_MARGIN_DB = 3;
+/**
+ * ...and further, while the room has been heard only briefly: peaks learned from a second of a
+ * crowd are short of the louder moments the next seconds bring. This extra margin fades over the
+ * first ROOM_KNOWN_FRAMES frames learned (3 s), dB.
+ */
+const EARLY_ROOM_MARGIN_DB = 6;
+const ROOM_KNOWN_FRAMES = 150;
+/**
+ * ...and above the floor, dB: a voice swings 15–25 dB between its dips and its peaks, a steady
+ * noise a few dB.
+ */
+export const FLOOR_MARGIN_DB = 9;
+/** The caller's speech starts no more than this far below their level, dB. */
+export const ONSET_BELOW_DB = 4;
+/** Their speech goes on while no more than this far below it, dB (the room permitting). */
+export const CONTINUE_BELOW_DB = 10;
+/**
+ * ...and for a while (caller-voice.ts SOFT_MS) while no more than this far below: a caller's own
+ * last word is often softer than the rest; a talker behind them goes on for seconds, dB.
+ */
+export const SOFT_BELOW_DB = 15;
+/**
+ * An onset this much louder than the caller's level (their median; their own onsets peak ~5 dB
+ * above it) is a nearer, louder voice: the one taken for the caller so far (the room, heard before
+ * the caller spoke) was the room's, dB.
+ */
+export const LOUDER_VOICE_DB = 12;
+/** The caller's level learns from their frames no more than this far below it, dB. */
+const LEARN_BELOW_DB = 6;
+/**
+ * While the caller is silent their level fades by this much per frame (0.1 dB/s at 20 ms frames),
+ * no lower than CALLER_OVER_ROOM_DB above the room's peaks: a caller who moves the phone away
+ * is heard again in time, and a room that never lets up is still kept out by its own peaks.
+ */
+const CALLER_FADE_DB_PER_FRAME = 0.002;
+const CALLER_OVER_ROOM_DB = 6;
+/** The floor's window, frames (3 s of 20 ms frames): longer than a caller talks without a breath's pause. */
+const FLOOR_FRAMES = 150;
+
+export class CallerLevel {
+  /** The caller's speech: its median, following a change at ~0.5 dB per frame. */
+  readonly #caller = new QuantileTracker(0.5, 1);
+  /** Everything else at its loudest (a talker's loudest syllable), fading 0.5 dB/s. */
+  readonly #roomPeaks = new PeakTracker(0.01);
+  readonly #room = new QuantileTracker(0.5, 0.5);
+  /** ...and its 90th percentile: how loud the room is while it talks (what may not hold a turn). */
+  readonly #roomLoud = new QuantileTracker(0.9, 1);
+  readonly #floor = new MinimumTracker(FLOOR_FRAMES);
+  /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
+  #roomFrames = 0;
+
+  /** The caller's speech level, dBFS (−Infinity until they have been heard). */
+  get callerDb(): number {
+    return this.#caller.value;
+  }
+
+  /** The room's median level: the call's noise level, dBFS (−Infinity until anything was heard). */
+  get roomDb(): number {
+    return this.#room.value;
+  }
+
+  /** How loud the room gets: its loudest level, fading, dBFS. */
+  get roomPeakDb(): number {
+    return this.#roomPeaks.value;
+  }
+
+  /** Every frame's level, whoever made it. */
+  heard(db: number): void {
+    this.#floor.push(db);
+  }
+
+  /** A frame's level that was not the caller's. */
+  room(db: number): void {
+    this.#roomPeaks.push(db);
+    this.#room.push(db);
+    this.#roomLoud.push(db);
+    if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
+  }
+
+  /**
+   * A short burst taken for the caller's that stayed below their level (loudest at `db`): the
+   * room's loudest syllable, as a talker behind them reaches now and then. The room's peaks learn
+   * it (its frames were kept from them as the caller's), so the same talker does not pass again.
+   */
+  roomBurst(db: number): void {
+    if (this.#caller.known && db < this.#caller.value) this.#roomPeaks.push(db);
+  }
+
+  /**
+   * The caller's speech began at level `db` (its loudest at the onset): a voice far louder than
+   * the one taken for the caller so far shows that one was the room's.
+   */
+  onset(db: number): void {
+    if (!this.#caller.known || db < this.#caller.value + LOUDER_VOICE_DB) return;
+    this.#roomPeaks.push(this.#caller.value);
+    this.#roomLoud.atLeast(this.#caller.value);
+    this.#caller.reset();
+  }
+
+  /** A frame's level while the caller spoke: their level learns from what stands above the room. */
+  caller(db: number): void {
+    if (this.#caller.known && db < this.#learnFloorDb()) return;
+    this.#caller.push(db);
+  }
+
+  /** A frame passed without the caller speaking. */
+  callerSilent(): void {
+    this.#caller.relax(CALLER_FADE_DB_PER_FRAME, this.#roomPeaks.value + CALLER_OVER_ROOM_DB);
+  }
+
+  /** The level a sound must reach to start the caller's speech, dBFS. */
+  onsetDb(): number {
+    const room = this.#roomPeaks.value + this.#roomMargin();
+    const c = this.#caller.value;
+    // However loud the room's peaks, half the caller's own speech still reaches the onset level;
+    // but nothing that never lets up does.
+    const voice = this.#caller.known ? Math.min(c, Math.max(room, c - ONSET_BELOW_DB)) : room;
+    return Math.max(voice, this.#steadyDb());
+  }
+
+  /** The level that keeps the caller's speech going (at most the onset's), dBFS. */
+  continueDb(): number {
+    return this.#continueDb(CONTINUE_BELOW_DB);
+  }
+
+  /** The level that keeps it going for a while, a soft last word (at most continueDb), dBFS. */
+  softDb(): number {
+    return this.#continueDb(SOFT_BELOW_DB);
+  }
+
+  #continueDb(belowDb: number): number {
+    // Against the room's usual loudness, not its peaks: a word of the caller's that is softer than
+    // the room's loudest syllable is still theirs, and ending their speech at it cuts them off.
+    const room = this.#roomLoud.value + this.#roomMargin();
+    if (!this.#caller.known) return Math.max(room, this.#steadyDb());
+    const voice = Math.max(room, this.#caller.value - belowDb);
+    return Math.min(this.onsetDb(), Math.max(voice, this.#steadyDb()));
+  }
+
+  #roomMargin(): number {
+    return ROOM_MARGIN_DB + EARLY_ROOM_MARGIN_DB * (1 - this.#roomFrames / ROOM_KNOWN_FRAMES);
+  }
+
+  /** Above the floor: a sound that has not let up for the floor's window is no voice. */
+  #steadyDb(): number {
+    return this.#floor.value + FLOOR_MARGIN_DB;
+  }
+
+  #learnFloorDb(): number {
+    return Math.max(this.#roomPeaks.value + 1, this.#caller.value - LEARN_BELOW_DB, this.#steadyDb());
+  }
+}

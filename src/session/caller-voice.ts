@@ -1,0 +1,319 @@
+// Which of the speech the voice detector hears is the caller's own. Silero calls any voice speech:
+// a talker across the room keeps it "in speech" for as long as they talk, which held callers'
+// turns open for ever and stopped the agent at every word behind them. So between the detector
+// and the session sits this gate: the caller's speech starts only where the detector hears speech
+// AND the level is the caller's (caller-level.ts), and it ends where the detector's speech ends
+// or, while the room goes on talking, once nothing at the caller's level has been heard for
+// HANG_MS: the end of the turn follows the end of the caller's own voice.
+//
+// Levels are measured on every frame as it arrives (before the detector, whose events come later
+// and refer back to stream positions), kept for a few seconds in a ring, and learned into the
+// room's levels only once ROOM_DELAY_MS old, so that the onset of the caller's speech, which the
+// detector calls 100–150 ms late, is not taken for the room before it is called the caller's
+// (while the call connects they are learned at once: what is there before anyone could have
+// spoken is the room). Until a frame with any sound in it has come (a line of digital silence, a
+// test's scripted detector) there is nothing to judge, and the detector alone decides, as before.
+// Allocates nothing per frame.
+import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
+import type { CallLevels } from "../records/call-record.ts";
+import { CallerLevel, LOUDER_VOICE_DB } from "./caller-level.ts";
+
+export interface CallerVoiceEvents {
+  /** The caller's own speech began at stream position `atMs`. */
+  start(atMs: number): void;
+  /** ...and ended at `atMs`. */
+  end(atMs: number): void;
+  /**
+   * What was taken for the caller's speech so far was the room's: theirs (a far louder voice)
+   * began at `atMs`, and the utterance starts there.
+   */
+  restart(atMs: number): void;
+}
+
+/** What the call's record and metrics keep of its levels. */
+export type CallerVoiceFigures = CallLevels;
+
+/** Frames kept (5 s of 20 ms frames). */
+const RING = 256;
+/** The short running level's frames (~100 ms). */
+const SHORT_FRAMES = 5;
+/** Frames are learned into the room's levels this long after they arrived (see above), ms. */
+const ROOM_DELAY_MS = 300;
+/** Frames at the onset level in a row that make an onset of the caller's. */
+const ONSET_FRAMES = 2;
+/** Nothing at the caller's level for this long, while the detector still hears speech, ends theirs, ms. */
+export const HANG_MS = 450;
+/** How long after their last frame at their level a caller's soft last word may go on, ms. */
+const SOFT_MS = 600;
+/**
+ * The caller's voice counts as going on this long after their last frame at their onset level
+ * (the frame's own level, not the short one, which lags), ms: longer than a stop's closure, and
+ * shorter than the ~300 ms the detector takes to call an end, so an interruption is confirmed by
+ * about as much of the caller's voice in a noisy room (where the end comes later) as in a quiet one.
+ */
+const GOING_ON_MS = 200;
+/**
+ * Speech of the caller's at their level for less than this is a burst: if it stayed below their
+ * level it was the room's loudest (see CallerLevel.roomBurst), ms.
+ */
+const BURST_MS = 350;
+/** How much of the short level's lag (half its window) an onset found by level is moved back, ms. */
+const ONSET_LAG_MS = 40;
+/** A detector start is the caller's if their onset is found from this long before it, ms. */
+const LOOKBACK_MS = 100;
+
+export class CallerVoice {
+  readonly level = new CallerLevel();
+  /** The caller is speaking (as far as the session is concerned). */
+  speaking = false;
+  readonly #enabled: boolean;
+  readonly #events: CallerVoiceEvents;
+  readonly #short = new ShortLevel(SHORT_FRAMES);
+  readonly #db = new Float64Array(RING);
+  readonly #endMs = new Float64Array(RING);
+  /** Frames of the caller's speech (the room never learns from them). */
+  readonly #mine = new Uint8Array(RING);
+  #written = 0;
+  /** The next frame the room's levels learn from. */
+  #roomNext = 0;
+  #nowMs = 0;
+  /** The last frame's own level (not smoothed), dBFS. */
+  #rawDb = NO_SIGNAL_DB;
+  /** A frame with sound in it has come: levels can be judged. */
+  #heardSound = false;
+  /** The detector hears speech, since `#vadStartMs`. */
+  #vad = false;
+  #vadStartMs = 0;
+  /** Frames in a row at the onset level (outside the caller's speech), or far above it (inside). */
+  #run = 0;
+  /** End of the last frame at the caller's level in their current speech (short level; own level). */
+  #lastLoudEndMs = 0;
+  /** ...and of the last at their soft level (a soft last word). */
+  #lastSoftEndMs = 0;
+  #lastRawLoudEndMs = 0;
+  /** Where the caller's current speech began. */
+  #startMs = 0;
+  /** Where the caller's speech was ended by level while the detector went on (undefined otherwise). */
+  #endedByLevelAt: number | undefined;
+  #roomHeldMs = 0;
+
+  /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
+  constructor(enabled: boolean, events: CallerVoiceEvents) {
+    this.#enabled = enabled;
+    this.#events = events;
+  }
+
+  /** A frame of the speaker's audio (any rate, in order), before the detector hears it. */
+  frame(pcm: Int16Array, rate: number): void {
+    this.#nowMs += (pcm.length * 1000) / rate;
+    const power = meanSquare(pcm);
+    this.#rawDb = powerDb(power);
+    const db = this.#short.push(power);
+    const k = this.#written++ % RING;
+    this.#db[k] = db;
+    this.#endMs[k] = this.#nowMs;
+    this.#mine[k] = this.speaking ? 1 : 0;
+    this.#learnRoom();
+    if (db > NO_SIGNAL_DB) {
+      this.#heardSound = true;
+      this.level.heard(db);
+    }
+    if (this.speaking) this.#whileSpeaking(db);
+    else this.#whileSilent(db);
+  }
+
+  /** The detector heard speech begin at `atMs`. */
+  vadStart(atMs: number): void {
+    this.#vad = true;
+    this.#vadStartMs = atMs;
+    this.#endedByLevelAt = undefined;
+    if (!this.#judges()) {
+      this.#start(atMs, NO_SIGNAL_DB);
+      return;
+    }
+    // While the call connects, whatever sounds is the room's (see #learnRoom).
+    if (this.#connecting()) return;
+    // Its onset was called late: look back over the frames since for the caller's level.
+    const onset = this.level.onsetDb();
+    let run = 0;
+    for (let i = Math.max(0, this.#written - RING); i < this.#written; i++) {
+      const db = this.#db[i % RING]!;
+      if (this.#endMs[i % RING]! <= atMs - LOOKBACK_MS) continue;
+      run = db >= onset ? run + 1 : 0;
+      if (run >= ONSET_FRAMES) {
+        this.#start(this.#onsetMs(i - run + 1), this.#loudest(i - run + 1, i));
+        return;
+      }
+    }
+    // Nothing at the caller's level yet: the frames to come decide.
+  }
+
+  /** The detector heard speech end at `atMs`. */
+  vadEnd(atMs: number): void {
+    this.#vad = false;
+    this.#run = 0;
+    if (this.#endedByLevelAt !== undefined) this.#roomHeldMs += Math.max(0, atMs - this.#endedByLevelAt);
+    this.#endedByLevelAt = undefined;
+    // Speech the detector calls over before the caller's began was the room's (the caller's
+    // onset came inside it): theirs goes on, until the detector's next speech ends or the hang.
+    if (this.speaking && !(this.#judges() && atMs <= this.#startMs)) this.#end(atMs);
+  }
+
+  /**
+   * Whether the caller may be starting to speak: outside the detector's speech, what it calls a
+   * possible onset if it is loud enough to be theirs; inside it (the room talking), a frame loud
+   * enough to be theirs.
+   */
+  onsetPending(detectorPending: boolean): boolean {
+    if (!this.#judges()) return detectorPending;
+    if (this.speaking) return false;
+    // The frame's own level: the short one lags an onset by up to its window.
+    return (this.#vad || detectorPending) && this.#rawDb >= this.level.continueDb();
+  }
+
+  /**
+   * The caller's voice is sounding now: they are speaking and were at their level within the last
+   * GOING_ON_MS (the detector calls the end of speech later, ~300 ms after the voice stops).
+   */
+  goingOn(): boolean {
+    if (!this.#judges() || !this.speaking) return this.speaking;
+    return this.#nowMs - this.#lastRawLoudEndMs <= GOING_ON_MS;
+  }
+
+  figures(): CallerVoiceFigures {
+    const held = this.#endedByLevelAt === undefined ? 0 : Math.max(0, this.#nowMs - this.#endedByLevelAt);
+    const round = (v: number) => Math.round(v * 10) / 10;
+    const { callerDb, roomDb } = this.level;
+    return {
+      ...(Number.isFinite(callerDb) ? { callerDb: round(callerDb) } : {}),
+      ...(Number.isFinite(roomDb) ? { noiseDb: round(roomDb) } : {}),
+      roomHeldMs: Math.round(this.#roomHeldMs + held),
+    };
+  }
+
+  #whileSpeaking(db: number): void {
+    if (!this.#judges()) {
+      this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#nowMs;
+      return;
+    }
+    if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
+    const caller = this.level.callerDb;
+    if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
+      if (++this.#run >= ONSET_FRAMES) {
+        // A far louder voice than the one taken for the caller: that one was the room.
+        const from = this.#written - this.#run;
+        this.#run = 0;
+        this.level.onset(this.#loudest(from, this.#written - 1));
+        // From its own first loud frame: the softer frames before it are the room's.
+        this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(from) - ONSET_LAG_MS));
+      }
+    } else this.#run = 0;
+    if (db > NO_SIGNAL_DB) this.level.caller(db);
+    if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
+    else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
+      this.#lastSoftEndMs = this.#nowMs;
+    if (this.#nowMs - this.#lastSoftEndMs >= HANG_MS) {
+      // The room goes on; the caller's own voice stopped at their last frame at their level (or
+      // at the end of a soft last word), and what came after it is the room's to learn from.
+      const end = this.#lastSoftEndMs;
+      if (this.#vad) this.#endedByLevelAt = end;
+      for (let i = this.#roomNext; i < this.#written; i++)
+        if (this.#endMs[i % RING]! > end) this.#mine[i % RING] = 0;
+      this.#end(end);
+    }
+  }
+
+  #whileSilent(db: number): void {
+    this.level.callerSilent();
+    if (!this.#judges()) return;
+    if (db >= this.level.onsetDb()) this.#run++;
+    else this.#run = 0;
+    if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
+      const from = this.#written - this.#run;
+      this.#start(this.#onsetMs(from), this.#loudest(from, this.#written - 1));
+    }
+  }
+
+  /**
+   * Where speech whose first loud frame is frame `first` began: back through the frames before it
+   * that are at the level that keeps the caller's speech going (a soft first syllable), no
+   * earlier than the detector's own start (the onset it placed).
+   */
+  #onsetMs(first: number): number {
+    const cont = this.level.continueDb();
+    const oldest = Math.max(0, this.#written - RING);
+    let i = first;
+    while (i > oldest && this.#frameStartMs(i) > this.#vadStartMs) {
+      const db = this.#db[(i - 1) % RING]!;
+      if (db < cont) break;
+      i--;
+    }
+    return Math.max(this.#vadStartMs, this.#frameStartMs(i) - ONSET_LAG_MS);
+  }
+
+  /** Where frame `i` (still in the ring) began, ms. */
+  #frameStartMs(i: number): number {
+    return i > Math.max(0, this.#written - RING) ? this.#endMs[(i - 1) % RING]! : this.#endMs[i % RING]! - 20;
+  }
+
+  /** The loudest short level among frames `from`..`to`, dBFS. */
+  #loudest(from: number, to: number): number {
+    let max = NO_SIGNAL_DB;
+    for (let i = Math.max(0, from); i <= to; i++) max = Math.max(max, this.#db[i % RING]!);
+    return max;
+  }
+
+  #start(atMs: number, onsetDb: number): void {
+    if (this.speaking) return;
+    this.speaking = true;
+    this.#startMs = atMs;
+    this.#run = 0;
+    this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#nowMs;
+    if (this.#judges()) this.level.onset(onsetDb);
+    // The frames from the onset on are the caller's: the room must not learn them.
+    for (let i = this.#roomNext; i < this.#written; i++)
+      if (this.#endMs[i % RING]! > atMs) this.#mine[i % RING] = 1;
+    this.#events.start(atMs);
+  }
+
+  #end(atMs: number): void {
+    this.speaking = false;
+    this.#run = 0;
+    if (this.#judges() && this.#lastLoudEndMs - this.#startMs < BURST_MS)
+      this.level.roomBurst(this.#loudestSince(this.#startMs));
+    this.#events.end(atMs);
+  }
+
+  /** The loudest short level of the frames after `fromMs` still in the ring, dBFS. */
+  #loudestSince(fromMs: number): number {
+    let max = NO_SIGNAL_DB;
+    for (let i = Math.max(0, this.#written - RING); i < this.#written; i++)
+      if (this.#endMs[i % RING]! > fromMs) max = Math.max(max, this.#db[i % RING]!);
+    return max;
+  }
+
+  /** The gate is on and has sound to judge. */
+  #judges(): boolean {
+    return this.#enabled && this.#heardSound;
+  }
+
+  /**
+   * The call's first ROOM_DELAY_MS, with sound in them: what is heard before anyone could have
+   * answered the call is the room (a talker, a TV already going), its peaks learned at once.
+   */
+  #connecting(): boolean {
+    return this.#nowMs <= ROOM_DELAY_MS && this.#rawDb > NO_SIGNAL_DB;
+  }
+
+  /** The room learns each frame once it is ROOM_DELAY_MS old (at once while the call connects). */
+  #learnRoom(): void {
+    const connecting = this.#nowMs <= ROOM_DELAY_MS;
+    const ready = connecting ? this.#nowMs : this.#nowMs - ROOM_DELAY_MS;
+    while (this.#roomNext < this.#written) {
+      const k = this.#roomNext % RING;
+      if (this.#endMs[k]! > ready) break;
+      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB) this.level.room(this.#db[k]!);
+      this.#roomNext++;
+    }
+  }
+}

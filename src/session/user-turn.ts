@@ -1,0 +1,36 @@
+// A caller utterance on its way to becoming a user turn: where its words are (recognizing,
+// recognized, failed), whether its end is confirmed, the reply prepared for it, and whether it
+// has gone into the history. The session owns the rules; this is the state they act on.
+import type { AgentTurn } from "./agent-turn.ts";
+import type { TurnEndWait } from "./end-of-turn.ts";
+import type { Recognition } from "./recognition.ts";
+import type { SpeakerListener } from "./speaker-listener.ts";
+
+/** A caller utterance on its way to becoming a turn. */
+export interface UserTurnJob {
+  id: number;
+  /** Whose words (undefined for keypad digits). */
+  listener: SpeakerListener | undefined;
+  speechEndAt: number;
+  /** When the detector reported that end (the silence it needs comes after the speech). */
+  detectedAt?: number;
+  text?: string;
+  /** When its words were sent for recognition (the upload's end), clock time. */
+  askedAt?: number;
+  asrMs?: number;
+  /** When its transcript arrived. */
+  recognizedAt?: number;
+  failed?: string;
+  confirmed: boolean;
+  confirmedAt?: number;
+  /** The wait before its turn is confirmed (speech turns, until confirmed or dropped). */
+  wait?: TurnEndWait;
+  /** The user turn is in the history and the record (once its reply is first heard, or done). */
+  committed?: boolean;
+  /** Someone else spoke before it was answered: it goes into the history unanswered. */
+  yielded?: boolean;
+  turn?: AgentTurn;
+  /** Its transcript on the way; dropped with the job unless its words are still wanted. */
+  recognition?: Recognition;
+  source: "speech" | "dtmf";
+}

@@ -1,0 +1,107 @@
+// A caller with someone talking behind them, through the real bridge, the real local service and
+// the Twilio simulator: another voice reads a paragraph 16 dB below the caller for the whole call.
+// The voice detector hears speech all along; the caller's turn must still end with their own voice
+// and the agent answer it, and the background must neither stop the greeting nor make turns.
+// Nothing is asserted about the words (the embedded recognizer gets most of them wrong).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
+import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
+import { mixPcm, silence, speak } from "../helpers/speech.ts";
+
+const RATE = 8000;
+const AUTH_TOKEN = "test-auth-token-0123456789";
+const ROOM_TEXT =
+  "The council met on Thursday to discuss the new parking rules for the town centre. Several shop " +
+  "owners said the changes would keep customers away, while residents asked for more space for " +
+  "buses and bicycles. A final decision is expected after the summer, once the traffic survey has " +
+  "been published and everyone has had a chance to comment on it.";
+
+/** RMS of the 20 ms frames louder than -50 dBFS: a voice's level while it sounds, dBFS. */
+function speechLevelDb(pcm: Int16Array): number {
+  let sum = 0;
+  let n = 0;
+  for (let s = 0; s + 160 <= pcm.length; s += 160) {
+    let e = 0;
+    for (let i = s; i < s + 160; i++) e += pcm[i]! * pcm[i]!;
+    if (e / 160 > (32768 * 10 ** (-50 / 20)) ** 2) {
+      sum += e;
+      n += 160;
+    }
+  }
+  return 10 * Math.log10(sum / Math.max(1, n) / 32768 ** 2);
+}
+
+/** `pcm` `db` dB louder (or quieter). */
+const gain = (pcm: Int16Array, db: number) => pcm.map((v) => Math.round(v * 10 ** (db / 20)));
+
+/** The room reads on from before the call to its end; the caller asks at 4.5 s, then listens. */
+function callerWithRoom(): Int16Array {
+  const caller = speak("Where are you located?", { rate: RATE, voice: "en-us", wpm: 165 });
+  let room = speak(ROOM_TEXT, { rate: RATE, voice: "en-gb+f4", wpm: 150 });
+  while (room.length < 18 * RATE) room = Int16Array.from([...room, ...silence(700, RATE), ...room]);
+  room = gain(room, speechLevelDb(caller) - 16 - speechLevelDb(room)).subarray(0, 18 * RATE);
+  return mixPcm(room, caller, 4.5 * RATE);
+}
+
+let bridge: Bridge;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vb-e2e-room-"));
+  const config = loadConfig({
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: dir,
+      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    },
+  });
+  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
+    callControl: { async updateTwiml() {} },
+  });
+}, 60_000);
+afterAll(async () => {
+  await bridge.close(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a caller with a voice behind them", () => {
+  it("has their turn ended by their own voice and answered, the greeting heard whole", async () => {
+    const r = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      authToken: AUTH_TOKEN,
+      caller: { samples: callerWithRoom(), rate: RATE },
+      maxSeconds: 30,
+    });
+    const record = r.transcript as CallRecord;
+    const turns = record.turns as TurnView[];
+    // The greeting, the caller's one turn, and an answer to it heard after it: in that order (and
+    // no other turn of the caller's; the agent may ask whether they are still there at the end).
+    expect(turns.slice(0, 3).map((t) => t.role)).toEqual(["assistant", "user", "assistant"]);
+    expect(turns.filter((t) => t.role === "user")).toHaveLength(1);
+    const [greeting, , answer] = turns as [
+      Extract<TurnView, { role: "assistant" }>,
+      TurnView,
+      Extract<TurnView, { role: "assistant" }>,
+    ];
+    expect(greeting.interrupted).toBe(false);
+    expect(answer.text.length).toBeGreaterThan(0);
+    // Nothing the room said stopped the agent, or was taken for the caller's.
+    expect(record.events.filter((e) => e.type === "barge-in")).toEqual([]);
+    // The call's levels: the caller well above the room, whose speech outlasted the caller's.
+    const levels = record.levels!;
+    expect(levels.callerDb! - levels.noiseDb!).toBeGreaterThan(10);
+    expect(levels.roomHeldMs).toBeGreaterThan(0);
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    expect(metrics).toMatch(/voice_bridge_caller_speech_level_dbfs_count [1-9]/);
+    expect(metrics).toMatch(/voice_bridge_call_room_held_seconds_count [1-9]/);
+  }, 60_000);
+});

@@ -1,0 +1,228 @@
+// The caller-level gate on synthesized voices: speech at the caller's own level is theirs, a
+// voice well below it in the room is not, whatever the voice detector says. The detector's events
+// are scripted as Silero reports them: a voice's onset ~120 ms late, its end ~300 ms late, and a
+// room that talks on keeps it in speech.
+import { describe, expect, it } from "vitest";
+import { MinimumTracker, PeakTracker, QuantileTracker, ShortLevel } from "../../codecs/level-tracker.ts";
+import { CallerLevel } from "../../src/session/caller-level.ts";
+import { CallerVoice, HANG_MS } from "../../src/session/caller-voice.ts";
+import { noise } from "../helpers/noise.ts";
+import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
+
+const RATE = 8000;
+const FRAME = 160;
+const at = (ms: number) => Math.round((ms * RATE) / 1000);
+
+interface Vad {
+  /** When the detector reports it (stream ms). */
+  reportMs: number;
+  type: "start" | "end";
+  atMs: number;
+}
+
+/** Plays `pcm` through a gate in 20 ms frames with the detector's events; returns the gate's events. */
+function play(pcm: Int16Array, vad: Vad[], enabled = true) {
+  const events: Array<{ type: "start" | "end" | "restart"; atMs: number; nowMs: number }> = [];
+  let nowMs = 0;
+  const gate = new CallerVoice(enabled, {
+    start: (atMs) => events.push({ type: "start", atMs, nowMs }),
+    end: (atMs) => events.push({ type: "end", atMs, nowMs }),
+    restart: (atMs) => events.push({ type: "restart", atMs, nowMs }),
+  });
+  const pending = [...vad].sort((a, b) => a.reportMs - b.reportMs);
+  for (let s = 0; s + FRAME <= pcm.length; s += FRAME) {
+    gate.frame(pcm.subarray(s, s + FRAME), RATE);
+    nowMs = ((s + FRAME) * 1000) / RATE;
+    while (pending.length && pending[0]!.reportMs <= nowMs) {
+      const e = pending.shift()!;
+      if (e.type === "start") gate.vadStart(e.atMs);
+      else gate.vadEnd(e.atMs);
+    }
+  }
+  return { events, gate };
+}
+
+const hiss = (ms: number, dbfs = -60) => noise(ms, RATE, { dbfs, seed: 11 });
+
+describe("the caller's voice and the room's", () => {
+  it("in a quiet room passes the detector's speech through as it is", () => {
+    const pcm = mixAt([
+      { pcm: hiss(4000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -22, f0: 120, seed: 1 }), at: at(1000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2520 },
+    ]);
+    expect(events.map(({ type, atMs }) => ({ type, atMs }))).toEqual([
+      { type: "start", atMs: 1000 },
+      { type: "end", atMs: 2520 },
+    ]);
+  });
+
+  it("does not take a talker 16 dB below the caller for them, and ends the caller's turn with their voice", () => {
+    // The room talks from before the call to its end; the caller speaks from 3 s to 5 s.
+    const room = voiceSignal({ rate: RATE, ms: 12_500, dbfs: -36, f0: 200, seed: 2 }).subarray(at(500));
+    const caller = voiceSignal({ rate: RATE, ms: 2000, dbfs: -20, f0: 110, seed: 3, pauseShare: 0.1 });
+    const pcm = mixAt([{ pcm: hiss(12_000) }, { pcm: room }, { pcm: caller, at: at(3000) }]);
+    const { events, gate } = play(pcm, [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 11_900, type: "end", atMs: 11_700 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    const [start, end] = events;
+    expect(start!.atMs).toBeGreaterThanOrEqual(2900);
+    expect(start!.atMs).toBeLessThan(3300);
+    // The caller's voice ended at ~5 s; the turn ends there, decided within the hang.
+    expect(end!.atMs).toBeGreaterThan(4700);
+    expect(end!.atMs).toBeLessThan(5200);
+    expect(end!.nowMs - end!.atMs).toBeLessThanOrEqual(HANG_MS + 20);
+    const f = gate.figures();
+    expect(f.callerDb).toBeGreaterThan(-25);
+    expect(f.callerDb).toBeLessThan(-15);
+    expect(f.noiseDb).toBeLessThan(f.callerDb! - 10);
+    // The detector heard speech for ~6.5 s after the caller's had ended.
+    expect(f.roomHeldMs).toBeGreaterThan(6000);
+  });
+
+  it("takes a talker who began after the call for the caller only until the caller speaks", () => {
+    // Nothing but hiss as the call connects; then the room talks; the caller, 16 dB louder, at 3 s.
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
+        at: at(3000),
+      },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 8900, type: "end", atMs: 8700 },
+    ]);
+    // The room's talker first passes for the caller (no louder voice had been heard); once the
+    // caller speaks, the utterance starts again with them, and ends with their voice.
+    expect(events.map((e) => e.type)).toEqual(["start", "restart", "end"]);
+    expect(events[1]!.atMs).toBeGreaterThan(2900);
+    expect(events[1]!.atMs).toBeLessThan(3200);
+    expect(events[2]!.atMs).toBeGreaterThan(4200);
+    expect(events[2]!.atMs).toBeLessThan(4700);
+  });
+
+  it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -32, f0: 210, seed: 5 }), at: at(3500) },
+      { pcm: voiceSignal({ rate: RATE, ms: 800, dbfs: -21, f0: 120, seed: 6 }), at: at(6000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2500 },
+      { reportMs: 3620, type: "start", atMs: 3500 },
+      { reportMs: 5300, type: "end", atMs: 5000 },
+      { reportMs: 6120, type: "start", atMs: 6000 },
+      { reportMs: 7100, type: "end", atMs: 6800 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
+    expect(events.map((e) => e.atMs)).toEqual([1000, 2500, expect.any(Number), 6800]);
+    // The last start is the caller's onset, give or take the level's first soft frame.
+    expect(Math.abs(events[2]!.atMs - 6000)).toBeLessThanOrEqual(40);
+  });
+
+  it("takes a steady noise that never lets up for the room, not for a turn that never ends", () => {
+    // Traffic-like noise as loud as speech comes on at 2 s and stays; the detector calls it speech.
+    const pcm = mixAt([
+      { pcm: hiss(10_000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1000, dbfs: -20, f0: 120, seed: 7 }), at: at(500) },
+      { pcm: noise(8000, RATE, { dbfs: -24, seed: 8, color: "pink" }), at: at(2000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 620, type: "start", atMs: 500 },
+      { reportMs: 1800, type: "end", atMs: 1500 },
+      { reportMs: 2120, type: "start", atMs: 2000 },
+    ]);
+    const last = events.at(-1)!;
+    // Whatever it made of the noise's onset, the caller's speech is over within its floor's window,
+    // and the noise starts nothing after.
+    expect(last.type).toBe("end");
+    expect(last.nowMs).toBeLessThan(5500);
+  });
+
+  it("does not judge digital silence: the detector's word stands", () => {
+    const { events } = play(new Int16Array(at(2000)), [
+      { reportMs: 400, type: "start", atMs: 400 },
+      { reportMs: 1500, type: "end", atMs: 1200 },
+    ]);
+    expect(events.map(({ type, atMs }) => ({ type, atMs }))).toEqual([
+      { type: "start", atMs: 400 },
+      { type: "end", atMs: 1200 },
+    ]);
+  });
+
+  it("switched off, takes every voice the detector hears for the caller's", () => {
+    const pcm = mixAt([
+      { pcm: hiss(4000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1000, dbfs: -20, f0: 120, seed: 9 }), at: at(500) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1000, dbfs: -40, f0: 210, seed: 10 }), at: at(2500) },
+    ]);
+    const { events } = play(
+      pcm,
+      [
+        { reportMs: 620, type: "start", atMs: 500 },
+        { reportMs: 1800, type: "end", atMs: 1500 },
+        { reportMs: 2620, type: "start", atMs: 2500 },
+        { reportMs: 3800, type: "end", atMs: 3500 },
+      ],
+      false,
+    );
+    expect(events.map((e) => e.atMs)).toEqual([500, 1500, 2500, 3500]);
+  });
+});
+
+describe("level tracking", () => {
+  it("a running quantile settles where that share of the levels lies below it", () => {
+    const q = new QuantileTracker(0.9, 0.5);
+    // Levels spread evenly over -40..-20 dB: the 90th percentile is -22.
+    for (let i = 0; i < 20_000; i++) q.push(-40 + ((i * 7919) % 2000) / 100);
+    expect(q.value).toBeGreaterThan(-23);
+    expect(q.value).toBeLessThan(-21);
+  });
+
+  it("a floor is the lowest level of its window; a peak the loudest, fading", () => {
+    const floor = new MinimumTracker(8, 4);
+    for (let i = 0; i < 8; i++) floor.push(-30 - (i === 3 ? 20 : 0));
+    expect(floor.value).toBe(-50);
+    // Once the quiet frame has left the window, the floor is the steady level.
+    for (let i = 0; i < 8; i++) floor.push(-30);
+    expect(floor.value).toBe(-30);
+    const peak = new PeakTracker(0.5);
+    peak.push(-20);
+    peak.push(-40);
+    peak.push(-40);
+    expect(peak.value).toBe(-21);
+    peak.push(-10);
+    expect(peak.value).toBe(-10);
+  });
+
+  it("a short level is the mean power of the last frames", () => {
+    const s = new ShortLevel(4);
+    s.push(0.01);
+    s.push(0.01);
+    s.push(0.01);
+    expect(s.push(0.01)).toBeCloseTo(-20, 5);
+    expect(s.push(0)).toBeCloseTo(10 * Math.log10(0.0075), 5);
+  });
+
+  it("a caller's onset must stand above the room's peaks and near their own level", () => {
+    const l = new CallerLevel();
+    for (let i = 0; i < 500; i++) l.room(-40 + (i % 10) * 0.5); // a room of -40..-35.5 dB
+    expect(l.onsetDb()).toBeGreaterThan(-36);
+    for (let i = 0; i < 200; i++) l.caller(-18 + (i % 5)); // a caller around -16 dB
+    expect(l.callerDb).toBeGreaterThan(-18);
+    expect(l.callerDb).toBeLessThan(-14);
+    // Near the caller's own level (their onsets rise well above it), whatever the room.
+    expect(l.onsetDb()).toBeCloseTo(l.callerDb - 4, 0);
+    expect(l.continueDb()).toBeLessThanOrEqual(l.onsetDb());
+    expect(l.continueDb()).toBeGreaterThan(l.roomPeakDb);
+  });
+});
