@@ -25,6 +25,11 @@ export interface BridgeHttpDeps {
   readonly reload: () => ReloadResult;
   readonly calls: CallReader;
   readonly feed: LiveFeed | undefined;
+  /**
+   * The embedded local service's timing (`none`, `hosted: asr=400,…`), said on /readyz so a
+   * simulated call can tell what it ran under; undefined on a hosted service.
+   */
+  readonly serviceTiming: string | undefined;
 }
 
 export function bridgeHttp(d: BridgeHttpDeps): FastifyInstance {
@@ -86,13 +91,14 @@ function registerProbes(http: FastifyInstance, d: BridgeHttpDeps): void {
     const registrations = d.sip()?.registrations() ?? [];
     return registrations.length > 0 ? { sip: { registrations } } : {};
   };
+  const service = d.serviceTiming === undefined ? {} : { localService: { timing: d.serviceTiming } };
   http.get("/readyz", async (_req, reply) => {
     const records = store.trouble
       ? { engine: store.engine, trouble: store.trouble }
       : { engine: store.engine };
     return d.draining()
       ? reply.code(503).send({ status: "draining", store: records, ...sipDetail() })
-      : { status: "ready", calls: d.liveCalls(), store: records, ...sipDetail() };
+      : { status: "ready", calls: d.liveCalls(), store: records, ...service, ...sipDetail() };
   });
   http.get("/metrics", async (_req, reply) => {
     const { contentType, body } = await metrics.render();

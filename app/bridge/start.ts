@@ -19,6 +19,7 @@ import type { OutboundCalls } from "../../src/outbound/calls.ts";
 import type { TranscriptStore } from "../../src/records/call-record.ts";
 import type { AttemptResult } from "../../src/records/reports/reporter.ts";
 import type { CallStore } from "../../src/records/store/call-store.ts";
+import { describeLatency } from "../../src/service/conditions/latency.ts";
 import type { LocalService } from "../../src/service/index.ts";
 import type { CallSession } from "../../src/session/call-session.ts";
 import type { SessionServices } from "../../src/session/services.ts";
@@ -152,6 +153,7 @@ export async function startBridge(
     reload: () => agents.reload(),
     calls: callReader(records),
     feed,
+    serviceTiming: localService ? describeLatency(config.local.latency) : undefined,
   });
 
   const ended = endOfCall({ records, client, metrics, log });

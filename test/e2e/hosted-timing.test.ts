@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
+import { runCallCommand } from "../../tools/twilio-sim/command.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
 
@@ -116,6 +117,26 @@ describe("a call on a service with hosted timing", () => {
     const extra = chatRequests() - before - 2;
     expect(extra).toBe((await speculativeDropped()) - droppedBefore);
   }, 60_000);
+});
+
+describe("what a simulated call says it ran under", () => {
+  it("names the embedded service's timing, from the bridge's /readyz", async () => {
+    const ready = (await (await fetch(`${bridge.url}/readyz`)).json()) as {
+      localService?: { timing?: string };
+    };
+    expect(ready.localService?.timing).toBe("hosted: asr=400,chat=550,tts=250 ms");
+    let report = "";
+    await runCallCommand({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      authToken: AUTH_TOKEN,
+      maxSeconds: 3,
+      print: (text) => {
+        report += text;
+      },
+    });
+    expect(report).toContain("ran at hosted: asr=400,chat=550,tts=250 ms (SVC_LOCAL_LATENCY)");
+  }, 30_000);
 });
 
 async function speculativeDropped(): Promise<number> {
