@@ -11,8 +11,8 @@
 // A sound starts the caller's speech only above the room's peaks and the floor (by margins) and,
 // once the caller has been heard, no more than ONSET_BELOW_DB under their level; their speech goes
 // on while it stays above a lower level (continueDb: above the room's usual loudness, within
-// CONTINUE_BELOW_DB of theirs; a little while longer within SOFT_BELOW_DB, softDb). Before anyone has spoken the room alone
-// decides, so the first caller onset in a quiet room passes as it always did.
+// CONTINUE_BELOW_DB of theirs; a little while longer within SOFT_BELOW_DB, softDb). Before anyone
+// has spoken the room alone decides, so the first caller onset in a quiet room passes as it did.
 import { MinimumTracker, PeakTracker, QuantileTracker } from "../../codecs/level-tracker.ts";
 
 /** How far above the room's peaks a sound must be to be the caller's, dB. */
@@ -22,7 +22,7 @@ export const ROOM_MARGIN_DB = 3;
  * crowd are short of the louder moments the next seconds bring. This extra margin fades over the
  * first ROOM_KNOWN_FRAMES frames learned (3 s), dB.
  */
-const EARLY_ROOM_MARGIN_DB = 6;
+const EARLY_ROOM_MARGIN_DB = 3;
 const ROOM_KNOWN_FRAMES = 150;
 /**
  * ...and above the floor, dB: a voice swings 15–25 dB between its dips and its peaks, a steady
@@ -44,6 +44,8 @@ export const SOFT_BELOW_DB = 15;
  * the caller spoke) was the room's, dB.
  */
 export const LOUDER_VOICE_DB = 12;
+/** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
+const QUIET_ROOM_DB = 20;
 /** The caller's level learns from their frames no more than this far below it, dB. */
 const LEARN_BELOW_DB = 6;
 /**
@@ -67,6 +69,8 @@ export class CallerLevel {
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
   /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
   #roomFrames = 0;
+  /** A voice of the room was taken for the caller's, until a louder one showed it (onset()). */
+  #roomTookFor = false;
 
   /** The caller's speech level, dBFS (−Infinity until they have been heard). */
   get callerDb(): number {
@@ -114,6 +118,9 @@ export class CallerLevel {
     this.#roomPeaks.push(this.#caller.value);
     this.#roomLoud.atLeast(this.#caller.value);
     this.#caller.reset();
+    this.#roomTookFor = true;
+    // The room is known now: from all the frames its voice was taken for the caller's.
+    this.#roomFrames = ROOM_KNOWN_FRAMES;
   }
 
   /** A frame's level while the caller spoke: their level learns from what stands above the room. */
@@ -125,6 +132,26 @@ export class CallerLevel {
   /** A frame passed without the caller speaking. */
   callerSilent(): void {
     this.#caller.relax(CALLER_FADE_DB_PER_FRAME, this.#roomPeaks.value + CALLER_OVER_ROOM_DB);
+  }
+
+  /**
+   * The room talks or roars within QUIET_ROOM_DB of the caller (its usual loudness), or, before
+   * the caller's level is known again, a voice of the room was taken for theirs.
+   */
+  roomIsLoud(): boolean {
+    if (!this.#caller.known) return this.#roomTookFor;
+    return this.#roomLoud.value >= this.#caller.value - QUIET_ROOM_DB;
+  }
+
+  /**
+   * The level a sound must reach to start the caller's speech again right after they stopped (a
+   * pause mid-sentence, and the rest of it often begins softly): their soft level, the room's
+   * peaks permitting (at most onsetDb), dBFS.
+   */
+  resumeDb(): number {
+    if (!this.#caller.known) return this.onsetDb();
+    const room = this.#roomPeaks.value + this.#roomMargin();
+    return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
   }
 
   /** The level a sound must reach to start the caller's speech, dBFS. */

@@ -45,6 +45,8 @@ const ONSET_FRAMES = 2;
 export const HANG_MS = 450;
 /** How long after their last frame at their level a caller's soft last word may go on, ms. */
 const SOFT_MS = 600;
+/** For this long after the caller's speech ended, its resumption may begin softly (a pause), ms. */
+const RESUME_MS = 2000;
 /**
  * The caller's voice counts as going on this long after their last frame at their onset level
  * (the frame's own level, not the short one, which lags), ms: longer than a stop's closure, and
@@ -90,9 +92,12 @@ export class CallerVoice {
   #lastLoudEndMs = 0;
   /** ...and of the last at their soft level (a soft last word). */
   #lastSoftEndMs = 0;
+  /** End of the last frame whose own level (not the short one) kept the caller's speech going. */
+  #lastRawContEndMs = 0;
   #lastRawLoudEndMs = 0;
-  /** Where the caller's current speech began. */
+  /** Where the caller's current speech began, and their last ended. */
   #startMs = 0;
+  #stoppedAtMs = Number.NEGATIVE_INFINITY;
   /** Where the caller's speech was ended by level while the detector went on (undefined otherwise). */
   #endedByLevelAt: number | undefined;
   #roomHeldMs = 0;
@@ -134,7 +139,7 @@ export class CallerVoice {
     // While the call connects, whatever sounds is the room's (see #learnRoom).
     if (this.#connecting()) return;
     // Its onset was called late: look back over the frames since for the caller's level.
-    const onset = this.level.onsetDb();
+    const onset = this.#onsetDb();
     let run = 0;
     for (let i = Math.max(0, this.#written - RING); i < this.#written; i++) {
       const db = this.#db[i % RING]!;
@@ -160,15 +165,20 @@ export class CallerVoice {
   }
 
   /**
-   * Whether the caller may be starting to speak: outside the detector's speech, what it calls a
-   * possible onset if it is loud enough to be theirs; inside it (the room talking), a frame loud
-   * enough to be theirs.
+   * Whether the caller may be starting to speak: in a loud room, outside the detector's speech what
+   * it calls a possible onset if it is loud enough to be theirs, inside it (the room talking) a
+   * frame loud enough to be theirs; in a quiet room, what the detector says.
    */
   onsetPending(detectorPending: boolean): boolean {
     if (!this.#judges()) return detectorPending;
     if (this.speaking) return false;
+    // In a quiet room the detector's word stands: an onset's first sound (a stop's burst, a
+    // breath) is soft, and waiting for it to reach the caller's level is answering over them.
+    if (!this.level.roomIsLoud()) return detectorPending;
     // The frame's own level: the short one lags an onset by up to its window.
-    return (this.#vad || detectorPending) && this.#rawDb >= this.level.continueDb();
+    return (
+      (this.#vad || detectorPending) && this.#rawDb >= Math.min(this.level.continueDb(), this.#onsetDb())
+    );
   }
 
   /**
@@ -178,6 +188,19 @@ export class CallerVoice {
   goingOn(): boolean {
     if (!this.#judges() || !this.speaking) return this.speaking;
     return this.#nowMs - this.#lastRawLoudEndMs <= GOING_ON_MS;
+  }
+
+  /**
+   * How long the caller's own voice has been quiet in their speech, ms (0 while it sounds; with
+   * nothing to judge, Infinity: the detector's pause alone counts). The detector's pause may be
+   * the room's and its speech the room's: a pause of the caller's is one both hear. In a loud
+   * room no pause counts (0): the recognizer given an utterance cut off inside the room's talk
+   * (PocketSphinx) answered with no words at all.
+   */
+  quietMs(): number {
+    if (!this.#judges()) return Number.POSITIVE_INFINITY;
+    if (!this.speaking || this.level.roomIsLoud()) return 0;
+    return this.#nowMs - this.#lastRawContEndMs;
   }
 
   figures(): CallerVoiceFigures {
@@ -193,10 +216,15 @@ export class CallerVoice {
 
   #whileSpeaking(db: number): void {
     if (!this.#judges()) {
-      this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#nowMs;
+      this.#lastLoudEndMs =
+        this.#lastSoftEndMs =
+        this.#lastRawLoudEndMs =
+        this.#lastRawContEndMs =
+          this.#nowMs;
       return;
     }
     if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
+    if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
     const caller = this.level.callerDb;
     if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
       if (++this.#run >= ONSET_FRAMES) {
@@ -226,7 +254,7 @@ export class CallerVoice {
   #whileSilent(db: number): void {
     this.level.callerSilent();
     if (!this.#judges()) return;
-    if (db >= this.level.onsetDb()) this.#run++;
+    if (db >= this.#onsetDb()) this.#run++;
     else this.#run = 0;
     if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
       const from = this.#written - this.#run;
@@ -268,7 +296,7 @@ export class CallerVoice {
     this.speaking = true;
     this.#startMs = atMs;
     this.#run = 0;
-    this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#nowMs;
+    this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
     if (this.#judges()) this.level.onset(onsetDb);
     // The frames from the onset on are the caller's: the room must not learn them.
     for (let i = this.#roomNext; i < this.#written; i++)
@@ -278,6 +306,7 @@ export class CallerVoice {
 
   #end(atMs: number): void {
     this.speaking = false;
+    this.#stoppedAtMs = this.#nowMs;
     this.#run = 0;
     if (this.#judges() && this.#lastLoudEndMs - this.#startMs < BURST_MS)
       this.level.roomBurst(this.#loudestSince(this.#startMs));
@@ -290,6 +319,14 @@ export class CallerVoice {
     for (let i = Math.max(0, this.#written - RING); i < this.#written; i++)
       if (this.#endMs[i % RING]! > fromMs) max = Math.max(max, this.#db[i % RING]!);
     return max;
+  }
+
+  /**
+   * The level that starts the caller's speech now: right after they stopped, their resumption
+   * (softer onsets pass: the rest of a sentence after a pause); else their onset level.
+   */
+  #onsetDb(): number {
+    return this.#nowMs - this.#stoppedAtMs <= RESUME_MS ? this.level.resumeDb() : this.level.onsetDb();
   }
 
   /** The gate is on and has sound to judge. */

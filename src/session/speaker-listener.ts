@@ -10,7 +10,7 @@ import {
 } from "../../codecs/noise-suppressor.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
-import { CallerVoice, type CallerVoiceFigures } from "./caller-voice.ts";
+import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import { PauseProfile } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
@@ -50,6 +50,8 @@ export interface ListenerOptions {
  */
 export const EARLY_END_MS = 64;
 
+/** Audio after the end of the speaker's voice that their utterance keeps in a loud room, ms. */
+const END_PAD_MS = 100;
 /** Audio before an utterance's end that its end prosody is read from, ms. */
 const PROSODY_MS = 1500;
 
@@ -87,16 +89,20 @@ export class SpeakerListener {
       this.#ns = new NoiseSuppressor(
         NOISE_SUPPRESSOR_RATES.includes(opts.inputRate) ? opts.inputRate : VAD_RATE,
       );
-    this.#voice = new CallerVoice(opts.turn.callerLevelGate, {
+    // The gate is for a phone's one stream, where the caller is the near, loud voice and anyone
+    // else the room. In a voice channel each member has their own stream: nobody is the room.
+    this.#voice = new CallerVoice(opts.turn.callerLevelGate && opts.speaker === undefined, {
       start: (atMs) => this.#speechStart(atMs),
       end: (atMs) => {
         this.speaking = false;
+        // In a loud room what followed the speaker's voice is the room's: it is not recognized
+        // (PocketSphinx, given an utterance that ends in another voice, answered with no words).
+        if (this.#voice.level.roomIsLoud()) this.#upload?.capAt(atMs + END_PAD_MS);
         opts.events.speechEnd(this, atMs);
       },
       // The room was taken for the speaker until a far louder voice, theirs, began: their words
       // are recognized from there.
       restart: (atMs) => {
-        process.stderr.write(`DEBUGRESTART ${atMs} ${this.utteranceStartMs}\n`);
         this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
         this.#openUpload();
       },
@@ -118,9 +124,6 @@ export class SpeakerListener {
   }
 
   #openUpload(): void {
-    process.stderr.write(
-      `DEBUGUPLOAD ${this.#o.speaker?.id ?? ""} from ${this.utteranceStartMs} now ${this.audio.nowMs} replacing ${!!this.#upload}\n`,
-    );
     this.#upload?.abort();
     this.#upload = new UtteranceUpload(
       this.#o.asr.open(VAD_RATE, this.#o.signal),
@@ -146,7 +149,12 @@ export class SpeakerListener {
     }
     this.#voice.frame(pcm, VAD_RATE);
     this.audio.write(pcm);
-    this.#upload?.feed();
+    if (this.#upload) {
+      // In a loud room, sent once it is clear whether it is the speaker's (their speech ends up
+      // to HANG_MS after their voice): then only theirs goes to the recognizer.
+      this.#upload.holdBackMs = this.#voice.level.roomIsLoud() ? HANG_MS : 0;
+      this.#upload.feed();
+    }
     this.#detector.push(pcm);
     if (this.speaking) this.#watchPause();
     else this.#o.events.quietFrame(this);
@@ -161,7 +169,9 @@ export class SpeakerListener {
   #watchPause(): void {
     const upload = this.#upload;
     if (!upload) return;
-    const paused = this.#detector.pausedMs?.() ?? 0;
+    // A pause of the caller's own: the detector's, and their voice quiet as long (the detector's
+    // speech may be the room's, and its pause a gap in the room's talk under the caller's words).
+    const paused = Math.min(this.#detector.pausedMs?.() ?? 0, this.#voice.quietMs());
     if (!upload.ended) {
       if (paused >= EARLY_END_MS) void upload.end();
     } else if (paused === 0) {
@@ -197,7 +207,6 @@ export class SpeakerListener {
 
   /** The utterance's upload, handed over at its end (undefined if there was none). */
   takeUpload(): UtteranceUpload | undefined {
-    process.stderr.write(`DEBUGTAKE now ${this.audio.nowMs} has ${!!this.#upload}\n`);
     const upload = this.#upload;
     this.#upload = undefined;
     return upload;

@@ -22,6 +22,10 @@ export class UtteranceUpload {
   endedAt: number | undefined;
   /** Each piece is read into this and written from it (the stream copies what it is given). */
   #piece = new Int16Array(0);
+  /** Audio is sent only up to here (stream time, ms): where the speaker's voice ended. */
+  #capMs = Number.POSITIVE_INFINITY;
+  /** Audio is sent only once this old (ms): what may yet turn out not to be the speaker's. */
+  holdBackMs = 0;
 
   /** `now`: the session's clock, to time the end (endedAt). */
   constructor(stream: RecognizerStream, window: AudioWindow, fromMs: number, now?: () => number) {
@@ -35,13 +39,21 @@ export class UtteranceUpload {
 
   /** Sends what the window holds past what was sent, once a piece has gathered (or `minMs`). */
   feed(minMs = PIECE_MS): void {
-    const now = this.#window.nowMs;
+    const now = Math.min(this.#capMs, this.#window.nowMs - (minMs === 0 ? 0 : this.holdBackMs));
     if (this.#closed || now - this.#sentMs < minMs || now <= this.#sentMs) return;
     const need = this.#window.samplesBetween(this.#sentMs, now);
     if (this.#piece.length < need) this.#piece = new Int16Array(Math.max(need, 2 * this.#piece.length));
     const n = this.#window.readInto(this.#sentMs, now, this.#piece);
     this.#stream.write(this.#piece.subarray(0, n));
     this.#sentMs = now;
+  }
+
+  /**
+   * Nothing past stream time `atMs` is the speaker's (the room talked on after their voice): it
+   * is not sent, however late the upload ends.
+   */
+  capAt(atMs: number): void {
+    this.#capMs = Math.max(this.#sentMs, atMs);
   }
 
   /** end() was called: the upload is complete and its transcript on its way. */

@@ -109,24 +109,25 @@ describe("the caller's voice and the room's", () => {
   });
 
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
+    // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([
-      { pcm: hiss(8000) },
+      { pcm: hiss(10_000) },
       { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -32, f0: 210, seed: 5 }), at: at(3500) },
-      { pcm: voiceSignal({ rate: RATE, ms: 800, dbfs: -21, f0: 120, seed: 6 }), at: at(6000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -32, f0: 210, seed: 5 }), at: at(5000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 800, dbfs: -21, f0: 120, seed: 6 }), at: at(8000) },
     ]);
     const { events } = play(pcm, [
       { reportMs: 1120, type: "start", atMs: 1000 },
       { reportMs: 2800, type: "end", atMs: 2500 },
-      { reportMs: 3620, type: "start", atMs: 3500 },
-      { reportMs: 5300, type: "end", atMs: 5000 },
-      { reportMs: 6120, type: "start", atMs: 6000 },
-      { reportMs: 7100, type: "end", atMs: 6800 },
+      { reportMs: 5120, type: "start", atMs: 5000 },
+      { reportMs: 6800, type: "end", atMs: 6500 },
+      { reportMs: 8120, type: "start", atMs: 8000 },
+      { reportMs: 9100, type: "end", atMs: 8800 },
     ]);
     expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
-    expect(events.map((e) => e.atMs)).toEqual([1000, 2500, expect.any(Number), 6800]);
+    expect(events.map((e) => e.atMs)).toEqual([1000, 2500, expect.any(Number), 8800]);
     // The last start is the caller's onset, give or take the level's first soft frame.
-    expect(Math.abs(events[2]!.atMs - 6000)).toBeLessThanOrEqual(40);
+    expect(Math.abs(events[2]!.atMs - 8000)).toBeLessThanOrEqual(40);
   });
 
   it("takes a steady noise that never lets up for the room, not for a turn that never ends", () => {
@@ -146,6 +147,28 @@ describe("the caller's voice and the room's", () => {
     // and the noise starts nothing after.
     expect(last.type).toBe("end");
     expect(last.nowMs).toBeLessThan(5500);
+  });
+
+  it("keeps a soft last word (12 dB down) in the caller's speech, not what follows it", () => {
+    // The detector calls the end late (as a far talker coming in after the caller would make it).
+    const pcm = mixAt([
+      { pcm: hiss(5000) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 14, pauseShare: 0.05 }),
+        at: at(500),
+      },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 400, dbfs: -32, f0: 120, seed: 15, pauseShare: 0 }),
+        at: at(2000),
+      },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 620, type: "start", atMs: 500 },
+      { reportMs: 4000, type: "end", atMs: 3700 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[1]!.atMs).toBeGreaterThan(2300);
+    expect(events[1]!.atMs).toBeLessThan(2600);
   });
 
   it("does not judge digital silence: the detector's word stands", () => {
