@@ -4,8 +4,9 @@
 // short running level of every frame (codecs/level-tracker.ts) this keeps
 //   the caller's level  the median level of the caller's own speech, learned as they talk;
 //   the room's level    the median of everything else (the call's noise level);
-//   the room's peaks    the loudest of everything else, fading slowly: how loud the room gets
-//                       (and its 90th percentile: how loud it is while it talks);
+//   the room's peaks    the loudest of the room's voices (what the detector called speech and
+//                       was not the caller's), fading slowly: how loud the room's talk gets
+//                       (and its 90th percentile: how loud it usually is);
 //   the floor           the lowest level of the last three seconds: a sound that never lets up
 //                       (an engine, a crowd) becomes the floor, however loud.
 // A sound starts the caller's speech only above the room's peaks and the floor (by margins) and,
@@ -61,10 +62,11 @@ const FLOOR_FRAMES = 150;
 export class CallerLevel {
   /** The caller's speech: its median, following a change at ~0.5 dB per frame. */
   readonly #caller = new QuantileTracker(0.5, 1);
-  /** Everything else at its loudest (a talker's loudest syllable), fading 0.5 dB/s. */
+  /** The room's voices at their loudest (a talker's loudest syllable), fading 0.5 dB/s. */
   readonly #roomPeaks = new PeakTracker(0.01);
+  /** Everything not the caller's: its median. */
   readonly #room = new QuantileTracker(0.5, 0.5);
-  /** ...and its 90th percentile: how loud the room is while it talks (what may not hold a turn). */
+  /** The room's voices' 90th percentile: how loud its talk usually is (what may not hold a turn). */
   readonly #roomLoud = new QuantileTracker(0.9, 1);
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
   /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
@@ -82,7 +84,7 @@ export class CallerLevel {
     return this.#room.value;
   }
 
-  /** How loud the room gets: its loudest level, fading, dBFS. */
+  /** How loud the room's voices get: their loudest level, fading, dBFS. */
   get roomPeakDb(): number {
     return this.#roomPeaks.value;
   }
@@ -92,10 +94,16 @@ export class CallerLevel {
     this.#floor.push(db);
   }
 
-  /** A frame's level that was not the caller's. */
-  room(db: number): void {
-    this.#roomPeaks.push(db);
+  /**
+   * A frame's level that was not the caller's. Only a room's voice (`voice`: the detector heard
+   * speech in it) raises its peaks and its usual loudness: a passing lorry or a drum is no voice,
+   * the detector tells it from the caller's own, and it must not raise the bar their voice has to
+   * reach.
+   */
+  room(db: number, voice = true): void {
     this.#room.push(db);
+    if (!voice) return;
+    this.#roomPeaks.push(db);
     this.#roomLoud.push(db);
     if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
   }
@@ -135,7 +143,7 @@ export class CallerLevel {
   }
 
   /**
-   * The room talks or roars within QUIET_ROOM_DB of the caller (its usual loudness), or, before
+   * The room talks within QUIET_ROOM_DB of the caller (its voices' usual loudness), or, before
    * the caller's level is known again, a voice of the room was taken for theirs.
    */
   roomIsLoud(): boolean {

@@ -45,8 +45,11 @@ const ONSET_FRAMES = 2;
 export const HANG_MS = 450;
 /** How long after their last frame at their level a caller's soft last word may go on, ms. */
 const SOFT_MS = 600;
-/** For this long after the caller's speech ended, its resumption may begin softly (a pause), ms. */
-const RESUME_MS = 2000;
+/**
+ * For this long after the caller's speech ended, its resumption may begin softly (a pause
+ * mid-sentence, as long as the longest wait for the end of a turn), ms.
+ */
+const RESUME_MS = 1200;
 /**
  * The caller's voice counts as going on this long after their last frame at their onset level
  * (the frame's own level, not the short one, which lags), ms: longer than a stop's closure, and
@@ -75,6 +78,8 @@ export class CallerVoice {
   readonly #endMs = new Float64Array(RING);
   /** Frames of the caller's speech (the room never learns from them). */
   readonly #mine = new Uint8Array(RING);
+  /** Frames that came while the detector heard speech. */
+  readonly #speech = new Uint8Array(RING);
   #written = 0;
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -118,6 +123,7 @@ export class CallerVoice {
     this.#db[k] = db;
     this.#endMs[k] = this.#nowMs;
     this.#mine[k] = this.speaking ? 1 : 0;
+    this.#speech[k] = this.#vad ? 1 : 0;
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -349,7 +355,8 @@ export class CallerVoice {
     while (this.#roomNext < this.#written) {
       const k = this.#roomNext % RING;
       if (this.#endMs[k]! > ready) break;
-      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB) this.level.room(this.#db[k]!);
+      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB)
+        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1);
       this.#roomNext++;
     }
   }

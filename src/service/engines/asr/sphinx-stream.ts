@@ -4,7 +4,7 @@
 // utterance gives them in batch decoding; a second of it is close). An utterance that ends before
 // its lead is decoded exactly as a batch one. Work runs on one promise chain, in order.
 import { NoiseFloor, speechRms } from "./noise-floor.ts";
-import { SPHINX_SAMPLE_RATE } from "./sphinx-addon.ts";
+import { SPHINX_SAMPLE_RATE, type SphinxSegment } from "./sphinx-addon.ts";
 import {
   type AsrStreamSession,
   CHUNK,
@@ -32,6 +32,8 @@ export class SphinxStream implements AsrStreamSession {
   #utteranceEnded = false;
   /** The decoder is back in the pool: nothing more happens. */
   #closed = false;
+  /** The words of the latest partial hypothesis (see #final). */
+  #partial: SphinxSegment[] = [];
 
   constructor(engine: SphinxEngine, hotwords: readonly string[]) {
     this.#engine = engine;
@@ -111,7 +113,9 @@ export class SphinxStream implements AsrStreamSession {
       addon.start(this.#decoder.handle);
       await addon.prime(this.#decoder.handle, pcm);
       for (let at = 0; at < pcm.length && !this.#failure; at += CHUNK) {
-        await addon.process(this.#decoder.handle, pcm.subarray(at, at + CHUNK), false);
+        this.#partial = (
+          await addon.process(this.#decoder.handle, pcm.subarray(at, at + CHUNK), false)
+        ).words;
       }
     }
     while (
@@ -119,7 +123,9 @@ export class SphinxStream implements AsrStreamSession {
       !this.#failure &&
       (this.#pendingLength >= CHUNK || (this.#finishing && this.#pendingLength > 0))
     ) {
-      await addon.process(this.#decoder.handle, this.#floor.apply(this.#take(CHUNK)), false);
+      this.#partial = (
+        await addon.process(this.#decoder.handle, this.#floor.apply(this.#take(CHUNK)), false)
+      ).words;
     }
   }
 
@@ -130,7 +136,11 @@ export class SphinxStream implements AsrStreamSession {
     const phrases = this.#engine.hotwordPhrases(d, this.#hotwords);
     const result = await this.#engine.finalResult(d, phrases);
     this.#utteranceEnded = true;
-    return toWords(result.words);
+    // An utterance cut off inside other speech (a caller's, ended while a talker behind them went
+    // on) can leave the final search no complete path: no words at all, where the partial
+    // hypothesis a moment before had them. Those words are better than none.
+    const words = toWords(result.words);
+    return words.length > 0 ? words : toWords(this.#partial);
   }
 
   async #close(): Promise<void> {
