@@ -62,6 +62,32 @@ export interface TurnTakingConfig {
   prerollMs: number;
 }
 
+/**
+ * How long the call waits on each step of the service before treating it as failed (#54): a
+ * person is on the line, so a stalled request is given up on and retried, hedged or replaced by
+ * a fallback rather than waited for. All ms.
+ */
+export interface ServiceDeadlines {
+  /** E1's first chunk after the request: past it a second (hedged) request starts. */
+  chatFirstMs: number;
+  /** The longest gap between E1's chunks once it streams: past it the stream has stalled. */
+  chatGapMs: number;
+  /** From the first chat request to the first words, retries, hedges and fallbacks included: past it, the apology. */
+  chatTotalMs: number;
+  /** E6's transcript after the end of the caller's utterance: past it the recognition is retried. */
+  asrMs: number;
+  /** E5's first audio after text was sent (a session opened or reopened): past it the session is replaced. */
+  ttsFirstAudioMs: number;
+}
+
+export const DEFAULT_SERVICE_DEADLINES: ServiceDeadlines = {
+  chatFirstMs: 1500,
+  chatGapMs: 1500,
+  chatTotalMs: 3000,
+  asrMs: 2000,
+  ttsFirstAudioMs: 1500,
+};
+
 export interface SessionConfig {
   /** The agent's name, for the call's record (several agents may serve one bridge). */
   agentName?: string;
@@ -76,6 +102,8 @@ export interface SessionConfig {
   maxReprompts: number;
   goodbyeText: string;
   apologyText: string;
+  /** How long each service step is waited for (see ServiceDeadlines). */
+  deadlines: ServiceDeadlines;
   /** Said when the answer is late (off when absent): see waiting-cue.ts. */
   waitingCue?: WaitingCueConfig;
   maxCallMs: number;
@@ -124,6 +152,7 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   maxReprompts: 2,
   goodbyeText: "I'll hang up now. Goodbye!",
   apologyText: "Sorry, I'm having trouble on my side. Could you say that again?",
+  deadlines: DEFAULT_SERVICE_DEADLINES,
   maxCallMs: 15 * 60_000,
   dtmfGapMs: 1500,
   httpTools: [],
