@@ -1,6 +1,6 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
 //   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]
-//   [--latency PROFILE]`
+//   [--latency PROFILE] [--faults SPEC]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
@@ -10,6 +10,9 @@
 //   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
 //   --latency: the timing of a hosted service the local service plays (local.latency, e.g. hosted:
 //   asr 400, chat 550, tts 250 ms; default none), said in the line as `latency`;
+//   --faults: the failures of a hosted service it plays (local.faults, e.g.
+//   chat503=0.3,asr503=0.2,ttsCut=0.2,chatStall=0.1; default none), said as `faults`, with the
+//   faults it played over the load window as `faults_injected` (counted in its log);
 //   (--cpu-prof: V8 CPU profile of the bridge; --keep: keep the logs; --renice: see NICE;
 //   --rtp-ports: the bridge's RTP range with --transport sip, default 20000-20999;
 //   env BENCH_CALLS_BRIDGE_FLAGS: extra Node flags for the bridge, e.g. --trace-gc)
@@ -60,6 +63,7 @@ import {
 import { quietLine, readyCalls, startBenchProcesses, writeTimeline } from "./lib/calls-setup.ts";
 import { summarize } from "./lib/calls-summary.ts";
 import { TWILIO_TOKEN } from "./lib/calls-transports.ts";
+import { faultsArg, faultsInLog } from "./lib/faults-arg.ts";
 import { latencyArg } from "./lib/latency-arg.ts";
 import { espeakSpeech } from "./lib/measure.ts";
 import { chatRequestsInLog } from "./lib/service-time.ts";
@@ -94,8 +98,12 @@ const TLS = process.argv.includes("--tls");
 if (TLS && TRANSPORT !== "sip") throw new Error("--tls: only with --transport sip");
 const API = process.argv.includes("--api");
 const LATENCY = latencyArg();
-/** The local service plays --latency and logs each request it handles: chat requests are counted there. */
-const SERVICE = { serviceEnv: LATENCY.env, serviceLogLevel: "debug" };
+/**
+ * The local service plays --latency and --faults and logs each request it handles and each fault
+ * it plays: chat requests and faults are counted there.
+ */
+const FAULTS = faultsArg();
+const SERVICE = { serviceEnv: { ...LATENCY.env, ...FAULTS.env }, serviceLogLevel: "debug" };
 if (OUTBOUND && (TRANSPORT !== "sip" || SRTP || TLS || API))
   throw new Error("--outbound: with --transport sip only (not --srtp, --tls or --api)");
 /** --setup-calls M (with --outbound): calls of the set-up cost phase, one after another. */
@@ -298,10 +306,18 @@ async function main(srtp: boolean): Promise<Record<string, unknown>> {
     reniced: NICE !== undefined,
     loads: reports,
     bridgeEnds: bridgeCallEnds(readFileSync(bridgeLog, "utf8"), TRANSPORT),
-    latency: LATENCY.description,
-    chatRequests: chatRequestsInLog(readFileSync(svcLog, "utf8"), loadSpan),
+    ...serviceLogFacts(readFileSync(svcLog, "utf8"), loadSpan),
   });
   return { ...result, bridge: API ? ("api" as const) : ("cli" as const), ...agents, ...setup };
+}
+
+/** What the service played (--latency, --faults) and did over the load window, from its log. */
+function serviceLogFacts(log: string, span: [number, number]) {
+  return {
+    latency: LATENCY.description,
+    chatRequests: chatRequestsInLog(log, span),
+    faults: { description: FAULTS.description, played: faultsInLog(log, span) },
+  };
 }
 
 /** Where the bridge listens for SIP over UDP (its log says). */

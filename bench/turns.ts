@@ -1,5 +1,6 @@
 // `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,…] [--concurrency N]
-// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--set agent.KEY=VALUE]… [--trace FILE] [--verbose]`: turn-taking quality of the
+// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--set agent.KEY=VALUE]… [--trace FILE]
+// [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
 // simulator against an in-process bridge with the embedded local service:
 //   project  espeak-ng voices and synthetic coughs, some under seeded background noise: the set
@@ -19,10 +20,23 @@
 //   barge_in_ms_p50         caller speech start over the agent → `clear` received, real interruptions
 //   false_barge_in_rate     backchannels and coughs over the agent that interrupted it for good
 //   missed_barge_in_rate    real interruptions that did not interrupt the agent
+//   answered_rate           complete utterances (questions) that got a user turn and a reply heard
+//                           after them, or the apology heard after them: never silence
+//   apology_rate            of those questions, the ones that got the apology (the service failed)
+//   repeated_words          words the caller heard twice within one reply, judged from the
+//                           recording: each sentence the call's speech sessions delivered is found
+//                           in it sample for sample, and two playings of one sentence's text that
+//                           cover the same part of it, with no caller sound between, were heard
+//                           twice; repeats of 2 words or more (bench/lib/turns-repeats.ts);
+//                           repeated_audio_ms every repeat, a one-word stutter included
+//   hedged_requests_per_turn  hedged E1 requests (the replies' hedgedRequests in the record) ÷ the
+//                           caller turns recorded
+//   faults_injected         the faults the local service played over the set, per kind (--faults)
 // plus counts per category and the figures behind each rate, and the service-time figures
 // (bench/lib/service-time.ts: v2v_ms_p50/p90, service_floor_ms, bridge_added_ms_p50,
 // chat_requests_per_turn, unanswered_turns) under the `latency` the local service played
-// (--latency hosted: the hosted service's median timing; default none). The bridge runs with its default
+// (--latency hosted: the hosted service's median timing; default none), and failing as --faults says
+// (SVC_LOCAL_FAULTS, e.g. chat503=0.3,asr503=0.2,ttsCut=0.2,chatStall=0.1; default none). The bridge runs with its default
 // configuration unless --hotwords (bias recognition to the demo hotline's menu words) or --set
 // (any config key, to try a turn-taking setting) say otherwise. --verbose prints each case to
 // stderr; --trace writes the bridge's debug log (each utterance end's evidence and wait) for
@@ -32,11 +46,12 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
 import { seededRandom } from "../test/helpers/noise.ts";
 import { stringArg } from "./lib/args.ts";
+import { faultCounter, faultsArg } from "./lib/faults-arg.ts";
 import { latencyArg } from "./lib/latency-arg.ts";
 import { round } from "./lib/measure.ts";
 import { chatRequestCounter, serviceTimeFigures } from "./lib/service-time.ts";
 import { allowanceFor, withAllowance } from "./lib/turns-allowance.ts";
-import { setFacts } from "./lib/turns-answers.ts";
+import { hedgedPerTurn, setFacts } from "./lib/turns-answers.ts";
 import { parseNoise } from "./lib/turns-backgrounds.ts";
 import { buildCases, type Category, type TurnCase } from "./lib/turns-cases.ts";
 import { buildFliteCases } from "./lib/turns-flite.ts";
@@ -44,6 +59,7 @@ import type { Outcome } from "./lib/turns-judge.ts";
 import { buildNoisyCases } from "./lib/turns-noisy.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { summarize } from "./lib/turns-summary.ts";
+import { TtsTap } from "./lib/turns-tts-tap.ts";
 
 const arg = stringArg;
 const concurrency = Number(arg("concurrency") ?? 5);
@@ -56,8 +72,10 @@ const layers = noise === undefined ? undefined : parseNoise(noise);
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const latency = latencyArg();
-// Room in the cases' timelines for the service's time (none without --latency).
-const allowance = allowanceFor(latency.profile);
+const faults = faultsArg();
+// Room in the cases' timelines for the service's time and its recoveries (none without --latency
+// or --faults).
+const allowance = allowanceFor(latency.profile, faults.profile);
 const overrides: Record<string, Record<string, unknown>> = {};
 for (let i = 0; i < process.argv.length; i++) {
   if (process.argv[i] !== "--set") continue;
@@ -88,24 +106,39 @@ const flite = layers || which === "project" ? [] : prepare(buildFliteCases());
 const buildS = (performance.now() - t0) / 1000;
 
 const tracePath = arg("trace");
+// The sentences each call's speech sessions delivered, for repeated_words (turns-repeats.ts).
+const tap = new TtsTap();
 const { bridge, close } = await startBenchBridge(
-  { ...(hotwords ? { SVC_HOTWORDS: HOTLINE_HOTWORDS.join(",") } : {}), ...latency.env },
+  { ...(hotwords ? { SVC_HOTWORDS: HOTLINE_HOTWORDS.join(",") } : {}), ...latency.env, ...faults.env },
   overrides,
   tracePath ? pino({ level: "debug" }, pino.destination({ dest: tracePath, sync: false })) : undefined,
+  { wrapServices: tap.wrap },
 );
 const lag = monitorEventLoopDelay({ resolution: 10 });
 lag.enable();
 const show = (set: string) => (o: Outcome) => {
   if (verbose) process.stderr.write(`${JSON.stringify({ set, ...o })}\n`);
 };
-// E1 requests counted at the service, per set (service-time.ts).
+// E1 requests and the faults played, counted at the service, per set (service-time.ts).
 const chatSince = chatRequestCounter(bridge.localService);
-const noisyOutcomes = await runCases(bridge, noisy, concurrency, show("noisy"));
-const noisyTime = serviceTimeFigures(setFacts(noisyOutcomes, chatSince()));
-const projectOutcomes = await runCases(bridge, project, concurrency, show("project"));
-const projectTime = serviceTimeFigures(setFacts(projectOutcomes, chatSince()));
-const fliteOutcomes = await runCases(bridge, flite, concurrency, show("flite"));
-const fliteTime = serviceTimeFigures(setFacts(fliteOutcomes, chatSince()));
+const faultsSince = faultCounter(bridge.localService);
+/** A set's figures beyond turn-taking: the service's time, how the bridge answered, the faults. */
+const answering = (outcomes: Outcome[]) => {
+  tap.clear();
+  return {
+    ...serviceTimeFigures(setFacts(outcomes, chatSince())),
+    hedged_requests_per_turn: hedgedPerTurn(outcomes),
+    faults_injected: faultsSince(),
+  };
+};
+const run = (cases: TurnCase[], set: string) =>
+  runCases(bridge, cases, concurrency, show(set), () => tap.sentences);
+const noisyOutcomes = await run(noisy, "noisy");
+const noisyTime = answering(noisyOutcomes);
+const projectOutcomes = await run(project, "project");
+const projectTime = answering(projectOutcomes);
+const fliteOutcomes = await run(flite, "flite");
+const fliteTime = answering(fliteOutcomes);
 lag.disable();
 await close();
 
@@ -113,6 +146,7 @@ console.log(
   JSON.stringify({
     bench: "turns",
     latency: latency.description,
+    faults: faults.description,
     ...(noisy.length ? { noise, ...summarize(noisyOutcomes), ...noisyTime } : {}),
     ...(project.length ? { ...summarize(projectOutcomes), ...projectTime } : {}),
     ...(flite.length ? { flite: { ...summarize(fliteOutcomes), ...fliteTime } } : {}),

@@ -30,6 +30,8 @@ export interface BridgeHttpDeps {
    * simulated call can tell what it ran under; undefined on a hosted service.
    */
   readonly serviceTiming: string | undefined;
+  /** The failures it plays (`none`, `chat503=0.3,… seed 1`), said beside its timing. */
+  readonly serviceFaults: string | undefined;
 }
 
 export function bridgeHttp(d: BridgeHttpDeps): FastifyInstance {
@@ -91,7 +93,15 @@ function registerProbes(http: FastifyInstance, d: BridgeHttpDeps): void {
     const registrations = d.sip()?.registrations() ?? [];
     return registrations.length > 0 ? { sip: { registrations } } : {};
   };
-  const service = d.serviceTiming === undefined ? {} : { localService: { timing: d.serviceTiming } };
+  const service =
+    d.serviceTiming === undefined
+      ? {}
+      : {
+          localService: {
+            timing: d.serviceTiming,
+            ...(d.serviceFaults === undefined ? {} : { faults: d.serviceFaults }),
+          },
+        };
   http.get("/readyz", async (_req, reply) => {
     const records = store.trouble
       ? { engine: store.engine, trouble: store.trouble }

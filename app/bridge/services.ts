@@ -4,12 +4,14 @@
 import type { CallAgent } from "../../src/agents/call-agent.ts";
 import { SvcClient } from "../../src/api/client.ts";
 import { type Config, usesLocalService } from "../../src/config/config.ts";
+import type { Clock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import type { LocalService } from "../../src/service/index.ts";
+import { ServiceHealth } from "../../src/session/resilience/service-health.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import type { BridgeMetrics } from "../metrics/bridge-metrics.ts";
 import type { RequestHeaders } from "../tracing/tracing.ts";
-import { svcServices } from "./svc-adapters.ts";
+import { FallbackClients, resilientServices } from "./resilient-services.ts";
 
 /** Where the client finds the service. */
 export interface ServiceEndpoint {
@@ -48,7 +50,7 @@ export async function serviceEndpoint(config: Config, log: Logger): Promise<Serv
 
 export function serviceClient(
   config: Config,
-  endpoint: ServiceEndpoint,
+  endpoint: Pick<ServiceEndpoint, "baseURL" | "apiKey">,
   metrics: BridgeMetrics,
   log: Logger,
 ): SvcClient {
@@ -62,13 +64,37 @@ export function serviceClient(
   });
 }
 
-/** Each call's services speak with its agent's voice and models (cheap: closures over the client). */
+export interface CallServicesDeps {
+  /** The client of the bridge's service. */
+  client: SvcClient;
+  config: Config;
+  metrics: BridgeMetrics;
+  log: Logger;
+  clock: Clock;
+}
+
+/**
+ * Each call's services speak with its agent's voice and models, and recover from the service's
+ * failures as the agent says (hedges, fallback, deadlines: src/session/resilience), every call
+ * sharing one view of the service's health. Cheap per call: closures over the clients.
+ */
 export function sessionServicesFor(
-  client: SvcClient,
+  deps: CallServicesDeps,
   wrap: ((services: SessionServices) => SessionServices) | undefined,
 ): (agent: CallAgent, requestHeaders?: RequestHeaders) => SessionServices {
+  const { metrics, log, clock } = deps;
+  const health = new ServiceHealth({
+    clock,
+    log: log.child({ component: "service-health" }),
+    sink: metrics.service,
+  });
+  const clients = new FallbackClients((endpoint) => serviceClient(deps.config, endpoint, metrics, log));
   return (agent, requestHeaders) => {
-    const services = svcServices(client, agent.models, requestHeaders);
+    const services = resilientServices(
+      { client: deps.client, clients, health, clock, log },
+      agent,
+      requestHeaders,
+    );
     return wrap ? wrap(services) : services;
   };
 }

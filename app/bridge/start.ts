@@ -19,6 +19,7 @@ import type { OutboundCalls } from "../../src/outbound/calls.ts";
 import type { TranscriptStore } from "../../src/records/call-record.ts";
 import type { AttemptResult } from "../../src/records/reports/reporter.ts";
 import type { CallStore } from "../../src/records/store/call-store.ts";
+import { describeFaults } from "../../src/service/conditions/faults.ts";
 import { describeLatency } from "../../src/service/conditions/latency.ts";
 import type { LocalService } from "../../src/service/index.ts";
 import type { CallSession } from "../../src/session/call-session.ts";
@@ -120,7 +121,7 @@ export async function startBridge(
   const metrics = new BridgeMetrics({ callsUp: () => live.size > 0 });
   const client = serviceClient(config, service, metrics, log);
   if (service.engineRefusals) metrics.countRefusals(service.engineRefusals);
-  const servicesFor = sessionServicesFor(client, overrides.wrapServices);
+  const servicesFor = sessionServicesFor({ client, config, metrics, log, clock }, overrides.wrapServices);
   const createDetector = await speechDetectors(metrics, log);
   const records = await openRecords(config, clock, log, overrides.onReportAttempt);
   const { store, transcripts, instance } = records;
@@ -154,6 +155,7 @@ export async function startBridge(
     calls: callReader(records),
     feed,
     serviceTiming: localService ? describeLatency(config.local.latency) : undefined,
+    serviceFaults: localService ? describeFaults(config.local.faults) : undefined,
   });
 
   const ended = endOfCall({ records, client, metrics, log });

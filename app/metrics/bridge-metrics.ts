@@ -4,11 +4,15 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { TurnMetrics } from "../../src/records/call-record.ts";
 import { CallLevelMetrics } from "./call-levels.ts";
 import { registerDefaultMetrics } from "./default-metrics.ts";
+import { ServiceMetrics } from "./service-metrics.ts";
 
 const LATENCY_BUCKETS_MS = [25, 50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000];
 
 /** The turn's figures that are times (the rest are counts, with their own metrics). */
-export type TurnTime = Exclude<keyof TurnMetrics, "chatRequests">;
+export type TurnTime = Exclude<
+  keyof TurnMetrics,
+  "chatRequests" | "hedgedRequests" | "fallbacks" | "ttsReopens"
+>;
 
 const TURN_FIGURES: Record<TurnTime, string> = {
   eouDelayMs: "end of caller speech to turn confirmed",
@@ -45,6 +49,8 @@ export class BridgeMetrics {
   readonly registry = new Registry();
   /** Callers' and rooms' levels per ended call. */
   readonly levels = new CallLevelMetrics(this.registry);
+  /** The service's failures, hedges, fallbacks and circuits (src/session/resilience). */
+  readonly service = new ServiceMetrics(this.registry);
   readonly activeCalls: Gauge;
   readonly calls: Counter<"transport" | "outcome">;
   /** Call-start webhook answers that could not be used, by cause (the route's agent took the call). */

@@ -38,6 +38,8 @@
 //   the timing the service played (--latency); a turn's end-of-turn wait is its eouDelayMs. The
 //   chat requests are the service's own count of POST /v1/chat/completions over the load (its
 //   debug log's "request" lines), the turns the caller's (the simulator's utterances).
+// faults, faults_injected: the failures the service played (--faults) and, per kind, how many it
+//   played over the load (its debug log's "playing a fault" lines).
 
 import type { BenchTransport } from "./calls-bridge-ends.ts";
 import type { LoadReport, TurnFigures } from "./calls-load.ts";
@@ -86,6 +88,8 @@ export interface RunFacts {
   latency: string;
   /** E1 POSTs the service handled over the load, null when not counted. */
   chatRequests: ChatRequests | null;
+  /** The failures the service played (`none`, `chat503=0.3,… seed 1`) and how many of each it did. */
+  faults?: { description: string; played: Readonly<Record<string, number>> };
 }
 
 export function overheadOf(t: TurnFigures, minEndOfTurnMs: number): number | null {
@@ -160,6 +164,7 @@ export function summarize(f: RunFacts): Record<string, unknown> {
     ...figures,
     targets_missed: missed,
     latency: f.latency,
+    ...(f.faults ? { faults: f.faults.description, faults_injected: f.faults.played } : {}),
     ...serviceTime,
     window_s: round(f.windowS, 1),
     active_calls_mid_window: f.activeCallsMidWindow,

@@ -8,7 +8,9 @@
 // case's noise bed, so no new onset appears); every labelled time moves with it.
 
 import { concatPcm } from "../../codecs/pcm.ts";
+import type { LocalFaults } from "../../src/config/faults.ts";
 import type { LocalLatency } from "../../src/config/latency.ts";
+import { DEFAULT_SERVICE_DEADLINES } from "../../src/session/config.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
 
 export interface Allowance {
@@ -18,8 +20,23 @@ export interface Allowance {
   replyMs: number;
 }
 
-export function allowanceFor(latency: LocalLatency): Allowance {
-  return { leadMs: 3 * latency.ttsMs, replyMs: latency.asrMs + latency.chatMs + 3 * latency.ttsMs };
+/**
+ * Under faults (`--faults`), a reply (the greeting too) may also take what recovering costs: a
+ * refused chat sent again, a stalled one given up after the gap deadline, a cut TTS session
+ * reopened. Without that room the greeting, still being recovered, runs into the caller's
+ * question and the case cannot set its scene.
+ */
+function recoveryMs(latency: LocalLatency, faults: LocalFaults | undefined): number {
+  if (!faults || faults.chat503 + faults.chatStall + faults.ttsCut + faults.asr503 === 0) return 0;
+  return 2 * latency.chatMs + DEFAULT_SERVICE_DEADLINES.chatGapMs + 3 * latency.ttsMs;
+}
+
+export function allowanceFor(latency: LocalLatency, faults?: LocalFaults): Allowance {
+  const recovery = recoveryMs(latency, faults);
+  return {
+    leadMs: 3 * latency.ttsMs + recovery,
+    replyMs: latency.asrMs + latency.chatMs + 3 * latency.ttsMs + recovery,
+  };
 }
 
 const LINE_ALONE_MS = 600;

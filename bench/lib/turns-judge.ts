@@ -3,10 +3,13 @@
 // the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
 
 import type { CallEvent, CallRecord, TurnMetrics } from "../../src/records/call-record.ts";
+import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
+import { repeatedWords } from "./turns-repeats.ts";
+import type { SpokenSentence } from "./turns-tts-tap.ts";
 
 export interface Outcome {
   id: string;
@@ -51,10 +54,18 @@ export interface Outcome {
   bridgeBargeInMs?: number;
   /** The bridge's replies and whether the question was answered (service-time figures). */
   answers?: CaseAnswers;
+  /** Complete utterances: the caller heard the apology after it instead of an answer. */
+  apology?: boolean;
+  /** Complete utterances: end of speech (truth) → the first agent audio heard after it, whatever it was. */
+  heardAfterMs?: number;
+  /** Agent audio the caller heard twice within one reply, and the delivered sentences found (turns-repeats.ts). */
+  repeats?: { words: number; ms: number; found: number };
   error?: string;
 }
 
 const RATE = 8000;
+/** The bench's agent keeps the default apology (no --set agent.apologyText in its runs). */
+const APOLOGY = DEFAULT_SESSION_CONFIG.apologyText;
 
 function asRecord(t: unknown): CallRecord | undefined {
   if (typeof t !== "object" || t === null || !Array.isArray((t as CallRecord).events)) return undefined;
@@ -63,7 +74,8 @@ function asRecord(t: unknown): CallRecord | undefined {
 
 type Assistant = Extract<CallEvent, { type: "assistant" }>;
 
-export function judge(c: TurnCase, sim: SimResult): Outcome {
+/** `spoken`: the sentences the bridge's speech sessions delivered meanwhile (turns-tts-tap.ts), for repeats. */
+export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSentence[]): Outcome {
   const record = asRecord(sim.transcript);
   const out: Outcome = {
     id: c.id,
@@ -79,6 +91,7 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
   };
   if (!record) return { ...out, valid: false, invalidWhy: `no call record: ${sim.transcriptError ?? "?"}` };
   const events = record.events;
+  if (spoken) out.repeats = repeatsOf(c, sim.agentAudio, events, spoken);
   // User turns from the labelled sound: in over-the-reply cases, those recorded after the sound
   // began (the question's turn is confirmed well before it). Event times are wall clock; the
   // call's start event is within a few ms of the stream's first frame.
@@ -102,6 +115,14 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
   }
 
   if (c.category === "complete") {
+    // The apology is recorded as a reply of its own, with or without the caller's words before it
+    // (after a failed recognition there are none), or after the part of an answer that played.
+    const apologized = events.some(
+      (e) => e.type === "assistant" && e.generated === APOLOGY && Date.parse(e.at) - t0 >= c.startMs,
+    );
+    const heardAt = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
+    if (heardAt !== null) out.heardAfterMs = Math.round(heardAt - c.endMs);
+    out.apology = apologized && heardAt !== null;
     const u = users[0];
     if (!u) return { ...out, invalidWhy: "no user turn recorded (nothing recognized)" };
     const reply = events.slice(u.i + 1).find((e): e is Assistant => e.type === "assistant");
@@ -109,8 +130,7 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
     if (m.eouDelayMs !== undefined) out.eouDelayMs = m.eouDelayMs;
     if (m.asrMs !== undefined) out.asrMs = m.asrMs;
     if (m.voiceToVoiceMs !== undefined) out.voiceToVoiceMs = m.voiceToVoiceMs;
-    const heard = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
-    if (heard !== null) out.callerVoiceToVoiceMs = Math.round(heard - c.endMs);
+    if (out.heardAfterMs !== undefined) out.callerVoiceToVoiceMs = out.heardAfterMs;
     if (
       m.eouDelayMs !== undefined &&
       m.voiceToVoiceMs !== undefined &&
@@ -143,3 +163,22 @@ export function judge(c: TurnCase, sim: SimResult): Outcome {
   }
   return out;
 }
+
+/** Repeats in the case's recording; the caller's labelled sound (and question) parts two replies. */
+function repeatsOf(
+  c: TurnCase,
+  agent: Int16Array,
+  events: readonly CallEvent[],
+  spoken: readonly SpokenSentence[],
+) {
+  const callerBetween = (from: number, to: number) =>
+    (from < c.endMs && to > c.startMs) ||
+    (c.questionEndMs !== undefined && from < c.questionEndMs && to > c.questionEndMs);
+  // The model's own repetition is not the bridge's: a sentence twice in one answer's words.
+  const answers = events.flatMap((e) => (e.type === "assistant" ? [wordsOf(e.generated)] : []));
+  const saidTwice = (text: string) => answers.some((a) => a.split(text).length > 2);
+  const r = repeatedWords(agent, RATE, spoken, callerBetween, saidTwice);
+  return { words: r.words, ms: r.ms, found: r.found };
+}
+
+const wordsOf = (text: string) => (text.toLowerCase().match(/[a-z0-9']+/g) ?? []).join(" ");

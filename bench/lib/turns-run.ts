@@ -4,12 +4,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { type Bridge, type BridgeOverrides, startBridge } from "../../app/bridge/start.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { type Logger, silentLogger } from "../../src/core/log.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
 import { judge, type Outcome } from "./turns-judge.ts";
+import type { SpokenSentence } from "./turns-tts-tap.ts";
 
 export interface BenchBridge {
   bridge: Bridge;
@@ -44,6 +45,7 @@ export async function startBenchBridge(
   env: Record<string, string> = {},
   overrides: Record<string, unknown> = {},
   log: Logger = silentLogger,
+  bridgeOverrides: BridgeOverrides = {},
 ): Promise<BenchBridge> {
   const dir = mkdtempSync(join(tmpdir(), "bench-turns-"));
   const config = loadConfig({
@@ -57,7 +59,7 @@ export async function startBenchBridge(
     },
     overrides,
   });
-  const bridge = await startBridge(config, log);
+  const bridge = await startBridge(config, log, bridgeOverrides);
   return {
     bridge,
     async close() {
@@ -86,7 +88,12 @@ async function fetchRecord(target: BridgeTarget, callSid: string): Promise<unkno
 /** Where the cases' calls go: the bridge's URL and its token (for GET /calls/:id). */
 export type BridgeTarget = Pick<Bridge, "url" | "token">;
 
-export async function runCase(target: BridgeTarget, c: TurnCase): Promise<Outcome> {
+/** `spoken`: what the bridge's speech sessions delivered so far (turns-tts-tap.ts), for repeats. */
+export async function runCase(
+  target: BridgeTarget,
+  c: TurnCase,
+  spoken?: () => readonly SpokenSentence[],
+): Promise<Outcome> {
   try {
     const sim = await simulateCall({
       url: target.url,
@@ -101,7 +108,7 @@ export async function runCase(target: BridgeTarget, c: TurnCase): Promise<Outcom
       ...(c.noiseDbfs !== undefined ? { speechThresholdDbfs: Math.max(-45, c.noiseDbfs + 10) } : {}),
     });
     sim.transcript = await fetchRecord(target, sim.callSid);
-    return { ...judge(c, sim), callSid: sim.callSid };
+    return { ...judge(c, sim, spoken?.()), callSid: sim.callSid };
   } catch (err) {
     return {
       id: c.id,
@@ -124,6 +131,7 @@ export async function runCases(
   cases: readonly TurnCase[],
   concurrency: number,
   onDone?: (o: Outcome) => void,
+  spoken?: () => readonly SpokenSentence[],
 ): Promise<Outcome[]> {
   const results = new Array<Outcome>(cases.length);
   let next = 0;
@@ -131,7 +139,7 @@ export async function runCases(
     await new Promise((r) => setTimeout(r, w * 900));
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCase(target, cases[i]!);
+      results[i] = await runCase(target, cases[i]!, spoken);
       onDone?.(results[i]!);
     }
   };

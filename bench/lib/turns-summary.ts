@@ -25,9 +25,16 @@ export function summarize(outcomes: readonly Outcome[]) {
   // Every complete utterance whose call ran counts, valid or not: in noise, an agent still talking
   // when the caller starts is the background's doing, and the caller was not answered.
   const asked = outcomes.filter((o) => o.category === "complete" && o.error === undefined);
+  // Answered: a user turn and a reply heard after it, or the apology heard after it (a turn the
+  // service failed: never silence). Without faults nothing apologizes and the figure is as before.
   const answered = asked.filter(
-    (o) => o.userTexts.length > 0 && o.eouDelayMs !== undefined && o.callerVoiceToVoiceMs !== undefined,
+    (o) =>
+      o.apology === true ||
+      (o.userTexts.length > 0 && o.eouDelayMs !== undefined && o.callerVoiceToVoiceMs !== undefined),
   );
+  const apologized = asked.filter((o) => o.apology === true);
+  // What the caller waited, from the recording: end of speech → the answer or the apology heard.
+  const heardAfter = nums(answered.filter((o) => o.valid).map((o) => o.heardAfterMs));
   const eou = nums(complete.map((o) => o.eouDelayMs));
   const eouCaller = nums(complete.map((o) => o.callerEouDelayMs));
 
@@ -42,10 +49,16 @@ export function summarize(outcomes: readonly Outcome[]) {
   const missed = interrupts.filter((o) => o.missed);
   const clearMs = nums(interrupts.map((o) => o.clearMs));
 
+  // Heard twice within one reply (turns-repeats.ts), over every call that was judged.
+  const repeated = outcomes.filter((o) => (o.repeats?.ms ?? 0) > 0);
+
   // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
   const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
     answered_rate: rate(answered.length, asked.length),
+    apology_rate: rate(apologized.length, asked.length),
+    caller_v2v_ms_p50: p(heardAfter, 50),
+    caller_v2v_ms_p90: p(heardAfter, 90),
     eou_delay_ms_p50: p(eou, 50),
     premature_cutoff_rate: rate(premature.length, pauses.length),
     talk_over_rate: rate(talkOver.length, pauses.length),
@@ -53,6 +66,8 @@ export function summarize(outcomes: readonly Outcome[]) {
     barge_in_ms_p50: p(clearMs, 50),
     false_barge_in_rate: rate(falseBarge.length, overAgent.length),
     missed_barge_in_rate: rate(missed.length, interrupts.length),
+    repeated_words: outcomes.reduce((n, o) => n + (o.repeats?.words ?? 0), 0),
+    repeated_audio_ms: outcomes.reduce((n, o) => n + (o.repeats?.ms ?? 0), 0),
   };
   const meets = Object.fromEntries(
     Object.entries(TARGETS).map(([k, limit]) => {
@@ -74,6 +89,9 @@ export function summarize(outcomes: readonly Outcome[]) {
     meets_targets: meets,
     n: countBy(valid),
     n_total: countBy(outcomes),
+    repeats: repeated.map((o) => ({ id: o.id, words: o.repeats!.words, ms: o.repeats!.ms })),
+    // Calls whose recording the repeats judge matched to what their speech sessions delivered.
+    repeats_judged_calls: outcomes.filter((o) => (o.repeats?.found ?? 0) > 0).length,
     invalid: outcomes
       .filter((o) => !o.valid)
       .map((o) => ({ id: o.id, why: o.invalidWhy, ...(o.error ? { error: o.error } : {}) })),

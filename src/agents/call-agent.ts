@@ -1,10 +1,11 @@
 // One call's agent, resolved: the agent's settings with the call's variables filled in, as the
 // session takes them (SessionConfig) and as the service adapters take them (models and voice).
 
-import type { Agent, AnalysisPlan } from "../config/agent.ts";
+import type { Agent, AgentFallback, AnalysisPlan } from "../config/agent.ts";
 import type { Config } from "../config/config.ts";
 import type { SessionConfig } from "../session/config.ts";
 import { DEFAULT_SESSION_CONFIG } from "../session/config.ts";
+import type { CircuitSettings } from "../session/resilience/circuit-breaker.ts";
 import type { ServiceModels } from "../session/services.ts";
 import type { HttpToolConfig } from "../session/tools.ts";
 import type { TemplateRenderer } from "./templates.ts";
@@ -17,12 +18,54 @@ export interface CallAgent {
   /** The agent has a system prompt of its own (else the session's default is in `session`). */
   readonly prompted: boolean;
   readonly models: ServiceModels;
+  /** What the call's services do when the agent's own fail (#54): hedging, fallback, circuits. */
+  readonly resilience: ServiceResilience;
   /** The webhook's variables for this call (recorded with it). */
   readonly variables: Readonly<Record<string, string>>;
   readonly analysis: AnalysisPlan | undefined;
   readonly recording: boolean;
   /** What chose the agent, for the log. */
   readonly chosenBy: "route" | "default" | "webhook" | "console" | "request";
+}
+
+/** An agent's fallback: the models, voice and service its calls turn to when their own fail. */
+export interface ServiceFallback {
+  readonly chatModel?: string;
+  readonly ttsModel?: string;
+  readonly voice?: string;
+  readonly asrModel?: string;
+  /** Another service (with its own key), or the agent's own when absent. */
+  readonly endpoint?: { readonly baseUrl: string; readonly apiKey: string };
+}
+
+export interface ServiceResilience {
+  /** Start a second chat request when the first is late (deadlines.chatFirstMs). */
+  readonly hedge: boolean;
+  readonly fallback: ServiceFallback | undefined;
+  readonly circuit: CircuitSettings;
+}
+
+/** The agent's hedging, fallback and circuit settings. */
+export function resilienceOf(agent: Agent): ServiceResilience {
+  return {
+    hedge: agent.hedge,
+    fallback: agent.fallback && fallbackOf(agent.fallback),
+    circuit: {
+      failures: agent.circuit.failures,
+      windowMs: agent.circuit.windowSeconds * 1000,
+      openMs: agent.circuit.openSeconds * 1000,
+    },
+  };
+}
+
+function fallbackOf(f: AgentFallback): ServiceFallback {
+  return {
+    ...(f.chatModel ? { chatModel: f.chatModel } : {}),
+    ...(f.ttsModel ? { ttsModel: f.ttsModel } : {}),
+    ...(f.voice ? { voice: f.voice } : {}),
+    ...(f.asrModel ? { asrModel: f.asrModel } : {}),
+    ...(f.baseUrl && f.apiKey ? { endpoint: { baseUrl: f.baseUrl, apiKey: f.apiKey } } : {}),
+  };
 }
 
 type Service = Pick<
@@ -62,6 +105,7 @@ export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConf
       ? { waitingCue: { text: fill(agent.waitingCue), afterMs: agent.waitingCueAfterMs } }
       : {}),
     turn: turnTakingFrom(agent),
+    deadlines: { ...agent.deadlines },
     repromptAfterMs: agent.repromptAfterMs,
     maxReprompts: agent.maxReprompts,
     maxCallMs: agent.maxCallSeconds * 1000,

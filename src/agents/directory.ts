@@ -10,7 +10,7 @@ import type { Route, WebhookConfig } from "../config/routes.ts";
 import { unknownKeyMessage, unknownKeys } from "../config/unknown-keys.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallInfo } from "../session/transport.ts";
-import { type CallAgent, modelsOf, sessionConfigOf } from "./call-agent.ts";
+import { type CallAgent, modelsOf, resilienceOf, sessionConfigOf } from "./call-agent.ts";
 import { type AgentCode, askCallStartHook } from "./code.ts";
 import { routeFor } from "./routes.ts";
 import { nowIn, TemplateRenderer } from "./templates.ts";
@@ -171,6 +171,7 @@ export class AgentDirectory {
       },
       prompted: agent.systemPrompt !== undefined,
       models: modelsOf(agent, this.#service),
+      resilience: resilienceOf(agent),
       variables,
       analysis: agent.analysis,
       recording: agent.recording,

@@ -34,9 +34,17 @@ export class SvcHttpError extends SvcError {
   override name = "SvcHttpError";
   declare readonly status: number;
   readonly body: ErrorBody | string;
-  constructor(message: string, status: number, body: ErrorBody | string, fields: SvcErrorFields = {}) {
+  /** The wait the answer asked for before a retry (`retry-after-ms` / `retry-after`), ms. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    message: string,
+    status: number,
+    body: ErrorBody | string,
+    fields: SvcErrorFields & { retryAfterMs?: number | undefined } = {},
+  ) {
     super(message, { ...fields, status });
     this.body = body;
+    this.retryAfterMs = fields.retryAfterMs;
   }
 }
 
@@ -200,7 +208,12 @@ function excerpt(text: string): string {
 }
 
 /** Build the error for a non-2xx answer from its status and body text. */
-export function errorFromStatus(status: number, bodyText: string, requestId?: string): SvcHttpError {
+export function errorFromStatus(
+  status: number,
+  bodyText: string,
+  requestId?: string,
+  retryAfterMs?: number,
+): SvcHttpError {
   let body: ErrorBody | string = bodyText;
   try {
     const parsed: unknown = JSON.parse(bodyText);
@@ -208,7 +221,7 @@ export function errorFromStatus(status: number, bodyText: string, requestId?: st
   } catch {
     // not JSON: keep the text
   }
-  const fields: SvcErrorFields = { requestId };
+  const fields: SvcErrorFields & { retryAfterMs?: number | undefined } = { requestId, retryAfterMs };
   let message: string;
   if (typeof body === "string") {
     message = `HTTP ${status}${bodyText ? `: ${excerpt(bodyText)}` : ""}`;

@@ -409,11 +409,9 @@ export class HttpCore {
     }
     sig.dispose();
     if (sig.userAborted) return { failure: new SvcAbortError(`${what}: aborted`), retryable: false };
-    return {
-      failure: errorFromStatus(status, text, requestId),
-      retryable: isRetryableStatus(status),
-      delay: retryAfterMs(headersOf(res)),
-    };
+    const delay = retryAfterMs(headersOf(res));
+    const failure = errorFromStatus(status, text, requestId, delay);
+    return { failure, retryable: isRetryableStatus(status), delay };
   }
 }
 

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { mcpServersSchema } from "./mcp-servers.ts";
 import { knownTimeZone, TEMPLATE_NAMES, unknownTemplateNames } from "./templates.ts";
-import { flag, url, wordList } from "./values.ts";
+import { flag, httpUrl, url, wordList } from "./values.ts";
 
 /** A text in which per-call variables may appear (checked for names that cannot exist). */
 const templated = z
@@ -109,6 +109,93 @@ const whole = (min: number, max?: number) => {
   return max === undefined ? n : n.max(max, { error });
 };
 const ms = whole;
+
+/** How long each step of the service is waited for on a call (#54); see session/config.ts. */
+const deadlinesSchema = z
+  .object({
+    chatFirstMs: ms(100, 30_000).default(1500).meta({
+      description:
+        "Longest wait for the chat's first chunk, ms; then a second (hedged) request starts beside it (see hedge).",
+    }),
+    chatGapMs: ms(100, 30_000).default(1500).meta({
+      description:
+        "Longest quiet between the chat's chunks once it streams, ms; then it counts as stalled and a new request takes the reply up where it stopped.",
+    }),
+    chatTotalMs: ms(500, 60_000).default(3000).meta({
+      description:
+        "From the first chat request to the first words, retries, hedges and fallbacks included, ms; then the caller hears apologyText.",
+    }),
+    asrMs: ms(200, 30_000).default(2000).meta({
+      description:
+        "Longest wait for the transcript after the caller's words were sent, ms; then recognition is tried again (on the fallback, when set) with the audio the bridge holds.",
+    }),
+    ttsFirstAudioMs: ms(200, 30_000).default(1500).meta({
+      description:
+        "Longest wait for synthesized audio after text was sent to a speech session (or for the session to open), ms; then the session is replaced.",
+    }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.chatTotalMs < v.chatFirstMs)
+      ctx.addIssue({
+        code: "custom",
+        path: ["chatTotalMs"],
+        message: `must be at least chatFirstMs (${v.chatFirstMs}): a hedged request could never start`,
+      });
+  });
+
+const fallbackModel = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: `${what} used when the agent's own fails.` });
+
+/** Where a call's requests go when the agent's own service, model or voice fails (#54). */
+const fallbackSchema = z
+  .object({
+    chatModel: fallbackModel("Chat model"),
+    ttsModel: fallbackModel("Speech synthesis model"),
+    voice: fallbackModel("Voice"),
+    asrModel: fallbackModel("Speech recognition model"),
+    baseUrl: httpUrl.optional().meta({
+      description:
+        "Another service (root or …/v1) for the fallback's requests; default: the agent's own service.",
+    }),
+    apiKey: z.string().min(1).optional().meta({
+      secret: true,
+      description: "Key for the fallback's baseUrl (the service's own key is never sent to another address).",
+    }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.baseUrl && !v.apiKey)
+      ctx.addIssue({
+        code: "custom",
+        path: ["apiKey"],
+        message: "required with fallback.baseUrl: the service's own key is not sent to another address",
+      });
+    if (v.apiKey && !v.baseUrl)
+      ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "required with fallback.apiKey" });
+    if (!Object.values(v).some((x) => x !== undefined))
+      ctx.addIssue({
+        code: "custom",
+        message: "expected at least one of chatModel, ttsModel, voice, asrModel, baseUrl",
+      });
+  });
+
+/** When a service target is skipped for the fallback: its circuit (#54). */
+const circuitSchema = z.object({
+  failures: whole(1, 1000).default(5).meta({
+    description:
+      "Failures of one target (service, endpoint, model) within windowSeconds that open its circuit.",
+  }),
+  windowSeconds: whole(1, 3600)
+    .default(30)
+    .meta({ description: "The window those failures are counted in, seconds." }),
+  openSeconds: whole(1, 3600).default(20).meta({
+    description:
+      "How long an open circuit sends the target's requests to the fallback, seconds; then one request probes it, and its success closes the circuit.",
+  }),
+});
 
 /**
  * Every setting of an agent, as written (before defaults). An `env` in a setting's meta is the
@@ -240,6 +327,22 @@ export const agentShape = {
     description:
       "Tokens of the digest that keeps the words of turns older than historyTokens (0: they are dropped).",
   }),
+  deadlines: deadlinesSchema.prefault({}).meta({
+    description:
+      "How long each step of the service is waited for on a call before it counts as failed and is hedged, retried or sent to the fallback (see docs/when-the-service-fails.md).",
+  }),
+  hedge: flag.default(true).meta({
+    description:
+      "When the chat has not answered within deadlines.chatFirstMs, start a second request (to fallback.chatModel when set) and use whichever answers first.",
+  }),
+  fallback: fallbackSchema.optional().meta({
+    description:
+      "Models, voice and service used when the agent's own fail or their circuit is open; any subset (unset keys keep the agent's own).",
+  }),
+  circuit: circuitSchema.prefault({}).meta({
+    description:
+      "When a failing target is skipped for the fallback (shared by every call to it; the first agent to use a target sets its circuit).",
+  }),
   recording: flag
     .default(true)
     .meta({ description: "Record this agent's calls (when the bridge records: agent.recordingDir)." }),
@@ -270,6 +373,7 @@ export type Agent = z.output<typeof agentSchema>;
 export type AgentInput = z.input<typeof agentSchema>;
 export type AnalysisPlan = z.output<typeof analysisSchema>;
 export type HttpTool = z.output<typeof httpToolSchema>;
+export type AgentFallback = z.output<typeof fallbackSchema>;
 
 /**
  * The config file's `agent:` block: the agent named `default`, plus where the bridge keeps call

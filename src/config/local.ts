@@ -1,6 +1,7 @@
 // The `local` section: the embedded local service (used when no hosted service is set), where it
 // listens and keeps data, and the engines or upstream servers behind its endpoints.
 import { z } from "zod";
+import { faultsValue } from "./faults.ts";
 import { latencyValue } from "./latency.ts";
 import { httpUrl, port, url, wordList } from "./values.ts";
 
@@ -122,6 +123,12 @@ export const localSchema = z
       type: "`none`, `hosted`, or `asr=MS,chat=MS,tts=MS` (any subset), optionally with `jitter=N%,seed=N`",
       description:
         "A hosted service's timing, played by the local service: `hosted` is its published medians (asr=400, chat=550, tts=250 ms). E6's transcript waits asr ms after the upload's end, E1–E3's first chunk chat ms after the request, every E5 message tts ms (E4's first byte tts ms after the request); jitter varies each delay by up to ± N %, the same for a seed. See docs/local-service.md.",
+    }),
+    faults: faultsValue.meta({
+      env: "SVC_LOCAL_FAULTS",
+      type: "`none`, or `chat503=P,asr503=P,ttsCut=P,chatStall=P` (any subset, P 0-1 or N%), optionally with `seed=N`",
+      description:
+        "A hosted service's failures, played by the local service (tests and benchmarks): chat503 answers that share of E1–E3 requests 503 after the chat delay, asr503 that share of E6 requests 503 as they arrive, ttsCut closes that share of E5 sessions (1011) right after their first audio, chatStall stops that share of E1 streams after their first chunk and holds the connection (up to 120 s). Each kind draws from its own sequence, the same for a seed (default 1). See docs/local-service.md.",
     }),
     imageBlocklist: wordList.optional().meta({
       env: "SVC_IMAGE_BLOCKLIST",

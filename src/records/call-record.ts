@@ -28,6 +28,12 @@ export interface TurnMetrics {
   waitMs?: number;
   /** Chat requests the turn sent (one per tool round, plus retries). */
   chatRequests?: number;
+  /** Second chat requests started beside a late first one (absent: none). */
+  hedgedRequests?: number;
+  /** Chat requests that went to the agent's fallback (absent: none). */
+  fallbacks?: number;
+  /** TTS sessions opened to replace one cut mid-reply (absent: none). */
+  ttsReopens?: number;
 }
 
 export type CallEvent =

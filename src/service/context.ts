@@ -33,7 +33,7 @@ export interface ServiceContext {
   transcriber: Transcriber | undefined;
   /** E7/E8 settings (blocklist, clock, engine); defaults when absent. */
   readonly images?: ImageServiceOptions | undefined;
-  /** A hosted service's conditions the routes play (its timing). */
+  /** A hosted service's conditions the routes play (its timing, its failures). */
   readonly conditions: ServiceConditions;
   /** Requests handled per endpoint. */
   readonly requests: RequestTally;

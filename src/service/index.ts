@@ -6,6 +6,8 @@ import { type Logger, pino } from "pino";
 import { Accounts, resolveApiKeys } from "./auth.ts";
 import {
   describeConditions,
+  type FaultKind,
+  type FaultProfile,
   type LatencyProfile,
   type ServiceConditionsOptions,
   serviceConditions,
@@ -29,8 +31,13 @@ import { openDatabase } from "./store/db.ts";
 import { FileStore } from "./store/files.ts";
 import { WsRouter } from "./ws.ts";
 
-export type { LatencyProfile, ServiceConditionsOptions } from "./conditions/index.ts";
-export { describeLatency } from "./conditions/index.ts";
+export type {
+  FaultKind,
+  FaultProfile,
+  LatencyProfile,
+  ServiceConditionsOptions,
+} from "./conditions/index.ts";
+export { describeFaults, describeLatency } from "./conditions/index.ts";
 export type { RouteOptions, ServiceContext, ServiceRoute } from "./context.ts";
 export { EngineBusyError, engineRefusals } from "./engines/busy.ts";
 export type { ChatEngineOptions } from "./engines/chat/index.ts";
@@ -65,7 +72,7 @@ export interface LocalServiceOptions {
   images?: ImageServiceOptions;
   /** Upstream speech servers (OpenAI audio API) for E6 and for E4/E5; unset → embedded engines. */
   speech?: SpeechUpstreams;
-  /** A hosted service's conditions to play (its timing); default none. */
+  /** A hosted service's conditions to play (its timing, its failures); default none. */
   conditions?: ServiceConditionsOptions;
 }
 
@@ -92,6 +99,7 @@ export interface LocalServiceConfig {
   ttsUpstreamVoices?: Record<string, string> | undefined;
   speechUpstreamTimeoutMs?: number | undefined;
   latency?: LatencyProfile | undefined;
+  faults?: FaultProfile | undefined;
 }
 
 /** The speech upstreams the `local` section configures (SVC_ASR_UPSTREAM, SVC_TTS_UPSTREAM …). */
@@ -156,7 +164,7 @@ export function serviceOptionsFromConfig(local: LocalServiceConfig): LocalServic
     apiKeys: local.apiKeys,
     chat,
     speech: speechUpstreamsFromConfig(local),
-    conditions: { latency: local.latency },
+    conditions: { latency: local.latency, faults: local.faults },
     ...(local.engineProfile ? { engineProfile: local.engineProfile } : {}),
     ...(local.imageBlocklist ? { images: { blocklist: local.imageBlocklist } } : {}),
   };
@@ -171,6 +179,8 @@ export interface LocalService {
   readonly ctx: ServiceContext;
   /** Requests handled so far per endpoint (`POST /v1/chat/completions`: requests, streamed). */
   requests(): Readonly<Record<string, Readonly<EndpointCount>>>;
+  /** Faults played so far per kind (local.faults). */
+  faults(): Readonly<Record<FaultKind, number>>;
   close(): Promise<void>;
 }
 
@@ -231,6 +241,7 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     devKey,
     ctx,
     requests: () => ctx.requests.snapshot(),
+    faults: () => ctx.conditions.faults.snapshot(),
     close() {
       closing ??= app.close();
       return closing;

@@ -3,10 +3,12 @@
 // confirmed), be cancelled before it is heard, paused and resumed around a backchannel,
 // or interrupted, in which case it reports what the caller actually heard.
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
-import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
-import { heardText, type SpokenSentence } from "./history.ts";
+import { heardText } from "./history.ts";
 import { TurnPlayout } from "./playout.ts";
+import { ReplySpeech } from "./reply-speech.ts";
+import { type ChatRecovery, chatRecovery } from "./resilience/request-signals.ts";
 import type { ChatModel, ToolCallRequest, TtsStream } from "./services.ts";
 import type { ToolBox, ToolOutcome } from "./tools.ts";
 import type { CallTransport } from "./transport.ts";
@@ -31,7 +33,7 @@ export interface AgentTurnResult {
   toolCalls: ToolCallRequest[];
   /** A call-level action the model asked for (hang up, transfer), to run after the audio. */
   action?: Exclude<ToolOutcome, { kind: "result" }>;
-  /** Set when the turn failed after its retries (chat or TTS unusable). */
+  /** Set when the turn failed (its chat request, or every TTS session it could open). */
   error?: string;
 }
 
@@ -45,15 +47,9 @@ export interface AgentTurnDeps {
   maxToolRounds?: number;
   /** How long after `flushed` with no sentence open the audio counts as complete. */
   flushSettleMs?: number;
+  /** A TTS session with no first audio this long after it was given a sentence is replaced, ms. */
+  ttsFirstAudioMs?: number;
   log?: Logger;
-}
-
-const alnum = (s: string) => s.replace(/[^\p{L}\p{N}]/gu, "").length;
-
-/** The service refused the request as such: sending it again would get the same answer. */
-function refused(err: unknown): boolean {
-  const status = (err as { status?: unknown })?.status;
-  return typeof status === "number" && status >= 400 && status < 500 && status !== 408 && status !== 429;
 }
 
 export class AgentTurn {
@@ -63,20 +59,11 @@ export class AgentTurn {
   readonly #added: ChatMessage[] = [];
   readonly #abort = new AbortController();
   readonly #playout: TurnPlayout;
-  readonly #sentences: SpokenSentence[] = [];
+  readonly #speech: ReplySpeech;
   readonly #toolCalls: ToolCallRequest[] = [];
-  #tts: TtsStream | undefined;
-  /** Text the model produced before the TTS session was ready, sent as soon as it is. */
-  #unsent = "";
   #chatRequests = 0;
   #generated = "";
-  #sentChars = 0;
-  #spokenChars = 0;
-  #openSentence: SpokenSentence | undefined;
-  #textDone = false;
-  #flushed = false;
   #audioComplete = false;
-  #settleTimer: TimerHandle | undefined;
   #finished = false;
   #cancelled = false;
   #interrupted = false;
@@ -91,6 +78,33 @@ export class AgentTurn {
     this.#deps = deps;
     this.#messages = [...messages];
     this.#playout = new TurnPlayout(deps.transport, { held: opts.held });
+    this.#speech = new ReplySpeech(
+      {
+        openTts: deps.openTts,
+        playout: this.#playout,
+        format: deps.transport.output,
+        clock: deps.clock,
+        firstAudioMs: deps.ttsFirstAudioMs ?? 1500,
+        flushSettleMs: deps.flushSettleMs ?? 1500,
+        log: deps.log,
+      },
+      {
+        sent: () => {
+          this.timings.firstTextSentAt ??= deps.clock.now();
+        },
+        audio: () => {
+          this.timings.firstAudioAt ??= deps.clock.now();
+          this.#notePlay();
+        },
+        complete: () => {
+          this.#audioComplete = true;
+          this.checkDrained();
+        },
+        failed: (err) => {
+          if (!this.#abort.signal.aborted) this.#fail(err);
+        },
+      },
+    );
     this.done = new Promise((resolve) => {
       this.#resolve = resolve;
     });
@@ -106,9 +120,27 @@ export class AgentTurn {
     return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
   }
 
-  /** Chat requests this turn sent: one per tool round, plus any retry. */
+  /** Chat requests this turn made (stream() calls): one per tool round. */
   get chatRequests(): number {
     return this.#chatRequests;
+  }
+
+  /** The hedges and fallbacks of this turn's chat requests (turn-metrics.ts files them). */
+  get chatRecovery(): ChatRecovery | undefined {
+    return chatRecovery(this.#abort.signal);
+  }
+
+  /** TTS sessions opened in this turn to replace one cut mid-reply. */
+  get ttsReopens(): number {
+    return this.#speech.reopens;
+  }
+
+  /**
+   * True while the reply is not over but the caller has heard all of it that came: its next audio
+   * is on its way (a TTS session being replaced, a tool round).
+   */
+  get waitingForAudio(): boolean {
+    return this.speaking && !this.#playout.hasUnplayed();
   }
 
   /** Times the caller heard silence mid-reply before more of its audio came (TurnPlayout.dryRuns). */
@@ -166,7 +198,7 @@ export class AgentTurn {
   async #run(): Promise<void> {
     // The chat does not wait for the TTS session: a spare still opening (a turn right after
     // another) would otherwise put its handshake in front of the first token.
-    const ttsReady = this.#startTts();
+    this.#speech.start();
     try {
       const rounds = this.#deps.maxToolRounds ?? 3;
       for (let round = 0; round <= rounds && !this.#abort.signal.aborted; round++) {
@@ -192,135 +224,37 @@ export class AgentTurn {
         }
         if (this.#action) break;
       }
-      this.#textDone = true;
-      const tts = await ttsReady;
-      if (!this.#abort.signal.aborted) tts.flush();
-      this.#checkComplete();
+      if (!this.#abort.signal.aborted) this.#speech.end();
     } catch (err) {
       if (this.#abort.signal.aborted) return;
       this.#fail(err);
     }
   }
 
-  /** The turn's TTS session, read from as soon as it is open; a failure to open fails the turn. */
-  #startTts(): Promise<TtsStream> {
-    const ready = this.#openTtsWithRetry().then((tts) => {
-      // Cancelled or interrupted while the session opened: nobody else will close it.
-      if (this.#abort.signal.aborted) {
-        tts.close();
-        throw new Error("turn ended while its TTS session opened");
-      }
-      this.#tts = tts;
-      if (this.#unsent) this.#sendText(tts, this.#unsent);
-      this.#unsent = "";
-      void this.#consumeTts(tts);
-      return tts;
-    });
-    ready.catch((err: unknown) => {
-      if (!this.#abort.signal.aborted) this.#fail(err);
-    });
-    return ready;
-  }
-
-  /**
-   * One chat stream; retried once at once if it fails before any text was spoken, unless the
-   * service refused the request itself (a 4xx other than a timeout or rate limit: the same
-   * request would be refused again, and the caller would wait a round trip for nothing).
-   */
+  /** One chat stream: a failure fails the turn (the chat port retries, hedges and falls back within its budget). */
   async #chatRound(mustAnswer: boolean): Promise<{ text: string; calls: ToolCallRequest[] }> {
-    for (let attempt = 0; ; attempt++) {
-      let text = "";
-      const calls: ToolCallRequest[] = [];
-      try {
-        this.timings.chatStartAt ??= this.#deps.clock.now();
-        this.#chatRequests++;
-        const tools = mustAnswer ? [] : this.#deps.tools.definitions();
-        for await (const ev of this.#deps.chat.stream(this.#messages, tools, this.#abort.signal)) {
-          if (this.#abort.signal.aborted) break;
-          if (ev.type === "text") {
-            if (!ev.text) continue;
-            this.timings.firstTokenAt ??= this.#deps.clock.now();
-            text += ev.text;
-            this.#speak(ev.text);
-          } else {
-            calls.push(ev.call);
-          }
-        }
-        return { text, calls };
-      } catch (err) {
-        if (this.#abort.signal.aborted || text || attempt >= 1 || refused(err)) throw err;
-        this.#deps.log?.warn({ err: (err as Error).message }, "chat request failed: sending it again");
+    let text = "";
+    const calls: ToolCallRequest[] = [];
+    this.timings.chatStartAt ??= this.#deps.clock.now();
+    this.#chatRequests++;
+    const tools = mustAnswer ? [] : this.#deps.tools.definitions();
+    for await (const ev of this.#deps.chat.stream(this.#messages, tools, this.#abort.signal)) {
+      if (this.#abort.signal.aborted) break;
+      if (ev.type === "text") {
+        if (!ev.text) continue;
+        this.timings.firstTokenAt ??= this.#deps.clock.now();
+        text += ev.text;
+        this.#speak(ev.text);
+      } else {
+        calls.push(ev.call);
       }
     }
+    return { text, calls };
   }
 
   #speak(text: string): void {
     this.#generated += text;
-    this.#sentChars += alnum(text);
-    if (this.#tts) this.#sendText(this.#tts, text);
-    else this.#unsent += text;
-  }
-
-  #sendText(tts: TtsStream, text: string): void {
-    this.timings.firstTextSentAt ??= this.#deps.clock.now();
-    tts.sendText(text);
-  }
-
-  async #openTtsWithRetry(): Promise<TtsStream> {
-    try {
-      return await this.#deps.openTts();
-    } catch {
-      return await this.#deps.openTts();
-    }
-  }
-
-  async #consumeTts(tts: TtsStream): Promise<void> {
-    try {
-      for await (const ev of tts.events) {
-        if (this.#finished) return;
-        this.#deps.clock.clearTimeout(this.#settleTimer);
-        if (ev.type === "sentence-start") {
-          this.#openSentence = { text: ev.text, startMs: this.#playout.turnMs, durationMs: 0 };
-          this.#sentences.push(this.#openSentence);
-          this.#spokenChars += alnum(ev.text);
-        } else if (ev.type === "audio") {
-          this.timings.firstAudioAt ??= this.#deps.clock.now();
-          if (this.#openSentence) this.#openSentence.durationMs += ev.durationMs;
-          this.#playout.push(ev.audio);
-          this.#notePlay();
-        } else if (ev.type === "sentence-end") {
-          this.#openSentence = undefined;
-        } else {
-          this.#flushed = true;
-        }
-        this.#checkComplete();
-      }
-      // The server closed the session: whatever it sent is all the audio there is.
-      if (!this.#finished && this.#textDone) this.#markComplete();
-      else if (!this.#finished) this.#fail(new Error("TTS session closed before the turn's text was spoken"));
-    } catch (err) {
-      if (!this.#finished) this.#fail(err);
-    }
-  }
-
-  #checkComplete(): void {
-    if (this.#audioComplete || !this.#textDone || !this.#flushed || this.#openSentence) return;
-    if (this.#spokenChars >= this.#sentChars) {
-      this.#markComplete();
-      return;
-    }
-    // Text normalisation on the server can make the counts differ: settle on a quiet spell.
-    this.#deps.clock.clearTimeout(this.#settleTimer);
-    this.#settleTimer = this.#deps.clock.setTimeout(
-      () => this.#markComplete(),
-      this.#deps.flushSettleMs ?? 1500,
-    );
-  }
-
-  #markComplete(): void {
-    if (this.#audioComplete) return;
-    this.#audioComplete = true;
-    this.checkDrained();
+    this.#speech.speak(text);
   }
 
   #notePlay(): void {
@@ -340,8 +274,7 @@ export class AgentTurn {
 
   #stopWork(): void {
     this.#abort.abort();
-    this.#deps.clock.clearTimeout(this.#settleTimer);
-    this.#tts?.close();
+    this.#speech.close();
   }
 
   #record(message: ChatMessage): void {
@@ -352,12 +285,14 @@ export class AgentTurn {
   #finish(): void {
     if (this.#finished) return;
     this.#finished = true;
-    this.#deps.clock.clearTimeout(this.#settleTimer);
-    if (!this.#interrupted && !this.#cancelled && !this.#error) this.#tts?.close();
-    const heardMs = this.#playout.heardMs();
-    const heard = this.#interrupted ? heardText(this.#sentences, heardMs) : this.#generated.trim();
+    this.#speech.close();
+    // Cut short (a barge-in, or a failure after part of it played): only what the caller heard.
+    const partial = this.#interrupted || this.#error !== undefined;
+    const heard = partial
+      ? heardText(this.#speech.sentences, this.#playout.heardMs())
+      : this.#generated.trim();
     const messages = [...this.#added];
-    const finalWords = this.#interrupted ? heard : this.#spokenAfterLastTool();
+    const finalWords = partial ? heard : this.#spokenAfterLastTool();
     if (finalWords) messages.push({ role: "assistant", content: finalWords });
     this.#resolve({
       generated: this.#generated.trim(),

@@ -8,8 +8,8 @@ import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
-import { addressesAgent } from "./addressing.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
+import { Apology } from "./apology.ts";
 import { BargeIns } from "./barge-ins.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { CallControl } from "./call-control.ts";
@@ -19,7 +19,7 @@ import { TurnEndWait } from "./end-of-turn.ts";
 import { ConversationHistory } from "./history.ts";
 import { Listeners } from "./listeners.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
-import type { ChatModel, SessionServices } from "./services.ts";
+import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { type ToolBox, toolBoxOf } from "./tools.ts";
@@ -27,8 +27,8 @@ import type { CallTransport, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
 import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
-import { apologyEvent, assistantEvent, logAgentTurn } from "./turn-report.ts";
-import type { UserTurnJob } from "./user-turn.ts";
+import { assistantEvent, logAgentTurn } from "./turn-report.ts";
+import { answeredByAgent, digitsTurn, type UserTurnJob, userContent } from "./user-turn.ts";
 import { WaitingCue } from "./waiting-cue.ts";
 
 export interface SessionDeps {
@@ -51,6 +51,9 @@ export interface SessionDeps {
   /** The call ended: how (the outcome counted and filtered on) and why, in words. */
   onEnd?: (end: CallEnd) => void;
 }
+
+/** What an agent turn is: a reply (to `job`, if it answers one), fixed words, or the apology for `why`. */
+type TurnMeta = { kind: "reply" | "fixed" | "apology"; job?: UserTurnJob; why?: string };
 
 export class CallSession {
   readonly #d: SessionDeps;
@@ -81,7 +84,7 @@ export class CallSession {
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
   #commitTimer: TimerHandle | undefined;
-  readonly #apology: CachedSpeech;
+  readonly #apology: Apology<UserTurnJob>;
   readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
   readonly #completion: TurnCompletionModel | undefined;
 
@@ -98,7 +101,8 @@ export class CallSession {
       config,
       log: this.#log,
       host: {
-        busy: () => this.#listeners.anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job,
+        busy: () =>
+          this.#listeners.anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job || this.#apology.pending,
         speakFixed: (text) => this.#speakFixed(text),
         end: (end) => this.end(end),
         note: (text) => this.#note(text),
@@ -127,7 +131,26 @@ export class CallSession {
         agent.interrupt(); // its done handler records what was heard
       },
     });
-    this.#apology = new CachedSpeech(config.apologyText, transport.output);
+    this.#apology = new Apology(new CachedSpeech(config.apologyText, transport.output), {
+      format: transport.output,
+      clock: deps.clock,
+      log: this.#log,
+      host: {
+        quiet: () =>
+          !this.#job &&
+          !this.#agent &&
+          !this.#listeners.anyoneSpeaking() &&
+          !this.#listeners.anyOnsetPending(),
+        say: (text, openTts, why) =>
+          this.#startAgent(
+            this.#history.messages(),
+            { kind: "apology", why },
+            false,
+            fixedReply(text),
+            openTts,
+          ),
+      },
+    });
     if (config.waitingCue) {
       const speech = new CachedSpeech(config.waitingCue.text, transport.output);
       const host = {
@@ -190,7 +213,7 @@ export class CallSession {
     });
     this.#control.start();
     this.#tts.warm();
-    void this.#apology.prepare(this.#d.services.tts, this.#log);
+    void this.#apology.speech.prepare(this.#d.services.tts, this.#log);
     void this.#cue?.speech.prepare(this.#d.services.tts, this.#log);
     if (config.greeting) this.#speakFixed(config.greeting);
     else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
@@ -203,6 +226,7 @@ export class CallSession {
     const { clock } = this.#d;
     for (const t of [this.#continueTimer, this.#commitTimer]) clock.clearTimeout(t);
     this.#cue?.cue.cancel();
+    this.#apology.drop();
     this.#job?.wait?.cancel();
     this.#barges.endAll();
     this.#control.close();
@@ -336,6 +360,8 @@ export class CallSession {
       // Talking over the agent: pause soon, interrupt if it goes on, else resume. Going on after
       // a short gap continues the same barge-in, and the same utterance.
       const { bargeInMinMs, bargeInConfirmMs } = config.turn;
+      // Nothing of it is sounding (its next audio is on its way): that audio must not start over them.
+      if (agent.waitingForAudio) agent.pause();
       if (this.#barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
         l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
       return;
@@ -438,6 +464,7 @@ export class CallSession {
       VAD_RATE,
       clock,
       this.#log,
+      this.#d.config.deadlines.asrMs,
     );
     if (dropped) return;
     if (failed) job.failed = failed;
@@ -454,32 +481,21 @@ export class CallSession {
     }
     if (this.#job !== job) return;
     this.#log.debug({ text: job.text, asrMs: Math.round(job.asrMs) }, "recognized");
-    if (job.failed) {
-      if (job.confirmed) this.#apologize(job, "speech recognition failed");
+    // Not yet confirmed, a failure is confirmed at the shortest wait: no words are coming.
+    if (job.failed && job.confirmed) {
+      this.#apologize(job, "speech recognition failed");
       return;
     }
     if (job.text && this.#answers(job)) {
-      const messages = [
-        ...this.#history.messages(),
-        { role: "user" as const, content: this.#userContent(job) },
-      ];
+      const messages = [...this.#history.messages(), { role: "user" as const, content: userContent(job) }];
       job.turn = this.#startAgent(messages, { kind: "reply", job }, !job.confirmed);
     }
     if (job.confirmed) this.#onConfirmedJobReady(job);
     else job.wait?.recognized(job.text, job.failed !== undefined);
   }
 
-  /** Whether the agent answers this turn (in `mention` mode, only turns that call it by name). */
   #answers(job: UserTurnJob): boolean {
-    const mp = this.#d.config.multiParty;
-    if (!mp || mp.respondTo === "all" || !job.listener?.speaker) return true;
-    return addressesAgent(job.text ?? "", mp.agentName);
-  }
-
-  /** What the history keeps of a user turn: in a group, who said it. */
-  #userContent(job: UserTurnJob): string {
-    const speaker = job.listener?.speaker;
-    return speaker ? `${speaker.name}: ${job.text}` : job.text!;
+    return answeredByAgent(job, this.#d.config.multiParty);
   }
 
   #confirm(job: UserTurnJob): void {
@@ -521,6 +537,7 @@ export class CallSession {
         );
       };
       if (!job.turn.released) this.#d.onSpeculation?.({ used: true, chatRequests: job.turn.chatRequests });
+      this.#apology.drop();
       job.turn.release();
       this.#cue?.cue.arm(job.turn, job.speechEndAt);
     } else {
@@ -533,7 +550,7 @@ export class CallSession {
     if (job.committed || !job.text) return;
     job.committed = true;
     job.listener?.pauses.turnEnded();
-    this.#history.addUser(this.#userContent(job));
+    this.#history.addUser(userContent(job));
     const speaker = job.listener?.speaker?.name;
     this.#record({
       type: "user",
@@ -570,19 +587,21 @@ export class CallSession {
 
   #startAgent(
     messages: readonly ChatMessage[],
-    meta: { kind: "reply" | "fixed"; job?: UserTurnJob },
+    meta: TurnMeta,
     held: boolean,
     chat: ChatModel = this.#d.services.chat,
+    openTts: () => Promise<TtsStream> = () => this.#tts.take(),
   ): AgentTurn {
-    const { transport, clock } = this.#d;
+    const { transport, clock, config } = this.#d;
     const traced = this.#traceTurn(meta, held);
     const turn = new AgentTurn(
       {
         chat: traced?.chat(chat) ?? chat,
-        openTts: () => this.#tts.take(),
+        openTts,
         tools: traced ? tracedTools(this.#tools, traced, clock) : this.#tools,
         transport,
         clock,
+        ttsFirstAudioMs: config.deadlines.ttsFirstAudioMs,
         log: this.#log,
       },
       messages,
@@ -601,11 +620,12 @@ export class CallSession {
   }
 
   /** The turn's trace, when the call is traced. */
-  #traceTurn(meta: { kind: "reply" | "fixed"; job?: UserTurnJob }, held: boolean): TurnTrace | undefined {
+  #traceTurn(meta: TurnMeta, held: boolean): TurnTrace | undefined {
     const trace = this.#d.trace;
     if (!trace) return undefined;
     const at = this.#d.clock.now();
-    const { kind, job } = meta;
+    const { job } = meta;
+    const kind = meta.kind === "reply" ? "reply" : "fixed";
     return trace.turnStarted({ kind, since: job?.speechEndAt ?? at, at, held, source: job?.source });
   }
 
@@ -613,19 +633,16 @@ export class CallSession {
     return this.#startAgent(this.#history.messages(), { kind: "fixed" }, false, fixedReply(text));
   }
 
-  #onAgentDone(
-    turn: AgentTurn,
-    meta: { kind: "reply" | "fixed"; job?: UserTurnJob },
-    r: AgentTurnResult,
-  ): void {
+  #onAgentDone(turn: AgentTurn, meta: TurnMeta, r: AgentTurnResult): void {
     if (r.cancelled) return;
     if (meta.job) this.#commitUser(meta.job);
     for (const m of r.messages) {
       if (m.role === "assistant") this.#history.addAssistant(m.content ?? "", m.tool_calls);
       else if (m.role === "tool") this.#history.addToolResult(m.tool_call_id, m.content);
     }
-    const metrics = turnMetrics(turn, meta.job, r, this.#interruptedBy);
-    this.#record(assistantEvent(r, metrics));
+    // The apology is filed with the fault it answers, and no figures.
+    const metrics = meta.why ? {} : turnMetrics(turn, meta.job, r, this.#interruptedBy);
+    this.#record(assistantEvent(meta.why ? { ...r, error: meta.why } : r, metrics));
     logAgentTurn(this.#log, r, metrics, turn.dryRuns);
     if (meta.kind === "reply") this.#d.onTurnMetrics?.(metrics);
     if (this.#agent === turn) this.#agent = undefined;
@@ -635,7 +652,7 @@ export class CallSession {
       this.#interruptedBy = undefined;
     }
     if (this.#ended) return;
-    if (r.error) {
+    if (r.error && !meta.why) {
       this.#apologize(meta.job, r.error);
       return;
     }
@@ -648,34 +665,20 @@ export class CallSession {
 
   // ---- faults and keypad ------------------------------------------------------------
 
-  /** Something failed: say so (from cached audio, which works even when TTS is down) and keep listening. */
+  /** Something failed: say so (see apology.ts) and keep listening. */
   #apologize(job: UserTurnJob | undefined, why: string): void {
     if (this.#job === job) this.#job = undefined;
     this.#log.warn({ why }, "apologizing to the caller");
     this.#note(`fault: ${why}`);
-    const { audio, text } = this.#apology;
-    if (audio) {
-      this.#d.transport.play(audio);
-      this.#history.addAssistant(text);
-      this.#record(apologyEvent(text, why));
-    } else {
-      this.#log.error("no apology audio available (TTS never worked on this call)");
-    }
-    this.#control.scheduleReprompt();
+    // Said, it schedules the re-prompt once heard; not said, the caller is waited for now.
+    if (!this.#apology.due(job, why)) this.#control.scheduleReprompt();
   }
 
   /** Keypad digits, gathered by call control: a confirmed turn of their own. */
   #onDigits(digits: string): void {
     if (this.#ended) return;
     const { clock } = this.#d;
-    const job: UserTurnJob = {
-      id: ++this.#jobSeq,
-      listener: undefined,
-      speechEndAt: clock.now(),
-      confirmed: true,
-      source: "dtmf",
-      text: `(the caller pressed on the keypad: ${digits.split("").join(" ")})`,
-    };
+    const job = digitsTurn(++this.#jobSeq, digits, clock.now());
     this.#dropJob();
     this.#job = job;
     this.#agent?.interrupt();

@@ -3,6 +3,17 @@
 
 import type { TurnMetrics } from "../records/call-record.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
+import type { ChatRecovery } from "./resilience/request-signals.ts";
+
+/**
+ * What of the turn the figures read. `chatRecovery`: the hedges and fallbacks of its chat requests
+ * (resilience/request-signals.ts: chatRecovery(signal) of the signal the turn's requests ran under).
+ */
+export type MeasuredTurn = Pick<AgentTurn, "timings" | "chatRequests"> & {
+  readonly ttsReopens?: number;
+} & {
+  readonly chatRecovery?: ChatRecovery | undefined;
+};
 
 /** What of the caller's turn the figures need: when it ended, was confirmed, was recognized. */
 export interface AnsweredTurn {
@@ -16,7 +27,7 @@ export interface AnsweredTurn {
 }
 
 export function turnMetrics(
-  turn: AgentTurn,
+  turn: MeasuredTurn,
   job: AnsweredTurn | undefined,
   r: AgentTurnResult,
   interruptedBy: { startAt: number; clearedAt: number } | undefined,
@@ -39,6 +50,10 @@ export function turnMetrics(
     m.waitMs = Math.max(0, m.voiceToVoiceMs - (m.detectMs ?? 0) - service);
   }
   if (turn.chatRequests > 0) m.chatRequests = turn.chatRequests;
+  const recovery = turn.chatRecovery;
+  if (recovery?.hedgedRequests) m.hedgedRequests = recovery.hedgedRequests;
+  if (recovery?.fallbacks) m.fallbacks = recovery.fallbacks;
+  if (turn.ttsReopens) m.ttsReopens = turn.ttsReopens;
   if (r.interrupted && interruptedBy)
     m.bargeInMs = Math.round(interruptedBy.clearedAt - interruptedBy.startAt);
   return m;

@@ -1,7 +1,9 @@
 // A caller utterance on its way to becoming a user turn: where its words are (recognizing,
 // recognized, failed), whether its end is confirmed, the reply prepared for it, and whether it
 // has gone into the history. The session owns the rules; this is the state they act on.
+import { addressesAgent } from "./addressing.ts";
 import type { AgentTurn } from "./agent-turn.ts";
+import type { SessionConfig } from "./config.ts";
 import type { TurnEndWait } from "./end-of-turn.ts";
 import type { Recognition } from "./recognition.ts";
 import type { SpeakerListener } from "./speaker-listener.ts";
@@ -33,4 +35,22 @@ export interface UserTurnJob {
   /** Its transcript on the way; dropped with the job unless its words are still wanted. */
   recognition?: Recognition;
   source: "speech" | "dtmf";
+}
+
+/** Keypad digits gathered into a caller turn, confirmed as it is made. */
+export function digitsTurn(id: number, digits: string, at: number): UserTurnJob {
+  const text = `(the caller pressed on the keypad: ${digits.split("").join(" ")})`;
+  return { id, listener: undefined, speechEndAt: at, confirmed: true, source: "dtmf", text };
+}
+
+/** Whether the agent answers the turn (in `mention` mode, only turns that call it by name). */
+export function answeredByAgent(job: UserTurnJob, multiParty: SessionConfig["multiParty"]): boolean {
+  if (!multiParty || multiParty.respondTo === "all" || !job.listener?.speaker) return true;
+  return addressesAgent(job.text ?? "", multiParty.agentName);
+}
+
+/** What the history keeps of a user turn: in a group, who said it. */
+export function userContent(job: UserTurnJob): string {
+  const speaker = job.listener?.speaker;
+  return speaker ? `${speaker.name}: ${job.text}` : job.text!;
 }

@@ -143,6 +143,44 @@ export class VirtualTransport implements CallTransport {
   }
 }
 
+/**
+ * What one TTS session does wrong: the server closes it (as E5 does with 1011) after it has sent
+ * `cutAfterAudio` audio deltas, or it takes text and never sends any audio.
+ */
+export type TtsFault = { cutAfterAudio: number } | { silent: true };
+
+/** A TTS session the harness opened: the text it was sent, the sentences it began, whether it is closed. */
+export interface ScriptedTtsSession {
+  text: string;
+  sentences: string[];
+  closed: boolean;
+}
+
+/**
+ * The scripted synthesizer's audio for a word: 200 ms whose samples follow from the word's letters
+ * and their place in it, so the same words give the same audio in any session, and audio put
+ * together in the wrong order (or with a piece twice) does not match.
+ */
+export function wordAudio(word: string): Int16Array {
+  const out = new Int16Array((RATE * MS_PER_WORD) / 1000);
+  let seed = 0;
+  for (const c of word) seed = (seed * 31 + c.charCodeAt(0)) % 997;
+  for (let i = 0; i < out.length; i++) out[i] = 1000 + ((seed * 7 + i) % 1000);
+  return out;
+}
+
+/** The scripted synthesizer's audio for words, as one piece. */
+export function spokenAudio(text: string): Int16Array {
+  const words = text.trim().split(/\s+/).filter(Boolean).map(wordAudio);
+  const out = new Int16Array(words.reduce((n, w) => n + w.length, 0));
+  let at = 0;
+  for (const w of words) {
+    out.set(w, at);
+    at += w.length;
+  }
+  return out;
+}
+
 export interface ScriptedReply {
   text?: string;
   tool?: { name: string; arguments: string };
@@ -166,10 +204,24 @@ export class Harness {
   /** ASR answers, in order; a string, or an Error to throw. */
   asrAnswers: (string | Error)[] = [];
   asrDelayMs = 80;
+  /** Delays of the next recognitions, in order, before asrDelayMs applies again. */
+  asrDelaysMs: number[] = [];
   chatReplies: ScriptedReply[][] = [];
   defaultReply: ScriptedReply[] = [{ text: "Okay." }];
   tokenMs = 10;
+  /** TTS is down: no session opens, and a session open already is closed when it is next sent text. */
   ttsDown = false;
+  /**
+   * What the TTS sessions do wrong, in the order they are first sent text from now on (undefined:
+   * nothing). Bound then rather than when opened: the spare a reply takes was opened long before.
+   */
+  ttsFaults: (TtsFault | undefined)[] = [];
+  /** How long a TTS session takes to open, ms. */
+  ttsOpenMs = 5;
+  /** Every TTS session opened, in order. */
+  readonly ttsSessions: ScriptedTtsSession[] = [];
+  /** Audio per audio event, ms: a word's by default; another length cuts words across events. */
+  ttsChunkMs = MS_PER_WORD;
   /** What the VAD says of the last audio outside speech: a possible onset not yet decided. */
   onset = false;
   /**
@@ -328,7 +380,7 @@ export class Harness {
 
   async recognize(samples: number): Promise<string> {
     this.asrRequests.push(samples);
-    await this.sleep(this.asrDelayMs);
+    await this.sleep(this.asrDelaysMs.shift() ?? this.asrDelayMs);
     const answer = this.asrAnswers.shift() ?? "";
     if (answer instanceof Error) throw answer;
     return answer;
@@ -338,26 +390,46 @@ export class Harness {
     return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
   }
 
-  /** A scripted realtime TTS: sentences cut at . ? ! or on flush, MS_PER_WORD of audio per word. */
+  /**
+   * A scripted realtime TTS: sentences cut at . ? ! followed by more text or on flush, MS_PER_WORD
+   * of audio per word (wordAudio), sent in pieces of ttsChunkMs.
+   */
   async openTts(): Promise<TtsStream> {
-    await this.sleep(5);
+    await this.sleep(this.ttsOpenMs);
     if (this.ttsDown) throw new Error("TTS 503: overloaded");
+    let fault: TtsFault | undefined;
+    let bound = false;
+    const bind = () => {
+      if (!bound) fault = this.ttsFaults.shift();
+      bound = true;
+    };
+    const record: ScriptedTtsSession = { text: "", sentences: [], closed: false };
+    this.ttsSessions.push(record);
     const events = new Channel<TtsEvent>();
     let buffer = "";
     let closed = false;
+    let audioSent = 0;
+    const close = (error?: Error) => {
+      closed = true;
+      record.closed = true;
+      events.close(error);
+    };
     const synth = (sentence: string) => {
       const text = sentence.trim();
-      if (!text) return;
-      const words = text.split(/\s+/).length;
+      if (!text || (fault && "silent" in fault)) return;
+      const audio = spokenAudio(text);
+      const chunk = (RATE * this.ttsChunkMs) / 1000;
       this.clock.setTimeout(() => {
         if (closed) return;
+        record.sentences.push(text);
         events.push({ type: "sentence-start", text });
-        for (let i = 0; i < words; i++) {
-          events.push({
-            type: "audio",
-            audio: new Int16Array((RATE * MS_PER_WORD) / 1000).fill(1000),
-            durationMs: MS_PER_WORD,
-          });
+        for (let at = 0; at < audio.length; at += chunk) {
+          const piece = audio.slice(at, at + chunk);
+          events.push({ type: "audio", audio: piece, durationMs: (piece.length * 1000) / RATE });
+          if (fault && "cutAfterAudio" in fault && ++audioSent === fault.cutAfterAudio) {
+            close(new Error("tts: connection closed before the session finished (code 1011)"));
+            return;
+          }
         }
         events.push({ type: "sentence-end", text });
       }, 15);
@@ -367,23 +439,30 @@ export class Harness {
         return closed;
       },
       events,
-      sendText(text) {
+      sendText: (text) => {
+        if (closed) throw new Error("tts: cannot send tts.text.delta: session failed");
+        bind();
+        if (this.ttsDown) {
+          close(new Error("TTS 503: overloaded"));
+          return;
+        }
+        record.text += text;
         buffer += text;
-        const m = buffer.match(/^(.*?[.?!])\s+(.*)$/s);
-        if (m) {
+        for (let m = buffer.match(/^(.*?[.?!])\s+(.*)$/s); m; m = buffer.match(/^(.*?[.?!])\s+(.*)$/s)) {
           synth(m[1]!);
           buffer = m[2]!;
         }
       },
       flush: () => {
+        if (closed) throw new Error("tts: cannot send tts.text.flush: session failed");
+        bind();
         const rest = buffer;
         buffer = "";
         events.push({ type: "flushed" });
         synth(rest);
       },
       close() {
-        closed = true;
-        events.close();
+        close();
       },
     };
   }

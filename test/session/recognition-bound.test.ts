@@ -1,28 +1,37 @@
 // A stalled recognizer (a starved or paused service) on virtual time: a call keeps at most its
 // live utterance and one recognition waiting on the service, a transcript is waited for at most
-// RECOGNITION_DEADLINE_MS before the caller hears an apology, and the call goes on once the
-// service is back.
+// the agent's asrMs deadline, then asked for once more with the audio the bridge holds, and after
+// that the caller hears one apology; the call goes on once the service is back.
 import { describe, expect, it } from "vitest";
-import { RECOGNITION_DEADLINE_MS } from "../../src/session/recognition.ts";
+import { DEFAULT_SERVICE_DEADLINES } from "../../src/session/config.ts";
 import { startedHarness } from "./harness.ts";
 
 const started = startedHarness;
+const { asrMs } = DEFAULT_SERVICE_DEADLINES;
 
 describe("recognition toward a stalled service", () => {
-  it("gives a transcript up after its deadline, apologizes, and answers again once the service is back", async () => {
+  it("gives each attempt up after its deadline, apologizes once, and answers again once the service is back", async () => {
     const h = await started();
     h.asrDelayMs = 10 * 60_000; // the service answers nothing
-    h.asrAnswers = ["never heard"];
+    h.asrAnswers = ["never heard", "never heard"];
     const before = h.transport.played.length;
-    await h.say(800);
-    await h.run(RECOGNITION_DEADLINE_MS - 1_000);
+    const requests = h.asrRequests.length;
+    await h.say(800); // speech-end is reported with it: the deadline runs from here
+    await h.run(asrMs - 200);
     expect(h.asrPending).toBe(1);
+    expect(h.asrRequests.length - requests).toBe(1); // the streamed upload
+    await h.run(400);
+    // Past the deadline: the upload dropped, the held audio sent again in one request.
+    expect(h.asrPending).toBe(1);
+    expect(h.asrAborts).toBeGreaterThanOrEqual(1);
+    expect(h.asrRequests.length - requests).toBe(2);
     expect(h.historyOf("assistant").at(-1)).not.toMatch(/^Sorry/);
-    await h.run(1_500);
+    await h.run(asrMs);
     await h.untilAgentSilent();
     expect(h.asrPending).toBe(0);
     expect(h.transport.played.length).toBeGreaterThan(before);
     expect(h.historyOf("assistant").at(-1)).toMatch(/^Sorry/);
+    expect(h.events().filter((e) => e.type === "assistant" && /^Sorry/.test(e.generated))).toHaveLength(1);
     expect(h.ended).toBeUndefined();
 
     h.asrDelayMs = 80;

@@ -120,23 +120,28 @@ export async function runCallCommand(opts: CallCommandOptions): Promise<number> 
   }
   const print = opts.print ?? ((text: string) => process.stdout.write(text));
   print(`${formatReport(result)}\n`);
-  const timing = await serviceTiming(opts.url);
+  const { timing, faults } = await serviceConditions(opts.url);
   if (timing)
     print(
       `  the bridge's local service ran at ${timing === "none" ? "its own speed" : `${timing} (SVC_LOCAL_LATENCY)`}\n`,
     );
+  if (faults && faults !== "none") print(`  and played failures: ${faults} (SVC_LOCAL_FAULTS)\n`);
   if (opts.out) print(`  agent audio${opts.both ? " (left: caller, right: agent)" : ""}: ${opts.out}\n`);
   return 0;
 }
 
-/** The timing the bridge's embedded service plays (its /readyz says), if it runs one and says. */
-async function serviceTiming(url: string): Promise<string | undefined> {
+/** The timing and failures the bridge's embedded service plays (its /readyz says), if it runs one and says. */
+async function serviceConditions(url: string): Promise<{ timing?: string; faults?: string }> {
   try {
     const res = await fetch(new URL("/readyz", url), { signal: AbortSignal.timeout(2000) });
-    const body = (await res.json()) as { localService?: { timing?: unknown } };
-    return typeof body.localService?.timing === "string" ? body.localService.timing : undefined;
+    const body = (await res.json()) as { localService?: { timing?: unknown; faults?: unknown } };
+    const { timing, faults } = body.localService ?? {};
+    return {
+      ...(typeof timing === "string" ? { timing } : {}),
+      ...(typeof faults === "string" ? { faults } : {}),
+    };
   } catch {
-    return undefined; // an older bridge, or one on a hosted service: nothing to say
+    return {}; // an older bridge, or one on a hosted service: nothing to say
   }
 }
 

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ASR_FORMATS, ASR_MODELS } from "../../api/types/asr.ts";
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import { isObject, type JsonObject } from "../../core/guards.ts";
+import { overloaded } from "../conditions/index.ts";
 import type { ServiceRoute } from "../context.ts";
 import type { AsrEngine, AsrStreamSession, RecognizedWord } from "../engines/asr/sphinx-engine.ts";
 import { badParam, missingParam } from "../errors.ts";
@@ -199,6 +200,17 @@ export const asrRoute: ServiceRoute = async (app, { ctx }) => {
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const reader = request.body as AsrBodyReader;
+    // asr503 is played the moment the request arrives, while its body may still be streaming (the
+    // bridge uploads as the caller speaks): an overloaded hosted service refuses at its front door,
+    // before it reads or queues any audio, not after a recognition it never ran. The client sees
+    // the refusal at once and the rest of the body is read and dropped.
+    const faults = ctx.conditions.faults;
+    if (faults.meets("asr503")) {
+      const refusal = overloaded("speech recognition");
+      reader.drop(refusal);
+      faults.played("asr503", request.log);
+      return reply.code(503).send(refusal.toBody());
+    }
     const chunked = request.headers["content-length"] === undefined;
     let early = chunked ? await startEarly(reader, engines) : undefined;
     let job: AsrJob;

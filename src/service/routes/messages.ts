@@ -8,13 +8,14 @@ import { collect } from "../generation/collect.ts";
 import { newId } from "../ids.ts";
 import { SseWriter, sseEvent } from "../sse-writer.ts";
 import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
-import { inBandError, pump, withGeneration } from "./streaming.ts";
+import { inBandError, pump, refusedByFault, withGeneration } from "./streaming.ts";
 
 export const messagesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/messages", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
     const startedAt = performance.now();
     const call = parseMessages(request.body);
     const chat = ctx.chat;
+    if (await refusedByFault(ctx, request, reply, startedAt)) return reply;
     return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta = { id: newId("msg_"), model: call.gen.model };
       const gen = await chat.start(call.gen, signal);

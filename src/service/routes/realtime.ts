@@ -4,6 +4,7 @@
 
 import { API_PREFIX, PATHS, PLAN_PREFIX } from "../../api/types/paths.ts";
 import { TTS_WS_MODELS } from "../../api/types/tts-ws.ts";
+import { cutAfterFirstAudio } from "../conditions/index.ts";
 import type { ServiceRoute } from "../context.ts";
 import { badParam } from "../errors.ts";
 import { acquireSpeechEngines, clonedVoicesOf } from "../speech/engines.ts";
@@ -34,8 +35,13 @@ export const realtimeRoute: ServiceRoute = async (app, { ctx }) => {
         await engines.get(); // loads them on first use; refuses the handshake if they cannot run
       },
       handle: (ws, wctx) => {
-        // A hosted service's messages reach the client tts ms late, in order (the close too).
-        const out = ctx.conditions.latency.delayTts(ws);
+        // A hosted service's messages reach the client tts ms late, in order (the close too); a
+        // session that meets ttsCut is closed (1011) behind its first audio.
+        const delayed = ctx.conditions.latency.delayTts(ws);
+        const faults = ctx.conditions.faults;
+        const out = faults.meets("ttsCut")
+          ? cutAfterFirstAudio(delayed, () => faults.played("ttsCut", ctx.log))
+          : delayed;
         void engines.get().then(({ tts }) => {
           const session = new RealtimeTtsSession(out, {
             model: modelOf(wctx),

@@ -7,13 +7,14 @@ import { collect } from "../generation/collect.ts";
 import { newId } from "../ids.ts";
 import { SseWriter } from "../sse-writer.ts";
 import { CHAT_BODY_LIMIT } from "./chat-completions.ts";
-import { inBandError, pump, withGeneration } from "./streaming.ts";
+import { inBandError, pump, refusedByFault, withGeneration } from "./streaming.ts";
 
 export const responsesRoute: ServiceRoute = async (app, { ctx }) => {
   app.post("/v1/responses", { bodyLimit: CHAT_BODY_LIMIT }, async (request, reply) => {
     const startedAt = performance.now();
     const call = parseResponses(request.body);
     const chat = ctx.chat;
+    if (await refusedByFault(ctx, request, reply, startedAt)) return reply;
     return withGeneration(chat, call.gen, request, reply, async (signal) => {
       const meta: ResponseMeta = {
         id: newId("resp_"),

@@ -1,8 +1,11 @@
 // Helpers the chat routes share: the frame of one generation request (the account's slot, media
-// prepared, an abort signal for "the client went away", all released however it ends), and the
-// loop that feeds a generation's batches through a renderer into an SSE response with backpressure.
+// prepared, an abort signal for "the client went away", all released however it ends), the loop
+// that feeds a generation's batches through a renderer into an SSE response with backpressure, and
+// the refusal a failing hosted service gives (local.faults' chat503).
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorBody } from "../../api/types/index.ts";
+import { overloaded } from "../conditions/index.ts";
+import type { ServiceContext } from "../context.ts";
 import type { ChatService } from "../engines/chat/chat-service.ts";
 import { toApiError } from "../errors.ts";
 import type { GenBatch } from "../generation/events.ts";
@@ -55,4 +58,22 @@ export async function withGeneration<T>(
     release();
     await cleanup?.();
   }
+}
+
+/**
+ * chat503: the request refused with 503 and the service's error body, after the chat delay (a
+ * hosted service takes its round trip to refuse). True when it was; the route then answers nothing.
+ */
+export async function refusedByFault(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  startedAt: number,
+): Promise<boolean> {
+  const faults = ctx.conditions.faults;
+  if (!faults.meets("chat503")) return false;
+  await ctx.conditions.latency.after("chat", startedAt);
+  faults.played("chat503", request.log);
+  void reply.code(503).send(overloaded("chat").toBody());
+  return true;
 }

@@ -39,6 +39,7 @@ export class AsrBodyReader {
   #dataEscaped = false;
   #dataSeen = false;
   #b64 = "";
+  #fail: ((err: unknown) => void) | undefined;
 
   /** `maxMs`: a body still arriving after this long is dropped (it holds a decoder meanwhile). */
   constructor(payload: Readable, limit: number, maxMs = 120_000) {
@@ -52,6 +53,7 @@ export class AsrBodyReader {
         failed = true;
         reject(err);
       };
+      this.#fail = fail;
       payload.on("data", (chunk: Buffer) => {
         if (failed) return;
         this.#size += chunk.length;
@@ -90,6 +92,14 @@ export class AsrBodyReader {
       () => this.#resolveHead(undefined),
       () => this.#resolveHead(undefined),
     );
+  }
+
+  /**
+   * The request is refused before its body is read (a fault played): the rest is read and dropped,
+   * nothing kept, and `done` rejects with `err`.
+   */
+  drop(err: Error): void {
+    this.#fail?.(err);
   }
 
   /** Where the audio bytes go; those already read are delivered at once. */

@@ -1,0 +1,119 @@
+// The apology: what the caller hears when their turn could not be answered (recognition failed
+// twice, or the reply failed). It is said from audio synthesized at call start (TTS may be what
+// failed), as an agent turn of its own, so a barge-in stops it like any reply; at most once for
+// one caller turn; and never over the caller: due while someone speaks or is starting to, or while
+// their next turn is on its way, it waits for the silence, and is dropped if that next turn is
+// answered (the caller has moved on).
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import { audioMs } from "./agent-audio.ts";
+import type { CachedSpeech } from "./cached-speech.ts";
+import type { TtsEvent, TtsStream } from "./services.ts";
+import type { AgentAudio, OutputFormat } from "./transport.ts";
+
+export interface ApologyHost {
+  /** Nobody speaks or is starting to, no caller turn is on its way, and the agent is silent. */
+  quiet(): boolean;
+  /** Says the words now: an agent turn whose speech comes from `openTts`. */
+  say(text: string, openTts: () => Promise<TtsStream>, why: string): void;
+}
+
+/** How often an apology held for the caller's silence looks again, ms. */
+const RECHECK_MS = 20;
+
+export class Apology<Turn extends object> {
+  readonly speech: CachedSpeech;
+  readonly #format: OutputFormat;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #host: ApologyHost;
+  #pending: string | undefined;
+  #timer: TimerHandle | undefined;
+  /** The caller turn last apologized for: never twice for one. */
+  #lastFor: Turn | undefined;
+
+  constructor(
+    speech: CachedSpeech,
+    deps: { format: OutputFormat; clock: Clock; log: Logger; host: ApologyHost },
+  ) {
+    this.speech = speech;
+    this.#format = deps.format;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#host = deps.host;
+  }
+
+  /** An apology is waiting for the caller's silence. */
+  get pending(): boolean {
+    return this.#pending !== undefined;
+  }
+
+  /**
+   * `turn` (the caller's, if the failure answered one) failed for `why`: the apology is said, at
+   * once or at the next silence. False when it will not be (said already for that turn, or no
+   * audio for it).
+   */
+  due(turn: Turn | undefined, why: string): boolean {
+    if (turn !== undefined && turn === this.#lastFor) return false;
+    if (!this.speech.audio) {
+      this.#log.error("no apology audio available (TTS never worked on this call)");
+      return false;
+    }
+    if (turn !== undefined) this.#lastFor = turn;
+    this.#pending = why;
+    this.#clock.clearTimeout(this.#timer);
+    this.#try();
+    return true;
+  }
+
+  /** The caller's next turn is being answered: an apology still waiting is moot. */
+  drop(): void {
+    this.#pending = undefined;
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #try(): void {
+    this.#timer = undefined;
+    const why = this.#pending;
+    const audio = this.speech.audio;
+    if (why === undefined || !audio) return;
+    if (!this.#host.quiet()) {
+      this.#timer = this.#clock.setTimeout(() => this.#try(), RECHECK_MS);
+      return;
+    }
+    this.#pending = undefined;
+    const { text } = this.speech;
+    this.#host.say(text, async () => cachedStream(text, audio, this.#format), why);
+  }
+}
+
+/** A TTS session that speaks words already synthesized: their audio as one sentence, at once. */
+function cachedStream(text: string, audio: AgentAudio, format: OutputFormat): TtsStream {
+  let closed = false;
+  let onClose: () => void = () => {};
+  const over = new Promise<void>((resolve) => {
+    onClose = resolve;
+  });
+  return {
+    get closed() {
+      return closed;
+    },
+    sendText() {},
+    flush() {},
+    close() {
+      closed = true;
+      onClose();
+    },
+    events: {
+      async *[Symbol.asyncIterator](): AsyncGenerator<TtsEvent> {
+        yield { type: "sentence-start", text };
+        yield { type: "audio", audio, durationMs: audioMs(audio, format) };
+        yield { type: "sentence-end", text };
+        yield { type: "flushed" };
+        // A session that ends before its turn does is one cut mid-reply: this one ends with it.
+        await over;
+      },
+    },
+  };
+}

@@ -1,0 +1,129 @@
+// A call through the real bridge whose embedded local service closes half of its E5 sessions
+// (1011) right after their first audio (SVC_LOCAL_FAULTS ttsCut), driven by the Twilio simulator
+// over real sockets. What the caller hears must not show it: every reply whole, each as long as the
+// same words synthesized by a service that cuts nothing (no piece heard twice, none lost), and no
+// reply given up for the apology. The seed is one whose draws never cut two sessions in a row: the
+// session that replaces a cut one is whole, so every cut is taken up at the first reopen.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import { SvcClient } from "../../src/api/client.ts";
+import { type Config, loadConfig } from "../../src/config/config.ts";
+import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
+import { type LocalService, startLocalService } from "../../src/service/index.ts";
+import { type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts";
+import { speak } from "../helpers/speech.ts";
+
+const AUTH_TOKEN = "test-auth-token-0123456789";
+/** Draws of seed 162 at 0.5, one per E5 session in the order they connect: 1 = cut. */
+const FAULTS = "ttsCut=0.5,seed=162"; // 100100101010100100010100…
+const REOPENED = "TTS session cut mid-reply: reopening it for the rest";
+/** Twilio's frame: what the caller hears comes in these, the last of a stretch padded. */
+const FRAME_MS = 20;
+
+let bridge: Bridge;
+let config: Config;
+let reference: LocalService;
+let dir: string;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "vb-e2e-tts-cut-"));
+  config = loadConfig({
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      SIP_PORT: "off",
+      SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
+      SVC_LOCAL_FAULTS: FAULTS,
+      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+    },
+  });
+  // The bridge's log lines, kept to count the reopened sessions (E2E_LOG prints them as well).
+  const log = pino({ level: "info" }, { write: (line: string) => void lines.push(line) });
+  bridge = await startBridge(config, process.env.E2E_LOG ? pino({ level: process.env.E2E_LOG }) : log, {
+    callControl: { async updateTwiml() {} },
+  });
+  reference = await startLocalService({ dataDir: join(dir, "reference"), apiKeys: ["ref-key"] });
+}, 60_000);
+afterAll(async () => {
+  await bridge?.close(0);
+  await reference?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The words as the caller would hear them from sessions that are never cut: their duration, ms. */
+async function uncutMs(text: string): Promise<number> {
+  const client = new SvcClient({ baseURL: reference.url, apiKey: "ref-key", maxRetries: 0 });
+  const session = await client.tts.connect({
+    model: config.service.ttsModel,
+    voice_id: config.service.voice,
+    response_format: "pcm",
+    sample_rate: 8000,
+    mode: "default",
+  });
+  session.sendText(text);
+  session.flush();
+  session.done();
+  const all = await session.finished;
+  return (all.byteLength / 2 / 8000) * 1000;
+}
+
+/** Agent audio the caller received in each stretch between their own turns (the replies), ms. */
+function heardPerReply(r: SimResult): number[] {
+  const bounds = [0, ...r.turns.flatMap((t) => [t.startMs, t.endMs]), Number.POSITIVE_INFINITY];
+  const replies: number[] = [];
+  for (let i = 0; i < bounds.length; i += 2) {
+    const [from, to] = [bounds[i]!, bounds[i + 1]!];
+    replies.push(r.mediaReceivedMs.filter((t) => t >= from && t < to).length * FRAME_MS);
+  }
+  return replies;
+}
+
+describe("a call whose TTS sessions are cut mid-reply", () => {
+  it("hears every reply whole, once: as long as the uncut reply, nothing given up", async () => {
+    const say = (text: string) => ({ samples: speak(text, { rate: 8000 }), rate: 8000, label: text });
+    const r = await simulateCall({
+      url: bridge.url,
+      bridgeToken: bridge.token,
+      authToken: AUTH_TOKEN,
+      says: [say("What are your opening hours?"), say("Where are you located?"), say("Thank you.")],
+      maxSeconds: 60,
+    });
+    const turns = ((r.transcript as CallRecord | undefined)?.turns ?? []) as TurnView[];
+    const replies = turns.filter(
+      (t): t is Extract<TurnView, { role: "assistant" }> => t.role === "assistant",
+    );
+    // The caller took three turns, each answered: the greeting and three replies, none interrupted.
+    expect(r.turns).toHaveLength(3);
+    expect(turns.map((t) => t.role)).toEqual([
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    const cuts = bridge.localService!.faults().ttsCut;
+    const reopens = lines.filter((l) => l.includes(REOPENED)).length;
+    expect(cuts).toBeGreaterThanOrEqual(2); // the service did cut sessions that were speaking…
+    expect(reopens).toBeGreaterThanOrEqual(1); // …some of them mid-reply (others: the apology's, kept ready)
+    const heard = heardPerReply(r);
+    for (const [i, reply] of replies.entries()) {
+      expect(reply.error, `reply ${i}`).toBeUndefined();
+      expect(reply.interrupted, `reply ${i}`).toBe(false);
+      expect(reply.heard, `reply ${i}`).toBe(reply.generated);
+      // Whole frames: each stretch of audio ends in a padded one, and with no two cuts in a row a
+      // reply is cut once at most, which may pad one more. The first audio of a sentence, which a
+      // cut session had sent (and a replacement that did not drop it would say again), is longer.
+      const want = await uncutMs(reply.generated);
+      expect(heard[i]!, `reply ${i}: "${reply.generated}"`).toBeGreaterThanOrEqual(want - 1);
+      expect(heard[i]!, `reply ${i}: "${reply.generated}"`).toBeLessThan(want + 2 * FRAME_MS);
+    }
+  }, 90_000);
+});
