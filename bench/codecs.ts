@@ -1,5 +1,6 @@
 // npm run bench -- codecs: CPU µs per second of audio on the call path's codec work.
 import { mulawDecode, mulawEncode } from "../codecs/g711.ts";
+import { NoiseSuppressor, noiseSuppressorAvailable } from "../codecs/noise-suppressor.ts";
 import { OpusCodec } from "../codecs/opus.ts";
 import { Framer } from "../codecs/pcm.ts";
 import { Resampler } from "../codecs/resample.ts";
@@ -95,6 +96,20 @@ const vadSpeech = await vadUsPerSecond(voiced);
 const vadSpeech8k = await vadUsPerSecond(voiced8k, 8000);
 const vadSilence = await vadUsPerSecond(quietFrames);
 
+// Noise suppression (agent.noiseSuppression) on a phone caller's 8 kHz audio, 20 ms frames, as the
+// session runs it; the budget is 1,000 µs per call-second.
+function noiseSuppressionUsPerSecond(): number | undefined {
+  if (!noiseSuppressorAvailable()) return undefined;
+  const frames: Int16Array[] = [];
+  for (let i = 0; i + 160 <= speech8k.length; i += 160) frames.push(speech8k.slice(i, i + 160));
+  const us = cpuMicrosPerCall(() => {
+    const ns = new NoiseSuppressor(8000);
+    for (const f of frames) ns.process(f);
+  });
+  return us / (frames.length / 50);
+}
+const ns8k = noiseSuppressionUsPerSecond();
+
 console.log(
   JSON.stringify({
     bench: "codecs",
@@ -105,5 +120,6 @@ console.log(
     vad_speech_8k_us_per_s: round(vadSpeech8k),
     vad_silence_us_per_s: round(vadSilence),
     opus_decode_us_per_s: round(opusDecode / opusSeconds),
+    noise_suppression_8k_us_per_s: ns8k === undefined ? null : round(ns8k),
   }),
 );
