@@ -11,6 +11,7 @@ import {
 import { maskSecrets, secretKeyNames } from "../src/config/secrets.ts";
 import { createLogger, logsArePretty } from "../src/core/log.ts";
 import { programToken } from "./bridge-token.ts";
+import { registerCampaignCommand } from "./cli-campaign.ts";
 import { environmentHelp, environmentSummary, envName, flagHelp } from "./cli-help.ts";
 
 function load(opts: { config?: string }, overrides: Record<string, unknown> = {}): Config {
@@ -250,6 +251,8 @@ stops the run (exit 2) naming the file, the key and what is wrong.`,
     const { runTestCommand } = await import("./library/agent-tests/command.ts");
     process.exit(await runTestCommand({ files, config: program.opts().config, ...opts }));
   });
+
+registerCampaignCommand(program, () => load(program.opts()));
 
 program
   .command("dial")

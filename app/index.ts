@@ -1,8 +1,16 @@
 // The voice-bridge package's public API (import ... from "voice-bridge"): start a bridge in code,
 // define agents with tools and hooks in TypeScript. See docs/typescript-api.md.
 export { z } from "zod";
-export type { CallStartDecision, CallTurn } from "../src/agents/code.ts";
+export type { CallStartDecision, CallTurn, LiveCall } from "../src/agents/code.ts";
 export type { CallStartRequest } from "../src/agents/webhook.ts";
+export type {
+  CampaignCall,
+  CampaignChange,
+  CampaignCounts,
+  CampaignView,
+  FieldProblem,
+} from "../src/campaigns/campaign.ts";
+export type { Created as CampaignCreated, ListSource } from "../src/campaigns/control.ts";
 export type { AgentInput } from "../src/config/agent.ts";
 export { ConfigError } from "../src/config/config.ts";
 export type { McpServerInput } from "../src/config/mcp-servers.ts";
@@ -17,7 +25,7 @@ export type {
   DialOutcome,
   TurnView,
 } from "../src/records/call-record.ts";
-export type { ToolCall, ToolContext } from "../src/session/code-tools.ts";
+export type { ToolCall, ToolContext, TransferRequest } from "../src/session/code-tools.ts";
 export type { Entrances } from "./banner.ts";
 export type { CallActivity, CallEventMessage, ConsoleMessage } from "./console/live-events.ts";
 export type { ExpectationResult } from "./library/agent-tests/expectations.ts";
@@ -35,6 +43,11 @@ export {
   ScenarioFileError,
   type ScenarioSet,
 } from "./library/agent-tests/scenario.ts";
+export {
+  CampaignError,
+  type CampaignSettingsInput,
+  type Campaigns,
+} from "./library/campaigns.ts";
 export {
   type BridgeEvents,
   type BridgeOptions,

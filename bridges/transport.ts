@@ -5,6 +5,7 @@ export type {
   AgentAudio,
   CallInfo,
   CallTransport,
+  DtmfOut,
   OpusPackets,
   OutputFormat,
   Speaker,

@@ -1,6 +1,8 @@
 // The console: the live feed (WS /console/live, messages defined in src/console/live-events.ts),
-// the lists of live and ended calls, the call on screen, the latency table and the browser call.
+// the lists of live and ended calls, the campaigns, the call on screen, the latency table and the
+// browser call.
 import { callHeader, eventItem, formingItems } from "./call-view.js";
+import { refreshCampaigns } from "./campaigns.js";
 import { setUpDial } from "./dial-panel.js";
 import { directionBadge, fmtDuration, fmtTime, h, transportBadge } from "./dom.js";
 import { refreshLatency } from "./latency.js";
@@ -67,6 +69,7 @@ function onFeed(m) {
     void refreshEnded();
     void refreshLatency();
     void refreshTrunks();
+    void showCampaigns();
   } else if (m.type === "event") onEvent(m.callId, m.event, m.instance);
   else if (m.type === "activity") onActivity(m.callId, m.activity);
 }
@@ -331,6 +334,13 @@ function markSelected() {
   for (const el of document.querySelectorAll(".call-item"))
     el.classList.toggle("selected", el.dataset.callId === shown?.callId);
 }
+
+function showCampaigns() {
+  return refreshCampaigns((callId) => void openRecord(callId)).then(markSelected);
+}
+
+// Campaigns move on while nobody looks: read again every 5 s.
+setInterval(() => void showCampaigns(), 5000);
 
 // Registrations change on their own (refreshes, a registrar going away): looked at every 10 s.
 setInterval(() => void refreshTrunks(), 10_000);

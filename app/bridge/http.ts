@@ -49,6 +49,8 @@ export function bridgeHttp(d: BridgeHttpDeps): FastifyInstance {
       path.startsWith("/console/") ||
       path === "/calls" ||
       path.startsWith("/calls/") ||
+      path === "/campaigns" ||
+      path.startsWith("/campaigns/") ||
       path === "/agents",
   );
   // The agents a browser call can reach (the console's "Call the agent" offers each).

@@ -21,6 +21,8 @@ export interface PlacedCallsDeps {
   readonly metrics: BridgeMetrics;
   readonly records: Records;
   readonly draining: () => boolean;
+  /** The do-not-call list, asked at dial time. */
+  readonly doNotCall: (to: string) => boolean;
   /** Read per call: the SIP dialer exists once SIP is up, after the HTTP routes. */
   readonly dialers: () => { readonly sip: Dialer | undefined; readonly twilio: Dialer | undefined };
   readonly agents: () => AgentDirectory;
@@ -35,6 +37,7 @@ export function placedCalls(d: PlacedCallsDeps): OutboundCalls {
     // Read at start like the SIP and Twilio settings it goes with (a reload says it needs a restart).
     config: () => config.outbound,
     draining: d.draining,
+    doNotCall: d.doNotCall,
     dialers: d.dialers,
     agents: d.agents,
     limits: new DialLimits(config.outbound.maxConcurrent, config.outbound.callsPerSecond),

@@ -9,7 +9,7 @@ import type { CallEnd } from "../../src/records/outcome.ts";
 import { CallSession } from "../../src/session/call-session.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import type { SpeechDetectorFactory } from "../../src/session/speech-detector.ts";
-import type { CallTransport } from "../../src/session/transport.ts";
+import type { CallInfo, CallTransport, DialPerson } from "../../src/session/transport.ts";
 import { sileroDetectorFactory } from "../../src/session/vad-detector.ts";
 import { WatchedTransport, watchServices } from "../console/call-activity.ts";
 import type { LiveFeed } from "../console/live-feed.ts";
@@ -41,6 +41,8 @@ export interface SessionDeps {
   /** The live sessions: each is added as it starts and removed as it ends. */
   readonly live: Set<CallSession>;
   readonly draining: () => boolean;
+  /** A warm transfer's call to the person, on the calls whose carrier can place one (warm-transfer.ts). */
+  readonly dialPerson?: (info: CallInfo) => DialPerson | undefined;
 }
 
 /** Each session's voice activity detector, made from one loaded model. */
@@ -93,6 +95,7 @@ export function sessionStarter(d: SessionDeps): StartSession {
     });
     const services = d.servicesFor(agent, tracer?.requestHeaders);
     const { transcripts } = records;
+    let current = agent;
     const session = new CallSession({
       transport,
       services: activity ? watchServices(services, activity) : services,
@@ -107,9 +110,22 @@ export function sessionStarter(d: SessionDeps): StartSession {
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onSpeculation: (sp) => metrics.observeSpeculation(sp),
       trace: tracer?.trace,
+      dialPerson: d.dialPerson?.(transport.info),
+      // The agents of the call's handoffs: from the directory that chose the first, with its variables.
+      handoff: (name) => {
+        const next = current.handoffTo?.(name);
+        if (!next) return undefined;
+        current = next;
+        const nextServices = d.servicesFor(next, tracer?.requestHeaders);
+        return {
+          config: conversationConfig(next, d.config, transport.info),
+          services: activity ? watchServices(nextServices, activity) : nextServices,
+        };
+      },
       onEnd: (end) => {
         tracer?.ended(end);
-        d.endOfCall.sessionEnded(agent, transport.info.callId, recording);
+        // The analysis and the report are the agent's that had the call last.
+        d.endOfCall.sessionEnded(current, transport.info.callId, recording);
         live.delete(session);
         outbound?.onEnd();
         metrics.activeCalls.dec();

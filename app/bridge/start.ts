@@ -25,17 +25,17 @@ import type { LocalService } from "../../src/service/index.ts";
 import type { CallSession } from "../../src/session/call-session.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import { type Entrances, entrancesOf } from "../banner.ts";
-import { registerOutboundRoutes } from "../http/outbound-routes.ts";
 import { BridgeMetrics } from "../metrics/bridge-metrics.ts";
 import type { ReloadResult } from "../reload.ts";
 import { startTracing } from "../tracing/tracing.ts";
 import { bridgeAccess } from "./bridge-access.ts";
+import type { BridgeCampaigns } from "./campaigns.ts";
 import { consoleFeed } from "./console-feed.ts";
 import { endOfCall } from "./end-of-call.ts";
 import { bridgeHttp, listen } from "./http.ts";
 import { liveAgents } from "./live-agents.ts";
 import { startMcp } from "./mcp.ts";
-import { placedCalls, twilioDialer } from "./outbound.ts";
+import { startPlacing } from "./placing.ts";
 import { callReader, openRecords } from "./records.ts";
 import { serviceClient, serviceEndpoint, sessionServicesFor } from "./services.ts";
 import { answerCalls, sessionStarter, speechDetectors } from "./sessions.ts";
@@ -48,6 +48,7 @@ import {
   type TransportDeps,
   twilioRoutes,
 } from "./transports.ts";
+import { warmTransferDialer } from "./warm-transfer.ts";
 
 export interface Bridge {
   readonly url: string;
@@ -74,10 +75,14 @@ export interface Bridge {
   readonly entrances: Entrances;
   /** The agents' names, `default` first (the console offers each). */
   readonly agents: string[];
+  /** The session of a call in progress, by its id (the library's hooks act on it). */
+  liveCall(callId: string): CallSession | undefined;
   /** This bridge's name in the records and the live feed (`store.instance`, else the host name). */
   readonly instance: string;
   /** The calls the bridge places (POST /calls, `voice-bridge dial`, the library's dial()). */
   readonly outbound: OutboundCalls;
+  /** Call lists worked through at a pace (/campaigns), unless `campaigns.enabled` is false. */
+  readonly campaigns: BridgeCampaigns | undefined;
   /**
    * Takes new agents, routes and call-start webhook from `next` (already validated): new calls get
    * them, live calls keep the agent they have. Without `next`, reads the configuration again
@@ -90,6 +95,8 @@ export interface Bridge {
 
 export interface BridgeOverrides {
   clock?: Clock;
+  /** Calendar time for campaigns' calling hours, pace and leases, epoch ms (tests; default Date.now). */
+  campaignTime?: () => number;
   /** Replaces the services built from the API client (fault-injection tests). */
   wrapServices?: (services: SessionServices) => SessionServices;
   /** Replaces Twilio's REST API for hang-up and transfer (tests: Twilio's servers are not reachable). */
@@ -104,6 +111,11 @@ export interface BridgeOverrides {
   agentCode?: ReadonlyMap<string, AgentCode>;
   /** What `${NAME}` in MCP servers' settings reads (default: process.env). */
   env?: Readonly<Record<string, string | undefined>>;
+}
+
+function sessionOf(live: ReadonlySet<CallSession>, callId: string): CallSession | undefined {
+  for (const s of live) if (s.callId === callId) return s;
+  return undefined;
 }
 
 export async function startBridge(
@@ -172,22 +184,26 @@ export async function startBridge(
     endOfCall: ended,
     live,
     draining: () => draining,
+    dialPerson: warmTransferDialer(config, () => sip.server?.dial),
   });
   const onCall = answerCalls(admission, startSession);
-  const outbound = placedCalls({
+  const placing = await startPlacing({
+    http,
     config,
     log,
+    clock,
     metrics,
     records,
     draining: () => draining,
-    dialers: () => ({ sip: sip.server?.dial, twilio: twilioOutbound?.dial }),
+    sip: () => sip.server,
     agents: () => agents.directory,
     startSession,
     servicesFor,
     endOfCall: ended,
+    campaignTime: overrides.campaignTime,
+    instance,
   });
-  registerOutboundRoutes(http, outbound);
-  const twilioOutbound = twilioDialer(http, config, log);
+  const { outbound, twilioOutbound, campaigns } = placing;
   const transports: TransportDeps = { config, log, clock, onCall, admission };
   const twilio = twilioRoutes(http, transports, twilioOutbound, overrides.callControl);
   const browser = feed ? browserCalls(http, transports, access) : undefined;
@@ -201,6 +217,8 @@ export async function startBridge(
   const audioSocket = await audioSocketServer(transports);
   // One process serves every transport: the Discord bot runs beside the HTTP endpoints.
   const discord = await discordBot(transports);
+  // Once the carriers are up: a campaign left running by the last start resumes now.
+  await campaigns?.begin();
   const entrances = entrancesOf({
     url,
     config,
@@ -226,6 +244,8 @@ export async function startBridge(
     discord,
     instance,
     outbound,
+    campaigns,
+    liveCall: (callId) => sessionOf(live, callId),
     get activeCalls() {
       return live.size;
     },
@@ -235,6 +255,7 @@ export async function startBridge(
     reload: (next) => agents.reload(next),
     async close(drainMs = 30_000) {
       draining = true;
+      await campaigns?.stop();
       const parts = {
         live,
         outbound,
@@ -252,6 +273,7 @@ export async function startBridge(
         log,
       };
       await shutDown(parts, drainMs);
+      await placing.close();
     },
   };
 }

@@ -18,7 +18,9 @@ export function registerOutboundRoutes(http: FastifyInstance, calls: OutboundCal
               ? "rate_limited"
               : placed.status === 503
                 ? "unavailable"
-                : "invalid_request",
+                : placed.status === 403
+                  ? "do_not_call"
+                  : "invalid_request",
           ...(placed.field ? { param: placed.field } : {}),
         },
       });

@@ -3,7 +3,7 @@
 // agents that may carry code (defineAgent). The CLI's `start` runs the same bridge (runBridge).
 import { EventEmitter } from "node:events";
 import type { z } from "zod";
-import type { AgentCode, CallTurn } from "../../src/agents/code.ts";
+import type { AgentCode, CallTurn, LiveCall } from "../../src/agents/code.ts";
 import { type Config, type configSchema, loadConfig } from "../../src/config/config.ts";
 import { createLogger, type Logger } from "../../src/core/log.ts";
 import type { DialAccepted, DialBody } from "../../src/outbound/request.ts";
@@ -12,6 +12,7 @@ import type { Entrances } from "../banner.ts";
 import { type Bridge, startBridge } from "../bridge/start.ts";
 import type { CallEventMessage } from "../console/live-events.ts";
 import type { ReloadResult } from "../reload.ts";
+import { type Campaigns, campaignsOf } from "./campaigns.ts";
 import { type AgentDefinition, type AgentHooks, splitAgent } from "./define-agent.ts";
 import { dial } from "./dial.ts";
 
@@ -66,6 +67,8 @@ export interface VoiceBridge extends EventEmitter<BridgeEvents> {
   dial(request: DialBody): Promise<DialAccepted>;
   /** Cancels a ringing call the bridge placed, or hangs it up once answered; false when no such call is live. */
   hangUp(callId: string): boolean;
+  /** Call lists worked through at a pace, within calling hours, retried (docs/campaigns.md): as /campaigns. */
+  readonly campaigns: Campaigns;
   /** Reads the configuration again (the CLI's bridge: its file and environment). */
   reload(): ReloadResult;
   /** Stops taking calls, lets live ones finish (up to `timeoutMs`, default 30 s), then closes. */
@@ -186,6 +189,10 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
     return this.#inner.outbound.cancel(callId) !== undefined;
   }
 
+  get campaigns(): Campaigns {
+    return campaignsOf(() => this.#inner.campaigns?.control);
+  }
+
   reload(): ReloadResult {
     return this.#inner.reload();
   }
@@ -207,13 +214,15 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
       this.#emitSafely("call-start", { type: "event", callId, instance, event });
       return;
     }
+    // Handed to another agent: its hooks hear the call's turns and end from then on.
+    if (event.type === "handoff" && this.#agentOf.has(callId)) this.#agentOf.set(callId, event.to);
     const agent = this.#agentOf.get(callId);
     if (agent === undefined) return;
     const code = this.#code.get(agent);
     if (event.type === "user" || event.type === "assistant") {
       const callTurn: CallTurn = { ...turnOf(event)!, callId };
       this.#emitSafely("turn", callTurn);
-      this.#hook("onTurn", callId, () => code?.onTurn?.(callTurn));
+      this.#hook("onTurn", callId, () => code?.onTurn?.(callTurn, this.#liveCall(callId)));
       return;
     }
     // The call's end, or its analysis when one comes after it.
@@ -235,6 +244,32 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
             this.#log.error({ err, callId }, "call-end: the store could not give the call's record"),
           );
     }
+  }
+
+  /** What a hook may do to the call; it acts on the session as it is when asked. */
+  #liveCall(callId: string): LiveCall {
+    const inner = this.#inner;
+    const handoffs = (agent: string | undefined) =>
+      (agent === "default" ? this.#config.agent : this.#config.agents[agent ?? ""])?.handoffs ?? [];
+    const agentOf = this.#agentOf;
+    return {
+      id: callId,
+      sendDtmf(digits) {
+        const session = inner.liveCall(callId);
+        return session ? session.sendDtmf(digits) : Promise.reject(new Error(`call ${callId} is over`));
+      },
+      handoff(agent, reason = "handed on by the agent's code") {
+        const session = inner.liveCall(callId);
+        if (!session) throw new Error(`call ${callId} is over`);
+        const from = agentOf.get(callId);
+        const may = handoffs(from);
+        if (!may.includes(agent))
+          throw new TypeError(
+            `handoff: agent "${from}" may hand calls to ${may.join(", ") || "no agent"}, not "${agent}"`,
+          );
+        session.handOff(agent, reason);
+      },
+    };
   }
 
   #hasAnalysis(agent: string): boolean {

@@ -1,6 +1,6 @@
 // `defineAgent()`: an agent as the config file writes one (the one agent model, agents/schema.ts),
 // plus what only code can hold: tools that run in-process and hooks on the call's life.
-import type { AgentCode, CallStartDecision, CallTurn } from "../../src/agents/code.ts";
+import type { AgentCode, CallStartDecision, CallTurn, LiveCall } from "../../src/agents/code.ts";
 import type { CallStartRequest } from "../../src/agents/webhook.ts";
 import type { AgentInput } from "../../src/config/agent.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
@@ -17,8 +17,8 @@ export interface AgentHooks {
   onCallStart?(
     call: CallStartRequest,
   ): CallStartDecision | undefined | Promise<CallStartDecision | undefined>;
-  /** After each spoken turn, the caller's or the agent's. */
-  onTurn?(turn: CallTurn): void | Promise<void>;
+  /** After each spoken turn, the caller's or the agent's; `call` acts on the call (sendDtmf). */
+  onTurn?(turn: CallTurn, call: LiveCall): void | Promise<void>;
   /** Once the call is over (with its analysis, when the agent has an analysis plan). */
   onCallEnd?(record: CallRecord): void | Promise<void>;
 }
@@ -29,7 +29,7 @@ export type AgentDefinition = AgentInput & AgentHooks;
 /** An agent made by `defineAgent()`, for createBridge's `agent` or `agents`. */
 export type DefinedAgent = AgentDefinition & { readonly kind: "voice-bridge.agent" };
 
-const BUILT_IN = new Set(["end_call", "transfer_call"]);
+const BUILT_IN = new Set(["end_call", "transfer_call", "handoff", "send_dtmf"]);
 
 export function defineAgent(definition: AgentDefinition): DefinedAgent {
   checkToolNames(definition);
@@ -57,7 +57,7 @@ export function splitAgent(agent: AgentDefinition | DefinedAgent): {
   const code: AgentCode = {
     ...(tools ? { tools } : {}),
     ...(onCallStart ? { onCallStart: (c: CallStartRequest) => onCallStart.call(agent, c) } : {}),
-    ...(onTurn ? { onTurn: (t: CallTurn) => onTurn.call(agent, t) } : {}),
+    ...(onTurn ? { onTurn: (t: CallTurn, c: LiveCall) => onTurn.call(agent, t, c) } : {}),
     ...(onCallEnd ? { onCallEnd: (r: CallRecord) => onCallEnd.call(agent, r) } : {}),
   };
   return { settings, code };

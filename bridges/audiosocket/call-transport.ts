@@ -45,6 +45,8 @@ export class AudioSocketCallTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate: number;
   readonly output: { readonly kind: "pcm"; readonly rate: number };
+  /** AudioSocket's DTMF frame (0x03) only comes from Asterisk: the agent's keys go as tones in the audio. */
+  readonly dtmfOut = { kind: "tones" } as const;
   readonly #conn: AudioSocketSink;
   readonly #log: Logger;
   readonly #clock: Clock;

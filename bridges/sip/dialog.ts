@@ -7,6 +7,7 @@ import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import type { ClientTransactions } from "./client-transaction.ts";
 import type { SipFlow } from "./flow.ts";
+import { dtmfRelayBody } from "./info-dtmf.ts";
 import type {
   NegotiatedMedia,
   RtpEndpoint,
@@ -432,7 +433,15 @@ export class Dialog {
 
   /** The call control the media side gets. */
   control(transfer: (target: string) => Promise<void>): SipCallControl {
-    return { hangUp: (reason) => this.hangUp(reason), transfer };
+    return { hangUp: (reason) => this.hangUp(reason), transfer, dtmfInfo: (d, ms) => this.#dtmfInfo(d, ms) };
+  }
+
+  /** A keypad digit by INFO, for a call that negotiated no telephone-event. */
+  async #dtmfInfo(digit: string, durationMs: number): Promise<void> {
+    const content = dtmfRelayBody(digit, durationMs);
+    const res = await this.request("INFO", [], { type: "application/dtmf-relay", content });
+    if (res.status >= 300)
+      throw new Error(`the INFO carrying ${digit} was refused: ${res.status} ${res.reason}`);
   }
 }
 

@@ -29,3 +29,9 @@ function digitOf(signal: string): InfoDtmf {
   if (!DIGITS.test(s)) return { error: `not a keypad digit: ${JSON.stringify(signal.slice(0, 16))}` };
   return { digit: s };
 }
+
+/** The body of an INFO that sends one digit: Cisco's relay format, which PBXs and trunks read. */
+export function dtmfRelayBody(digit: string, durationMs: number): string {
+  if (!DIGITS.test(digit)) throw new RangeError(`not a keypad digit: ${JSON.stringify(digit)}`);
+  return `Signal=${digit}\r\nDuration=${Math.round(durationMs)}\r\n`;
+}

@@ -73,6 +73,8 @@ export interface SipCallControl {
   hangUp(reason: string): Promise<void>;
   /** Blind transfer by REFER; resolves when a NOTIFY reports success, rejects with the reason otherwise. */
   transfer(target: string): Promise<void>;
+  /** Sends a keypad digit by INFO (application/dtmf-relay); resolves on its 2xx, rejects otherwise. */
+  dtmfInfo?(digit: string, durationMs: number): Promise<void>;
 }
 
 export interface SipCallTransportOptions {

@@ -54,6 +54,8 @@ export class TwilioCallTransport implements CallTransport {
   readonly info: CallInfo;
   readonly inputRate = TWILIO_RATE;
   readonly output = { kind: "pcm", rate: TWILIO_RATE } as const;
+  /** Media Streams has no message that sends a digit: the agent's keys go as tones in the audio. */
+  readonly dtmfOut = { kind: "tones" } as const;
   readonly streamSid: string;
   readonly #socket: MediaSocket;
   readonly #log: Logger;

@@ -35,6 +35,8 @@
 #define LATE_SKIP_NS 200000000LL
 #define HEADER 12
 #define MAX_PAYLOAD (1500 - 28 - HEADER)
+#define EV_EVENT 0x100
+#define EV_START 0x200
 #define LATE_BUCKETS 101 /* wake-up lateness histogram, 1 ms buckets; the last is ">= 100 ms" */
 
 typedef struct {
@@ -50,6 +52,10 @@ typedef struct {
   /* queued payloads: a ring of `cap` slots of `slot_bytes` each */
   uint8_t *slots;
   uint16_t *lens;
+  /* per slot: 0 for audio; for an RFC 4733 telephone-event packet EV_EVENT | its payload type,
+     plus EV_START on an event's first packet (the marker, and the timestamp all its packets carry) */
+  uint16_t *evs;
+  uint32_t event_ts;
   uint32_t cap, head, count, slot_bytes;
   uint8_t silence[MAX_PAYLOAD];
   uint16_t silence_len;
@@ -75,12 +81,24 @@ static void send_one(Call *c) {
   const uint8_t *payload;
   uint16_t len;
   int marker = c->first;
+  uint8_t pt = c->payload_type;
+  uint32_t ts = c->timestamp;
   if (c->count > 0) {
     payload = c->slots + (size_t)c->head * c->slot_bytes;
     len = c->lens[c->head];
+    uint16_t ev = c->evs[c->head];
     c->head = (c->head + 1) % c->cap;
     c->count--;
-    marker |= c->quiet;
+    if (ev & EV_EVENT) {
+      /* A telephone-event packet takes the place of this tick's audio; every packet of one event
+         carries the timestamp of its first, whose marker starts it (RFC 4733 §2.3.5, §2.5.1). */
+      if (ev & EV_START) c->event_ts = c->timestamp;
+      marker = c->first || (ev & EV_START) != 0;
+      pt = (uint8_t)(ev & 0x7f);
+      ts = c->event_ts;
+    } else {
+      marker |= c->quiet;
+    }
     c->quiet = 0;
     c->audio_sent++;
   } else {
@@ -95,13 +113,13 @@ static void send_one(Call *c) {
     c->first = 0;
     uint8_t pkt[HEADER + MAX_PAYLOAD + SRTP_MAX_TRAILER_LEN];
     pkt[0] = 0x80;
-    pkt[1] = (uint8_t)((marker ? 0x80 : 0) | (c->payload_type & 0x7f));
+    pkt[1] = (uint8_t)((marker ? 0x80 : 0) | (pt & 0x7f));
     pkt[2] = (uint8_t)(c->sequence >> 8);
     pkt[3] = (uint8_t)c->sequence;
-    pkt[4] = (uint8_t)(c->timestamp >> 24);
-    pkt[5] = (uint8_t)(c->timestamp >> 16);
-    pkt[6] = (uint8_t)(c->timestamp >> 8);
-    pkt[7] = (uint8_t)c->timestamp;
+    pkt[4] = (uint8_t)(ts >> 24);
+    pkt[5] = (uint8_t)(ts >> 16);
+    pkt[6] = (uint8_t)(ts >> 8);
+    pkt[7] = (uint8_t)ts;
     pkt[8] = (uint8_t)(c->ssrc >> 24);
     pkt[9] = (uint8_t)(c->ssrc >> 16);
     pkt[10] = (uint8_t)(c->ssrc >> 8);
@@ -181,6 +199,7 @@ static void free_call(Call *c) {
   if (c->srtp) srtp_dealloc(c->srtp);
   free(c->slots);
   free(c->lens);
+  free(c->evs);
   free(c);
 }
 
@@ -371,9 +390,10 @@ static napi_value open_call(napi_env env, napi_callback_info info) {
   c->cap = 64;
   c->slots = malloc((size_t)c->cap * slot_bytes);
   c->lens = malloc(c->cap * sizeof *c->lens);
+  c->evs = malloc(c->cap * sizeof *c->evs);
   memcpy(c->silence, silence, silence_len);
   c->silence_len = (uint16_t)silence_len;
-  if (!c->slots || !c->lens) {
+  if (!c->slots || !c->lens || !c->evs) {
     free_call(c);
     return throw_range(env, "open: out of memory");
   }
@@ -410,10 +430,14 @@ static napi_value open_call(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/** push(handle, payloads, lengths?): queues payloads; without lengths, each is slotBytes long. */
+/**
+ * push(handle, payloads, lengths?, events?): queues payloads; without lengths, each is slotBytes
+ * long. `events` (a Uint16Array, one per payload) marks RFC 4733 packets: EV_EVENT | payload type,
+ * with EV_START on each event's first; 0 is audio.
+ */
 static napi_value push(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3], out;
+  size_t argc = 4;
+  napi_value argv[4], out;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   void *data;
   size_t len;
@@ -432,17 +456,36 @@ static napi_value push(napi_env env, napi_callback_info info) {
       lens = p;
     }
   }
+  uint16_t *evs = NULL;
+  size_t nevs = 0;
+  if (argc >= 4) {
+    napi_valuetype t;
+    CHECK(napi_typeof(env, argv[3], &t));
+    if (t != napi_undefined) {
+      napi_typedarray_type tt;
+      void *p;
+      if (napi_get_typedarray_info(env, argv[3], &tt, &nevs, &p, NULL, NULL) != napi_ok || tt != napi_uint16_array)
+        return throw_range(env, "push: events must be a Uint16Array");
+      evs = p;
+    }
+  }
   Call *c = lock_call(env, argc, argv);
   if (!c) return NULL;
   size_t n = lens ? nlens : len / c->slot_bytes;
+  if (evs && nevs != n) {
+    pthread_mutex_unlock(&mu);
+    return throw_range(env, "push: events must have one entry per payload");
+  }
   if (c->count + n > c->cap) {
     uint32_t cap = c->cap;
     while (c->count + n > cap) cap *= 2;
     uint8_t *slots = malloc((size_t)cap * c->slot_bytes);
     uint16_t *ls = malloc(cap * sizeof *ls);
-    if (!slots || !ls) {
+    uint16_t *es = malloc(cap * sizeof *es);
+    if (!slots || !ls || !es) {
       free(slots);
       free(ls);
+      free(es);
       pthread_mutex_unlock(&mu);
       return throw_range(env, "push: out of memory");
     }
@@ -450,11 +493,14 @@ static napi_value push(napi_env env, napi_callback_info info) {
       uint32_t from = (c->head + i) % c->cap;
       memcpy(slots + (size_t)i * c->slot_bytes, c->slots + (size_t)from * c->slot_bytes, c->lens[from]);
       ls[i] = c->lens[from];
+      es[i] = c->evs[from];
     }
     free(c->slots);
     free(c->lens);
+    free(c->evs);
     c->slots = slots;
     c->lens = ls;
+    c->evs = es;
     c->cap = cap;
     c->head = 0;
   }
@@ -470,6 +516,7 @@ static napi_value push(napi_env env, napi_callback_info info) {
     uint32_t at = (c->head + c->count) % c->cap;
     memcpy(c->slots + (size_t)at * c->slot_bytes, src + off, l);
     c->lens[at] = (uint16_t)l;
+    c->evs[at] = evs ? evs[i] : 0;
     c->count++;
     off += l;
   }

@@ -3,8 +3,12 @@
 
 import type { Agent, AgentFallback, AnalysisPlan } from "../config/agent.ts";
 import type { Config } from "../config/config.ts";
-import type { SessionConfig } from "../session/config.ts";
-import { DEFAULT_SESSION_CONFIG } from "../session/config.ts";
+import type { ServiceDeadlines, SessionConfig } from "../session/config.ts";
+import {
+  DEFAULT_SERVICE_DEADLINES,
+  DEFAULT_SESSION_CONFIG,
+  EMBEDDED_SERVICE_DEADLINES,
+} from "../session/config.ts";
 import type { CircuitSettings } from "../session/resilience/circuit-breaker.ts";
 import type { ServiceModels } from "../session/services.ts";
 import type { HttpToolConfig } from "../session/tools.ts";
@@ -25,7 +29,9 @@ export interface CallAgent {
   readonly analysis: AnalysisPlan | undefined;
   readonly recording: boolean;
   /** What chose the agent, for the log. */
-  readonly chosenBy: "route" | "default" | "webhook" | "console" | "request";
+  readonly chosenBy: "route" | "default" | "webhook" | "console" | "request" | "handoff";
+  /** Another agent for the same call (its variables kept), when one has that name: a handoff's. */
+  readonly handoffTo?: (name: string) => CallAgent | undefined;
 }
 
 /** An agent's fallback: the models, voice and service its calls turn to when their own fail. */
@@ -85,8 +91,28 @@ export function modelsOf(agent: Agent, service: Service): ServiceModels {
   };
 }
 
-/** The session's configuration of `agent`, its templates filled by `t` (no templates: pass none). */
-export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConfig {
+/**
+ * The deadlines an agent gets where it sets none: the embedded local service's, unless that
+ * service plays a hosted one's latency or faults (then it stands for the hosted service).
+ */
+export function serviceDeadlinesFor(config: Pick<Config, "service" | "local">): ServiceDeadlines {
+  const { latency, faults } = config.local;
+  const plays =
+    latency.asrMs + latency.chatMs + latency.ttsMs > 0 ||
+    faults.chat503 + faults.asr503 + faults.ttsCut + faults.chatStall > 0;
+  const embedded = !config.service.baseUrl && !config.service.apiKey;
+  return embedded && !plays ? EMBEDDED_SERVICE_DEADLINES : DEFAULT_SERVICE_DEADLINES;
+}
+
+/**
+ * The session's configuration of `agent`, its templates filled by `t` (no templates: pass none);
+ * `deadlines`: the defaults where the agent sets none (the service's: see serviceDeadlinesFor).
+ */
+export function sessionConfigOf(
+  agent: Agent,
+  t?: TemplateRenderer,
+  deadlines: ServiceDeadlines = DEFAULT_SERVICE_DEADLINES,
+): SessionConfig {
   const fill = (text: string) => (t ? t.render(text) : text);
   const fillUrl = (text: string) => (t ? t.render(text, encodeURIComponent) : text);
   const httpTools: HttpToolConfig[] = agent.httpTools.map((tool) => ({
@@ -100,16 +126,26 @@ export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConf
     ...(agent.systemPrompt ? { systemPrompt: fill(agent.systemPrompt) } : {}),
     ...(agent.greeting ? { greeting: fill(agent.greeting) } : {}),
     ...(agent.transferTarget ? { transferTarget: fill(agent.transferTarget) } : {}),
+    transferMode: agent.transferMode,
+    warmTransfer: {
+      answerMs: agent.transferAnswerSeconds * 1000,
+      ...(agent.transferHoldAudio ? { holdAudio: agent.transferHoldAudio } : {}),
+      ...(agent.transferHoldLine ? { holdLine: fill(agent.transferHoldLine) } : {}),
+      ...(agent.transferBrief ? { brief: fill(agent.transferBrief) } : {}),
+    },
     ...(agent.apologyText ? { apologyText: fill(agent.apologyText) } : {}),
     ...(agent.waitingCue
       ? { waitingCue: { text: fill(agent.waitingCue), afterMs: agent.waitingCueAfterMs } }
       : {}),
     turn: turnTakingFrom(agent),
-    deadlines: { ...agent.deadlines },
+    deadlines: { ...deadlines, ...definedOf(agent.deadlines) },
     repromptAfterMs: agent.repromptAfterMs,
     maxReprompts: agent.maxReprompts,
     maxCallMs: agent.maxCallSeconds * 1000,
     httpTools,
+    ...(agent.handoffs.length ? { handoffs: { agents: agent.handoffs, history: agent.handoffHistory } } : {}),
+    ...(agent.handoffLine ? { handoffLine: fill(agent.handoffLine) } : {}),
+    ...(agent.ivr ? { ivr: { goal: fill(agent.ivr.goal) } } : {}),
     history: {
       ...DEFAULT_SESSION_CONFIG.history,
       maxTokens: agent.historyTokens,
@@ -120,4 +156,9 @@ export function sessionConfigOf(agent: Agent, t?: TemplateRenderer): SessionConf
 
 function mapValues(record: Record<string, string>, f: (v: string) => string): Record<string, string> {
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v)]));
+}
+
+/** The settings given a value (an unset optional key leaves the default in place). */
+function definedOf<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

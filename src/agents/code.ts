@@ -27,6 +27,21 @@ export interface CallStartDecision {
 /** A turn as a hook sees it: the call's id and the spoken turn. */
 export type CallTurn = TurnView & { callId: string };
 
+/** The live call a hook may act on (onTurn's second argument). */
+export interface LiveCall {
+  readonly id: string;
+  /**
+   * Presses keys on the call now (0-9, *, #, A-D; `w` waits half a second): resolves once they
+   * are sent, rejects when the call is over or carries no digits (Discord, a browser call).
+   */
+  sendDtmf(digits: string): Promise<void>;
+  /**
+   * Hands the call to another of the agent's `handoffs` once the words being spoken are heard (as
+   * the handoff tool does); throws when the agent may not hand calls to it, or the call is over.
+   */
+  handoff(agent: string, reason?: string): void;
+}
+
 export interface AgentCode {
   readonly tools?: readonly CodeTool[];
   /** Before the call is answered (while it rings, where the transport can). */
@@ -34,7 +49,7 @@ export interface AgentCode {
     call: CallStartRequest,
   ) => CallStartDecision | undefined | Promise<CallStartDecision | undefined>;
   /** After each spoken turn, the caller's or the agent's. */
-  readonly onTurn?: (turn: CallTurn) => void | Promise<void>;
+  readonly onTurn?: (turn: CallTurn, call: LiveCall) => void | Promise<void>;
   /** Once the call is over (and analysed, when the agent has an analysis plan). */
   readonly onCallEnd?: (record: CallRecord) => void | Promise<void>;
 }

@@ -9,8 +9,15 @@ import type { Config } from "../config/config.ts";
 import type { Route, WebhookConfig } from "../config/routes.ts";
 import { unknownKeyMessage, unknownKeys } from "../config/unknown-keys.ts";
 import type { Logger } from "../core/log.ts";
+import type { ServiceDeadlines } from "../session/config.ts";
 import type { CallInfo } from "../session/transport.ts";
-import { type CallAgent, modelsOf, resilienceOf, sessionConfigOf } from "./call-agent.ts";
+import {
+  type CallAgent,
+  modelsOf,
+  resilienceOf,
+  serviceDeadlinesFor,
+  sessionConfigOf,
+} from "./call-agent.ts";
 import { type AgentCode, askCallStartHook } from "./code.ts";
 import { routeFor } from "./routes.ts";
 import { nowIn, TemplateRenderer } from "./templates.ts";
@@ -36,6 +43,8 @@ export class AgentDirectory {
   readonly #routes: readonly Route[];
   readonly #webhook: WebhookConfig | undefined;
   readonly #service: Config["service"];
+  /** Deadlines where an agent sets none: the service's (call-agent.ts serviceDeadlinesFor). */
+  readonly #deadlines: ServiceDeadlines;
   readonly #observer: PickObserver;
   readonly #code: ReadonlyMap<string, AgentCode>;
 
@@ -46,6 +55,7 @@ export class AgentDirectory {
     this.#routes = config.routes;
     this.#webhook = config.agentWebhook;
     this.#service = config.service;
+    this.#deadlines = serviceDeadlinesFor(config);
     this.#observer = observer;
     this.#code = code;
   }
@@ -164,7 +174,7 @@ export class AgentDirectory {
     return {
       name,
       session: {
-        ...sessionConfigOf(agent, renderer),
+        ...sessionConfigOf(agent, renderer, this.#deadlines),
         agentName: name,
         variables,
         ...(code?.tools ? { codeTools: code.tools } : {}),
@@ -176,6 +186,8 @@ export class AgentDirectory {
       analysis: agent.analysis,
       recording: agent.recording,
       chosenBy,
+      handoffTo: (next) =>
+        this.#agents.has(next) ? this.#resolve(next, "handoff", info, variables, undefined, log) : undefined,
     };
   }
 

@@ -125,13 +125,13 @@ const deadlinesSchema = z
       description:
         "From the first chat request to the first words, retries, hedges and fallbacks included, ms; then the caller hears apologyText.",
     }),
-    asrMs: ms(200, 30_000).default(2000).meta({
+    asrMs: ms(200, 30_000).optional().meta({
       description:
-        "Longest wait for the transcript after the caller's words were sent, ms; then recognition is tried again (on the fallback, when set) with the audio the bridge holds.",
+        "Longest wait for the transcript after the caller's words were sent, ms; then recognition is tried again (on the fallback, when set) with the audio the bridge holds. Default 2000; 15000 on the embedded local service when it plays no hosted latency or faults (its engines share the bridge's CPU: a late transcript there is a busy machine, and asking again only adds work).",
     }),
-    ttsFirstAudioMs: ms(200, 30_000).default(1500).meta({
+    ttsFirstAudioMs: ms(200, 30_000).optional().meta({
       description:
-        "Longest wait for synthesized audio after text was sent to a speech session (or for the session to open), ms; then the session is replaced.",
+        "Longest wait for synthesized audio after text was sent to a speech session (or for the session to open), ms; then the session is replaced. Default 1500; 10000 on the embedded local service when it plays no hosted latency or faults.",
     }),
   })
   .superRefine((v, ctx) => {
@@ -182,6 +182,19 @@ const fallbackSchema = z
       });
   });
 
+/** A phone menu answering the agent's outbound call: what it presses its way toward (docs/outbound.md). */
+const ivrSchema = z.object({
+  goal: z
+    .string({
+      error: 'expected what the agent is after in the menu, e.g. "reach the pharmacy\'s refill line"',
+    })
+    .pipe(templated)
+    .meta({
+      description:
+        'What the agent is after in the menu, in words the model reads (per-call variables filled), e.g. "reach a person in billing" or "refill prescription {{var.rx}}".',
+    }),
+});
+
 /** When a service target is skipped for the fallback: its circuit (#54). */
 const circuitSchema = z.object({
   failures: whole(1, 1000).default(5).meta({
@@ -223,6 +236,25 @@ export const agentShape = {
   transferTarget: templated.optional().meta({
     env: "AGENT_TRANSFER_TARGET",
     description: "Phone number or SIP URI the transfer_call tool dials.",
+  }),
+  transferMode: z.enum(["blind", "warm"], { error: "expected blind or warm" }).default("blind").meta({
+    description:
+      "blind hands the call over at once (SIP REFER, Twilio <Dial>); warm lets the model choose: the bridge dials the person first, holds the caller, briefs the person and joins them only once they accept (SIP; see docs/outbound.md#transfers).",
+  }),
+  transferHoldAudio: z.string().min(1).optional().meta({
+    description:
+      "A WAV file (PCM, any rate, mono or stereo) looped to the caller on hold during a warm transfer; default: a soft tone every two seconds.",
+  }),
+  transferHoldLine: templated.optional().meta({
+    description: 'Said to the caller before the hold audio of a warm transfer, e.g. "One moment, please."',
+  }),
+  transferBrief: templated.optional().meta({
+    description:
+      "What the person who answers a warm transfer is told (per-call variables filled), before being asked to press 1; default: a summary of the call written by the model from the conversation.",
+  }),
+  transferAnswerSeconds: whole(5, 120).default(25).meta({
+    description:
+      "How long a warm transfer rings before the agent comes back to the caller (the answering-machine check and the brief come after), seconds.",
   }),
   voice: z.string().min(1).optional().meta({ description: "Service voice id (default: service.voice)." }),
   chatModel: z.string().min(1).optional().meta({ description: "Chat model (default: service.chatModel)." }),
@@ -327,6 +359,21 @@ export const agentShape = {
     description:
       "Tokens of the digest that keeps the words of turns older than historyTokens (0: they are dropped).",
   }),
+  handoffs: z.array(z.string().min(1)).default([]).meta({
+    description:
+      "Agents this one may hand the call to (the model's handoff tool): the same call goes on with that agent's prompt, voice, models and tools.",
+  }),
+  handoffHistory: z
+    .enum(["whole", "summary", "none"], { error: "expected whole, summary or none" })
+    .default("whole")
+    .meta({
+      description:
+        "What the agent taking a call over from this one gets of the conversation: whole (the turns as they are), summary (a digest of what was said, at most its historyDigestTokens), or none.",
+    }),
+  handoffLine: templated.optional().meta({
+    description:
+      "Said by this agent when a call is handed to it; default: its greeting, else the model speaks first with the conversation it was given.",
+  }),
   deadlines: deadlinesSchema.prefault({}).meta({
     description:
       "How long each step of the service is waited for on a call before it counts as failed and is hedged, retried or sent to the fallback (see docs/when-the-service-fails.md).",
@@ -354,6 +401,10 @@ export const agentShape = {
   analysis: analysisSchema
     .optional()
     .meta({ description: "Summary and typed fields asked of the model after each call." }),
+  ivr: ivrSchema.optional().meta({
+    description:
+      "On outbound calls: when answering-machine detection finds a machine whose greeting ends without a beep (a phone menu), the agent listens to the menu and presses keys toward this goal (send_dtmf) instead of leaving the voicemail message; a machine that beeps still gets the message. Needs machineDetection on (with Twilio, message).",
+  }),
 };
 
 function checkEndOfTurn(v: { minEndOfTurnMs: number; maxEndOfTurnMs: number }, ctx: z.RefinementCtx): void {

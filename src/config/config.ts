@@ -9,9 +9,11 @@ import { z } from "zod";
 import { agentName, agentSchema, defaultAgentSchema } from "./agent.ts";
 import { audiosocketSchema } from "./audiosocket.ts";
 import { callReportsSchema } from "./call-reports.ts";
+import { campaignsSchema } from "./campaigns.ts";
 import { consoleSchema } from "./console.ts";
 import { discordSchema } from "./discord.ts";
 import { envTable, envVariables } from "./env.ts";
+import { handoffProblems } from "./handoffs.ts";
 import { localSchema } from "./local.ts";
 import { logSchema } from "./log.ts";
 import { outboundSchema } from "./outbound.ts";
@@ -45,6 +47,7 @@ export const configSchema = z.object({
   twilio: twilioSchema,
   sip: sipSchema,
   outbound: outboundSchema,
+  campaigns: campaignsSchema,
   audiosocket: audiosocketSchema,
   discord: discordSchema,
   callReports: callReportsSchema,
@@ -153,6 +156,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       message: "the default agent is set twice (agent: and agents.default): keep one",
     });
   issues.push(...routeProblems(tree));
+  issues.push(...handoffProblems(tree));
   if (result.success && issues.length === 0) return result.data;
   const problems = issues.map((issue) => {
     const key = issue.path.join(".");

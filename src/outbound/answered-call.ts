@@ -26,6 +26,11 @@ export interface AnsweredCallDeps {
   readonly dialled: (outcome: DialOutcome, amd: AmdResult) => void;
   /** A person: the agent's session takes the gate. */
   readonly startSession: (transport: CallTransport) => void;
+  /**
+   * A machine whose greeting ended without a beep (a phone menu), for an agent with an `ivr` goal:
+   * the agent's session in menu mode takes the gate (ivr.ts). Absent: such a machine is a voicemail.
+   */
+  readonly startIvr?: (transport: CallTransport) => void;
   /** The call ended here (a machine, or gone before the decision). */
   readonly ended: (end: CallEnd) => void;
   readonly log: Logger;
@@ -66,7 +71,10 @@ export class AnsweredCall {
             "outbound: answering-machine detection decided",
           );
           if (result === "human") d.startSession(this.#gate);
-          else if (d.policy === "hangup") void this.#hangUp("agent: answering machine, hung up");
+          // A menu or a voicemail: its greeting's end (a beep or not) tells, so the call waits for it.
+          else if (d.policy === "hangup" && !d.startIvr)
+            void this.#hangUp("agent: answering machine, hung up");
+          else if (d.policy === "hangup") return;
           else {
             // Synthesized while the greeting plays, so the message starts right at the beep's end.
             this.#audio = d.synthesize(d.message);
@@ -76,7 +84,18 @@ export class AnsweredCall {
           }
         },
         cue: (atMs, beepEndMs, why) => {
-          if (this.#amd?.result !== "machine" || !this.#audio || this.#hangingUp) return;
+          if (this.#amd?.result !== "machine" || this.#hangingUp) return;
+          if (beepEndMs === undefined && d.startIvr) {
+            d.log.info({ why }, "outbound: a phone menu answered (no beep): the agent works it");
+            d.record({ type: "note", at: new Date().toISOString(), text: `phone menu answered (${why})` });
+            d.startIvr(this.#gate);
+            return;
+          }
+          if (d.policy === "hangup") {
+            void this.#hangUp("agent: answering machine, hung up");
+            return;
+          }
+          if (!this.#audio) return;
           this.#amd = {
             ...this.#amd,
             ...(beepEndMs !== undefined ? { beepEndedAtMs: Math.round(beepEndMs) } : {}),

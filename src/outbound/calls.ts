@@ -18,6 +18,7 @@ import { AnsweringMachineDetector } from "./amd.ts";
 import { synthesize } from "./amd-gate.ts";
 import { AnsweredCall } from "./answered-call.ts";
 import type { CarrierAmd, DialEvents, Dialer, DialFailure, PlacedCall } from "./dialer.ts";
+import { ivrAgent } from "./ivr.ts";
 import type { DialLimits } from "./limits.ts";
 import { type DialBody, parseDialBody } from "./request.ts";
 
@@ -28,6 +29,8 @@ export interface OutboundDeps {
   readonly agents: () => AgentDirectory;
   /** The bridge is shutting down: no new calls. */
   readonly draining?: () => boolean;
+  /** A number the bridge never dials (the do-not-call list), asked at dial time. */
+  readonly doNotCall?: (to: string) => boolean;
   readonly limits: DialLimits;
   readonly events: CallEventSink;
   /** Starts the agent's session on an answered call; `onEnd` hears that it ended (the session records how). */
@@ -47,7 +50,7 @@ export interface OutboundDeps {
 
 export type PlaceResult =
   | { ok: true; callId: string }
-  | { ok: false; status: 400 | 429 | 503; field?: string; message: string; retryAfterS?: number };
+  | { ok: false; status: 400 | 403 | 429 | 503; field?: string; message: string; retryAfterS?: number };
 
 interface LiveCall {
   readonly placed: PlacedCall;
@@ -182,6 +185,7 @@ export class OutboundCalls {
           return;
         }
         const message = this.#voicemailMessage(body, info, from, config.voicemailMessage, log);
+        const menuAgent = ivrAgent(agent);
         const call = new AnsweredCall({
           transport,
           policy,
@@ -199,6 +203,14 @@ export class OutboundCalls {
             const session = this.#d.startSession(gate, agent, () => finish("ended"));
             if (live) live.session = session;
           },
+          ...(menuAgent
+            ? {
+                startIvr: (gate: CallTransport) => {
+                  const session = this.#d.startSession(gate, menuAgent, () => finish("ended"));
+                  if (live) live.session = session;
+                },
+              }
+            : {}),
           ended: (end) => {
             endRecord(end, answeredAt);
             finish(end.reason);
@@ -237,6 +249,13 @@ export class OutboundCalls {
         status: 503,
         message: "the bridge is shutting down: no new calls",
         retryAfterS: 30,
+      };
+    if (this.#d.doNotCall?.(body.to))
+      return {
+        ok: false,
+        status: 403,
+        field: "to",
+        message: `${body.to} is on the do-not-call list (campaigns.doNotCallFile): the bridge never dials it`,
       };
     const dialer = this.#d.dialers()[body.via];
     if (!dialer)

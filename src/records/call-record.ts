@@ -49,10 +49,20 @@ export type CallEvent =
       /** `outbound` when the bridge placed the call (POST /calls); absent means inbound. */
       direction?: CallDirection;
     }
-  | { type: "user"; at: string; text: string; source: "speech" | "dtmf"; speaker?: string }
+  | {
+      type: "user";
+      at: string;
+      text: string;
+      source: "speech" | "dtmf";
+      speaker?: string;
+      /** The agent the caller spoke to, once the call was handed to another (absent: the call's first). */
+      agent?: string;
+    }
   | {
       type: "assistant";
       at: string;
+      /** The agent that spoke, once the call was handed to another (absent: the call's first). */
+      agent?: string;
       generated: string;
       heard: string;
       interrupted: boolean;
@@ -62,6 +72,15 @@ export type CallEvent =
     }
   | { type: "barge-in"; at: string; outcome: "interrupted" | "resumed" }
   | { type: "note"; at: string; text: string }
+  /** The call went on with another agent (its `handoffs`): who handed it to whom, why, what was carried. */
+  | {
+      type: "handoff";
+      at: string;
+      from: string;
+      to: string;
+      reason: string;
+      history: HandoffHistory;
+    }
   /** An outbound call's dialling settled: who or what answered, or why nobody did. */
   | {
       type: "dial";
@@ -86,6 +105,9 @@ export type CallEvent =
   | { type: "analysis"; at: string; analysis: CallAnalysis };
 
 export type CallDirection = "inbound" | "outbound";
+
+/** What the agent taking a call over gets of the conversation: all of it, a digest, or nothing. */
+export type HandoffHistory = "whole" | "summary" | "none";
 
 /** How loud the caller and the room behind them were over a call (session/caller-voice.ts). */
 export interface CallLevels {
@@ -122,9 +144,11 @@ export type CallAnalysis =
 
 /** One spoken turn, for people reading a call: who, what, and for the agent what was heard. */
 export type TurnView =
-  | { role: "user"; text: string; source: "speech" | "dtmf"; speaker?: string; at: string }
+  | { role: "user"; text: string; source: "speech" | "dtmf"; speaker?: string; agent?: string; at: string }
   | {
       role: "assistant";
+      /** The agent that spoke, after a handoff (absent: the call's first agent, `CallRecord.agent`). */
+      agent?: string;
       text: string;
       generated: string;
       heard: string;
@@ -161,12 +185,13 @@ export interface CallRecord {
 /** The spoken turn an event is (the caller's words or the agent's reply), if it is one. */
 export function turnOf(e: CallEvent): TurnView | undefined {
   if (e.type === "user") {
-    const { text, source, speaker, at } = e;
-    return { role: "user", text, source, ...(speaker ? { speaker } : {}), at };
+    const { text, source, speaker, agent, at } = e;
+    return { role: "user", text, source, ...(speaker ? { speaker } : {}), ...(agent ? { agent } : {}), at };
   }
   if (e.type !== "assistant") return undefined;
   return {
     role: "assistant",
+    ...(e.agent ? { agent: e.agent } : {}),
     text: e.heard,
     generated: e.generated,
     heard: e.heard,

@@ -22,7 +22,7 @@ export interface ApologyHost {
 const RECHECK_MS = 20;
 
 export class Apology<Turn extends object> {
-  readonly speech: CachedSpeech;
+  speech: CachedSpeech;
   readonly #format: OutputFormat;
   readonly #clock: Clock;
   readonly #log: Logger;

@@ -1,14 +1,19 @@
 // Call control for one session: what happens to the call as a whole rather than to a turn.
-// The model's hang-up and transfer requests, re-prompts of a silent caller and the goodbye
+// The model's hang-up, transfer and handoff requests, re-prompts of a silent caller and the goodbye
 // after too many, the call's time limit, and keypad digits gathered into one message.
 // The session owns the conversation; this asks it for what it needs through `ControlHost`.
 
+import type { ChatMessage } from "../api/types/index.ts";
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
 import type { SessionConfig } from "./config.ts";
-import type { CallTransport } from "./transport.ts";
+import { checkDigits, sendDigits } from "./dtmf-out.ts";
+import type { SessionServices } from "./services.ts";
+import { transferBrief } from "./transfer-brief.ts";
+import type { CallTransport, DialPerson } from "./transport.ts";
+import { WarmTransfer } from "./warm-transfer.ts";
 
 export type CallAction = NonNullable<AgentTurnResult["action"]>;
 
@@ -23,13 +28,17 @@ export interface ControlHost {
   transferFailed(target: string, why: string): void;
   /** Keypad digits, gathered, as one caller message. */
   digits(digits: string): void;
+  /** The conversation so far (a warm transfer's brief summarizes it). */
+  history(): readonly ChatMessage[];
+  /** Another agent takes the call over (handoff.ts). */
+  handoff(agent: string, reason: string): void;
 }
 
 export class CallControl {
   readonly #host: ControlHost;
   readonly #transport: CallTransport;
   readonly #clock: Clock;
-  readonly #config: SessionConfig;
+  #config: SessionConfig;
   readonly #log: Logger;
   #repromptTimer: TimerHandle | undefined;
   #reprompts = 0;
@@ -38,6 +47,10 @@ export class CallControl {
   #dtmfTimer: TimerHandle | undefined;
   #closed = false;
   #acting = false;
+  readonly #services: SessionServices | undefined;
+  readonly #dialPerson: DialPerson | undefined;
+  /** A warm transfer under way, or joined (then the agent has left the call). */
+  #warm: { flow: WarmTransfer; target: string; who?: string } | undefined;
 
   constructor(opts: {
     host: ControlHost;
@@ -45,7 +58,12 @@ export class CallControl {
     clock: Clock;
     config: SessionConfig;
     log: Logger;
+    /** A warm transfer's brief and its words to the person (without them, every transfer is blind). */
+    services?: SessionServices;
+    dialPerson?: DialPerson | undefined;
   }) {
+    this.#services = opts.services;
+    this.#dialPerson = opts.dialPerson;
     this.#host = opts.host;
     this.#transport = opts.transport;
     this.#clock = opts.clock;
@@ -59,6 +77,11 @@ export class CallControl {
    */
   get acting(): boolean {
     return this.#acting;
+  }
+
+  /** The call was handed to another agent: its re-prompts and goodbye from now on (the time limit stays the call's). */
+  agentChanged(config: SessionConfig): void {
+    this.#config = config;
   }
 
   /** Starts the call's time limit. */
@@ -76,6 +99,22 @@ export class CallControl {
   close(): void {
     this.#closed = true;
     for (const t of [this.#repromptTimer, this.#maxTimer, this.#dtmfTimer]) this.#clock.clearTimeout(t);
+    this.#warm?.flow.close("the call ended");
+  }
+
+  /**
+   * A frame from the caller, taken while a warm transfer holds the caller (dropped) or has joined
+   * them to the person (relayed); false when the agent listens as usual.
+   */
+  callerAudio(frame: Int16Array): boolean {
+    return this.#warm?.flow.callerAudio(frame) ?? false;
+  }
+
+  /** How the call ends when the caller hangs up: after a warm transfer joined, it ends transferred. */
+  callerLeft(reason: string): CallEnd {
+    const w = this.#warm;
+    if (w?.who === undefined) return { outcome: "caller_hangup", reason };
+    return { outcome: "transferred", reason: `warm transfer to ${w.target} (taken by ${w.who}): ${reason}` };
   }
 
   /** The caller spoke: no re-prompt is due, and the count starts again. */
@@ -92,7 +131,7 @@ export class CallControl {
   scheduleReprompt(): void {
     this.cancelReprompt();
     // A group conversation is not a call to keep alive: silence there is nobody's fault.
-    if (this.#closed || this.#config.multiParty || this.#host.busy()) return;
+    if (this.#closed || this.#config.multiParty || this.#host.busy() || this.#warm) return;
     this.#repromptTimer = this.#clock.setTimeout(() => {
       if (this.#host.busy()) return;
       this.#reprompts += 1;
@@ -115,6 +154,12 @@ export class CallControl {
 
   /** Runs what the model asked for once its words were heard: hang up, or transfer. */
   async run(action: CallAction): Promise<void> {
+    if (action.kind === "dtmf") return this.#pressKeys(action.digits);
+    if (action.kind === "handoff") {
+      this.#log.info({ to: action.agent, reason: action.reason }, "handing the call to another agent");
+      this.#host.handoff(action.agent, action.reason);
+      return;
+    }
     if (action.kind === "end-call") {
       this.#log.info({ reason: action.reason }, "agent hangs up");
       await this.#act(() => this.#transport.hangUp(action.reason)).catch((err: Error) =>
@@ -123,6 +168,10 @@ export class CallControl {
       this.#host.end({ outcome: "agent_hangup", reason: `agent: ${action.reason}` });
       return;
     }
+    const mode = action.mode ?? this.#config.transferMode ?? "blind";
+    if (mode === "warm" && this.#dialPerson && this.#services)
+      return this.#warmTransfer(action.target, action.brief, this.#dialPerson, this.#services);
+    if (mode === "warm") this.#log.warn("a warm transfer cannot be placed on this call: transferring blind");
     this.#log.info({ target: action.target }, "transferring the call");
     try {
       await this.#act(() => this.#transport.transfer(action.target));
@@ -136,6 +185,81 @@ export class CallControl {
     }
   }
 
+  /** Holds the caller, calls and briefs the person; joined, the agent leaves; else it takes the call back. */
+  async #warmTransfer(
+    target: string,
+    brief: string | undefined,
+    dial: DialPerson,
+    services: SessionServices,
+  ): Promise<void> {
+    const config = this.#config.warmTransfer ?? { answerMs: 25_000 };
+    const log = this.#log.child({ transfer: "warm", target });
+    log.info("warm transfer: holding the caller and calling the person");
+    this.#host.note(`warm transfer to ${target}: calling`);
+    this.cancelReprompt();
+    const flow = new WarmTransfer({
+      caller: this.#transport,
+      dial,
+      tts: services.tts,
+      clock: this.#clock,
+      log,
+      config,
+      sayToCaller: async (text) => {
+        await this.#host.speakFixed(text).done;
+      },
+      brief: (signal) => {
+        const history = this.#host.history();
+        return transferBrief({ fixed: brief ?? config.brief, history, chat: services.chat, signal, log });
+      },
+      personLeft: () => {
+        const reason = `warm transfer to ${target} (taken by ${warm.who}): the person hung up`;
+        void this.#transport.hangUp("the person hung up").catch(() => undefined);
+        this.#host.end({ outcome: "transferred", reason });
+      },
+    });
+    const warm: { flow: WarmTransfer; target: string; who?: string } = { flow, target };
+    this.#warm = warm;
+    const out = await flow.run(target);
+    if (this.#closed) return;
+    if (out.kind === "joined") {
+      warm.who = out.who;
+      // The agent has left: the call is the caller's and the person's now, however long it lasts.
+      this.#clock.clearTimeout(this.#maxTimer);
+      this.#host.note(`warm transfer to ${target}: taken by ${out.who}; caller and person joined`);
+      return;
+    }
+    this.#warm = undefined;
+    this.#host.note(`warm transfer to ${target} failed (${out.outcome}): ${out.why}`);
+    this.#host.transferFailed(target, out.why);
+  }
+
+  /** Sends keypad digits as given (the TypeScript API's hooks): checked first, a bad key refused. */
+  pressChecked(digits: string): Promise<void> {
+    const keys = checkDigits(digits);
+    if ("error" in keys) return Promise.reject(new TypeError(`sendDtmf: ${keys.error}`));
+    return this.sendDtmf(keys.digits);
+  }
+
+  /** Sends keypad digits (checked: dtmf-out.ts) now; rejects when the call cannot carry them. */
+  async sendDtmf(digits: string): Promise<void> {
+    if (this.#closed) throw new Error("the call has ended");
+    this.#log.info({ digits }, "pressing keys");
+    await sendDigits(this.#transport, this.#clock, digits);
+    this.#host.note(`agent pressed ${digits}`);
+  }
+
+  /** The model's keys (send_dtmf), after its words: the call goes on, listening for what answers. */
+  async #pressKeys(digits: string): Promise<void> {
+    try {
+      await this.sendDtmf(digits);
+    } catch (err) {
+      const why = (err as Error).message;
+      this.#log.warn({ err: why, digits }, "keys not sent");
+      if (!this.#closed) this.#host.note(`keys ${digits} not sent: ${why}`);
+    }
+    this.scheduleReprompt();
+  }
+
   async #act(request: () => Promise<void>): Promise<void> {
     this.#acting = true;
     try {
@@ -147,6 +271,7 @@ export class CallControl {
 
   /** A keypad digit: sent to the model after a pause (`dtmfGapMs`), or at once on '#'. */
   digit(digit: string): void {
+    if (this.#warm) return; // on hold, or talking to the person: not for the agent
     this.#log.info({ digit }, "caller pressed a key");
     this.#dtmf += digit;
     this.#clock.clearTimeout(this.#dtmfTimer);

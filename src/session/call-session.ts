@@ -13,9 +13,10 @@ import { Apology } from "./apology.ts";
 import { BargeIns } from "./barge-ins.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { CallControl } from "./call-control.ts";
-import { type CallTrace, reportTurn, type TurnTrace, tracedTools } from "./call-trace.ts";
+import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
+import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Listeners } from "./listeners.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
@@ -23,13 +24,13 @@ import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { type ToolBox, toolBoxOf } from "./tools.ts";
-import type { CallTransport, Speaker } from "./transport.ts";
+import type { CallTransport, DialPerson, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
-import { sharedTrigramCompletion, type TurnCompletionModel } from "./turn-completion.ts";
+import { type TurnCompletionModel, turnCompletionFor } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
-import { assistantEvent, logAgentTurn } from "./turn-report.ts";
+import { assistantEvent, callStartEvent, logAgentTurn } from "./turn-report.ts";
 import { answeredByAgent, digitsTurn, type UserTurnJob, userContent } from "./user-turn.ts";
-import { WaitingCue } from "./waiting-cue.ts";
+import { type WaitingCue, waitingCueOf } from "./waiting-cue.ts";
 
 export interface SessionDeps {
   transport: CallTransport;
@@ -50,17 +51,21 @@ export interface SessionDeps {
   trace?: CallTrace;
   /** The call ended: how (the outcome counted and filtered on) and why, in words. */
   onEnd?: (end: CallEnd) => void;
+  /** Places a warm transfer's call to the person (warm-transfer.ts); without it, transfers are blind. */
+  dialPerson?: DialPerson;
+  /** The agents this call may be handed to, resolved for it (handoff.ts). */
+  handoff?: AgentResolver;
 }
 
 /** What an agent turn is: a reply (to `job`, if it answers one), fixed words, or the apology for `why`. */
 type TurnMeta = { kind: "reply" | "fixed" | "apology"; job?: UserTurnJob; why?: string };
 
 export class CallSession {
-  readonly #d: SessionDeps;
+  #d: SessionDeps;
   readonly #log: Logger;
-  readonly #history: ConversationHistory;
-  readonly #tools: ToolBox;
-  readonly #tts: TtsPool;
+  #history: ConversationHistory;
+  #tools: ToolBox;
+  #tts: TtsPool;
   readonly #control: CallControl;
   readonly #startedAt: number;
   #ended = false;
@@ -93,12 +98,10 @@ export class CallSession {
     const { transport, config } = deps;
     this.#log = deps.log.child({ callId: transport.info.callId });
     this.#history = new ConversationHistory(config.systemPrompt, config.history);
-    this.#tools = toolBoxOf(config, transport.info, this.#log);
+    this.#tools = toolBoxOf(config, transport, this.#log);
     this.#tts = new TtsPool(deps.services.tts, transport.output, this.#log);
     this.#control = new CallControl({
-      transport,
-      clock: deps.clock,
-      config,
+      ...deps,
       log: this.#log,
       host: {
         busy: () =>
@@ -106,15 +109,17 @@ export class CallSession {
         speakFixed: (text) => this.#speakFixed(text),
         end: (end) => this.end(end),
         note: (text) => this.#note(text),
-        transferFailed: (target) => {
+        history: () => this.#history.messages(),
+        transferFailed: (target, why) => {
           if (this.#farEnd !== undefined) {
             this.end(this.#farEnd); // the caller went while the transfer was tried
             return;
           }
-          this.#history.addUser(`(system: the transfer to ${target} failed; tell the caller and offer help)`);
+          this.#history.addUser(`(system: the call to ${target} failed: ${why}; tell the caller and help)`);
           this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
         },
         digits: (digits) => this.#onDigits(digits),
+        handoff: (to, reason) => this.#handOff(to, reason),
       },
     });
     this.#barges = new BargeIns(deps.clock, {
@@ -136,11 +141,7 @@ export class CallSession {
       clock: deps.clock,
       log: this.#log,
       host: {
-        quiet: () =>
-          !this.#job &&
-          !this.#agent &&
-          !this.#listeners.anyoneSpeaking() &&
-          !this.#listeners.anyOnsetPending(),
+        quiet: () => this.idle && !this.#listeners.anyOnsetPending(),
         say: (text, openTts, why) =>
           this.#startAgent(
             this.#history.messages(),
@@ -151,30 +152,30 @@ export class CallSession {
           ),
       },
     });
-    if (config.waitingCue) {
-      const speech = new CachedSpeech(config.waitingCue.text, transport.output);
-      const host = {
-        busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
-        played: (text: string) => this.#note(`waiting cue played: ${text}`),
-      };
-      const cue = new WaitingCue(config.waitingCue, speech, { clock: deps.clock, transport, host });
-      this.#cue = { speech, cue };
-    }
+    this.#cue = waitingCueOf(config.waitingCue, deps.clock, transport, {
+      busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
+      played: (text: string) => this.#note(`waiting cue played: ${text}`),
+    });
     this.#listeners = new Listeners(
       (speaker) => this.#newListener(speaker),
       (speaker) =>
         this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker"),
     );
     this.#startedAt = deps.clock.now();
-    // The words are weighed only when they count (a weight of 0 loads no model).
-    const lm = config.turn.endOfTurnLm;
-    if (config.turn.endOfTurnLmWeight > 0)
-      this.#completion =
-        deps.services.turnCompletion ?? (lm ? sharedTrigramCompletion(lm, this.#log) : undefined);
+    this.#completion = turnCompletionFor(config.turn, deps.services.turnCompletion, this.#log);
   }
 
   get history(): ConversationHistory {
     return this.#history;
+  }
+
+  get callId(): string {
+    return this.#d.transport.info.callId;
+  }
+
+  /** Presses keys on the call now (the TypeScript API's hooks); rejects saying why it cannot. */
+  sendDtmf(digits: string): Promise<void> {
+    return this.#control.pressChecked(digits);
   }
 
   /** Nobody is speaking and no turn is in the works. */
@@ -186,18 +187,12 @@ export class CallSession {
   start(): void {
     const { transport, config } = this.#d;
     const info = transport.info;
-    this.#record({
-      type: "call-start",
-      at: new Date().toISOString(),
-      callId: info.callId,
-      transport: info.transport,
-      ...(info.from ? { from: info.from } : {}),
-      ...(info.to ? { to: info.to } : {}),
-      ...(config.agentName ? { agent: config.agentName } : {}),
-    });
+    this.#record(callStartEvent(info, config.agentName));
     this.#log.info({ from: info.from, to: info.to, transport: info.transport }, "call started");
     transport.attach({
-      audio: (frame, speaker) => this.#onAudio(frame, speaker),
+      // A caller on hold (a warm transfer) is heard by nobody.
+      audio: (frame, speaker) =>
+        this.#control.callerAudio(frame) || this.#ended || this.#listeners.push(frame, speaker),
       speakerLeft: (id) => this.#onSpeakerLeft(id),
       dtmf: (digit) => {
         if (!this.#ended) this.#control.digit(digit);
@@ -206,7 +201,7 @@ export class CallSession {
       ended: (reason) => {
         // The transport ends a call only when the far end went; while we hang up or transfer, the
         // end is ours and named when the request returns.
-        const end: CallEnd = { outcome: "caller_hangup", reason };
+        const end: CallEnd = this.#control.callerLeft(reason);
         if (this.#control.acting) this.#farEnd ??= end;
         else this.end(end);
       },
@@ -215,8 +210,33 @@ export class CallSession {
     this.#tts.warm();
     void this.#apology.speech.prepare(this.#d.services.tts, this.#log);
     void this.#cue?.speech.prepare(this.#d.services.tts, this.#log);
-    if (config.greeting) this.#speakFixed(config.greeting);
+    // A phone menu speaks first (outbound/ivr.ts): the agent listens, and answers what it hears.
+    if (config.listenFirst) this.#control.scheduleReprompt();
+    else this.#greet(config.greeting);
+  }
+
+  /** The agent's first words: `line`, else the model's, to the conversation it has. */
+  #greet(line: string | undefined): void {
+    if (line) this.#speakFixed(line);
     else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
+  }
+
+  /** Hands the call to `to` once the words being spoken are heard (the TypeScript API's hooks). */
+  handOff(to: string, reason: string): void {
+    void (this.#agent?.done ?? Promise.resolve()).then(() => this.#ended || this.#handOff(to, reason));
+  }
+
+  /** Another agent takes the call over (handoff.ts): its settings, services, tools and voice. */
+  #handOff(to: string, reason: string): void {
+    const parts = { deps: this.#d, history: this.#history, tools: this.#tools, tts: this.#tts };
+    const next = handOver(parts, to, reason, { log: this.#log, apology: this.#apology });
+    if (typeof next === "string") {
+      this.#history.addUser(`(system: ${next}; tell the caller and offer help)`);
+      return void this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
+    }
+    ({ deps: this.#d, history: this.#history, tools: this.#tools, tts: this.#tts } = next);
+    this.#control.agentChanged(next.deps.config);
+    this.#greet(next.deps.config.handoffLine ?? next.deps.config.greeting);
   }
 
   /** Ends the session (caller hung up, or we did, or the bridge is shutting down). Idempotent. */
@@ -245,16 +265,12 @@ export class CallSession {
 
   // ---- caller audio and turn-taking -------------------------------------------------
 
-  #onAudio(frame: Int16Array, speaker: Speaker | undefined): void {
-    if (!this.#ended) this.#listeners.push(frame, speaker);
-  }
-
   #newListener(speaker: Speaker | undefined): SpeakerListener {
     return new SpeakerListener({
       speaker,
       inputRate: this.#d.transport.inputRate,
       createSpeechDetector: this.#d.createSpeechDetector,
-      asr: this.#d.services.asr,
+      asr: currentRecognizer(() => this.#d.services),
       clock: this.#d.clock,
       signal: this.#callAbort.signal,
       turn: this.#d.config.turn,
@@ -274,9 +290,7 @@ export class CallSession {
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
     if (this.#continueBy === l) {
-      this.#d.clock.clearTimeout(this.#continueTimer);
-      this.#continueTimer = undefined;
-      this.#continueBy = undefined;
+      this.#stopContinue();
       this.#agent?.resume();
     }
     if (this.#onsetPaused?.by === l) {
@@ -345,8 +359,7 @@ export class CallSession {
       const since = clock.now() - l.speechStartAt;
       this.#continueBy = l;
       this.#continueTimer = clock.setTimeout(() => {
-        this.#continueTimer = undefined;
-        this.#continueBy = undefined;
+        this.#stopContinue();
         this.#log.info("caller went on after a pause: dropping the early answer");
         this.#note("early answer dropped: the caller was still speaking");
         early.cancel();
@@ -389,6 +402,13 @@ export class CallSession {
     l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
   }
 
+  /** The caller's wait to tell a pause from going on is over (or moot). */
+  #stopContinue(): void {
+    this.#d.clock.clearTimeout(this.#continueTimer);
+    this.#continueTimer = undefined;
+    this.#continueBy = undefined;
+  }
+
   #onSpeechEnd(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
     const { clock } = this.#d;
@@ -396,9 +416,7 @@ export class CallSession {
     const upload = l.takeUpload();
     if (this.#continueTimer && this.#continueBy === l) {
       // Too short to be words (a click, a breath): the answer goes on.
-      clock.clearTimeout(this.#continueTimer);
-      this.#continueTimer = undefined;
-      this.#continueBy = undefined;
+      this.#stopContinue();
       upload?.abort();
       this.#agent?.resume();
       return;
@@ -486,16 +504,12 @@ export class CallSession {
       this.#apologize(job, "speech recognition failed");
       return;
     }
-    if (job.text && this.#answers(job)) {
+    if (job.text && answeredByAgent(job, this.#d.config.multiParty)) {
       const messages = [...this.#history.messages(), { role: "user" as const, content: userContent(job) }];
       job.turn = this.#startAgent(messages, { kind: "reply", job }, !job.confirmed);
     }
     if (job.confirmed) this.#onConfirmedJobReady(job);
     else job.wait?.recognized(job.text, job.failed !== undefined);
-  }
-
-  #answers(job: UserTurnJob): boolean {
-    return answeredByAgent(job, this.#d.config.multiParty);
   }
 
   #confirm(job: UserTurnJob): void {
@@ -519,7 +533,7 @@ export class CallSession {
     }
     const speaker = job.listener?.speaker?.name;
     this.#log.info({ text: job.text, ...(speaker ? { speaker } : {}) }, "caller said");
-    if (!this.#answers(job)) {
+    if (!answeredByAgent(job, this.#d.config.multiParty)) {
       this.#log.info({ speaker }, "not addressed to the agent: into the history only");
       this.#commitUser(job);
       this.#job = undefined;
@@ -593,7 +607,7 @@ export class CallSession {
     openTts: () => Promise<TtsStream> = () => this.#tts.take(),
   ): AgentTurn {
     const { transport, clock, config } = this.#d;
-    const traced = this.#traceTurn(meta, held);
+    const traced = traceTurn(this.#d.trace, clock.now(), meta, held);
     const turn = new AgentTurn(
       {
         chat: traced?.chat(chat) ?? chat,
@@ -619,16 +633,6 @@ export class CallSession {
     return turn;
   }
 
-  /** The turn's trace, when the call is traced. */
-  #traceTurn(meta: TurnMeta, held: boolean): TurnTrace | undefined {
-    const trace = this.#d.trace;
-    if (!trace) return undefined;
-    const at = this.#d.clock.now();
-    const { job } = meta;
-    const kind = meta.kind === "reply" ? "reply" : "fixed";
-    return trace.turnStarted({ kind, since: job?.speechEndAt ?? at, at, held, source: job?.source });
-  }
-
   #speakFixed(text: string): AgentTurn {
     return this.#startAgent(this.#history.messages(), { kind: "fixed" }, false, fixedReply(text));
   }
@@ -636,10 +640,7 @@ export class CallSession {
   #onAgentDone(turn: AgentTurn, meta: TurnMeta, r: AgentTurnResult): void {
     if (r.cancelled) return;
     if (meta.job) this.#commitUser(meta.job);
-    for (const m of r.messages) {
-      if (m.role === "assistant") this.#history.addAssistant(m.content ?? "", m.tool_calls);
-      else if (m.role === "tool") this.#history.addToolResult(m.tool_call_id, m.content);
-    }
+    this.#history.addReply(r.messages);
     // The apology is filed with the fault it answers, and no figures.
     const metrics = meta.why ? {} : turnMetrics(turn, meta.job, r, this.#interruptedBy);
     this.#record(assistantEvent(meta.why ? { ...r, error: meta.why } : r, metrics));

@@ -98,3 +98,16 @@ export function reportTurn(
     metrics: turnMetrics(turn, caller, r, interruptedBy),
   });
 }
+
+/** The trace of an agent turn starting at `at` (answering `job` when it is a reply), when the call is traced. */
+export function traceTurn(
+  trace: CallTrace | undefined,
+  at: number,
+  meta: { kind: "reply" | "fixed" | "apology"; job?: { speechEndAt: number; source: "speech" | "dtmf" } },
+  held: boolean,
+): TurnTrace | undefined {
+  if (!trace) return undefined;
+  const { job } = meta;
+  const kind = meta.kind === "reply" ? "reply" : "fixed";
+  return trace.turnStarted({ kind, since: job?.speechEndAt ?? at, at, held, source: job?.source });
+}

@@ -3,6 +3,7 @@
 // tool that outlives its time limit become a result text the model reads and can talk about.
 import type { ChatTool } from "../api/types/index.ts";
 import type { Logger } from "../core/log.ts";
+import { checkDigits } from "./dtmf-out.ts";
 import type { CallInfo } from "./transport.ts";
 
 /** The call a tool runs in. */
@@ -22,10 +23,21 @@ export interface ToolContext {
   readonly call: ToolCall;
   /** Speaks `text` now, in the agent's voice, within the reply that called the tool. */
   say(text: string): void;
-  /** Transfers the call once the agent's words are heard (as the transfer_call tool does). */
-  transfer(target: string): void;
+  /**
+   * Transfers the call once the agent's words are heard (as the transfer_call tool does): to a
+   * target, or `{ to, mode, brief }`; warm calls the person and briefs them first, and the agent
+   * comes back if they do not take the call.
+   */
+  transfer(target: string | TransferRequest): void;
   /** Hangs up once the agent's words are heard (as the end_call tool does). */
   hangUp(reason?: string): void;
+  /**
+   * Presses keys once the agent's words are heard (as the send_dtmf tool does): 0-9, *, #, A-D, and
+   * `w` to wait half a second. Throws on anything else, or on a call that carries no digits.
+   */
+  sendDtmf(digits: string): void;
+  /** Hands the call to another of the agent's `handoffs` once its words are heard (as the handoff tool does). */
+  handoff(agent: string, reason?: string): void;
   readonly log: Logger;
   /** Fires when the caller talks over the reply (barge-in), or the call ends. */
   readonly signal: AbortSignal;
@@ -45,8 +57,20 @@ export interface CodeTool {
   run(args: unknown, ctx: ToolContext): unknown;
 }
 
+/** A transfer asked for in code: `mode` defaults to the agent's transferMode. */
+export interface TransferRequest {
+  readonly to: string;
+  readonly mode?: "blind" | "warm";
+  /** What the person is told before taking the call (warm); default: the agent's brief. */
+  readonly brief?: string;
+}
+
 /** What a code tool asked of the call besides its result. */
-export type CodeToolAction = { kind: "end-call"; reason: string } | { kind: "transfer"; target: string };
+export type CodeToolAction =
+  | { kind: "end-call"; reason: string }
+  | { kind: "dtmf"; digits: string }
+  | { kind: "transfer"; target: string; mode?: "blind" | "warm"; brief?: string }
+  | { kind: "handoff"; agent: string; reason: string };
 
 export interface CodeToolRun {
   content: string;
@@ -57,7 +81,14 @@ export interface CodeToolRun {
 export async function runCodeTool(
   tool: CodeTool,
   args: unknown,
-  env: { call: ToolCall; log: Logger; say: (text: string) => void; signal: AbortSignal },
+  env: {
+    call: ToolCall;
+    log: Logger;
+    say: (text: string) => void;
+    signal: AbortSignal;
+    /** The call carries keypad digits (ctx.sendDtmf). */
+    keypad?: boolean;
+  },
 ): Promise<CodeToolRun> {
   const timeoutMs = tool.timeoutMs ?? 5000;
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -69,10 +100,19 @@ export async function runCodeTool(
       if (!signal.aborted && text.trim()) env.say(text);
     },
     transfer: (target) => {
-      action = { kind: "transfer", target };
+      action = typeof target === "string" ? { kind: "transfer", target } : transferAction(target);
     },
     hangUp: (reason = `${tool.name} ended the call`) => {
       action = { kind: "end-call", reason };
+    },
+    handoff: (agent, reason = `${tool.name} handed the call on`) => {
+      action = { kind: "handoff", agent, reason };
+    },
+    sendDtmf: (digits) => {
+      if (!env.keypad) throw new Error(`a ${env.call.transport} call carries no keypad digits`);
+      const keys = checkDigits(digits);
+      if ("error" in keys) throw new TypeError(`sendDtmf: ${keys.error}`);
+      action = { kind: "dtmf", digits: keys.digits };
     },
     log: env.log.child({ tool: tool.name }),
     signal,
@@ -99,6 +139,15 @@ export async function runCodeTool(
     ctx.log.warn({ err: message }, "tool failed");
     return { content: `error: the ${tool.name} tool failed: ${message}` };
   }
+}
+
+function transferAction(t: TransferRequest): CodeToolAction {
+  return {
+    kind: "transfer",
+    target: t.to,
+    ...(t.mode ? { mode: t.mode } : {}),
+    ...(t.brief ? { brief: t.brief } : {}),
+  };
 }
 
 function resultText(value: unknown): string {

@@ -2,10 +2,12 @@
 // leading frameworks learned (see FIELD-NOTES): short waits after turns that sound complete,
 // long ones after words that go on, and backchannels that never kill a turn.
 
+import type { HandoffHistory } from "../records/call-record.ts";
 import type { CodeTool } from "./code-tools.ts";
 import { DEFAULT_HISTORY_BUDGET, type HistoryBudget } from "./history.ts";
 import type { HttpToolConfig } from "./tools.ts";
 import type { WaitingCueConfig } from "./waiting-cue.ts";
+import type { WarmTransferConfig } from "./warm-transfer.ts";
 
 export interface TurnTakingConfig {
   /** The shortest silence before a turn is confirmed, however complete it sounds, ms. */
@@ -88,6 +90,16 @@ export const DEFAULT_SERVICE_DEADLINES: ServiceDeadlines = {
   ttsFirstAudioMs: 1500,
 };
 
+/**
+ * The embedded local service's: its engines share the bridge's CPU, so a late transcript or first
+ * audio there is a busy machine, not a lost request, and asking again would only add work.
+ */
+export const EMBEDDED_SERVICE_DEADLINES: ServiceDeadlines = {
+  ...DEFAULT_SERVICE_DEADLINES,
+  asrMs: 15_000,
+  ttsFirstAudioMs: 10_000,
+};
+
 export interface SessionConfig {
   /** The agent's name, for the call's record (several agents may serve one bridge). */
   agentName?: string;
@@ -110,13 +122,28 @@ export interface SessionConfig {
   /** Digits are sent to the model after this pause, or at once on '#'. */
   dtmfGapMs: number;
   transferTarget?: string;
+  /** blind: transfer_call hands the call over at once; warm: the model may hold the caller and brief a person first (the default then). */
+  transferMode?: "blind" | "warm";
+  /** How a warm transfer holds the caller, briefs the person and waits (warm-transfer.ts). */
+  warmTransfer?: WarmTransferConfig;
   httpTools: HttpToolConfig[];
   /** What of the conversation goes to the model: recent turns by tokens, a digest of older ones. */
   history: HistoryBudget;
+  /** Agents this one may hand the call to (the handoff tool), and what the next gets of the conversation. */
+  handoffs?: { agents: readonly string[]; history: HandoffHistory };
+  /** Said when a call is handed to this agent; default: the greeting, else the model speaks first. */
+  handoffLine?: string;
   /** Tools run in-process (the TypeScript API's, and MCP servers' tools), beside the HTTP tools. */
   codeTools?: readonly CodeTool[];
   /** The call's variables (webhook or onCallStart), which code tools read. */
   variables?: Readonly<Record<string, string>>;
+  /**
+   * The agent's goal in a phone menu (its `ivr` option, variables filled): read by the outbound
+   * side, which starts the session in menu mode (outbound/ivr.ts) when a machine answers without a beep.
+   */
+  ivr?: { goal: string };
+  /** The far side speaks first (a phone menu): the agent says nothing until it has heard it. */
+  listenFirst?: boolean;
   /**
    * A conversation with several people (a voice channel): each turn is labelled with its
    * speaker's name, nobody is re-prompted, and in `mention` mode the agent answers only turns

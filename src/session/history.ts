@@ -7,6 +7,7 @@
 // in them, itself at most `digestTokens`, its oldest lines dropped first. The model's context,
 // and the service's work per turn, then stop growing once the budget is reached.
 import type { ChatMessage, ToolCall } from "../api/types/index.ts";
+import type { HandoffHistory } from "../records/call-record.ts";
 import { clipTokens, estimateTokens } from "./token-estimate.ts";
 
 export interface SpokenSentence {
@@ -100,6 +101,26 @@ export class ConversationHistory {
     };
   }
 
+  /**
+   * The history another agent takes the call over with (handoff.ts): its own prompt and budget, and
+   * of this conversation the turns as they are (`whole`), their words folded into its digest
+   * (`summary`, at most its `digestTokens`, the newest kept), or nothing (`none`).
+   */
+  handedOver(
+    systemPrompt: string,
+    budget: Partial<HistoryBudget>,
+    carry: HandoffHistory,
+  ): ConversationHistory {
+    const next = new ConversationHistory(systemPrompt, budget);
+    if (carry === "none") return next;
+    for (const d of this.#digest) next.#digestLine(d.line);
+    for (const m of this.#messages) {
+      if (carry === "whole") next.#push(m);
+      else next.#fold(m);
+    }
+    return next;
+  }
+
   addUser(text: string): void {
     this.#push({ role: "user", content: text });
   }
@@ -113,6 +134,14 @@ export class ConversationHistory {
 
   addToolResult(toolCallId: string, content: string): void {
     this.#push({ role: "tool", tool_call_id: toolCallId, content });
+  }
+
+  /** What an agent turn adds (tool calls and results, then the spoken answer), in order. */
+  addReply(messages: readonly ChatMessage[]): void {
+    for (const m of messages) {
+      if (m.role === "assistant") this.addAssistant(m.content ?? "", m.tool_calls);
+      else if (m.role === "tool") this.addToolResult(m.tool_call_id, m.content);
+    }
   }
 
   #push(message: ChatMessage): void {
@@ -135,10 +164,15 @@ export class ConversationHistory {
   /** A message leaving the recent turns: its words go into the digest (tool traffic does not). */
   #fold(m: ChatMessage): void {
     this.#dropped++;
-    const budget = this.#budget.digestTokens;
-    if (budget <= 0 || typeof m.content !== "string" || !m.content) return;
+    if (typeof m.content !== "string" || !m.content) return;
     if (m.role !== "user" && m.role !== "assistant") return;
-    const line = clipTokens(`${m.role === "user" ? "Caller" : "Agent"}: ${m.content}`, budget);
+    this.#digestLine(`${m.role === "user" ? "Caller" : "Agent"}: ${m.content}`);
+  }
+
+  #digestLine(words: string): void {
+    const budget = this.#budget.digestTokens;
+    if (budget <= 0) return;
+    const line = clipTokens(words, budget);
     const tokens = tokensOf(line);
     this.#digest.push({ line, tokens });
     this.#digestTotal += tokens;

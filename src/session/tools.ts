@@ -6,8 +6,10 @@ import type { ChatTool, ToolParameterSchema } from "../api/types/index.ts";
 import type { Logger } from "../core/log.ts";
 import { type CodeTool, runCodeTool, type ToolCall } from "./code-tools.ts";
 import type { SessionConfig } from "./config.ts";
+import { checkDigits, SEND_DTMF, SEND_DTMF_NAME } from "./dtmf-out.ts";
+import { HANDOFF, handoffRequest, handoffTool } from "./handoff-tool.ts";
 import type { ToolCallRequest } from "./services.ts";
-import type { CallInfo } from "./transport.ts";
+import type { CallTransport } from "./transport.ts";
 
 export interface HttpToolConfig {
   name: string;
@@ -29,7 +31,12 @@ export type ToolKind = "builtin" | "http" | "code" | "mcp";
 export type ToolOutcome =
   | { kind: "result"; content: string }
   | { kind: "end-call"; reason: string }
-  | { kind: "transfer"; target: string };
+  | { kind: "dtmf"; digits: string }
+  | { kind: "handoff"; agent: string; reason: string }
+  | { kind: "transfer"; target: string; mode?: TransferMode; brief?: string };
+
+/** blind: the call is handed over at once; warm: the person is called and briefed first (warm-transfer.ts). */
+export type TransferMode = "blind" | "warm";
 
 export const END_CALL: ChatTool = {
   type: "function",
@@ -57,6 +64,24 @@ export const TRANSFER_CALL: ChatTool = {
   },
 };
 
+/** transfer_call when a warm transfer is allowed: the model chooses, warm by default. */
+export const WARM_TRANSFER_CALL: ChatTool = {
+  type: "function",
+  function: {
+    name: "transfer_call",
+    description:
+      "Transfer the caller to a person once you have told them you are doing so. warm (the default): the person is called and briefed first while the caller holds, and you come back if they do not take the call; blind: the call is handed over at once.",
+    parameters: {
+      type: "object",
+      properties: {
+        target: { type: "string", description: "phone number or SIP URI; omit for the default desk" },
+        mode: { type: "string", enum: ["warm", "blind"], description: "warm (default) or blind" },
+        brief: { type: "string", description: "what the person is told before taking the call (optional)" },
+      },
+    },
+  },
+};
+
 function parseArgs(raw: string): Record<string, unknown> {
   if (!raw.trim()) return {};
   const parsed: unknown = JSON.parse(raw);
@@ -78,17 +103,38 @@ export class ToolBox {
   readonly #transferTarget: string | undefined;
   readonly #code: Map<string, CodeTool>;
   readonly #codeEnv: CallCodeTools | undefined;
+  /** The agents the call may be handed to (the handoff tool). */
+  readonly #handoffs: readonly string[];
+  readonly #transferMode: TransferMode;
+  /** The call's transport carries keypad digits: the model gets send_dtmf (dtmf-out.ts). */
+  #keypad = false;
 
-  constructor(httpTools: readonly HttpToolConfig[], transferTarget?: string, code?: CallCodeTools) {
+  constructor(
+    httpTools: readonly HttpToolConfig[],
+    transferTarget?: string,
+    code?: CallCodeTools,
+    handoffs: readonly string[] = [],
+    transferMode: TransferMode = "blind",
+  ) {
+    this.#transferMode = transferMode;
+    this.#handoffs = handoffs;
     this.#http = new Map(httpTools.map((t) => [t.name, t]));
     this.#transferTarget = transferTarget;
     this.#code = new Map(code?.tools.map((t) => [t.name, t]));
     this.#codeEnv = code;
   }
 
+  /** Offers send_dtmf: the call can carry the agent's keypad digits. */
+  offerKeypad(): this {
+    this.#keypad = true;
+    return this;
+  }
+
   /** Where the tool named `name` comes from, or undefined when there is none by that name. */
   kindOf(name: string): ToolKind | undefined {
+    if (name === SEND_DTMF_NAME && this.#keypad) return "builtin";
     if (name === END_CALL.function.name || name === TRANSFER_CALL.function.name) return "builtin";
+    if (name === HANDOFF && this.#handoffs.length) return "builtin";
     if (this.#code.has(name)) return this.#code.get(name)!.mcpServer ? "mcp" : "code";
     if (this.#http.has(name)) return "http";
     return undefined;
@@ -96,7 +142,9 @@ export class ToolBox {
 
   definitions(): ChatTool[] {
     const defs: ChatTool[] = [END_CALL];
-    if (this.#transferTarget) defs.push(TRANSFER_CALL);
+    if (this.#transferTarget) defs.push(this.#transferMode === "warm" ? WARM_TRANSFER_CALL : TRANSFER_CALL);
+    if (this.#handoffs.length) defs.push(handoffTool(this.#handoffs));
+    if (this.#keypad) defs.push(SEND_DTMF);
     for (const t of this.#http.values()) {
       defs.push({
         type: "function",
@@ -134,17 +182,33 @@ export class ToolBox {
         content: `error: invalid arguments for ${call.name}: ${(err as Error).message}`,
       };
     }
+    if (call.name === HANDOFF && this.#handoffs.length)
+      return handoffRequest(args.agent, args.reason, this.#handoffs);
     if (call.name === "end_call")
       return { kind: "end-call", reason: String(args.reason ?? "agent ended the call") };
+    if (call.name === SEND_DTMF_NAME && this.#keypad) {
+      const keys = checkDigits(args.digits);
+      return "error" in keys
+        ? { kind: "result", content: `error: ${keys.error}` }
+        : { kind: "dtmf", ...keys };
+    }
     if (call.name === "transfer_call") {
       const target = typeof args.target === "string" && args.target ? args.target : this.#transferTarget;
       if (!target) return { kind: "result", content: "error: no transfer target is configured" };
-      return { kind: "transfer", target };
+      if (this.#transferMode !== "warm") return { kind: "transfer", target };
+      const mode: TransferMode = args.mode === "blind" ? "blind" : "warm";
+      const brief = typeof args.brief === "string" && args.brief.trim() ? args.brief.trim() : undefined;
+      return { kind: "transfer", target, mode, ...(brief ? { brief } : {}) };
     }
     const code = this.#code.get(call.name);
     if (code && this.#codeEnv) {
       const { call: info, log } = this.#codeEnv;
-      const ran = await runCodeTool(code, args, { call: info, log, say, signal });
+      const ran = await runCodeTool(code, args, { call: info, log, say, signal, keypad: this.#keypad });
+      // A code tool hands the call only where the model could: to the agent's own `handoffs`.
+      if (ran.action?.kind === "handoff") {
+        const asked = handoffRequest(ran.action.agent, ran.action.reason, this.#handoffs);
+        if (asked.kind === "result") return asked;
+      }
       return ran.action ?? { kind: "result", content: ran.content };
     }
     const tool = this.#http.get(call.name);
@@ -179,7 +243,12 @@ export class ToolBox {
 }
 
 /** The tools of one call: its agent's HTTP and code tools, and transfer_call when it has a target. */
-export function toolBoxOf(config: SessionConfig, info: CallInfo, log: Logger): ToolBox {
+export function toolBoxOf(
+  config: SessionConfig,
+  transport: Pick<CallTransport, "info" | "dtmfOut">,
+  log: Logger,
+): ToolBox {
+  const { info } = transport;
   const call: ToolCall = {
     id: info.callId,
     transport: info.transport,
@@ -188,5 +257,8 @@ export function toolBoxOf(config: SessionConfig, info: CallInfo, log: Logger): T
     params: info.params,
     variables: config.variables ?? {},
   };
-  return new ToolBox(config.httpTools, config.transferTarget, { tools: config.codeTools ?? [], call, log });
+  const code = { tools: config.codeTools ?? [], call, log };
+  const agents = config.handoffs?.agents;
+  const box = new ToolBox(config.httpTools, config.transferTarget, code, agents, config.transferMode);
+  return transport.dtmfOut ? box.offerKeypad() : box;
 }

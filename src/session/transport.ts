@@ -2,6 +2,8 @@
 // (Twilio Media Streams, SIP/RTP, Discord, AudioSocket, a browser's microphone). The session owns this interface so
 // that it never imports a bridge; bridges implement it (bridges/transport.ts re-exports it).
 
+import type { Logger } from "../core/log.ts";
+
 export interface CallInfo {
   /** Unique per call (e.g. Twilio CallSid, SIP Call-ID, a Discord voice channel's conversation). */
   readonly callId: string;
@@ -65,6 +67,34 @@ export interface TransportListener {
   ended(reason: string): void;
 }
 
+/** A second call a warm transfer placed, answered by a person (session/warm-transfer.ts). */
+export interface PersonLeg {
+  /** Not yet attached: the warm transfer attaches it. */
+  readonly transport: CallTransport;
+  /** Who answered, for the record: the number or URI reached. */
+  readonly who: string;
+}
+
+/**
+ * Places a warm transfer's call to the person, as the bridge places outbound calls (the agent's
+ * caller id, answering-machine detection): resolves once a person answered; rejects with
+ * PersonNotReached (warm-transfer.ts) when nobody, or a machine, did.
+ */
+export type DialPerson = (
+  target: string,
+  opts: { ringTimeoutS: number; signal: AbortSignal; log: Logger },
+) => Promise<PersonLeg>;
+
+/**
+ * How the agent's keypad digits (the send_dtmf tool) reach the far end. `tones`: as DTMF tones in
+ * the outbound audio, made by the session at the output rate (Twilio and AudioSocket carry no
+ * digits out of band). `signal`: sent by the transport itself (SIP: RFC 4733 events, or INFO),
+ * `send` resolving once the digit of `toneMs` is on its way, rejecting when it cannot be.
+ */
+export type DtmfOut =
+  | { readonly kind: "tones" }
+  | { readonly kind: "signal"; send(digit: string, toneMs: number): Promise<void> };
+
 export interface CallTransport {
   readonly info: CallInfo;
   /** Sample rate of inbound frames. */
@@ -91,4 +121,6 @@ export interface CallTransport {
   hangUp(reason: string): Promise<void>;
   /** Transfers the call to a phone number or SIP URI. Rejects with a reason when it cannot. */
   transfer(target: string): Promise<void>;
+  /** How the agent's keypad digits go out; absent when the transport carries none (Discord, a browser). */
+  readonly dtmfOut?: DtmfOut;
 }

@@ -86,3 +86,16 @@ export function sharedTrigramCompletion(path: string, log?: Logger): TurnComplet
   });
   return { endProbability: (words) => model?.endProbability(words) };
 }
+
+/**
+ * The model a call weighs its words with: the services' own, else the trigram model of
+ * `turn.endOfTurnLm`; none when the words do not count (a weight of 0 loads no model).
+ */
+export function turnCompletionFor(
+  turn: { endOfTurnLm: string | undefined; endOfTurnLmWeight: number },
+  own: TurnCompletionModel | undefined,
+  log: Logger,
+): TurnCompletionModel | undefined {
+  if (turn.endOfTurnLmWeight <= 0) return undefined;
+  return own ?? (turn.endOfTurnLm ? sharedTrigramCompletion(turn.endOfTurnLm, log) : undefined);
+}

@@ -7,7 +7,7 @@
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import { audioMs } from "./agent-audio.ts";
 import type { AgentTurn } from "./agent-turn.ts";
-import type { CachedSpeech } from "./cached-speech.ts";
+import { CachedSpeech } from "./cached-speech.ts";
 import type { CallTransport } from "./transport.ts";
 
 export interface WaitingCueConfig {
@@ -80,4 +80,16 @@ export class WaitingCue {
     this.#playing = { turn, untilAt: this.#clock.now() + audioMs(audio, this.#transport.output) };
     this.#host.played(this.#speech.text);
   }
+}
+
+/** The call's waiting cue and the words it keeps ready, when the agent has one. */
+export function waitingCueOf(
+  cfg: WaitingCueConfig | undefined,
+  clock: Clock,
+  transport: CallTransport,
+  host: WaitingCueHost,
+): { speech: CachedSpeech; cue: WaitingCue } | undefined {
+  if (!cfg) return undefined;
+  const speech = new CachedSpeech(cfg.text, transport.output);
+  return { speech, cue: new WaitingCue(cfg, speech, { clock, transport, host }) };
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { AgentDirectory } from "../../src/agents/directory.ts";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import { DEFAULT_SERVICE_DEADLINES } from "../../src/session/config.ts";
+import { DEFAULT_SERVICE_DEADLINES, EMBEDDED_SERVICE_DEADLINES } from "../../src/session/config.ts";
 
 function configFile(yaml: string): string {
   const file = join(mkdtempSync(join(tmpdir(), "vb-resilience-")), "c.yaml");
@@ -34,13 +34,24 @@ function problems(yaml: string): string {
 
 describe("an agent's service resilience", () => {
   it("defaults to the session's deadlines, hedging on, no fallback, 5 failures in 30 s for 20 s", async () => {
-    const agent = await agentOf("agent: { greeting: Hi }\n");
+    const hosted = "service: { baseUrl: 'https://api.example/v1', apiKey: k1 }\n";
+    const agent = await agentOf(`${hosted}agent: { greeting: Hi }\n`);
     expect(agent.session.deadlines).toEqual(DEFAULT_SERVICE_DEADLINES);
     expect(agent.resilience).toEqual({
       hedge: true,
       fallback: undefined,
       circuit: { failures: 5, windowMs: 30_000, openMs: 20_000 },
     });
+  });
+
+  it("waits longer for the embedded service's recognition and speech, unless it plays a hosted one", async () => {
+    const embedded = await agentOf("agent: { greeting: Hi }\n");
+    expect(embedded.session.deadlines).toEqual(EMBEDDED_SERVICE_DEADLINES);
+    expect(EMBEDDED_SERVICE_DEADLINES.asrMs).toBeGreaterThan(DEFAULT_SERVICE_DEADLINES.asrMs);
+    const playing = await agentOf("local: { latency: hosted }\nagent: { greeting: Hi }\n");
+    expect(playing.session.deadlines).toEqual(DEFAULT_SERVICE_DEADLINES);
+    const failing = await agentOf("local: { faults: 'asr503=0.1' }\nagent: { greeting: Hi }\n");
+    expect(failing.session.deadlines).toEqual(DEFAULT_SERVICE_DEADLINES);
   });
 
   it("takes deadlines, a fallback on another service and a circuit as written", async () => {
@@ -53,7 +64,7 @@ describe("an agent's service resilience", () => {
         "  circuit: { failures: 3, windowSeconds: 10, openSeconds: 5 }",
       ].join("\n"),
     );
-    expect(agent.session.deadlines).toEqual({ ...DEFAULT_SERVICE_DEADLINES, chatFirstMs: 800, asrMs: 1500 });
+    expect(agent.session.deadlines).toEqual({ ...EMBEDDED_SERVICE_DEADLINES, chatFirstMs: 800, asrMs: 1500 });
     expect(agent.resilience).toEqual({
       hedge: false,
       fallback: {

@@ -5,7 +5,7 @@ import type { ChatMessage, ChatTool } from "../../src/api/types/index.ts";
 import { flushMicrotasks, VirtualClock } from "../../src/core/clock.ts";
 import { TranscriptStore } from "../../src/records/call-record.ts";
 import type { CallEnd } from "../../src/records/outcome.ts";
-import { CallSession } from "../../src/session/call-session.ts";
+import { CallSession, type SessionDeps } from "../../src/session/call-session.ts";
 import {
   DEFAULT_SESSION_CONFIG,
   type SessionConfig,
@@ -249,7 +249,13 @@ export class Harness {
     return this.#logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
   }
 
-  constructor(clock: VirtualClock, config: Partial<SessionConfig> = {}, speakers: Speaker[] = []) {
+  /** `deps`: more of the session's dependencies (e.g. the agents a handoff resolves). */
+  constructor(
+    clock: VirtualClock,
+    config: Partial<SessionConfig> = {},
+    speakers: Speaker[] = [],
+    deps: Partial<SessionDeps> = {},
+  ) {
     this.clock = clock;
     this.speakers = speakers;
     this.transport = new VirtualTransport(clock);
@@ -375,6 +381,7 @@ export class Harness {
           },
         },
       },
+      ...deps,
     });
   }
 

@@ -6,6 +6,7 @@
 // the agent has replied and then been silent for a moment, the way a caller waits.
 import { WebSocket } from "ws";
 import { MEDIA_FORMAT, parseAppMessage } from "../../bridges/twilio/protocol.ts";
+import { DtmfToneDetector } from "../../codecs/dtmf-detector.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { resample } from "../../codecs/resample.ts";
 import type { Clock, TimerHandle } from "../../src/core/clock.ts";
@@ -88,6 +89,9 @@ export class SimulatedStream {
   readonly #playout = new PlayoutLine();
   readonly #agentRec: Recording;
   readonly #agentFrame = new Int16Array(FRAME);
+  /** Keys the agent pressed, heard as tones in its audio (Media Streams carries no digits out). */
+  readonly #agentKeyDetector = new DtmfToneDetector(RATE);
+  readonly #agentKeys: Array<{ digit: string; atMs: number }> = [];
   /** Whether agent audio played in frame k: kept whole for the turns' report, or a ring without `keep`. */
   readonly #agentAudible: boolean[] = [];
   #lastAgentFrame = -1;
@@ -217,6 +221,7 @@ export class SimulatedStream {
       marks: this.#marks,
       clears: this.#clears,
       turns: this.#turns(),
+      agentKeys: this.#agentKeys,
     };
   }
 
@@ -303,6 +308,9 @@ export class SimulatedStream {
     // Agent: 20 ms of the playout line.
     const played = this.#playout.play(this.#agentFrame);
     if (this.#keep) this.#agentRec.append(this.#agentFrame);
+    if (played.samples > 0)
+      for (const digit of this.#agentKeyDetector.push(this.#agentFrame))
+        this.#agentKeys.push({ digit, atMs: k * FRAME_MS });
     this.#setAudible(k, played.samples > 0);
     if (played.samples > 0) this.#lastAgentFrame = k;
     this.#echo(played.marks, false);

@@ -155,6 +155,8 @@ export interface SimResult {
   /** When each `clear` was received (ms since the start of the stream). */
   clears: number[];
   turns: SimTurn[];
+  /** Keys the agent pressed (send_dtmf), heard as DTMF tones in its audio: each key and the frame it was heard in, ms. */
+  agentKeys: Array<{ digit: string; atMs: number }>;
   /** GET {url}/calls/{callSid} from the bridge, when it answered. */
   transcript?: unknown;
   transcriptError?: string;

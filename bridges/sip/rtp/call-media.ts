@@ -43,6 +43,11 @@ export interface RtpMediaLink {
   play(audio: AgentAudio): void;
   /** Drops unsent audio; returns how much, ms. */
   clear(): number;
+  /**
+   * Queues a keypad digit as RFC 4733 events after the queued voice (dtmf-send.ts). Throws when the
+   * call negotiated no telephone-event (SIP INFO carries the digit then).
+   */
+  sendDtmf(digit: string, toneMs: number): void;
   queuedMs(): number;
   playedMs(): number;
   update(media: NegotiatedMedia): void;
@@ -151,6 +156,12 @@ export class RtpCallMedia implements RtpMediaLink {
 
   clear(): number {
     return this.#closed ? 0 : this.#out.clear();
+  }
+
+  sendDtmf(digit: string, toneMs: number): void {
+    const pt = this.#media.telephoneEventPt;
+    if (pt === undefined) throw new Error("the call negotiated no telephone-event payload type");
+    if (!this.#closed) this.#out.sendDtmf(digit, toneMs, pt);
   }
 
   queuedMs(): number {

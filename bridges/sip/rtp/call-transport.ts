@@ -44,6 +44,13 @@ export class RtpCallTransport implements SipCallTransport {
   #finalStats: RtpMediaStats | undefined;
   /** Where early media's frames go until the answer's media replaces it. */
   #earlyAudio: ((pcm: Int16Array) => void) | undefined;
+  /** Digits sent as RFC 4733 events, each waiting for the playout to pass its end. */
+  #digitsOut: Array<{ endMs: number; done: (err?: Error) => void }> = [];
+  /** The agent's keys: RFC 4733 events where the SDP agreed telephone-event, else INFO. */
+  readonly dtmfOut = {
+    kind: "signal",
+    send: (digit: string, toneMs: number) => this.#sendDigit(digit, toneMs),
+  } as const;
 
   constructor(opts: SipCallTransportOptions, tuning: RtpCallTuning = {}) {
     const endpoint = opts.endpoint;
@@ -70,7 +77,10 @@ export class RtpCallTransport implements SipCallTransport {
         // Early media is for whoever listens before the answer (the outbound detector), never the session.
         frame: (pcm) => (this.#media.early ? this.#earlyAudio?.(pcm) : this.#events.audio(pcm)),
         dtmf: (digit) => this.#dtmf(digit),
-        played: (ms) => this.#deliver((l) => l.played(ms)),
+        played: (ms) => {
+          this.#digitsSent(ms);
+          this.#deliver((l) => l.played(ms));
+        },
         latched: (address, port) =>
           this.#log.info(
             { from: `${address}:${port}` },
@@ -112,6 +122,10 @@ export class RtpCallTransport implements SipCallTransport {
   clear(): void {
     if (this.#ended) return;
     const droppedMs = this.#link.clear();
+    this.#digitsSent(
+      Number.POSITIVE_INFINITY,
+      new Error("the digit was dropped with the agent's unheard audio"),
+    );
     this.#log.info({ droppedMs: Math.round(droppedMs) }, "clear: dropped unsent audio");
   }
 
@@ -183,6 +197,7 @@ export class RtpCallTransport implements SipCallTransport {
         (err: unknown) => this.#log.error({ err, reason }, "RTP media ended, its counts were lost"),
       );
     else this.#logEnd(reason, stats);
+    this.#digitsSent(Number.POSITIVE_INFINITY, new Error(`the call ended (${reason})`));
     this.#deliver((l) => l.ended(reason));
   }
 
@@ -199,6 +214,34 @@ export class RtpCallTransport implements SipCallTransport {
     if (!stats)
       throw new Error("RtpCallTransport.stats: the RTP worker reports counts when the call's media closes");
     return stats;
+  }
+
+  async #sendDigit(digit: string, toneMs: number): Promise<void> {
+    if (this.#ended) throw new Error("the call has ended");
+    if (this.#media.telephoneEventPt === undefined) {
+      const info = this.#control.dtmfInfo;
+      if (!info) throw new Error("the call negotiated no telephone-event, and its signalling sends no INFO");
+      this.#log.info({ digit, via: "info" }, "sending a keypad digit");
+      await info(digit, toneMs);
+      return;
+    }
+    this.#log.info({ digit, via: "rfc4733" }, "sending a keypad digit");
+    this.#link.sendDtmf(digit, toneMs);
+    const endMs = this.#link.queuedMs();
+    if (this.#link.playedMs() >= endMs) return;
+    await new Promise<void>((resolve, reject) =>
+      this.#digitsOut.push({ endMs, done: (err) => (err ? reject(err) : resolve()) }),
+    );
+  }
+
+  /** The playout reached `playedMs`: the digits whose packets have all gone out are sent. */
+  #digitsSent(playedMs: number, err?: Error): void {
+    if (this.#digitsOut.length === 0) return;
+    this.#digitsOut = this.#digitsOut.filter((d) => {
+      if (playedMs < d.endMs) return true;
+      d.done(err);
+      return false;
+    });
   }
 
   digitFromInfo(digit: string): void {

@@ -186,6 +186,9 @@ function handle(msg: ToWorker): void {
     case "play":
       media.play(msg.audio);
       return;
+    case "send-dtmf":
+      media.sendDtmf(msg.digit, msg.toneMs);
+      return;
     case "clear":
       media.clear();
       call.epoch = msg.epoch;

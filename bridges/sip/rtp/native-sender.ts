@@ -79,8 +79,11 @@ export interface RtpSenderAddon {
   srtpProtect(session: SrtpOutbound, buffer: Buffer, length: number): number;
   /** Checks and decrypts an SRTP packet in place: the plain packet's length, or −(libsrtp status). */
   srtpUnprotect(session: SrtpInbound, packet: Buffer): number;
-  /** Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. */
-  push(stream: NativeStream, payloads: Buffer, lengths?: Uint16Array): number;
+  /**
+   * Queues payloads (each `slotBytes` long, or as `lengths` says); how many are queued now. `events`
+   * marks RFC 4733 telephone-event slots (dtmf-send.ts), one entry per payload, 0 for audio.
+   */
+  push(stream: NativeStream, payloads: Buffer, lengths?: Uint16Array, events?: Uint16Array): number;
   /** Drops the unsent payloads; how many. */
   clear(stream: NativeStream): number;
   /** Audio payloads sent so far. */

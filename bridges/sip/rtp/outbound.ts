@@ -15,6 +15,7 @@ import { isIP } from "node:net";
 import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
 import { type AgentAudio, OPUS_PACKET_MS } from "../../transport.ts";
 import type { NegotiatedMedia, SipCodecName } from "../media-port.ts";
+import { telephoneEventPackets } from "./dtmf-send.ts";
 import { type NativeStream, type RtpSenderAddon, rtpSender } from "./native-sender.ts";
 import { g711Encoder, g711SilenceByte, opusSilencePacket, ticksPer20ms } from "./payload.ts";
 import { random16, random32 } from "./rtp-packet.ts";
@@ -59,6 +60,8 @@ export class RtpOutbound {
   readonly #opus: boolean;
   readonly #encode: ((pcm: Int16Array, out: Uint8Array) => Uint8Array) | undefined;
   readonly #played: (ms: number) => void;
+  /** RTP clock ticks per 20 ms packet. */
+  readonly #ticks: number;
   #payloadType: number;
   #transmitting: boolean;
   #sdpRemote: RtpAddress;
@@ -84,6 +87,7 @@ export class RtpOutbound {
     this.#opus = opts.codec === "opus";
     this.#encode = opts.codec === "opus" ? undefined : g711Encoder(opts.codec);
     this.#played = opts.played;
+    this.#ticks = ticksPer20ms(opts.codec);
     this.#payloadType = opts.payloadType;
     this.#transmitting = opts.transmitting;
     this.#sdpRemote = opts.remote;
@@ -186,6 +190,22 @@ export class RtpOutbound {
     const queued =
       frames > 0 ? this.#addon.push(this.#stream, buf.subarray(0, frames * G711_FRAME)) : undefined;
     if (this.#tailLength > 0) this.#scheduleTail(queued ?? this.#addon.stats(this.#stream).queued);
+    this.#watchPlayout();
+  }
+
+  /**
+   * Queues one keypad digit as RFC 4733 telephone-events after what is queued (the tail of the
+   * voice goes first, padded); they take the voice's place on the timeline, 20 ms a packet.
+   */
+  sendDtmf(digit: string, toneMs: number, eventPayloadType: number): void {
+    if (this.#closed) return;
+    const { payloads, lengths, events } = telephoneEventPackets(digit, toneMs, this.#ticks, eventPayloadType);
+    if (this.#tailLength > 0) {
+      this.#clock.clearTimeout(this.#tailTimer);
+      this.#flushTail();
+    }
+    this.#addon.push(this.#stream, payloads, lengths, events);
+    this.#queuedMs += lengths.length * FRAME_MS;
     this.#watchPlayout();
   }
 

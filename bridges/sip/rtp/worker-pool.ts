@@ -16,6 +16,7 @@ import type {
   RtpMediaOptions,
   RtpMediaStats,
 } from "./call-media.ts";
+import { eventPacketCount } from "./dtmf-send.ts";
 import { decodedRate } from "./payload.ts";
 import { WorkerBacklog } from "./worker-backlog.ts";
 import type { FromWorker, FromWorkerEvent, RtpWorkerData, ToWorker } from "./worker-protocol.ts";
@@ -32,6 +33,8 @@ class WorkerMediaLink implements RtpMediaLink {
   readonly #id: number;
   readonly #post: (msg: ToWorker) => void;
   readonly #pcm: boolean;
+  /** The telephone-event payload type the SDP agreed (re-INVITEs may change it). */
+  #telephoneEventPt: number | undefined;
   #queued = 0;
   #played = 0;
   #epoch = 0;
@@ -48,6 +51,7 @@ class WorkerMediaLink implements RtpMediaLink {
     this.events = events;
     this.inputRate = decodedRate(opts.media.codec.name);
     this.#pcm = opts.media.codec.name !== "opus";
+    this.#telephoneEventPt = opts.media.telephoneEventPt;
     post({
       op: "start",
       id,
@@ -72,6 +76,14 @@ class WorkerMediaLink implements RtpMediaLink {
     this.#post({ op: "play", id: this.#id, audio });
   }
 
+  sendDtmf(digit: string, toneMs: number): void {
+    if (this.#closed) return;
+    if (this.#telephoneEventPt === undefined)
+      throw new Error("the call negotiated no telephone-event payload type");
+    this.#queued += eventPacketCount(toneMs) * 20;
+    this.#post({ op: "send-dtmf", id: this.#id, digit, toneMs });
+  }
+
   clear(): number {
     if (this.#closed) return 0;
     const dropped = this.#queued - this.#played;
@@ -90,6 +102,7 @@ class WorkerMediaLink implements RtpMediaLink {
   }
 
   update(media: NegotiatedMedia): void {
+    this.#telephoneEventPt = media.telephoneEventPt;
     if (!this.#closed) this.#post({ op: "update", id: this.#id, media });
   }
 

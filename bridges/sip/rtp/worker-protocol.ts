@@ -30,6 +30,8 @@ export type ToWorker =
       readonly reorderWindowMs?: number;
     }
   | { readonly op: "play"; readonly id: number; readonly audio: AgentAudio }
+  /** A keypad digit as RFC 4733 events after the queued voice (dtmf-send.ts). */
+  | { readonly op: "send-dtmf"; readonly id: number; readonly digit: string; readonly toneMs: number }
   /** `epoch` counts the call's clears: the worker's positions after it are on a new footing. */
   | { readonly op: "clear"; readonly id: number; readonly epoch: number }
   | { readonly op: "update"; readonly id: number; readonly media: NegotiatedMedia }

@@ -1,0 +1,283 @@
+// Warm transfer (#56): the caller is held while the bridge calls the person, the person is briefed
+// and asked to take the call (keypad 1; 2 declines), and only then are the two joined — the
+// bridge relays each one's audio to the other. Busy, no answer, a machine, a decline, a hang-up
+// or silence after the brief send the caller back to the agent, who says so. The session owns
+// the call; the carrier's side (placing the call, answering-machine detection) comes through the
+// `DialPerson` port the app gives it.
+
+import { Resampler } from "../../codecs/resample.ts";
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import { CachedSpeech } from "./cached-speech.ts";
+import { HoldAudio, holdAudioFile, holdTone } from "./hold-audio.ts";
+import type { SpeechSynthesizer } from "./services.ts";
+import type { AgentAudio, CallTransport, DialPerson, PersonLeg } from "./transport.ts";
+
+export interface WarmTransferConfig {
+  /** A WAV file looped to the caller on hold; default: holdTone. */
+  holdAudio?: string;
+  /** Said to the caller before the hold audio. */
+  holdLine?: string;
+  /** What the person is told (variables filled); default: the model's summary of the call. */
+  brief?: string;
+  /** Ringing allowed before the caller is taken back, ms. */
+  answerMs: number;
+}
+
+/** Why the person was not reached: the carrier's outcome, or a machine that answered. */
+export type PersonNotReachedOutcome = "busy" | "no-answer" | "failed" | "canceled" | "voicemail";
+
+/** A DialPerson rejects with this when nobody (or a machine) answered. */
+export class PersonNotReached extends Error {
+  readonly outcome: PersonNotReachedOutcome;
+  constructor(outcome: PersonNotReachedOutcome, reason: string) {
+    super(reason);
+    this.outcome = outcome;
+  }
+}
+
+export type WarmOutcome =
+  | { kind: "joined"; who: string }
+  | { kind: "failed"; outcome: PersonNotReachedOutcome | "declined" | "no-decision"; why: string };
+
+export interface WarmTransferDeps {
+  caller: CallTransport;
+  dial: DialPerson;
+  tts: SpeechSynthesizer;
+  clock: Clock;
+  log: Logger;
+  config: WarmTransferConfig;
+  /** Says words to the caller as the agent; resolves once heard. */
+  sayToCaller(text: string): Promise<void>;
+  /** The brief (ends with the question), made while the call rings. */
+  brief(signal: AbortSignal): Promise<string>;
+  /** After the join, the person hung up: the call is over. */
+  personLeft(): void;
+}
+
+/** After answering, how long the person has to press a key once the brief has played, ms. */
+export const DECISION_MS = 15_000;
+/** Answering-machine detection after the answer comes on top of the ringing, at most, ms. */
+export const AMD_ALLOWANCE_MS = 6000;
+
+type Decision = "accept" | "decline" | "hung-up" | "no-decision";
+
+export class WarmTransfer {
+  readonly #d: WarmTransferDeps;
+  readonly #abort = new AbortController();
+  #state: "holding" | "briefing" | "joined" | "over" = "holding";
+  #hold: HoldAudio | undefined;
+  #leg: PersonLeg | undefined;
+  /** The person's call once answered, before the brief takes it. */
+  #answered: PersonLeg | undefined;
+  #decide: ((d: Decision) => void) | undefined;
+  #timer: TimerHandle | undefined;
+  #toPerson: ((frame: Int16Array) => void) | undefined;
+
+  constructor(deps: WarmTransferDeps) {
+    this.#d = deps;
+  }
+
+  get state(): "holding" | "briefing" | "joined" | "over" {
+    return this.#state;
+  }
+
+  /**
+   * A frame from the caller: while held it goes nowhere (the agent is not listening: the caller
+   * is waiting), once joined to the person. False once the transfer is over (the agent listens).
+   */
+  callerAudio(frame: Int16Array): boolean {
+    if (this.#state === "over") return false;
+    if (this.#state === "joined") this.#toPerson?.(frame);
+    return true;
+  }
+
+  async run(target: string): Promise<WarmOutcome> {
+    const { dial, config, clock, log, caller } = this.#d;
+    if (caller.output.kind !== "pcm")
+      return this.#failed({
+        kind: "failed",
+        outcome: "failed",
+        why: "a warm transfer cannot join an Opus call",
+      });
+    const signal = this.#abort.signal;
+    const brief = this.#d
+      .brief(signal)
+      .catch(() => "I have a caller to transfer to you. Press 1 to take it.");
+    const ringTimeoutS = Math.ceil(config.answerMs / 1000);
+    const dialing = dial(target, { ringTimeoutS, signal, log });
+    // Answered after the caller went (or while the hold line played and they went): hung up at once.
+    dialing.then(
+      (leg) => {
+        this.#answered = leg;
+        if (this.#over()) void leg.transport.hangUp("the caller hung up").catch(() => undefined);
+      },
+      () => {},
+    );
+    // The bridge's own deadline, whatever the carrier does with its ring timeout.
+    const guard = new Promise<"late">((resolve) => {
+      this.#timer = clock.setTimeout(() => resolve("late"), config.answerMs + AMD_ALLOWANCE_MS);
+    });
+    if (config.holdLine) await this.#d.sayToCaller(config.holdLine);
+    if (this.#over()) return this.#closedOutcome();
+    await this.#startHold();
+    let leg: PersonLeg;
+    try {
+      const first = await Promise.race([dialing, guard]);
+      if (first === "late") {
+        this.#abort.abort();
+        return this.#failed({ kind: "failed", outcome: "no-answer", why: `${target} did not answer` });
+      }
+      leg = first;
+    } catch (err) {
+      const e = err as Error;
+      const outcome = e instanceof PersonNotReached ? e.outcome : "failed";
+      return this.#failed({ kind: "failed", outcome, why: whyNotReached(target, outcome, e.message) });
+    } finally {
+      clock.clearTimeout(this.#timer);
+    }
+    if (this.#over()) return this.#closedOutcome();
+    if (leg.transport.output.kind !== "pcm") {
+      void leg.transport.hangUp("cannot be joined").catch(() => undefined);
+      return this.#failed({
+        kind: "failed",
+        outcome: "failed",
+        why: `${target} answered on Opus, which cannot be joined`,
+      });
+    }
+    this.#leg = leg;
+    this.#state = "briefing";
+    log.info({ target, who: leg.who }, "warm transfer: the person answered; briefing them");
+    return this.#brief(leg, await brief);
+  }
+
+  /** Whether the transfer was closed meanwhile (the state changes across awaits). */
+  #over(): boolean {
+    return this.#state === "over";
+  }
+
+  /** The caller went, or the session ends: whatever is under way stops, the person's call too. */
+  close(reason: string): void {
+    if (this.#state === "over") return;
+    this.#state = "over";
+    this.#abort.abort();
+    this.#d.clock.clearTimeout(this.#timer);
+    this.#hold?.stop();
+    this.#decide?.("hung-up");
+    const leg = this.#leg ?? this.#answered;
+    if (leg) void leg.transport.hangUp(reason).catch(() => undefined);
+  }
+
+  async #startHold(): Promise<void> {
+    const { caller, config, clock, log } = this.#d;
+    if (caller.output.kind !== "pcm") return;
+    const rate = caller.output.rate;
+    let loop = holdTone(rate);
+    if (config.holdAudio)
+      loop = await holdAudioFile(config.holdAudio, rate).catch((err: Error) => {
+        log.error({ err: err.message }, "warm transfer: hold audio unreadable; the tone instead");
+        return loop;
+      });
+    if (this.#state === "over") return;
+    this.#hold = new HoldAudio(caller, clock, loop, rate);
+    this.#hold.start();
+  }
+
+  async #brief(leg: PersonLeg, text: string): Promise<WarmOutcome> {
+    const { clock, log, caller } = this.#d;
+    const toCaller = relay(leg.transport.inputRate, caller);
+    let briefEndMs: number | undefined;
+    const decided = new Promise<Decision>((resolve) => {
+      this.#decide = resolve;
+    });
+    leg.transport.attach({
+      audio: (frame) => {
+        if (this.#state === "joined") toCaller(frame);
+      },
+      dtmf: (digit) => {
+        if (this.#state === "briefing") this.#decide?.(digit === "1" ? "accept" : "decline");
+      },
+      played: (ms) => {
+        if (briefEndMs === undefined || ms < briefEndMs || this.#state !== "briefing") return;
+        briefEndMs = undefined;
+        log.info("warm transfer: the brief was heard; waiting for the person's key");
+      },
+      ended: () => {
+        if (this.#state === "joined") {
+          this.#state = "over";
+          this.#d.personLeft();
+        } else this.#decide?.("hung-up");
+      },
+    });
+    const audio = await this.#synthesize(leg, text).catch((err: Error) => {
+      log.error({ err: err.message }, "warm transfer: the brief could not be synthesized");
+      return undefined;
+    });
+    if (audio && this.#state === "briefing") {
+      leg.transport.play(audio);
+      briefEndMs = leg.transport.queuedMs();
+    }
+    const briefMs = Math.max(0, leg.transport.queuedMs() - leg.transport.playedMs());
+    this.#timer = clock.setTimeout(() => this.#decide?.("no-decision"), briefMs + DECISION_MS);
+    const decision = await decided;
+    clock.clearTimeout(this.#timer);
+    this.#decide = undefined;
+    if (this.#state === "over") return this.#closedOutcome();
+    if (decision === "accept") return this.#join(leg);
+    if (decision !== "hung-up") void leg.transport.hangUp(`transfer ${decision}`);
+    const why =
+      decision === "decline"
+        ? `${leg.who} declined the call`
+        : decision === "hung-up"
+          ? `${leg.who} hung up without taking the call`
+          : `${leg.who} answered but did not take the call`;
+    return this.#failed({
+      kind: "failed",
+      outcome: decision === "no-decision" ? "no-decision" : "declined",
+      why,
+    });
+  }
+
+  #join(leg: PersonLeg): WarmOutcome {
+    this.#hold?.stop();
+    leg.transport.clear();
+    this.#toPerson = relay(this.#d.caller.inputRate, leg.transport);
+    this.#state = "joined";
+    this.#d.log.info({ who: leg.who }, "warm transfer: accepted; the caller and the person are joined");
+    return { kind: "joined", who: leg.who };
+  }
+
+  #failed(outcome: Extract<WarmOutcome, { kind: "failed" }>): WarmOutcome {
+    if (this.#state !== "over") {
+      this.#state = "over";
+      this.#hold?.stop();
+    }
+    this.#d.log.info({ outcome: outcome.outcome, why: outcome.why }, "warm transfer: back to the caller");
+    return outcome;
+  }
+
+  #closedOutcome(): WarmOutcome {
+    return { kind: "failed", outcome: "canceled", why: "the caller hung up" };
+  }
+
+  async #synthesize(leg: PersonLeg, text: string): Promise<AgentAudio | undefined> {
+    const speech = new CachedSpeech(text, leg.transport.output);
+    await speech.prepare(this.#d.tts, this.#d.log);
+    return speech.audio;
+  }
+}
+
+/** Passes 20 ms frames from one leg's input rate to the other's output rate. */
+function relay(fromRate: number, to: CallTransport): (frame: Int16Array) => void {
+  if (to.output.kind !== "pcm") return () => {};
+  if (to.output.rate === fromRate) return (frame) => to.play(frame.slice());
+  const r = new Resampler(fromRate, to.output.rate);
+  return (frame) => to.play(r.push(frame));
+}
+
+function whyNotReached(target: string, outcome: PersonNotReachedOutcome, reason: string): string {
+  if (outcome === "busy") return `${target} is busy (${reason})`;
+  if (outcome === "no-answer") return `${target} did not answer`;
+  if (outcome === "voicemail") return `${target} went to voicemail`;
+  return `the call to ${target} failed (${reason})`;
+}
