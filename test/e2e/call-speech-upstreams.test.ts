@@ -77,15 +77,18 @@ it("a call: the caller's turns recognized upstream, every answer spoken upstream
 
   const asr = up.requests.filter((q) => q.path === "/v1/audio/transcriptions");
   expect(asr.length).toBeGreaterThanOrEqual(2);
-  for (const q of asr) {
+  const seconds = asr.map((q) => {
     expect(q.headers.authorization).toBe("Bearer speech-key");
     expect(q.fields!.model).toEqual(["Systran/faster-whisper-small"]);
     expect(q.fields!.prompt).toEqual(["Acme, Harbour"]);
-    // The caller's utterance itself: about a second or two of 16 kHz audio.
     const wav = parseWav(q.file!.bytes);
     expect(wav.sampleRate).toBe(16000);
-    expect(wav.samples.length / 16000).toBeGreaterThan(0.5);
-  }
+    return wav.samples.length / 16000;
+  });
+  // The caller's utterances themselves, 16 kHz audio: a second or two each, or a piece of one
+  // ("goodbye." after the comma's pause, with its pre-roll: about half a second).
+  expect(Math.max(...seconds)).toBeGreaterThan(1);
+  for (const s of seconds) expect(s).toBeGreaterThan(0.25);
   // Every sentence the agent said was one upstream request, in the voice mapped for the agent.
   const tts = up.requests.filter((q) => q.path === "/v1/audio/speech" && q.body);
   const spoken = tts.map((q) => q.body!.input);
