@@ -2,7 +2,7 @@
 // session takes them (SessionConfig) and as the service adapters take them (models and voice).
 
 import type { Agent, AgentFallback, AnalysisPlan } from "../config/agent.ts";
-import type { Config } from "../config/config.ts";
+import { type Config, usesLocalService } from "../config/config.ts";
 import type { ServiceDeadlines, SessionConfig } from "../session/config.ts";
 import {
   DEFAULT_SERVICE_DEADLINES,
@@ -100,7 +100,7 @@ export function serviceDeadlinesFor(config: Pick<Config, "service" | "local">): 
   const plays =
     latency.asrMs + latency.chatMs + latency.ttsMs > 0 ||
     faults.chat503 + faults.asr503 + faults.ttsCut + faults.chatStall > 0;
-  const embedded = !config.service.baseUrl && !config.service.apiKey;
+  const embedded = usesLocalService(config);
   return embedded && !plays ? EMBEDDED_SERVICE_DEADLINES : DEFAULT_SERVICE_DEADLINES;
 }
 

@@ -204,7 +204,7 @@ function flatten(tree: Tree, prefix = ""): Record<string, unknown> {
 }
 
 /** True when the bridge should start and use the embedded local service. */
-export function usesLocalService(config: Config): boolean {
+export function usesLocalService(config: Pick<Config, "service">): boolean {
   return !config.service.baseUrl && !config.service.apiKey;
 }
 
