@@ -20,6 +20,8 @@ export class DtmfToneDetector {
   readonly #hop: number;
   readonly #coefs: Float64Array;
   readonly #block: Float64Array;
+  /** Each tone's power in the block being analysed (reused: the simulator runs it on every frame). */
+  readonly #power = new Float64Array(8);
   #fill = 0;
   #candidate = "";
   #hits = 0;
@@ -59,7 +61,7 @@ export class DtmfToneDetector {
     let energy = 0;
     for (let i = 0; i < n; i++) energy += x[i]! * x[i]!;
     if (Math.sqrt(energy / n) < MIN_RMS) return "";
-    const power = new Float64Array(8);
+    const power = this.#power;
     for (let k = 0; k < 8; k++) {
       const c = this.#coefs[k]!;
       let s1 = 0;
