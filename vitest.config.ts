@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -13,6 +14,8 @@ export default defineConfig({
     // more began to starve the paced audio of the real-time tests (a SIP call test lost its turn
     // timing at three and four).
     maxWorkers: 2,
+    // Longest first, so the run does not end on one long file (test/sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
   },
 });

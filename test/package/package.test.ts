@@ -257,12 +257,14 @@ describe("the examples, on the installed package", () => {
         hangUpAfterMs: 2500,
         maxSeconds: 20,
       });
-    const ada = record(await call("+15550001234", "4217"));
+    // Two callers at once: each call's variables are its own.
+    const [ada, grace] = (
+      await Promise.all([call("+15550001234", "4217"), call("+15550005678", "4217")])
+    ).map(record) as [CallRecord, CallRecord];
     expect(said(assistant(ada)[0])).toBe("Thanks for calling Acme Bikes, Ada. How can I help?");
     expect(assistant(ada)[1]?.role === "assistant" && assistant(ada)[1]?.generated).toContain(
       "Order 4217 is shipped, Thursday.",
     );
-    const grace = record(await call("+15550005678", "4217"));
     expect(assistant(grace)[1]?.role === "assistant" && assistant(grace)[1]?.generated).toContain(
       "Order 4217 is not one of your orders",
     );
@@ -270,37 +272,16 @@ describe("the examples, on the installed package", () => {
 
   it("router: onCallStart hands each number to its agent, and refuses a blocked caller", async () => {
     const { url, out } = await start("router.ts");
-    const sales = record(
-      await simulateCall({
-        url,
-        bridgeToken: TEST_TOKEN,
-        to: "+15552000001",
-        hangUpAfterMs: 1000,
-        maxSeconds: 10,
-      }),
-    );
+    const to = (number: string) =>
+      simulateCall({ url, bridgeToken: TEST_TOKEN, to: number, hangUpAfterMs: 1000, maxSeconds: 10 });
+    // The calls at once: each is routed on its own number.
+    const [sales, support, other] = (
+      await Promise.all([to("+15552000001"), to("+15552000002"), to("+15559999999")])
+    ).map(record) as [CallRecord, CallRecord, CallRecord];
     expect(sales.agent).toBe("sales");
     expect(said(assistant(sales)[0])).toBe("Hi, you've reached the sales line. What can I offer you today?");
-    const support = record(
-      await simulateCall({
-        url,
-        bridgeToken: TEST_TOKEN,
-        to: "+15552000002",
-        hangUpAfterMs: 1000,
-        maxSeconds: 10,
-      }),
-    );
     expect(support.agent).toBe("support");
     expect(out.some((l) => l === `call ${support.callId} to +15552000002: agent support`)).toBe(true);
-    const other = record(
-      await simulateCall({
-        url,
-        bridgeToken: TEST_TOKEN,
-        to: "+15559999999",
-        hangUpAfterMs: 1000,
-        maxSeconds: 10,
-      }),
-    );
     expect(other.agent).toBe("default");
     await expect(
       simulateCall({ url, bridgeToken: TEST_TOKEN, from: "+15550000666", to: "+15552000001", maxSeconds: 5 }),

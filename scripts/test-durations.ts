@@ -1,0 +1,20 @@
+// Rewrites test/durations.json (the order test/sequencer.ts starts files in) from the results of a
+// full run of the suite: `npm test`, then `node scripts/test-durations.ts`. Files under 2 s are
+// left out: their order does not change when the run ends.
+import { readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
+
+const file = process.argv[2] ?? ".vitest-results.json";
+const results = JSON.parse(readFileSync(file, "utf8")) as {
+  testResults: { name: string; startTime: number; endTime: number }[];
+};
+const seconds = Object.fromEntries(
+  results.testResults
+    .map((r) => [relative(process.cwd(), r.name), Math.round((r.endTime - r.startTime) / 1000)] as const)
+    .filter(([, s]) => s >= 2)
+    .sort((a, b) => b[1] - a[1]),
+);
+if (Object.keys(seconds).length < 20)
+  throw new Error(`${file} holds ${results.testResults.length} files: run the whole suite first`);
+writeFileSync("test/durations.json", `${JSON.stringify(seconds, null, 2)}\n`);
+console.log(`test/durations.json: ${Object.keys(seconds).length} files of 2 s or more`);
