@@ -19,6 +19,7 @@ import { TurnEndWait } from "./end-of-turn.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Listeners } from "./listeners.ts";
+import { OnsetPause } from "./onset-pause.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
 import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
@@ -29,7 +30,7 @@ import { TtsPool } from "./tts-pool.ts";
 import { type TurnCompletionModel, turnCompletionFor } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
 import { assistantEvent, callStartEvent, logAgentTurn } from "./turn-report.ts";
-import { answeredByAgent, digitsTurn, type UserTurnJob, userContent } from "./user-turn.ts";
+import { answeredByAgent, digitsTurn, keptBeforeKeys, type UserTurnJob, userContent } from "./user-turn.ts";
 import { type WaitingCue, waitingCueOf } from "./waiting-cue.ts";
 
 export interface SessionDeps {
@@ -87,7 +88,7 @@ export class CallSession {
   #continueTimer: TimerHandle | undefined;
   #continueBy: SpeakerListener | undefined;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
-  #onsetPaused: { turn: AgentTurn; by: SpeakerListener } | undefined;
+  readonly #onset: OnsetPause;
   #commitTimer: TimerHandle | undefined;
   readonly #apology: Apology<UserTurnJob>;
   readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
@@ -156,6 +157,10 @@ export class CallSession {
       busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
+    this.#onset = new OnsetPause(
+      { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
+      this.#log,
+    );
     this.#listeners = new Listeners(
       (speaker) => this.#newListener(speaker),
       (speaker) =>
@@ -277,7 +282,7 @@ export class CallSession {
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
-        quietFrame: (l) => this.#watchOnset(l),
+        quietFrame: (l) => this.#onset.watch(l),
       },
     });
   }
@@ -293,38 +298,12 @@ export class CallSession {
       this.#stopContinue();
       this.#agent?.resume();
     }
-    if (this.#onsetPaused?.by === l) {
-      const { turn } = this.#onsetPaused;
-      this.#onsetPaused = undefined;
-      if (this.#agent === turn) turn.resume();
-    }
+    this.#onset.release(l);
     if (this.#barges.has(l)) {
       this.#barges.end(l);
       if (!this.#barges.active) this.#agent?.resume();
     }
     l.close();
-  }
-
-  /**
-   * While an early answer has just begun (the caller's pause may be mid-sentence), a possible onset
-   * pauses it at once: speech-start comes 100–150 ms after the onset, and until then the caller who
-   * goes on would hear the agent over them. If the onset dies away without becoming speech (a
-   * click, a breath), the answer goes on from where it stopped.
-   */
-  #watchOnset(l: SpeakerListener): void {
-    const pending = l.onsetPending();
-    const paused = this.#onsetPaused;
-    if (pending && !paused) {
-      const answer = this.#earlyAnswer(this.#d.clock.now(), l);
-      if (!answer) return;
-      answer.pause();
-      this.#onsetPaused = { turn: answer, by: l };
-      this.#log.debug("possible onset during the early answer: paused");
-    } else if (!pending && paused?.by === l) {
-      this.#onsetPaused = undefined;
-      if (this.#agent === paused.turn) paused.turn.resume();
-      this.#log.debug("the onset died away: early answer resumed");
-    }
   }
 
   /**
@@ -345,7 +324,7 @@ export class CallSession {
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-start");
     this.#cue?.cue.callerSpoke();
     // The onset became speech: what follows decides, as if it had been heard at once.
-    if (this.#onsetPaused?.by === l) this.#onsetPaused = undefined;
+    this.#onset.forget(l);
     this.#control.callerSpoke();
     l.speechStartAt = l.clockAt(atMs);
     const agent = this.#agent;
@@ -411,7 +390,6 @@ export class CallSession {
 
   #onSpeechEnd(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
-    const { clock } = this.#d;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
     const upload = l.takeUpload();
     if (this.#continueTimer && this.#continueBy === l) {
@@ -468,7 +446,7 @@ export class CallSession {
       decided: (d) =>
         this.#log.debug({ job: job.id, endMs: Math.round(endMs), ...d }, "end-of-turn decision"),
     });
-    void this.#recognize(job, utterance);
+    job.recognizing = this.#recognize(job, utterance);
   }
 
   /** The utterance's transcript (see recognition.ts), then what the job does with it. */
@@ -680,13 +658,23 @@ export class CallSession {
     if (this.#ended) return;
     const { clock } = this.#d;
     const job = digitsTurn(++this.#jobSeq, digits, clock.now());
+    // Words said just before the keys ("my order number is…") stay in the conversation, before them.
+    const words = keptBeforeKeys(this.#job);
     this.#dropJob();
     this.#job = job;
     this.#agent?.interrupt();
-    const messages = [...this.#history.messages(), { role: "user" as const, content: job.text! }];
-    job.turn = this.#startAgent(messages, { kind: "reply", job }, true);
-    job.confirmedAt = clock.now();
-    this.#onConfirmedJobReady(job);
+    const answer = () => {
+      if (this.#job !== job || this.#ended) return;
+      const messages = [...this.#history.messages(), { role: "user" as const, content: job.text! }];
+      job.turn = this.#startAgent(messages, { kind: "reply", job }, true);
+      job.confirmedAt = clock.now();
+      this.#onConfirmedJobReady(job);
+    };
+    if (words?.text === undefined && words?.recognizing) void words.recognizing.then(answer);
+    else {
+      if (words) this.#commitUser(words);
+      answer();
+    }
   }
 
   #note(text: string): void {

@@ -34,6 +34,8 @@ export interface UserTurnJob {
   turn?: AgentTurn;
   /** Its transcript on the way; dropped with the job unless its words are still wanted. */
   recognition?: Recognition;
+  /** Settles once its transcript is in (or given up), whatever became of the job. */
+  recognizing?: Promise<void>;
   source: "speech" | "dtmf";
 }
 
@@ -41,6 +43,17 @@ export interface UserTurnJob {
 export function digitsTurn(id: number, digits: string, at: number): UserTurnJob {
   const text = `(the caller pressed on the keypad: ${digits.split("").join(" ")})`;
   return { id, listener: undefined, speechEndAt: at, confirmed: true, source: "dtmf", text };
+}
+
+/**
+ * The caller's words still waiting for their turn when keys are pressed: they go into the history
+ * (marked yielded, so once recognized), unanswered, before the keys' turn. None when the pending
+ * turn is keys too, already in the history, or failed.
+ */
+export function keptBeforeKeys(job: UserTurnJob | undefined): UserTurnJob | undefined {
+  if (job?.source !== "speech" || job.committed || job.failed) return undefined;
+  job.yielded = true;
+  return job;
 }
 
 /** Whether the agent answers the turn (in `mention` mode, only turns that call it by name). */

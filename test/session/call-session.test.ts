@@ -376,6 +376,23 @@ describe("CallSession", () => {
     expect(h.historyOf("user")).toEqual(["(the caller pressed on the keypad: 4 2)"]);
   });
 
+  it("keeps words still being recognized when keys are pressed, before the keys", async () => {
+    const h = await started();
+    h.asrAnswers = ["my order number is"];
+    h.asrDelaysMs = [3000]; // a slow service: the keys come while the words are recognized
+    h.chatReplies = [[{ text: "Let me look that up." }]];
+    await h.say(900);
+    await h.run(400);
+    h.transport.listener.dtmf("4");
+    h.transport.listener.dtmf("2");
+    await h.run(4000);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["my order number is", "(the caller pressed on the keypad: 4 2)"]);
+    // One answer, to both: the keys' turn was asked with the words before it.
+    const asked = h.chatRequests.at(-1)!.filter((m) => m.role === "user").map((m) => m.content);
+    expect(asked).toEqual(["my order number is", "(the caller pressed on the keypad: 4 2)"]);
+  });
+
   it("retries a failed recognition, then apologizes and keeps listening", async () => {
     const h = await started();
     h.asrAnswers = [new Error("asr 500"), "hello"];
