@@ -1,6 +1,6 @@
 // Command-line entry point. Each subcommand loads and validates the configuration first,
 // so a bad key stops the program with one clear message before anything starts.
-import { Command, Option } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import {
   type Config,
   ConfigError,
@@ -237,6 +237,16 @@ program
   )
   .option("--junit <file>", "also write the results as JUnit XML (for CI)")
   .option("--verbose", "print every call's transcript, and the bridges' warnings (stderr)")
+  .option(
+    "--parallel <n>",
+    "scenario files run at once, each on a bridge of its own (default 1); results still print in file order",
+    (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 32)
+        throw new InvalidArgumentError(`--parallel wants a whole number from 1 to 32, got "${v}"`);
+      return n;
+    },
+  )
   .addHelpText(
     "after",
     `
@@ -247,7 +257,7 @@ the embedded local service; with ${envName("service.baseUrl")} and ${envName("se
 the hosted service. Every file is checked before the first call: a mistake
 stops the run (exit 2) naming the file, the key and what is wrong.`,
   )
-  .action(async (files: string[], opts: { junit?: string; verbose?: boolean }) => {
+  .action(async (files: string[], opts: { junit?: string; verbose?: boolean; parallel?: number }) => {
     const { runTestCommand } = await import("./library/agent-tests/command.ts");
     process.exit(await runTestCommand({ files, config: program.opts().config, ...opts }));
   });

@@ -1,7 +1,8 @@
 // The examples' scenario files (examples/*/*.test.yaml) as their users run them: `voice-bridge
 // test` from the command line, each scenario a real call through the real bridge and the Twilio
 // simulator on the local service, the results printed and written as JUnit XML. The agents are
-// the examples' own modules, which import the package by name.
+// the examples' own modules, which import the package by name. Two files at a time (--parallel):
+// their results must still print in the files' order.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,10 +19,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("the examples' scenarios", () => {
   it("pass, each file under its own heading, with a JUnit report", async () => {
     const junit = join(dir, "examples.xml");
-    const { stdout } = await run(join(ROOT, "bin/voice-bridge"), ["test", "examples", "--junit", junit], {
-      cwd: ROOT,
-      env: userEnv(),
-    });
+    const { stdout } = await run(
+      join(ROOT, "bin/voice-bridge"),
+      ["test", "examples", "--junit", junit, "--parallel", "2"],
+      {
+        cwd: ROOT,
+        env: userEnv(),
+      },
+    );
     const lines = stdout.split("\n");
     const files = [
       "discord-persona/persona",

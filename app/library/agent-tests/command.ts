@@ -17,6 +17,8 @@ export interface TestCommandOptions {
   config?: string | undefined;
   junit?: string | undefined;
   verbose?: boolean | undefined;
+  /** Scenario files run at once, each on a bridge of its own (default 1). */
+  parallel?: number | undefined;
 }
 
 const SCENARIO_FILE = /\.test\.ya?ml$/;
@@ -64,6 +66,7 @@ export async function runTestCommand(opts: TestCommandOptions): Promise<number> 
     const files = await expand(opts.files);
     const results: ScenarioResult[] = await runScenarios(files, {
       config: opts.config,
+      ...(opts.parallel !== undefined ? { parallel: opts.parallel } : {}),
       // The bridges' own words go to stderr, apart from the results.
       log: pino({ level: opts.verbose ? "warn" : "error" }, pino.destination(2)),
       onResult: (r) => {
