@@ -104,7 +104,7 @@ export function sessionStarter(d: SessionDeps): StartSession {
       config: conversationConfig(agent, d.config, transport.info),
       log: log.child({ agent: agent.name, ...tracer?.logFields }),
       // An outbound call's record started when it was placed: the session's own call-start is not repeated.
-      transcripts: metrics.levels.tap(
+      transcripts: metrics.tap(
         outbound ? { append: (id, e) => e.type !== "call-start" && transcripts.append(id, e) } : transcripts,
       ),
       onTurnMetrics: (m) => metrics.observeTurn(m),

@@ -184,7 +184,11 @@ export async function startBridge(
     endOfCall: ended,
     live,
     draining: () => draining,
-    dialPerson: warmTransferDialer(config, () => sip.server?.dial),
+    // Read per transfer: SIP's dialer exists once SIP is up, Twilio's once placing has started.
+    dialPerson: warmTransferDialer(config, () => ({
+      sip: sip.server?.dial,
+      twilio: placing.twilioOutbound?.dial,
+    })),
   });
   const onCall = answerCalls(admission, startSession);
   const placing = await startPlacing({

@@ -1,31 +1,54 @@
 // The carrier's side of a warm transfer (session/warm-transfer.ts): the person's call is placed as
-// the bridge places outbound calls — SIP through the outbound proxy, with the outbound caller id —
-// and answering-machine detection decides whether a person answered before the session briefs
-// them. Only SIP calls get one: a Twilio call's transfer stays blind for now.
+// the bridge places outbound calls, on the caller's own carrier — SIP through the outbound proxy,
+// Twilio through its REST API (the person's leg is a media stream back to this bridge, so the
+// bridge relays the two legs: no Twilio Conference) — with the outbound caller id, and
+// answering-machine detection (Twilio's asyncAmd where configured, else the bridge's own on the
+// audio) decides whether a person answered before the session briefs them.
 import { randomBytes } from "node:crypto";
 import type { Config } from "../../src/config/config.ts";
 import { AnsweringMachineDetector } from "../../src/outbound/amd.ts";
 import { AmdGate } from "../../src/outbound/amd-gate.ts";
-import type { Dialer } from "../../src/outbound/dialer.ts";
+import type { CarrierAmd, Dialer, PlacedCall } from "../../src/outbound/dialer.ts";
 import type { CallInfo, DialPerson, PersonLeg } from "../../src/session/transport.ts";
 import { PersonNotReached } from "../../src/session/warm-transfer.ts";
 
-/** Each call's way to place a warm transfer's call, when its carrier can (SIP, once SIP is up). */
+/** The bridge's dialers, read per transfer: SIP's exists once SIP is up, Twilio's when configured. */
+export type WarmDialers = () => { readonly sip: Dialer | undefined; readonly twilio: Dialer | undefined };
+
+/** Each call's way to place a warm transfer's call, when its carrier can (SIP and Twilio calls). */
 export function warmTransferDialer(
   config: Config,
-  sipDialer: () => Dialer | undefined,
+  dialers: WarmDialers,
 ): (info: CallInfo) => DialPerson | undefined {
   return (info) => {
-    if (info.transport !== "sip") return undefined;
-    return (target, opts) => {
-      const dialer = sipDialer();
-      if (!dialer)
-        return Promise.reject(
-          new PersonNotReached("failed", "SIP dialling is not configured (outbound.sip.proxy)"),
-        );
-      return dialPerson(dialer, config.outbound.sip.from, target, opts);
-    };
+    if (info.transport === "sip")
+      return (target, opts) => {
+        const dialer = dialers().sip;
+        if (!dialer)
+          return Promise.reject(
+            new PersonNotReached("failed", "SIP dialling is not configured (outbound.sip.proxy)"),
+          );
+        return dialPerson(dialer, config.outbound.sip.from, target, opts);
+      };
+    if (info.transport === "twilio")
+      return (target, opts) => {
+        const dialer = dialers().twilio;
+        if (!dialer)
+          return Promise.reject(
+            new PersonNotReached(
+              "failed",
+              "Twilio dialling is not configured (twilio.accountSid, twilio.authToken and server.publicUrl)",
+            ),
+          );
+        return dialPerson(dialer, config.outbound.twilio.from ?? ourNumber(info), target, opts);
+      };
+    return undefined;
   };
+}
+
+/** The call's own Twilio number (a valid caller id there): the one dialled, or ours on a call we placed. */
+function ourNumber(info: CallInfo): string | undefined {
+  return info.params.direction === "outbound" ? info.from : info.to;
 }
 
 function dialPerson(
@@ -37,13 +60,19 @@ function dialPerson(
   return new Promise<PersonLeg>((resolve, reject) => {
     const callId = `xfer-${randomBytes(8).toString("hex")}`;
     let early: AnsweringMachineDetector | undefined;
+    let placed: PlacedCall | undefined;
+    let gate: AmdGate | undefined;
+    // The carrier's verdict may come before the media stream that makes the answer (Twilio's callbacks race it).
+    let verdict: CarrierAmd | undefined;
     let settled = false;
     const settle = (f: () => void) => {
       if (settled) return;
       settled = true;
       f();
     };
-    const placed = dialer(
+    const carrierDecided = (g: AmdGate, amd: CarrierAmd) =>
+      g.carrierDecided(amd.result === "machine" ? "machine" : "human", `carrier: ${amd.detail}`);
+    placed = dialer(
       { callId, to: target, ...(from ? { from } : {}), ringTimeoutS, machineDetection: true, log },
       {
         ringing: (detail) => log.info({ detail }, "warm transfer: ringing"),
@@ -52,6 +81,10 @@ function dialPerson(
           early = detector;
           return (frame) => detector.hearEarly(frame, (frame.length / rate) * 1000);
         },
+        carrierAmd: (amd) => {
+          if (gate) carrierDecided(gate, amd);
+          else verdict = amd;
+        },
         failed: (f) => settle(() => reject(new PersonNotReached(f.outcome, f.reason))),
         answered: (transport) => {
           if (signal.aborted) {
@@ -59,29 +92,31 @@ function dialPerson(
             return;
           }
           // A person or a machine? The brief waits for the verdict (a key press says a person).
-          const gate: AmdGate = new AmdGate(
+          const g: AmdGate = new AmdGate(
             transport,
             {
               decided: (result, atMs, why) => {
                 log.info({ result, atMs: Math.round(atMs), why }, "warm transfer: who answered");
-                if (result === "human") settle(() => resolve({ transport: gate, who: target }));
+                if (result === "human") settle(() => resolve({ transport: g, who: target }));
                 else {
-                  void gate.hangUp("voicemail");
+                  void g.hangUp("voicemail");
                   settle(() => reject(new PersonNotReached("voicemail", why)));
                 }
               },
               cue: () => {},
               ended: (reason) => settle(() => reject(new PersonNotReached("failed", `hung up: ${reason}`))),
             },
-            true,
+            placed?.carrierAmd !== true,
             early ?? new AnsweringMachineDetector(transport.inputRate),
           );
-          signal.addEventListener("abort", () => settle(() => void gate.hangUp("transfer given up")), {
+          gate = g;
+          if (verdict) carrierDecided(g, verdict);
+          signal.addEventListener("abort", () => settle(() => void g.hangUp("transfer given up")), {
             once: true,
           });
         },
       },
     );
-    signal.addEventListener("abort", () => placed.cancel(), { once: true });
+    signal.addEventListener("abort", () => placed?.cancel(), { once: true });
   });
 }

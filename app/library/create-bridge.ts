@@ -8,6 +8,7 @@ import { type Config, type configSchema, loadConfig } from "../../src/config/con
 import { createLogger, type Logger } from "../../src/core/log.ts";
 import type { DialAccepted, DialBody } from "../../src/outbound/request.ts";
 import { type CallEvent, type CallRecord, turnOf } from "../../src/records/call-record.ts";
+import { transferAction } from "../../src/session/code-tools.ts";
 import type { Entrances } from "../banner.ts";
 import { type Bridge, startBridge } from "../bridge/start.ts";
 import type { CallEventMessage } from "../console/live-events.ts";
@@ -268,6 +269,12 @@ class RunningBridge extends EventEmitter<BridgeEvents> implements VoiceBridge {
             `handoff: agent "${from}" may hand calls to ${may.join(", ") || "no agent"}, not "${agent}"`,
           );
         session.handOff(agent, reason);
+      },
+      transfer(target) {
+        const action = transferAction(target);
+        const session = inner.liveCall(callId);
+        if (!session) throw new Error(`call ${callId} is over`);
+        session.transfer(action);
       },
     };
   }

@@ -17,7 +17,7 @@ export interface AgentHooks {
   onCallStart?(
     call: CallStartRequest,
   ): CallStartDecision | undefined | Promise<CallStartDecision | undefined>;
-  /** After each spoken turn, the caller's or the agent's; `call` acts on the call (sendDtmf). */
+  /** After each spoken turn, the caller's or the agent's; `call` acts on the call (sendDtmf, handoff, transfer). */
   onTurn?(turn: CallTurn, call: LiveCall): void | Promise<void>;
   /** Once the call is over (with its analysis, when the agent has an analysis plan). */
   onCallEnd?(record: CallRecord): void | Promise<void>;

@@ -1,7 +1,7 @@
 // Prometheus metrics of the bridge: per-turn latency histograms (the figures callers feel)
 // and call counters, served on /metrics; the console reads percentiles of the same histograms.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { TurnMetrics } from "../../src/records/call-record.ts";
+import type { CallEventSink, TurnMetrics } from "../../src/records/call-record.ts";
 import { CallLevelMetrics } from "./call-levels.ts";
 import { registerDefaultMetrics } from "./default-metrics.ts";
 import { ServiceMetrics } from "./service-metrics.ts";
@@ -71,6 +71,8 @@ export class BridgeMetrics {
   readonly speculativeTurns: Counter<"outcome">;
   /** Chat requests of those thrown away (the caller went on). */
   readonly speculativeChatsDropped: Counter;
+  /** Warm transfers, by how they went: each call's warm-transfer events (see tap). */
+  readonly warmTransfers: Counter<"outcome">;
   #stopDefaults: (() => void) | undefined;
 
   /** `callsUp`: whether the bridge has calls now (the loop-lag sampler fills in more often then). */
@@ -152,6 +154,23 @@ export class BridgeMetrics {
       help: "chat requests of speculative replies that were thrown away",
       registers: [this.registry],
     });
+    this.warmTransfers = new Counter({
+      name: "voice_bridge_warm_transfers_total",
+      help: "warm transfers, by outcome (joined; or back to the agent: declined, no-decision, busy, no-answer, voicemail, failed, canceled)",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+    });
+  }
+
+  /** `sink`, the figures of each call's events taken on their way to the record (levels, warm transfers). */
+  tap(sink: CallEventSink): CallEventSink {
+    const levels = this.levels.tap(sink);
+    return {
+      append: (callId, event) => {
+        if (event.type === "warm-transfer") this.warmTransfers.inc({ outcome: event.outcome });
+        levels.append(callId, event);
+      },
+    };
   }
 
   /** The bridge closed: its loop-lag histogram is fed no more. */

@@ -4,7 +4,7 @@
 // without the HTTP round trip.
 
 import type { CallRecord, TurnView } from "../records/call-record.ts";
-import type { CodeTool } from "../session/code-tools.ts";
+import type { CodeTool, TransferRequest } from "../session/code-tools.ts";
 import {
   type CallStartAnswer,
   type CallStartRequest,
@@ -40,6 +40,13 @@ export interface LiveCall {
    * the handoff tool does); throws when the agent may not hand calls to it, or the call is over.
    */
   handoff(agent: string, reason?: string): void;
+  /**
+   * Transfers the call once the words being spoken are heard (as the transfer_call tool does): to a
+   * target, or `{ to, mode, brief }` (warm: the person is called and briefed first, and the agent
+   * comes back if they do not take the call). Throws a TypeError on an empty target or a mode other
+   * than blind or warm, an Error when the call is over.
+   */
+  transfer(target: string | TransferRequest): void;
 }
 
 export interface AgentCode {

@@ -239,7 +239,7 @@ export const agentShape = {
   }),
   transferMode: z.enum(["blind", "warm"], { error: "expected blind or warm" }).default("blind").meta({
     description:
-      "blind hands the call over at once (SIP REFER, Twilio <Dial>); warm lets the model choose: the bridge dials the person first, holds the caller, briefs the person and joins them only once they accept (SIP; see docs/outbound.md#transfers).",
+      "blind hands the call over at once (SIP REFER, Twilio <Dial>); warm lets the model choose: the bridge dials the person first, holds the caller, briefs the person and joins them only once they accept (SIP and Twilio calls; see docs/outbound.md#transfers).",
   }),
   transferHoldAudio: z.string().min(1).optional().meta({
     description:
@@ -250,7 +250,7 @@ export const agentShape = {
   }),
   transferBrief: templated.optional().meta({
     description:
-      "What the person who answers a warm transfer is told (per-call variables filled), before being asked to press 1; default: a summary of the call written by the model from the conversation.",
+      "What the person who answers a warm transfer is told (per-call variables filled), before being asked to take the call (a spoken yes or 1); default: a summary of the call written by the model from the conversation.",
   }),
   transferAnswerSeconds: whole(5, 120).default(25).meta({
     description:

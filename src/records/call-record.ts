@@ -81,6 +81,16 @@ export type CallEvent =
       reason: string;
       history: HandoffHistory;
     }
+  /** A warm transfer settled: how it went and, once someone answered, the person's leg. */
+  | {
+      type: "warm-transfer";
+      at: string;
+      target: string;
+      outcome: WarmTransferOutcome;
+      /** Why it did not join, in words. */
+      why?: string;
+      leg?: PersonLegTimes;
+    }
   /** An outbound call's dialling settled: who or what answered, or why nobody did. */
   | {
       type: "dial";
@@ -105,6 +115,38 @@ export type CallEvent =
   | { type: "analysis"; at: string; analysis: CallAnalysis };
 
 export type CallDirection = "inbound" | "outbound";
+
+/**
+ * How a warm transfer went: joined, or why the caller came back to the agent (declined: the person
+ * pressed 2 or said no; no-decision: answered but gave no answer; canceled: the caller went first).
+ */
+export const WARM_TRANSFER_OUTCOMES = [
+  "joined",
+  "declined",
+  "no-decision",
+  "busy",
+  "no-answer",
+  "voicemail",
+  "failed",
+  "canceled",
+] as const;
+export type WarmTransferOutcome = (typeof WARM_TRANSFER_OUTCOMES)[number];
+
+/** The person's call of a warm transfer, once answered. */
+export interface PersonLegTimes {
+  /** The person's call's own id. */
+  id: string;
+  /** Who answered: the number or URI reached. */
+  who: string;
+  answeredAt: string;
+  /** When the caller and the person were joined. */
+  joinedAt?: string;
+  /** When the person's call ended (a joined call's ends with the call: its call-end). */
+  endedAt?: string;
+}
+
+/** A warm transfer as the record shows it (the person's leg ended, once the call is over). */
+export type WarmTransferView = Omit<Extract<CallEvent, { type: "warm-transfer" }>, "type">;
 
 /** What the agent taking a call over gets of the conversation: all of it, a digest, or nothing. */
 export type HandoffHistory = "whole" | "summary" | "none";
@@ -177,6 +219,10 @@ export interface CallRecord {
   endReason?: string;
   /** The caller's and the room's levels (once the call has ended). */
   levels?: CallLevels;
+  /** Who took the call in a warm transfer (the person joined with the caller). */
+  takenBy?: string;
+  /** The warm transfers tried, in order. */
+  warmTransfers?: WarmTransferView[];
   turns: TurnView[];
   analysis?: CallAnalysis;
   events: CallEvent[];
@@ -231,10 +277,28 @@ export function recordFromEvents(events: CallEvent[]): CallRecord | undefined {
     startedAt: start.at,
     ...(end?.type === "call-end" ? { endedAt: end.at, endReason: end.reason } : {}),
     ...(end?.type === "call-end" && end.levels ? { levels: end.levels } : {}),
+    ...warmTransfersOf(events, end?.type === "call-end" ? end.at : undefined),
     turns: turnsOf(events),
     ...(analysis?.type === "analysis" ? { analysis: analysis.analysis } : {}),
     events,
   };
+}
+
+/** The warm transfers of a call, a joined leg ending with the call; who took it, if one joined. */
+function warmTransfersOf(
+  events: CallEvent[],
+  endedAt: string | undefined,
+): Pick<CallRecord, "takenBy" | "warmTransfers"> {
+  const tried: WarmTransferView[] = [];
+  for (const e of events) {
+    if (e.type !== "warm-transfer") continue;
+    const { type: _type, ...view } = e;
+    if (view.leg && !view.leg.endedAt && endedAt) view.leg = { ...view.leg, endedAt };
+    tried.push(view);
+  }
+  if (!tried.length) return {};
+  const who = tried.findLast((t) => t.outcome === "joined")?.leg?.who;
+  return { ...(who ? { takenBy: who } : {}), warmTransfers: tried };
 }
 
 /**

@@ -6,14 +6,17 @@
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { CallEvent } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import type { AgentTurn, AgentTurnResult } from "./agent-turn.ts";
 import type { SessionConfig } from "./config.ts";
 import { checkDigits, sendDigits } from "./dtmf-out.ts";
+import { PersonEar } from "./person-answer.ts";
 import type { SessionServices } from "./services.ts";
+import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { transferBrief } from "./transfer-brief.ts";
 import type { CallTransport, DialPerson } from "./transport.ts";
-import { WarmTransfer } from "./warm-transfer.ts";
+import { type WarmOutcome, WarmTransfer, type WarmTransferDeps } from "./warm-transfer.ts";
 
 export type CallAction = NonNullable<AgentTurnResult["action"]>;
 
@@ -24,6 +27,8 @@ export interface ControlHost {
   speakFixed(text: string): AgentTurn;
   end(end: CallEnd): void;
   note(text: string): void;
+  /** Appends an event to the call's record (a warm transfer's outcome and the person's leg). */
+  record(event: CallEvent): void;
   /** The transfer failed: the model should tell the caller (a system line, then a reply). */
   transferFailed(target: string, why: string): void;
   /** Keypad digits, gathered, as one caller message. */
@@ -47,8 +52,9 @@ export class CallControl {
   #dtmfTimer: TimerHandle | undefined;
   #closed = false;
   #acting = false;
-  readonly #services: SessionServices | undefined;
+  #services: SessionServices | undefined;
   readonly #dialPerson: DialPerson | undefined;
+  readonly #createDetector: SpeechDetectorFactory | undefined;
   /** A warm transfer under way, or joined (then the agent has left the call). */
   #warm: { flow: WarmTransfer; target: string; who?: string } | undefined;
 
@@ -61,7 +67,10 @@ export class CallControl {
     /** A warm transfer's brief and its words to the person (without them, every transfer is blind). */
     services?: SessionServices;
     dialPerson?: DialPerson | undefined;
+    /** Hears the person's spoken yes or no after a warm transfer's brief (else the keypad alone). */
+    createSpeechDetector?: SpeechDetectorFactory;
   }) {
+    this.#createDetector = opts.createSpeechDetector;
     this.#services = opts.services;
     this.#dialPerson = opts.dialPerson;
     this.#host = opts.host;
@@ -79,9 +88,13 @@ export class CallControl {
     return this.#acting;
   }
 
-  /** The call was handed to another agent: its re-prompts and goodbye from now on (the time limit stays the call's). */
-  agentChanged(config: SessionConfig): void {
+  /**
+   * The call was handed to another agent: its re-prompts, goodbye and warm transfers (hold, brief,
+   * voice, summary) from now on; the time limit stays the call's.
+   */
+  agentChanged(config: SessionConfig, services: SessionServices): void {
     this.#config = config;
+    this.#services = services;
   }
 
   /** Starts the call's time limit. */
@@ -99,7 +112,10 @@ export class CallControl {
   close(): void {
     this.#closed = true;
     for (const t of [this.#repromptTimer, this.#maxTimer, this.#dtmfTimer]) this.#clock.clearTimeout(t);
-    this.#warm?.flow.close("the call ended");
+    // Recorded now, before the call's end: a transfer cut short by it is in the record and counted.
+    const w = this.#warm;
+    const cut = w?.flow.close("the call ended");
+    if (w && cut) this.#recordWarm(w.target, cut);
   }
 
   /**
@@ -211,6 +227,7 @@ export class CallControl {
         const history = this.#host.history();
         return transferBrief({ fixed: brief ?? config.brief, history, chat: services.chat, signal, log });
       },
+      ...(this.#createDetector ? { ear: this.#earOf(this.#createDetector, services, log) } : {}),
       personLeft: () => {
         const reason = `warm transfer to ${target} (taken by ${warm.who}): the person hung up`;
         void this.#transport.hangUp("the person hung up").catch(() => undefined);
@@ -220,7 +237,8 @@ export class CallControl {
     const warm: { flow: WarmTransfer; target: string; who?: string } = { flow, target };
     this.#warm = warm;
     const out = await flow.run(target);
-    if (this.#closed) return;
+    if (this.#closed) return; // close() recorded how it ended
+    this.#recordWarm(target, out);
     if (out.kind === "joined") {
       warm.who = out.who;
       // The agent has left: the call is the caller's and the person's now, however long it lasts.
@@ -231,6 +249,28 @@ export class CallControl {
     this.#warm = undefined;
     this.#host.note(`warm transfer to ${target} failed (${out.outcome}): ${out.why}`);
     this.#host.transferFailed(target, out.why);
+  }
+
+  /** A warm transfer's outcome in the call's record, with the person's leg when someone answered. */
+  #recordWarm(target: string, out: WarmOutcome): void {
+    this.#host.record({
+      type: "warm-transfer",
+      at: new Date().toISOString(),
+      target,
+      outcome: out.kind === "joined" ? "joined" : out.outcome,
+      ...(out.kind === "failed" ? { why: out.why } : {}),
+      ...(out.leg ? { leg: out.leg } : {}),
+    });
+  }
+
+  /** The person's ear: the agent's recognizer (the one having the call) on the session's detector. */
+  #earOf(
+    createDetector: SpeechDetectorFactory,
+    services: SessionServices,
+    log: Logger,
+  ): NonNullable<WarmTransferDeps["ear"]> {
+    return (rate, answered) =>
+      new PersonEar({ rate, recognizer: services.asr, createDetector, log, answered });
   }
 
   /** Sends keypad digits as given (the TypeScript API's hooks): checked first, a bad key refused. */

@@ -110,6 +110,7 @@ export class CallSession {
         speakFixed: (text) => this.#speakFixed(text),
         end: (end) => this.end(end),
         note: (text) => this.#note(text),
+        record: (event) => this.#record(event),
         history: () => this.#history.messages(),
         transferFailed: (target, why) => {
           if (this.#farEnd !== undefined) {
@@ -231,6 +232,15 @@ export class CallSession {
     void (this.#agent?.done ?? Promise.resolve()).then(() => this.#ended || this.#handOff(to, reason));
   }
 
+  /** Transfers the call once the words being spoken are heard (the TypeScript API's hooks), as transfer_call does. */
+  transfer(request: { target: string; mode?: "blind" | "warm"; brief?: string }): void {
+    if (this.#ended) throw new Error(`call ${this.callId} is over`);
+    const action = { kind: "transfer" as const, ...request };
+    void (this.#agent?.done ?? Promise.resolve()).then(() => {
+      if (!this.#ended) void this.#control.run(action);
+    });
+  }
+
   /** Another agent takes the call over (handoff.ts): its settings, services, tools and voice. */
   #handOff(to: string, reason: string): void {
     const parts = { deps: this.#d, history: this.#history, tools: this.#tools, tts: this.#tts };
@@ -240,7 +250,7 @@ export class CallSession {
       return void this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
     }
     ({ deps: this.#d, history: this.#history, tools: this.#tools, tts: this.#tts } = next);
-    this.#control.agentChanged(next.deps.config);
+    this.#control.agentChanged(next.deps.config, next.deps.services);
     this.#greet(next.deps.config.handoffLine ?? next.deps.config.greeting);
   }
 

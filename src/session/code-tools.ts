@@ -26,7 +26,8 @@ export interface ToolContext {
   /**
    * Transfers the call once the agent's words are heard (as the transfer_call tool does): to a
    * target, or `{ to, mode, brief }`; warm calls the person and briefs them first, and the agent
-   * comes back if they do not take the call.
+   * comes back if they do not take the call. Throws a TypeError on an empty target, or a mode other
+   * than blind or warm.
    */
   transfer(target: string | TransferRequest): void;
   /** Hangs up once the agent's words are heard (as the end_call tool does). */
@@ -100,7 +101,7 @@ export async function runCodeTool(
       if (!signal.aborted && text.trim()) env.say(text);
     },
     transfer: (target) => {
-      action = typeof target === "string" ? { kind: "transfer", target } : transferAction(target);
+      action = transferAction(target);
     },
     hangUp: (reason = `${tool.name} ended the call`) => {
       action = { kind: "end-call", reason };
@@ -141,12 +142,25 @@ export async function runCodeTool(
   }
 }
 
-function transferAction(t: TransferRequest): CodeToolAction {
+/**
+ * The transfer a tool or a hook asked for, checked: throws a TypeError naming what is wrong (the
+ * same for ctx.transfer and a hook's call.transfer).
+ */
+export function transferAction(t: string | TransferRequest): Extract<CodeToolAction, { kind: "transfer" }> {
+  const req: TransferRequest = typeof t === "string" ? { to: t } : t;
+  if (typeof req !== "object" || req === null)
+    throw new TypeError("transfer: expected a target, or { to, mode, brief }");
+  if (typeof req.to !== "string" || !req.to.trim())
+    throw new TypeError("transfer: `to` must name the target (a phone number or a SIP URI)");
+  if (req.mode !== undefined && req.mode !== "blind" && req.mode !== "warm")
+    throw new TypeError(`transfer: \`mode\` must be blind or warm, not ${JSON.stringify(req.mode)}`);
+  if (req.brief !== undefined && typeof req.brief !== "string")
+    throw new TypeError("transfer: `brief` must be text");
   return {
     kind: "transfer",
-    target: t.to,
-    ...(t.mode ? { mode: t.mode } : {}),
-    ...(t.brief ? { brief: t.brief } : {}),
+    target: req.to.trim(),
+    ...(req.mode ? { mode: req.mode } : {}),
+    ...(req.brief?.trim() ? { brief: req.brief.trim() } : {}),
   };
 }
 

@@ -6,8 +6,8 @@ import type { ChatMessage } from "../api/types/index.ts";
 import type { Logger } from "../core/log.ts";
 import type { ChatModel } from "./services.ts";
 
-/** The question that ends every brief: how the person answers. */
-export const ACCEPT_QUESTION = "Press 1 to take the call, or 2 to decline.";
+/** The question that ends every brief: how the person answers (person-answer.ts reads the words). */
+export const ACCEPT_QUESTION = "Say yes or press 1 to take the call; say no or press 2 to decline.";
 
 const SUMMARY_PROMPT =
   "You hand a phone call over to a colleague. In one or two short spoken sentences, say who is calling and what they want, from the conversation below. No lists, no markdown.";

@@ -1,15 +1,17 @@
 // Warm transfer (#56): the caller is held while the bridge calls the person, the person is briefed
-// and asked to take the call (keypad 1; 2 declines), and only then are the two joined — the
-// bridge relays each one's audio to the other. Busy, no answer, a machine, a decline, a hang-up
-// or silence after the brief send the caller back to the agent, who says so. The session owns
-// the call; the carrier's side (placing the call, answering-machine detection) comes through the
-// `DialPerson` port the app gives it.
+// and asked to take the call (a spoken yes or keypad 1; no or 2 declines: person-answer.ts), and
+// only then are the two joined — the bridge relays each one's audio to the other. Busy, no answer,
+// a machine, a decline, a hang-up or silence after the brief send the caller back to the agent,
+// who says so. The session owns the call; the carrier's side (placing the call, answering-machine
+// detection) comes through the `DialPerson` port the app gives it.
 
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
+import type { PersonLegTimes } from "../records/call-record.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { HoldAudio, holdAudioFile, holdTone } from "./hold-audio.ts";
+import type { PersonAnswer } from "./person-answer.ts";
 import type { SpeechSynthesizer } from "./services.ts";
 import type { AgentAudio, CallTransport, DialPerson, PersonLeg } from "./transport.ts";
 
@@ -36,9 +38,21 @@ export class PersonNotReached extends Error {
   }
 }
 
+/** How it went; `leg`: the person's call, once someone answered. */
 export type WarmOutcome =
-  | { kind: "joined"; who: string }
-  | { kind: "failed"; outcome: PersonNotReachedOutcome | "declined" | "no-decision"; why: string };
+  | { kind: "joined"; who: string; leg: PersonLegTimes }
+  | {
+      kind: "failed";
+      outcome: PersonNotReachedOutcome | "declined" | "no-decision";
+      why: string;
+      leg?: PersonLegTimes;
+    };
+
+/** Hears the person's spoken answer (person-answer.ts's PersonEar). */
+export interface AnswerEar {
+  push(frame: Int16Array): void;
+  close(): void;
+}
 
 export interface WarmTransferDeps {
   caller: CallTransport;
@@ -53,9 +67,11 @@ export interface WarmTransferDeps {
   brief(signal: AbortSignal): Promise<string>;
   /** After the join, the person hung up: the call is over. */
   personLeft(): void;
+  /** Listens for a spoken yes or no from the person at `rate`; without it, the keypad alone. */
+  ear?(rate: number, answered: (answer: PersonAnswer, words: string) => void): AnswerEar;
 }
 
-/** After answering, how long the person has to press a key once the brief has played, ms. */
+/** After answering, how long the person has to answer (a key, yes or no) once the brief has played, ms. */
 export const DECISION_MS = 15_000;
 /** Answering-machine detection after the answer comes on top of the ringing, at most, ms. */
 export const AMD_ALLOWANCE_MS = 6000;
@@ -73,6 +89,8 @@ export class WarmTransfer {
   #decide: ((d: Decision) => void) | undefined;
   #timer: TimerHandle | undefined;
   #toPerson: ((frame: Int16Array) => void) | undefined;
+  /** The person's call for the record, once answered. */
+  #legTimes: PersonLegTimes | undefined;
 
   constructor(deps: WarmTransferDeps) {
     this.#d = deps;
@@ -103,7 +121,7 @@ export class WarmTransfer {
     const signal = this.#abort.signal;
     const brief = this.#d
       .brief(signal)
-      .catch(() => "I have a caller to transfer to you. Press 1 to take it.");
+      .catch(() => "I have a caller to transfer to you. Say yes or press 1 to take it.");
     const ringTimeoutS = Math.ceil(config.answerMs / 1000);
     const dialing = dial(target, { ringTimeoutS, signal, log });
     // Answered after the caller went (or while the hold line played and they went): hung up at once.
@@ -136,6 +154,7 @@ export class WarmTransfer {
     } finally {
       clock.clearTimeout(this.#timer);
     }
+    this.#legTimes = { id: leg.transport.info.callId, who: leg.who, answeredAt: new Date().toISOString() };
     if (this.#over()) return this.#closedOutcome();
     if (leg.transport.output.kind !== "pcm") {
       void leg.transport.hangUp("cannot be joined").catch(() => undefined);
@@ -156,9 +175,13 @@ export class WarmTransfer {
     return this.#state === "over";
   }
 
-  /** The caller went, or the session ends: whatever is under way stops, the person's call too. */
-  close(reason: string): void {
-    if (this.#state === "over") return;
+  /**
+   * The caller went, or the session ends: whatever is under way stops, the person's call too.
+   * Returns how the transfer ended when it was still under way (not yet joined, nor settled).
+   */
+  close(reason: string): WarmOutcome | undefined {
+    if (this.#state === "over") return undefined;
+    const cut = this.#state === "joined" ? undefined : this.#closedOutcome();
     this.#state = "over";
     this.#abort.abort();
     this.#d.clock.clearTimeout(this.#timer);
@@ -166,6 +189,7 @@ export class WarmTransfer {
     this.#decide?.("hung-up");
     const leg = this.#leg ?? this.#answered;
     if (leg) void leg.transport.hangUp(reason).catch(() => undefined);
+    return cut;
   }
 
   async #startHold(): Promise<void> {
@@ -187,12 +211,21 @@ export class WarmTransfer {
     const { clock, log, caller } = this.#d;
     const toCaller = relay(leg.transport.inputRate, caller);
     let briefEndMs: number | undefined;
+    // The person's words count from the end of the brief: its own echo (it asks for a yes and a
+    // no) is not their answer.
+    let listening = false;
     const decided = new Promise<Decision>((resolve) => {
       this.#decide = resolve;
+    });
+    const ear = this.#d.ear?.(leg.transport.inputRate, (answer, words) => {
+      if (this.#state !== "briefing") return;
+      log.info({ answer, words }, "warm transfer: the person answered by voice");
+      this.#decide?.(answer);
     });
     leg.transport.attach({
       audio: (frame) => {
         if (this.#state === "joined") toCaller(frame);
+        else if (this.#state === "briefing" && listening) ear?.push(frame);
       },
       dtmf: (digit) => {
         if (this.#state === "briefing") this.#decide?.(digit === "1" ? "accept" : "decline");
@@ -200,6 +233,7 @@ export class WarmTransfer {
       played: (ms) => {
         if (briefEndMs === undefined || ms < briefEndMs || this.#state !== "briefing") return;
         briefEndMs = undefined;
+        listening = true;
         log.info("warm transfer: the brief was heard; waiting for the person's key");
       },
       ended: () => {
@@ -216,10 +250,11 @@ export class WarmTransfer {
     if (audio && this.#state === "briefing") {
       leg.transport.play(audio);
       briefEndMs = leg.transport.queuedMs();
-    }
+    } else listening = true;
     const briefMs = Math.max(0, leg.transport.queuedMs() - leg.transport.playedMs());
     this.#timer = clock.setTimeout(() => this.#decide?.("no-decision"), briefMs + DECISION_MS);
     const decision = await decided;
+    ear?.close();
     clock.clearTimeout(this.#timer);
     this.#decide = undefined;
     if (this.#state === "over") return this.#closedOutcome();
@@ -244,7 +279,9 @@ export class WarmTransfer {
     this.#toPerson = relay(this.#d.caller.inputRate, leg.transport);
     this.#state = "joined";
     this.#d.log.info({ who: leg.who }, "warm transfer: accepted; the caller and the person are joined");
-    return { kind: "joined", who: leg.who };
+    const joinedAt = new Date().toISOString();
+    const times = this.#legTimes ?? { id: leg.transport.info.callId, who: leg.who, answeredAt: joinedAt };
+    return { kind: "joined", who: leg.who, leg: { ...times, joinedAt } };
   }
 
   #failed(outcome: Extract<WarmOutcome, { kind: "failed" }>): WarmOutcome {
@@ -253,11 +290,14 @@ export class WarmTransfer {
       this.#hold?.stop();
     }
     this.#d.log.info({ outcome: outcome.outcome, why: outcome.why }, "warm transfer: back to the caller");
-    return outcome;
+    // Someone answered: their call ended with the transfer's failure.
+    const leg = this.#legTimes && { ...this.#legTimes, endedAt: new Date().toISOString() };
+    return leg ? { ...outcome, leg } : outcome;
   }
 
   #closedOutcome(): WarmOutcome {
-    return { kind: "failed", outcome: "canceled", why: "the caller hung up" };
+    const leg = this.#legTimes && { ...this.#legTimes, endedAt: new Date().toISOString() };
+    return { kind: "failed", outcome: "canceled", why: "the call ended first", ...(leg ? { leg } : {}) };
   }
 
   async #synthesize(leg: PersonLeg, text: string): Promise<AgentAudio | undefined> {

@@ -56,4 +56,27 @@ describe("BridgeMetrics", () => {
     expect(body).toContain('voice_bridge_local_service_refused_total{engine="asr"} 5');
     expect(body).toContain('voice_bridge_local_service_refused_total{engine="tts"} 1');
   });
+
+  it("counts warm transfers by outcome from the call events it passes on to the record", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    const passed: string[] = [];
+    const sink = m.tap({ append: (_id, e) => passed.push(e.type) });
+    const at = new Date().toISOString();
+    sink.append("c1", { type: "warm-transfer", at, target: "2001", outcome: "busy", why: "486" });
+    const leg = { id: "xfer-1", who: "2001", answeredAt: at, joinedAt: at };
+    sink.append("c1", { type: "warm-transfer", at, target: "2001", outcome: "joined", leg });
+    sink.append("c1", {
+      type: "call-end",
+      at,
+      reason: "BYE",
+      outcome: "transferred",
+      durationMs: 9000,
+      levels: { callerDb: -30, roomHeldMs: 0 },
+    });
+    expect(passed).toEqual(["warm-transfer", "warm-transfer", "call-end"]);
+    const { body } = await m.render();
+    expect(body).toContain('voice_bridge_warm_transfers_total{outcome="busy"} 1');
+    expect(body).toContain('voice_bridge_warm_transfers_total{outcome="joined"} 1');
+    expect(body).toContain("voice_bridge_caller_speech_level_dbfs_count 1");
+  });
 });

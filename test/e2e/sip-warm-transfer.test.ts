@@ -3,8 +3,9 @@
 // caller, calls the person through Kamailio as an authenticating trunk (with the outbound caller
 // id), briefs them and joins the two when they press 1. Other persons: SIPp answering 486 Busy,
 // a baresip that never answers. Each check reads what the parties heard (baresip's recordings).
-// The person accepts with the keypad: a spoken "yes" is not tried, the embedded recognizer is
-// too unreliable on an 8 kHz line to make that a test that can only fail for a real reason.
+// The person accepts with the keypad here: baresip plays a fixed file, which cannot wait for the
+// brief to end. A spoken "yes" and "no" at 8 kHz, through the real detector and recognizer, are in
+// test/session/warm-transfer-answer.test.ts.
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -12,10 +12,17 @@ import { type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts
 export interface Callee {
   /** busy / no-answer never answer; answered ones play `audio` (8 kHz) into the stream. */
   readonly behaviour: "answer" | "busy" | "no-answer";
+  /** How long a busy line takes to say so, ms (default 100; a real one rings a moment first). */
+  readonly busyAfterMs?: number;
   readonly audio?: Int16Array;
   /** AnsweredBy sent this long after the answer (asyncAmd), when detection was asked. */
   readonly amd?: { readonly answeredBy: string; readonly afterMs: number };
   readonly hangUpAfterS?: number;
+  /**
+   * Keys pressed once the bridge has spoken to the callee and then been quiet a moment (a person
+   * taking a warm transfer after its brief); the callee's own `audio` is then no reply to wait on.
+   */
+  readonly keysAfterBridge?: string;
 }
 
 export interface CreatedCall {
@@ -143,7 +150,7 @@ export class FakeTwilio {
     const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
     await say("queued");
     if (!callee || callee.behaviour === "busy") {
-      await wait(100);
+      await wait(callee?.busyAfterMs ?? 100);
       await say(callee ? "busy" : "failed", callee ? { SipResponseCode: "486" } : { SipResponseCode: "404" });
       return;
     }
@@ -188,6 +195,7 @@ export class FakeTwilio {
       from: call.form.get("From") ?? "",
       to: call.form.get("To") ?? "",
       ...(callee.audio ? { caller: { samples: callee.audio, rate: 8000 } } : {}),
+      ...(callee.keysAfterBridge ? { says: [{ keys: callee.keysAfterBridge }], speechThresholdDbfs: 0 } : {}),
       maxSeconds: callee.hangUpAfterS ?? 15,
       hangUpAfterMs: 60_000,
       fetchTranscript: false,
