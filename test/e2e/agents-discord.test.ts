@@ -1,12 +1,15 @@
 // Agents in a Discord voice channel against the fake Discord: the guild routes the conversation
 // to its agent (its greeting with the webhook's variable, in its voice); when the call-start
-// webhook rejects, the bot joins and stays silent.
+// webhook rejects, the bot joins and stays silent. Support hands the first conversation to accounts
+// when asked for it by voice (handoff-fixture.ts), nothing of the conversation carried.
 import { rmSync } from "node:fs";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { type FakeDiscord, startFakeDiscord } from "../fake-discord/index.ts";
 import { type AgentsFixture, agentsFixture, GUILD, until } from "../helpers/agents-fixture.ts";
+import { addHandoff, expectHandedOff, expectVoicesChanged } from "../helpers/handoff-fixture.ts";
+import { speak } from "../helpers/speech.ts";
 
 const TOKEN = "MTAxMjM0.agents.bot-token";
 const ALICE = { userId: "400000000000000011", name: "Alice" };
@@ -31,6 +34,7 @@ beforeAll(async () => {
   fake = await startFakeDiscord({ token: TOKEN, members: [ALICE] });
   fake.trustInThisProcess();
   f = await agentsFixture({ discord: { token: TOKEN, apiBase: fake.restApi } });
+  addHandoff(f, "none");
   f.write({ ...f.tree, routes: routesFor(fake.guildId, "/hook") });
   const sink = {
     write: (line: string) => {
@@ -74,8 +78,25 @@ describe("agents in a Discord voice channel", () => {
       transport: "discord",
       params: { guildId: fake.guildId, channelId: fake.voiceChannelId },
     });
+  }, 60_000);
+
+  it("the same conversation: support hands it to accounts when asked, in that agent's voice, no history carried", async () => {
+    const alice = fake.member(ALICE.userId);
+    const record = () => bridge.transcripts.get(conversation(1));
+    // Discord has no keypad: the handoff needs the words recognized by the weak embedded recognizer;
+    // "accounts department" is (checked on espeak-ng's voice: "billing" is not, nor "sales").
+    await alice.say({ pcm: speak("Accounts department, please.", { rate: 48000 }), rate: 48000 });
+    await until(
+      () => record()?.turns.some((t) => t.role === "assistant" && t.agent === "accounts"),
+      "accounts",
+    );
     fake.interaction("leave", { userId: ALICE.userId });
-    await until(() => bridge.transcripts.get(conversation(1))?.endReason, "the conversation to end");
+    await until(() => record()?.endReason, "the conversation to end");
+    expect(record()?.turns.filter((t) => t.role === "user")).toEqual([
+      expect.objectContaining({ text: expect.stringMatching(/\b(accounts|department)\b/), speaker: "Alice" }),
+    ]);
+    expectHandedOff(record()!, "Support line for gold customers.", "none");
+    expectVoicesChanged(alice.heard(), 48_000);
   }, 60_000);
 
   it("a rejected conversation: the bot is there and says nothing", async () => {
