@@ -389,7 +389,10 @@ describe("CallSession", () => {
     await h.untilAgentSilent();
     expect(h.historyOf("user")).toEqual(["my order number is", "(the caller pressed on the keypad: 4 2)"]);
     // One answer, to both: the keys' turn was asked with the words before it.
-    const asked = h.chatRequests.at(-1)!.filter((m) => m.role === "user").map((m) => m.content);
+    const asked = h.chatRequests
+      .at(-1)!
+      .filter((m) => m.role === "user")
+      .map((m) => m.content);
     expect(asked).toEqual(["my order number is", "(the caller pressed on the keypad: 4 2)"]);
   });
 
