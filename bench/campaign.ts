@@ -1,5 +1,6 @@
 // npm run bench -- campaign [--rows 10000] [--concurrency 200] [--pace 6000] [--hold-ms N]
 //                           [--bridges 2] [--store sqlite|postgres] [--seconds 60]
+//                           [--baseline-seconds SECONDS]
 //   The campaign scheduler working one campaign: `--bridges` schedulers (each its own store
 //   connection and instance name, as bridges are) share the rows through the real store (SQLite
 //   in a temporary data dir, or PostgreSQL on a server the benchmark starts). Calls are placed
@@ -12,15 +13,17 @@
 //   rate_error_pct; live_max (the concurrency reached, never above the cap), live_mean the calls
 //   live on average. CPU, each a share of one core over the run: loop_cpu_pct is the event loop's
 //   thread (every scheduler's work, the store clients' side of each query, the fake callee's 20 ms
-//   beat); harness_cpu_pct what that beat alone costs it (measured for 3 s before, no campaign);
+//   beat); harness_cpu_pct what that beat alone costs it (measured in the baseline: first, for
+//   `--baseline-seconds`, as long as the run by default, the stores open and no campaign running);
 //   scheduler_cpu_pct the difference: what campaigns cost the loop that carries calls, the target's
 //   figure (all `--bridges` schedulers together). store_thread_cpu_pct is the SQLite store threads
 //   (in the bridge's process, off its loop; 0 on PostgreSQL), db_server_cpu_pct the PostgreSQL
 //   server's processes (another program, shared by the bridges), process_cpu_pct the whole process
 //   (GC and libuv threads too). loop_wakeups_per_s: on a VM each wake-up of an idle loop costs
 //   ~0.1 ms, the work it wakes for less. cpu_us_per_dial is scheduler_cpu per call placed.
-//   loop_lag_ms_max, the event loop's longest delay; duplicate_dials, a row dialled twice for the
-//   same attempt (must be 0). Stops after every row is dialled or `--seconds`. Prints one JSON line.
+//   loop_lag_ms_max, the event loop's longest delay, against baseline_loop_lag_ms_max, the same in
+//   the baseline (the target: no worse with a campaign); duplicate_dials, a row dialled twice for
+//   the same attempt (must be 0). Stops after every row is dialled or `--seconds`. Prints one JSON line.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,6 +47,7 @@ const PACE = numberArg("pace", 6000);
 const HOLD_MS = numberArg("hold-ms", Math.round((0.9 * CONCURRENCY * 60_000) / PACE));
 const BRIDGES = numberArg("bridges", 2);
 const SECONDS = numberArg("seconds", 60);
+const BASELINE_S = Math.max(3, numberArg("baseline-seconds", SECONDS));
 const STORE = stringArg("store") ?? "sqlite";
 if (STORE !== "sqlite" && STORE !== "postgres") throw new Error("--store: expected sqlite or postgres");
 
@@ -177,13 +181,16 @@ const until = (done: () => boolean) =>
     };
   });
 
-// What the loop costs with the fake callee's clock alone, no campaign: subtracted from its CPU.
-const CALIBRATE_MS = 3000;
+// The baseline: the loop with the fake callee's clock alone, the stores open, no campaign. Its CPU
+// is subtracted from the run's; its longest delay is what the run's is compared with.
+const baselineLag = monitorEventLoopDelay({ resolution: 10 });
+baselineLag.enable();
 const idle0 = process.threadCpuUsage();
 const calibrated = performance.now();
-await until(() => performance.now() - calibrated >= CALIBRATE_MS);
+await until(() => performance.now() - calibrated >= BASELINE_S * 1000);
 const idle = process.threadCpuUsage(idle0);
 const harnessUsPerMs = (idle.user + idle.system) / (performance.now() - calibrated);
+baselineLag.disable();
 
 const lag = monitorEventLoopDelay({ resolution: 10 });
 lag.enable();
@@ -243,6 +250,8 @@ console.log(
     loop_wakeups_per_s: round(wakes / (elapsed / 1000)),
     cpu_us_per_dial: round(schedulerUs / Math.max(1, dialTimes.length)),
     loop_lag_ms_max: round(lag.max / 1e6, 1),
+    baseline_loop_lag_ms_max: round(baselineLag.max / 1e6, 1),
+    baseline_seconds: BASELINE_S,
     duplicate_dials: duplicates,
     seconds: round(elapsed / 1000, 1),
     placer: `in-process fake callee (answers, hangs up after ${HOLD_MS} ms, on a 20 ms beat)`,

@@ -61,6 +61,8 @@ interface Working {
   nextAt: number;
   /** Refused by the outbound limits or a drain: no claim before this (clock ms). */
   holdUntil: number;
+  /** When this bridge last asked for its rows (calendar ms). */
+  askedAt?: number;
 }
 
 interface Queued {
@@ -340,7 +342,12 @@ export class CampaignScheduler {
       return undefined;
     }
     const zones = await this.#zonesOf(c, now);
-    const { callingHours: hours, timeZone } = c.settings;
+    const { callingHours: hours, timeZone, pacePerMinute, concurrency } = c.settings;
+    // What the pace has let through since this bridge last asked (its bucket holds two seconds'
+    // worth), and one more: about what the claim will take, read with the campaign's row.
+    const since = Math.min(now - (w.askedAt ?? 0), 2000);
+    w.askedAt = now;
+    const rows = Math.min(headroom, concurrency, Math.ceil((since * pacePerMinute) / 60_000) + 1);
     return {
       campaignId: c.id,
       instance,
@@ -350,6 +357,7 @@ export class CampaignScheduler {
       openZones: zones.filter((z) => isOpen(hours, z, now)),
       campaignOpen: isOpen(hours, timeZone, now),
       activeMs: leaseMs,
+      guess: { rows, hoursIn: hours.in },
     };
   }
 

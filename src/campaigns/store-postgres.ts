@@ -15,10 +15,20 @@ import {
 /** "voice-bridge campaign migrations": the same key in every bridge. */
 const LOCK = 72_620_057;
 
+/** Texts already numbered: the store's statements are few, and asked for on every claim. */
+const numberedTexts = new Map<string, string>();
+
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
+  let out = numberedTexts.get(sql);
+  if (out === undefined) {
+    let n = 0;
+    out = sql.replace(/\?/g, () => `$${++n}`);
+    // Texts that vary (IN lists of any length) must not grow it without end.
+    if (numberedTexts.size >= 256) numberedTexts.clear();
+    numberedTexts.set(sql, out);
+  }
+  return out;
 }
 
 /**

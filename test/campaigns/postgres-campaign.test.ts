@@ -121,14 +121,14 @@ async function attempts(): Promise<
   }
 }
 
-/** INVITEs the trunk relayed, per number called. */
+/** Calls the trunk relayed, per number called (an INVITE's retransmission is the same call). */
 function trunkInvites(): Record<string, number> {
-  const invites: Record<string, number> = {};
+  const calls = new Map<string, Set<string>>();
   for (const line of trunk.lines()) {
-    const m = /TRUNK INVITE (\d+) /.exec(line);
-    if (m) invites[m[1]!] = (invites[m[1]!] ?? 0) + 1;
+    const m = /TRUNK INVITE (\d+) .* call (\S+)/.exec(line);
+    if (m) calls.set(m[1]!, (calls.get(m[1]!) ?? new Set()).add(m[2]!));
   }
-  return invites;
+  return Object.fromEntries([...calls].map(([number, ids]) => [number, ids.size]));
 }
 
 describe("two bridges on one PostgreSQL working one campaign", () => {

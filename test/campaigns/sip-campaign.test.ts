@@ -1,10 +1,11 @@
-// A small campaign over real SIP: the bridge dials through Kamailio (digest auth) to baresip people
-// who answer, a baresip voicemail, baresip phones nobody picks up and SIPp answering 486. Calling
-// hours are read on a clock the test holds: on a Saturday nothing is dialled; on Monday morning
-// the list is worked through, busy and no-answer retried as the policy says, the person and the
-// voicemail called once, the number on the do-not-call list never (nor by POST /calls). What the
-// trunk relayed is what the results CSV says, and the console shows the campaign and its calls.
-import type { ChildProcess } from "node:child_process";
+// A 200-row campaign over real SIP: the bridge dials through Kamailio (digest auth) to baresip
+// people who answer, a baresip voicemail and a baresip phone nobody picks up, and to SIPp callees
+// by the dozen (cheap: no media) that answer and hang up at once, are busy (486) or ring until the
+// bridge gives up. Calling hours are read on a clock the test holds: on a Saturday nothing is
+// dialled; on Monday morning the list is worked through, busy and no-answer retried as the policy
+// says, the answered and the voicemail called once, the number on the do-not-call list never (nor
+// by POST /calls). What the trunk relayed and what each SIPp callee logged is what the results CSV
+// says, row by row, and the console shows the campaign and its calls.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +22,7 @@ import { until } from "../helpers/until.ts";
 import { loopbackSipEnv } from "../outbound/bridge-env.ts";
 import { personWav, quietWav, voicemailWav } from "../outbound/callees.ts";
 import { KamailioTrunk } from "../outbound/kamailio-trunk.ts";
-import { startBusyCallee } from "../outbound/sipp-busy.ts";
+import { SippCallee } from "./sipp-callees.ts";
 
 const TOKEN = "campaign-test-token-0123456789";
 const execFileAsync = promisify(execFile);
@@ -29,11 +30,43 @@ let dir: string;
 let bridge: Bridge;
 let trunk: KamailioTrunk;
 let phones: Baresip[] = [];
-let sipp: ChildProcess;
+let sipp: { answers: SippCallee; busy: SippCallee; rings: SippCallee };
 /** The campaign's calendar: the test moves it; it runs on with real time in between. */
 let calendar = Date.parse("2025-01-18T12:00:00Z"); // a Saturday
 let calendarSetAt = Date.now();
 const campaignTime = () => calendar + (Date.now() - calendarSetAt);
+
+type Kind = "baresip" | "answers" | "busy" | "rings";
+interface Row {
+  readonly number: string;
+  readonly name: string;
+  readonly kind: Kind;
+  /** What the policy makes of what this callee does, after how many attempts. */
+  readonly outcome: string;
+  readonly attempts: number;
+}
+const many = (from: number, n: number, kind: Kind, outcome: string, attempts: number): Row[] =>
+  Array.from({ length: n }, (_, i) => ({
+    number: String(from + i),
+    name: `${kind} ${i}`,
+    kind,
+    outcome,
+    attempts,
+  }));
+/** The list, dialled in this order: the baresip calls, then those that ring, so the long waits overlap the rest. */
+const ROWS: readonly Row[] = [
+  { number: "2001", name: "Ada", kind: "baresip", outcome: "answered", attempts: 1 },
+  { number: "2005", name: "Busy One", kind: "busy", outcome: "busy", attempts: 2 },
+  { number: "2004", name: "Nobody", kind: "baresip", outcome: "no-answer", attempts: 2 },
+  { number: "2003", name: "Voicemail", kind: "baresip", outcome: "voicemail", attempts: 1 },
+  { number: "2006", name: "Busy Two", kind: "busy", outcome: "busy", attempts: 2 },
+  { number: "2002", name: "Bob", kind: "baresip", outcome: "answered", attempts: 1 },
+  // On the do-not-call list: taken, and skipped at dial time (an attempt with no call).
+  { number: "2007", name: "Never", kind: "busy", outcome: "do-not-call", attempts: 1 },
+  ...many(5000, 43, "rings", "no-answer", 2),
+  ...many(3000, 80, "answers", "answered", 1),
+  ...many(4000, 70, "busy", "busy", 2),
+];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "campaign-sip-"));
@@ -50,8 +83,15 @@ beforeAll(async () => {
     Baresip.start({ codec: "pcmu", wav: quietWav(dir), user: "nobody", accountParams: ";answermode=manual" }),
   ]);
   const [ada, bob, vm, nobody] = phones as [Baresip, Baresip, Baresip, Baresip];
-  const busy = await startBusyCallee(dir);
-  sipp = busy.process;
+  const [answers, busy, rings] = await Promise.all(
+    (["answers", "busy", "rings"] as const).map((kind) => SippCallee.start(dir, kind)),
+  );
+  sipp = { answers: answers!, busy: busy!, rings: rings! };
+  const many = Object.fromEntries(
+    ROWS.flatMap(({ number, kind }) =>
+      kind === "baresip" ? [] : [[number, { user: kind, port: sipp[kind].port }]],
+    ),
+  );
   const trunkPort = await freePort();
   trunk = await KamailioTrunk.start({
     dir,
@@ -63,22 +103,23 @@ beforeAll(async () => {
       "2002": { user: "bob", port: bob.sipPort },
       "2003": { user: "vm", port: vm.sipPort },
       "2004": { user: "nobody", port: nobody.sipPort },
-      "2005": { user: "busy", port: busy.port },
-      "2006": { user: "busy", port: busy.port },
-      // On the do-not-call list: were it dialled, the trunk would log its INVITE.
-      "2007": { user: "busy", port: busy.port },
+      // 2005-2007 and 3xxx-5xxx: SIPp (2007 is on the do-not-call list: were it dialled, the
+      // trunk would log its INVITE and the busy callee its call).
+      ...many,
     },
   });
   const doNotCall = join(dir, "do-not-call.txt");
   writeFileSync(doNotCall, "# numbers the bridge never dials\n2007\n");
   const env = {
-    ...loopbackSipEnv({ token: TOKEN, rtpPorts: "36600-36799", dir }),
+    ...loopbackSipEnv({ token: TOKEN, rtpPorts: "38000-38399", dir }),
     AGENT_GREETING: "Hello {{var.name}}, this is the clinic calling.",
     SIP_OUTBOUND_PROXY: `sip:127.0.0.1:${trunkPort}`,
     SIP_OUTBOUND_USER: "bridge",
     SIP_OUTBOUND_PASSWORD: "trunk-secret",
     SIP_OUTBOUND_FROM: "+15550100",
-    OUTBOUND_CALLS_PER_SECOND: "20",
+    // Above the campaign's own pace and cap, so that those are what hold it.
+    OUTBOUND_CALLS_PER_SECOND: "100",
+    OUTBOUND_MAX_CONCURRENT: "120",
     CAMPAIGNS_DO_NOT_CALL_FILE: doNotCall,
   };
   bridge = await startBridge(loadConfig({ env }), pino({ level: process.env.E2E_LOG ?? "silent" }), {
@@ -89,7 +130,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge?.close(0);
   await Promise.all([...phones.map((p) => p.stop()), trunk?.stop()]);
-  sipp?.kill("SIGKILL");
+  for (const s of Object.values(sipp ?? {})) s.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -110,14 +151,26 @@ async function api(
   return { status: res.status, json: text.startsWith("{") ? JSON.parse(text) : undefined, text };
 }
 
-/** Relayed INVITEs per dialled number, as the trunk logged them. */
+/** Calls relayed per dialled number, as the trunk logged their INVITEs (a retransmission is the same call). */
 function invites(): Record<string, number> {
-  const out: Record<string, number> = {};
+  const calls = new Map<string, Set<string>>();
   for (const l of trunk.lines()) {
-    const m = /TRUNK INVITE (\d+) /.exec(l);
-    if (m) out[m[1]!] = (out[m[1]!] ?? 0) + 1;
+    const m = /TRUNK INVITE (\d+) .* call (\S+)/.exec(l);
+    if (m) calls.set(m[1]!, (calls.get(m[1]!) ?? new Set()).add(m[2]!));
   }
-  return out;
+  return Object.fromEntries([...calls].map(([number, ids]) => [number, ids.size]));
+}
+
+/** The rows of a CSV file (quoted fields, RFC 4180). */
+function csvRows(text: string): string[][] {
+  const rows: string[][] = [];
+  for (const line of text.trim().split("\r\n")) {
+    const fields: string[] = [];
+    for (const m of line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g))
+      fields.push(m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!);
+    rows.push(fields);
+  }
+  return rows;
 }
 
 describe("a campaign over SIP", () => {
@@ -140,26 +193,18 @@ describe("a campaign over SIP", () => {
     expect(invites()["2007"]).toBeUndefined();
   });
 
-  it("waits for calling hours, then calls each row, retrying busy and no answer as the policy says", async () => {
-    const csv = [
-      "number,name",
-      "2001,Ada",
-      "2005,Busy One",
-      "2004,Nobody",
-      "2003,Voicemail",
-      "2006,Busy Two",
-      "2002,Bob",
-      "2002,Bob again",
-      "2007,Never",
-    ].join("\n");
+  it("waits for calling hours, then works through 200 rows, retrying busy and no answer as the policy says", async () => {
+    const csv = ["number,name", ...ROWS.map((r) => `${r.number},${r.name}`)];
+    // A duplicate of Bob's row, as line 8: refused by line, the rest taken.
+    csv.splice(7, 0, "2002,Bob again");
     const created = await api("POST", "/campaigns", {
       name: "clinic reminders",
       agent: "default",
-      csv,
+      csv: csv.join("\n"),
       timeZone: "Europe/London",
       callingHours: { days: "mon-fri", from: "09:00", to: "17:00" },
-      concurrency: 4,
-      pacePerMinute: 600,
+      concurrency: 100,
+      pacePerMinute: 3000,
       ringTimeoutS: 5,
       machineDetection: "hangup",
       retry: {
@@ -169,7 +214,7 @@ describe("a campaign over SIP", () => {
       },
     });
     expect(created.status, created.text).toBe(201);
-    expect(created.json.accepted).toBe(7);
+    expect(created.json.accepted).toBe(200);
     expect(created.json.rejected).toEqual([{ line: 8, field: "number", message: "2002 duplicates line 7" }]);
     const id = created.json.campaign.id as string;
 
@@ -178,7 +223,7 @@ describe("a campaign over SIP", () => {
     await until(() => bridge.campaigns!.scheduler.ticks >= ticks + 3, "three scheduler ticks");
     expect((await api("GET", `/campaigns/${id}`)).json.counts).toMatchObject({
       attempts: 0,
-      byStatus: { pending: 7 },
+      byStatus: { pending: 200 },
     });
     expect(invites()).toEqual({});
 
@@ -196,48 +241,63 @@ describe("a campaign over SIP", () => {
       250,
     );
     // The do-not-call row is taken like the others and skipped at dial time: its attempt has no call.
-    expect(done.counts).toEqual({
-      rows: 7,
-      attempts: 10,
-      byStatus: { done: 6, skipped: 1 },
-      byOutcome: { answered: 2, busy: 2, "no-answer": 1, voicemail: 1, "do-not-call": 1 },
-    });
+    const byOutcome: Record<string, number> = {};
+    for (const r of ROWS) byOutcome[r.outcome] = (byOutcome[r.outcome] ?? 0) + 1;
+    const attempts = ROWS.reduce((n, r) => n + r.attempts, 0);
+    expect(done.counts).toEqual({ rows: 200, attempts, byStatus: { done: 199, skipped: 1 }, byOutcome });
 
     const results = await api("GET", `/campaigns/${id}/results.csv`);
     expect(results.status).toBe(200);
-    const lines = results.text
-      .trim()
-      .split("\r\n")
-      .map((l) => l.split(","));
+    const lines = csvRows(results.text);
     const header = lines[0]!;
     const col = (name: string) => header.indexOf(name);
     const byNumber = Object.fromEntries(lines.slice(1).map((l) => [l[col("number")], l]));
-    const seen = invites();
-    for (const [number, outcome, attempts] of [
-      ["2001", "answered", "1"],
-      ["2002", "answered", "1"],
-      ["2003", "voicemail", "1"],
-      ["2004", "no-answer", "2"],
-      ["2005", "busy", "2"],
-      ["2006", "busy", "2"],
-    ] as const) {
-      const row = byNumber[number]!;
-      expect([row[col("outcome")], row[col("attempts")], row[col("status")]], number).toEqual([
-        outcome,
-        attempts,
-        "done",
-      ]);
-      // Each attempt reached the callee through the trunk exactly once.
-      expect(seen[number], number).toBe(Number(attempts));
-      const callIds = row[col("call_ids")]!.split(" ");
-      expect(callIds).toHaveLength(Number(attempts));
-      // Each call id is a call record of the bridge, dialled to that number.
-      const record = await api("GET", `/calls/${callIds.at(-1)}`);
-      expect(record.json).toMatchObject({ direction: "outbound", to: number });
+    // Row by row: the CSV's outcome and attempts are the policy's, each attempt one call of the
+    // bridge that reached the trunk once and (SIPp) was logged once by its callee, a call of its own.
+    const trunkSaw = invites();
+    const calleeSaw = { answers: sipp.answers.calls(), busy: sipp.busy.calls(), rings: sipp.rings.calls() };
+    const seen: Record<string, unknown> = {};
+    const expected: Record<string, unknown> = {};
+    for (const r of ROWS) {
+      const row = byNumber[r.number]!;
+      const placed = r.outcome === "do-not-call" ? 0 : r.attempts;
+      expected[r.number] = {
+        status: placed ? "done" : "skipped",
+        outcome: r.outcome,
+        attempts: String(r.attempts),
+        var: r.name,
+        calls: placed,
+        trunk: placed || undefined,
+        callee: r.kind === "baresip" ? "-" : placed || undefined,
+      };
+      const callIds = row[col("call_ids")] ? row[col("call_ids")]!.split(" ") : [];
+      seen[r.number] = {
+        status: row[col("status")],
+        outcome: row[col("outcome")],
+        attempts: row[col("attempts")],
+        var: row[col("var.name")],
+        calls: new Set(callIds).size,
+        trunk: trunkSaw[r.number],
+        callee: r.kind === "baresip" ? "-" : calleeSaw[r.kind][r.number],
+      };
+      // The last call id is a call record of the bridge, dialled to that number.
+      if (placed) {
+        const record = await api("GET", `/calls/${callIds.at(-1)}`);
+        expect(record.json, r.number).toMatchObject({ direction: "outbound", to: r.number });
+      }
     }
-    expect([byNumber["2007"]![col("status")], byNumber["2007"]![col("call_ids")]]).toEqual(["skipped", ""]);
-    expect(seen["2007"]).toBeUndefined();
-    expect(byNumber["2001"]![col("var.name")]).toBe("Ada");
+    expect(seen).toEqual(expected);
+    // Each retry waited its delay (1 s) from the end of the attempt before, on the campaign's clock.
+    const { calls: tried } = (await api("GET", `/campaigns/${id}/calls?limit=500`)).json as {
+      calls: { number: string; attempt: number; startedAt: string; endedAt?: string }[];
+    };
+    expect(tried).toHaveLength(attempts);
+    const ended = new Map(tried.map((a) => [`${a.number}#${a.attempt}`, Date.parse(a.endedAt!)]));
+    const waits = tried
+      .filter((a) => a.attempt > 1)
+      .map((a) => Date.parse(a.startedAt) - ended.get(`${a.number}#${a.attempt - 1}`)!);
+    expect(waits).toHaveLength(ROWS.filter((r) => r.attempts > 1).length);
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1000);
     // The person heard the agent: the call's record has the greeting with their name.
     const ada = await api("GET", `/calls/${byNumber["2001"]![col("call_ids")]}`);
     expect(ada.json.turns[0]).toMatchObject({
@@ -256,32 +316,34 @@ describe("a campaign over SIP", () => {
       );
     const shown = await cli("show", id);
     expect(shown.stdout).toMatch(/\[completed\]/);
-    expect(shown.stdout).toMatch(/answered 2/);
+    expect(shown.stdout).toMatch(new RegExp(`answered ${byOutcome.answered}`));
     const out = join(dir, "results.csv");
     await cli("results", id, "-o", out);
     expect(readFileSync(out, "utf8")).toBe(results.text);
 
-    // The console: the campaign, finished, and in its fold (closed at first) its calls, newest first;
-    // one opens that call's record.
+    // The console: the campaign, finished, and in its fold (closed at first) its latest 50 calls,
+    // newest first; one opens that call's record.
     const browser = await launchChromium();
     try {
       const { page, errors } = await openConsole(browser, bridge.entrances.console!);
       const item = page.locator(`#campaign-list li.campaign[data-campaign-id="${id}"]`);
       await expect.poll(() => item.getAttribute("data-status")).toBe("completed");
-      expect(await item.locator(":scope > .line").textContent()).toMatch(
-        /^7\/7 · 6 done · 1 skipped · 10 calls$/,
+      expect(await item.locator(":scope > .line").textContent()).toBe(
+        `200/200 · 199 done · 1 skipped · ${attempts} calls`,
       );
       expect(await item.locator("details").getAttribute("open")).toBeNull();
       await item.locator("summary").click();
       const calls = item.locator(".campaign-call");
-      await expect.poll(() => calls.count()).toBe(10);
-      const toAda = calls.filter({ hasText: "→ 2001" });
-      expect(await toAda.locator(".line").textContent()).toMatch(/answered$/);
-      await toAda.click();
-      await expect
-        .poll(() => page.locator("#call-head .call-id").textContent())
-        .toBe(byNumber["2001"]![col("call_ids")]);
-      expect(await page.locator("#call-head .parties").textContent()).toContain("→ 2001");
+      await expect.poll(() => calls.count()).toBe(50);
+      const newest = item.locator(".campaign-call:not(.unplaced)").first();
+      const callId = await newest.getAttribute("data-call-id");
+      const number = (await newest.locator(".from").textContent())!.replace("→ ", "");
+      expect(await newest.locator(".line").textContent()).toMatch(
+        new RegExp(`${byNumber[number]![col("outcome")]}$`),
+      );
+      await newest.click();
+      await expect.poll(() => page.locator("#call-head .call-id").textContent()).toBe(callId);
+      expect(await page.locator("#call-head .parties").textContent()).toContain(`→ ${number}`);
       await item.locator(":scope > .row").scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(screenshotDir(), "campaign.png") });
       expect(errors).toEqual([]);

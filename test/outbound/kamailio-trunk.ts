@@ -74,7 +74,7 @@ request_route {
   $var(to) = "";
 ${routes}
   if ($var(to) == "") { sl_send_reply("404", "No Such Number"); exit; }
-  xlog("L_ERR", "TRUNK INVITE $rU from $fU authorized as $au to $var(to) over $pr\\n");
+  xlog("L_ERR", "TRUNK INVITE $rU from $fU authorized as $au to $var(to) over $pr call $ci\\n");
   $ru = $var(to);
   record_route();
   t_relay();
