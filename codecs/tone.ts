@@ -18,6 +18,22 @@ export interface FrameTone {
   readonly rms: number;
 }
 
+/** Share of a window's energy at `hz` (one Goertzel filter), 0–1: a pure tone at `hz` ≈ 1. */
+export function toneShare(pcm: Int16Array, hz: number, sampleRate: number): number {
+  const k = 2 * Math.cos((2 * Math.PI * hz) / sampleRate);
+  let s1 = 0;
+  let s2 = 0;
+  let energy = 0;
+  for (const v of pcm) {
+    const s = v + k * s1 - s2;
+    s2 = s1;
+    s1 = s;
+    energy += v * v;
+  }
+  const power = s1 * s1 + s2 * s2 - k * s1 * s2;
+  return energy === 0 ? 0 : (2 * power) / (pcm.length * energy);
+}
+
 /** A Goertzel filter bank for one sample rate and frame length (coefficients computed once). */
 export class ToneBank {
   readonly #coefs: Float64Array;

@@ -11,6 +11,7 @@ import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
 import { bindRtpSocket } from "../../bridges/sip/rtp/port-pool.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
+import { toneShare as toneShareAt } from "../../codecs/tone.ts";
 
 export type Heard = "quiet" | "hold" | "caller" | "person" | "voice";
 
@@ -26,21 +27,7 @@ export function tone(hz: number, ms: number, amp = 6000): Int16Array {
   return out;
 }
 
-/** Share of a frame's power at `hz` (Goertzel), 0..1. */
-function toneShare(pcm: Int16Array, hz: number): number {
-  const k = 2 * Math.cos((2 * Math.PI * hz) / RATE);
-  let s1 = 0;
-  let s2 = 0;
-  let total = 0;
-  for (const v of pcm) {
-    const s = v + k * s1 - s2;
-    s2 = s1;
-    s1 = s;
-    total += v * v;
-  }
-  const power = s1 * s1 + s2 * s2 - k * s1 * s2;
-  return total === 0 ? 0 : (2 * power) / (pcm.length * total);
-}
+const toneShare = (pcm: Int16Array, hz: number) => toneShareAt(pcm, hz, RATE);
 
 /** What one 20 ms frame carries. */
 export function classify(pcm: Int16Array): Heard {

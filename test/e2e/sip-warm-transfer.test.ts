@@ -14,6 +14,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bridge, startBridge } from "../../app/bridge/start.ts";
 import { concatPcm } from "../../codecs/pcm.ts";
+import { toneShare as toneShareAt } from "../../codecs/tone.ts";
 import { encodeWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
@@ -126,21 +127,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Power of `hz` in a window against the window's whole power (Goertzel), 0..1. */
-function toneShare(pcm: Int16Array, hz: number): number {
-  const k = 2 * Math.cos((2 * Math.PI * hz) / RATE);
-  let s1 = 0;
-  let s2 = 0;
-  let total = 0;
-  for (const v of pcm) {
-    const s = v + k * s1 - s2;
-    s2 = s1;
-    s1 = s;
-    total += v * v;
-  }
-  const power = s1 * s1 + s2 * s2 - k * s1 * s2;
-  return total === 0 ? 0 : (2 * power) / (pcm.length * total);
-}
+const toneShare = (pcm: Int16Array, hz: number) => toneShareAt(pcm, hz, RATE);
 
 type Heard = "silence" | "hold" | "person" | "voice";
 
