@@ -1,11 +1,15 @@
 // The carrier's side of a warm transfer (session/warm-transfer.ts): the person's call is placed as
 // the bridge places outbound calls, on the caller's own carrier — SIP through the outbound proxy,
-// Twilio through its REST API (the person's leg is a media stream back to this bridge, so the
-// bridge relays the two legs: no Twilio Conference) — with the outbound caller id, and
-// answering-machine detection (Twilio's asyncAmd where configured, else the bridge's own on the
-// audio) decides whether a person answered before the session briefs them.
+// Twilio through its REST API (the person's leg is a media stream back to this bridge until the
+// person accepts; then Twilio joins both calls in a conference and the bridge leaves) — with the
+// outbound caller id, and answering-machine detection (Twilio's asyncAmd where configured, else the
+// bridge's own on the audio) decides whether a person answered before the session briefs them.
 import { randomBytes } from "node:crypto";
+import { type CallControl, restCallControl } from "../../bridges/twilio/call-control.ts";
+import { joinInConference } from "../../bridges/twilio/conference-join.ts";
+import { rebasedClient } from "../../bridges/twilio/outbound.ts";
 import type { Config } from "../../src/config/config.ts";
+import type { Logger } from "../../src/core/log.ts";
 import { AnsweringMachineDetector } from "../../src/outbound/amd.ts";
 import { AmdGate } from "../../src/outbound/amd-gate.ts";
 import type { CarrierAmd, Dialer, PlacedCall } from "../../src/outbound/dialer.ts";
@@ -20,6 +24,8 @@ export function warmTransferDialer(
   config: Config,
   dialers: WarmDialers,
 ): (info: CallInfo) => DialPerson | undefined {
+  // The REST client makes its connection on first use.
+  const control = twilioControl(config);
   return (info) => {
     if (info.transport === "sip")
       return (target, opts) => {
@@ -31,7 +37,7 @@ export function warmTransferDialer(
         return dialPerson(dialer, config.outbound.sip.from, target, opts);
       };
     if (info.transport === "twilio")
-      return (target, opts) => {
+      return async (target, opts) => {
         const dialer = dialers().twilio;
         if (!dialer)
           return Promise.reject(
@@ -40,10 +46,41 @@ export function warmTransferDialer(
               "Twilio dialling is not configured (twilio.accountSid, twilio.authToken and server.publicUrl)",
             ),
           );
-        return dialPerson(dialer, config.outbound.twilio.from ?? ourNumber(info), target, opts);
+        const leg = await dialPerson(dialer, config.outbound.twilio.from ?? ourNumber(info), target, opts);
+        return withConference(leg, info, control, opts.log);
       };
     return undefined;
   };
+}
+
+/** The REST client the person's call was placed with (the same account and base URL). */
+function twilioControl(config: Config): CallControl | undefined {
+  const { accountSid, authToken } = config.twilio;
+  const apiBase = config.outbound.twilio.apiBase;
+  if (!accountSid || !authToken) return undefined;
+  return restCallControl({
+    accountSid,
+    authToken,
+    ...(apiBase ? { httpClient: rebasedClient(apiBase) } : {}),
+  });
+}
+
+/**
+ * A Twilio caller and a Twilio person: once the person accepts, Twilio joins the two calls in a
+ * conference named for the caller's call, and the bridge leaves the media path.
+ */
+function withConference(
+  leg: PersonLeg,
+  info: CallInfo,
+  control: CallControl | undefined,
+  log: Logger,
+): PersonLeg {
+  // A call the bridge placed is known here by its own id; its CallSid is a parameter (bridges/twilio/outbound.ts).
+  const callerSid = info.params.direction === "outbound" ? info.params.callSid : info.callId;
+  const personSid = leg.transport.info.params.callSid;
+  if (!control || !callerSid || !personSid || leg.transport.info.transport !== "twilio") return leg;
+  const name = `warm-transfer-${callerSid}`;
+  return { ...leg, join: () => joinInConference(control, { callerSid, personSid, name, log }) };
 }
 
 /** The call's own Twilio number (a valid caller id there): the one dialled, or ours on a call we placed. */

@@ -45,3 +45,15 @@ export function dialTwiml(target: TransferTarget): string {
   else response.dial(target.number);
   return response.toString();
 }
+
+/**
+ * `<Dial><Conference>`: the call joins conference `name`; it starts when either comes in and ends
+ * when either leaves (a two-party join of a warm transfer), without a beep.
+ */
+export function conferenceTwiml(name: string): string {
+  const response = new twilio.twiml.VoiceResponse();
+  response
+    .dial()
+    .conference({ startConferenceOnEnter: true, endConferenceOnExit: true, beep: "false" }, name);
+  return response.toString();
+}

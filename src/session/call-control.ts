@@ -116,6 +116,7 @@ export class CallControl {
     const w = this.#warm;
     const cut = w?.flow.close("the call ended");
     if (w && cut) this.#recordWarm(w.target, cut);
+    if (w && cut?.kind === "joined") this.#host.note(takenNote(w.target, cut.who));
   }
 
   /**
@@ -129,8 +130,10 @@ export class CallControl {
   /** How the call ends when the caller hangs up: after a warm transfer joined, it ends transferred. */
   callerLeft(reason: string): CallEnd {
     const w = this.#warm;
-    if (w?.who === undefined) return { outcome: "caller_hangup", reason };
-    return { outcome: "transferred", reason: `warm transfer to ${w.target} (taken by ${w.who}): ${reason}` };
+    // Accepted: the caller's media may end because the carrier is joining the calls (warm-transfer.ts).
+    const who = w?.who ?? w?.flow.takenBy;
+    if (!w || who === undefined) return { outcome: "caller_hangup", reason };
+    return { outcome: "transferred", reason: `warm transfer to ${w.target} (taken by ${who}): ${reason}` };
   }
 
   /** The caller spoke: no re-prompt is due, and the count starts again. */
@@ -243,7 +246,7 @@ export class CallControl {
       warm.who = out.who;
       // The agent has left: the call is the caller's and the person's now, however long it lasts.
       this.#clock.clearTimeout(this.#maxTimer);
-      this.#host.note(`warm transfer to ${target}: taken by ${out.who}; caller and person joined`);
+      this.#host.note(takenNote(target, out.who));
       return;
     }
     this.#warm = undefined;
@@ -324,4 +327,8 @@ export class CallControl {
     if (digit === "#") send();
     else this.#dtmfTimer = this.#clock.setTimeout(send, this.#config.dtmfGapMs);
   }
+}
+
+function takenNote(target: string, who: string): string {
+  return `warm transfer to ${target}: taken by ${who}; caller and person joined`;
 }

@@ -67,12 +67,27 @@ export interface TransportListener {
   ended(reason: string): void;
 }
 
+/**
+ * How a carrier's own join of a warm transfer's two calls went (PersonLeg.join). `joined`: both
+ * calls are joined beyond the bridge, and their media here ends (each transport reports `ended`).
+ * `unchanged`: nothing was moved, the bridge relays the two. `person-lost`: the person's call was
+ * moved but the caller's could not be; the person's call is ended, the caller is still here.
+ */
+export type NativeJoin =
+  | { readonly kind: "joined" }
+  | { readonly kind: "unchanged" | "person-lost"; readonly why: string };
+
 /** A second call a warm transfer placed, answered by a person (session/warm-transfer.ts). */
 export interface PersonLeg {
   /** Not yet attached: the warm transfer attaches it. */
   readonly transport: CallTransport;
   /** Who answered, for the record: the number or URI reached. */
   readonly who: string;
+  /**
+   * Joins the caller and the person on the carrier itself (a Twilio conference), taking the bridge
+   * out of the media path; absent where the carrier cannot, and the bridge relays the two.
+   */
+  join?(): Promise<NativeJoin>;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Warm transfer (#56): the caller is held while the bridge calls the person, the person is briefed
 // and asked to take the call (a spoken yes or keypad 1; no or 2 declines: person-answer.ts), and
-// only then are the two joined — the bridge relays each one's audio to the other. Busy, no answer,
+// only then are the two joined — by the carrier where it can (PersonLeg.join: a Twilio conference;
+// the bridge then leaves the call), else the bridge relays each one's audio to the other. Busy, no answer,
 // a machine, a decline, a hang-up or silence after the brief send the caller back to the agent,
 // who says so. The session owns the call; the carrier's side (placing the call, answering-machine
 // detection) comes through the `DialPerson` port the app gives it.
@@ -13,7 +14,7 @@ import { CachedSpeech } from "./cached-speech.ts";
 import { HoldAudio, holdAudioFile, holdTone } from "./hold-audio.ts";
 import type { PersonAnswer } from "./person-answer.ts";
 import type { SpeechSynthesizer } from "./services.ts";
-import type { AgentAudio, CallTransport, DialPerson, PersonLeg } from "./transport.ts";
+import type { AgentAudio, CallTransport, DialPerson, NativeJoin, PersonLeg } from "./transport.ts";
 
 export interface WarmTransferConfig {
   /** A WAV file looped to the caller on hold; default: holdTone. */
@@ -77,11 +78,12 @@ export const DECISION_MS = 15_000;
 export const AMD_ALLOWANCE_MS = 6000;
 
 type Decision = "accept" | "decline" | "hung-up" | "no-decision";
+type State = "holding" | "briefing" | "joining" | "joined" | "over";
 
 export class WarmTransfer {
   readonly #d: WarmTransferDeps;
   readonly #abort = new AbortController();
-  #state: "holding" | "briefing" | "joined" | "over" = "holding";
+  #state: State = "holding";
   #hold: HoldAudio | undefined;
   #leg: PersonLeg | undefined;
   /** The person's call once answered, before the brief takes it. */
@@ -89,6 +91,13 @@ export class WarmTransfer {
   #decide: ((d: Decision) => void) | undefined;
   #timer: TimerHandle | undefined;
   #toPerson: ((frame: Int16Array) => void) | undefined;
+  #toCaller: ((frame: Int16Array) => void) | undefined;
+  /** Joined by the carrier: neither call's media comes through the bridge any more. */
+  #native = false;
+  /** When the person's call ended here (its media), once accepted. */
+  #personEndedAt: string | undefined;
+  /** When the carrier was asked to join the calls: their joining time (their media ends after it). */
+  #joinAskedAt: string | undefined;
   /** The person's call for the record, once answered. */
   #legTimes: PersonLegTimes | undefined;
 
@@ -96,13 +105,18 @@ export class WarmTransfer {
     this.#d = deps;
   }
 
-  get state(): "holding" | "briefing" | "joined" | "over" {
+  get state(): State {
     return this.#state;
+  }
+
+  /** Who took the call, once they accepted (the calls being joined, or joined). */
+  get takenBy(): string | undefined {
+    return this.#state === "joining" || this.#state === "joined" ? this.#leg?.who : undefined;
   }
 
   /**
    * A frame from the caller: while held it goes nowhere (the agent is not listening: the caller
-   * is waiting), once joined to the person. False once the transfer is over (the agent listens).
+   * is waiting), once joined by the bridge to the person. False once the transfer is over (the agent listens).
    */
   callerAudio(frame: Int16Array): boolean {
     if (this.#state === "over") return false;
@@ -176,19 +190,23 @@ export class WarmTransfer {
   }
 
   /**
-   * The caller went, or the session ends: whatever is under way stops, the person's call too.
-   * Returns how the transfer ended when it was still under way (not yet joined, nor settled).
+   * The caller went, or the session ends: whatever is under way stops, the person's call too
+   * (not once the carrier has it: joined there, or being joined). Returns how the transfer ended
+   * when it was still under way: while the carrier joins the calls, the caller's media ending is
+   * that join's doing (or a hang-up once the person took the call): joined.
    */
   close(reason: string): WarmOutcome | undefined {
-    if (this.#state === "over") return undefined;
-    const cut = this.#state === "joined" ? undefined : this.#closedOutcome();
+    const was = this.#state;
+    if (was === "over") return undefined;
+    const cut =
+      was === "joined" ? undefined : was === "joining" ? this.#joinedOutcome() : this.#closedOutcome();
     this.#state = "over";
     this.#abort.abort();
     this.#d.clock.clearTimeout(this.#timer);
     this.#hold?.stop();
     this.#decide?.("hung-up");
     const leg = this.#leg ?? this.#answered;
-    if (leg) void leg.transport.hangUp(reason).catch(() => undefined);
+    if (leg && was !== "joining" && !this.#native) void leg.transport.hangUp(reason).catch(() => undefined);
     return cut;
   }
 
@@ -208,8 +226,7 @@ export class WarmTransfer {
   }
 
   async #brief(leg: PersonLeg, text: string): Promise<WarmOutcome> {
-    const { clock, log, caller } = this.#d;
-    const toCaller = relay(leg.transport.inputRate, caller);
+    const { clock, log } = this.#d;
     let briefEndMs: number | undefined;
     // The person's words count from the end of the brief: its own echo (it asks for a yes and a
     // no) is not their answer.
@@ -224,7 +241,7 @@ export class WarmTransfer {
     });
     leg.transport.attach({
       audio: (frame) => {
-        if (this.#state === "joined") toCaller(frame);
+        if (this.#state === "joined") this.#toCaller?.(frame);
         else if (this.#state === "briefing" && listening) ear?.push(frame);
       },
       dtmf: (digit) => {
@@ -237,6 +254,9 @@ export class WarmTransfer {
         log.info("warm transfer: the brief was heard; waiting for the person's key");
       },
       ended: () => {
+        // Once accepted, the person's media may end with the carrier's join: told apart by the join.
+        if (this.#state === "joining" || this.#native) this.#personEndedAt ??= new Date().toISOString();
+        if (this.#state === "joining" || this.#native) return;
         if (this.#state === "joined") {
           this.#state = "over";
           this.#d.personLeft();
@@ -273,15 +293,60 @@ export class WarmTransfer {
     });
   }
 
-  #join(leg: PersonLeg): WarmOutcome {
+  async #join(leg: PersonLeg): Promise<WarmOutcome> {
+    const { log, caller } = this.#d;
     this.#hold?.stop();
     leg.transport.clear();
-    this.#toPerson = relay(this.#d.caller.inputRate, leg.transport);
+    if (leg.join) {
+      this.#state = "joining";
+      this.#joinAskedAt = new Date().toISOString();
+      const how = await leg
+        .join()
+        .catch((err: Error): NativeJoin => ({ kind: "unchanged", why: err.message }));
+      const closed = this.#over(); // the caller's media ended meanwhile: close() took it as joined
+      if (closed && how.kind === "unchanged") void leg.transport.hangUp("the caller hung up").catch(() => {});
+      if (closed) return this.#closedOutcome();
+      if (how.kind === "joined") {
+        this.#native = true;
+        this.#state = "joined";
+        log.info(
+          { who: leg.who },
+          "warm transfer: accepted; the carrier joined the caller and the person, the bridge left the call",
+        );
+        return this.#joinedOutcome();
+      }
+      if (how.kind === "person-lost" || this.#personEndedAt)
+        return this.#failed({
+          kind: "failed",
+          outcome: "failed",
+          why:
+            how.kind === "person-lost"
+              ? `the calls could not be joined (${how.why})`
+              : `${leg.who} hung up as the calls were joined`,
+        });
+      log.warn(
+        { why: how.why },
+        "warm transfer: the carrier could not join the calls; the bridge relays them",
+      );
+      this.#joinAskedAt = undefined; // joined once the relay starts
+    }
+    this.#toPerson = relay(caller.inputRate, leg.transport);
+    this.#toCaller = relay(leg.transport.inputRate, caller);
     this.#state = "joined";
-    this.#d.log.info({ who: leg.who }, "warm transfer: accepted; the caller and the person are joined");
-    const joinedAt = new Date().toISOString();
+    log.info(
+      { who: leg.who },
+      "warm transfer: accepted; the bridge relays between the caller and the person",
+    );
+    return this.#joinedOutcome();
+  }
+
+  /** Joined now: the person's leg with its times (its end, when its media here has already ended). */
+  #joinedOutcome(): WarmOutcome {
+    const leg = this.#leg!;
+    const joinedAt = this.#joinAskedAt ?? new Date().toISOString();
     const times = this.#legTimes ?? { id: leg.transport.info.callId, who: leg.who, answeredAt: joinedAt };
-    return { kind: "joined", who: leg.who, leg: { ...times, joinedAt } };
+    const endedAt = this.#personEndedAt;
+    return { kind: "joined", who: leg.who, leg: { ...times, joinedAt, ...(endedAt ? { endedAt } : {}) } };
   }
 
   #failed(outcome: Extract<WarmOutcome, { kind: "failed" }>): WarmOutcome {

@@ -3,8 +3,10 @@
 // transfer_call, warm); the bridge holds the caller and places the person's call through Twilio's
 // REST API — a fake of it following the published shapes, whose answered calls run the same
 // simulated media stream — with Twilio's answering-machine detection. The person presses 1 after
-// the brief and the bridge relays the two streams; a busy person sends the caller back to the
-// agent. What each side heard is read from the simulator's recordings of it.
+// the brief and the bridge has Twilio join both calls in a conference (the fake's, following the
+// published TwiML: both streams stop, the calls stay up and hear each other), leaving the call; a
+// busy person sends the caller back to the agent. What each side heard is read from the
+// simulator's recordings of it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,7 +144,6 @@ const notes = (r: CallRecord | undefined) =>
 /** A Twilio call to `number` that presses 0 after the greeting, its line carrying `line` throughout. */
 function call(number: string, line?: Int16Array) {
   const callSid = newCallSid();
-  const hangUp = new AbortController();
   let media = 0;
   const sim = simulateCall({
     url: bridge.url,
@@ -154,7 +155,8 @@ function call(number: string, line?: Int16Array) {
     says: [{ keys: "0#" }],
     // The line's tone is no speech to wait on before pressing 0.
     ...(line ? { caller: { samples: line, rate: RATE }, speechThresholdDbfs: 0 } : {}),
-    ended: hangUp.signal,
+    // Twilio's REST API (the fake) may give the call new TwiML; the test hangs it up there too.
+    ended: fake.follow(callSid),
     // The test hangs up: the caller waits through the hold however quiet it gets.
     noReplyMs: 60_000,
     hangUpAfterMs: 60_000,
@@ -164,13 +166,14 @@ function call(number: string, line?: Int16Array) {
       if (kind === "media") media++;
     },
   });
-  return { callSid, sim, hangUp: () => hangUp.abort(), media: () => media };
+  return { callSid, sim, hangUp: () => fake.hangUp(callSid), media: () => media };
 }
 
 describe("warm transfer on a Twilio call", () => {
-  it("places the person's call through Twilio, briefs them and relays both streams once they press 1", async () => {
+  it("places the person's call through Twilio, briefs them and has Twilio join both in a conference once they press 1", async () => {
     const caller = call(PERSON, tone(CALLER_HZ, 60_000, 3000));
     const record = () => bridge.transcripts.get(caller.callSid);
+    const conference = fake.conferences;
     let callerResult: SimResult | undefined;
     try {
       await until(
@@ -178,9 +181,18 @@ describe("warm transfer on a Twilio call", () => {
         "the person taking the call",
         40_000,
       );
-      // A second and a half of the person's line relayed to the caller (the caller's to the person alike).
-      const atJoin = caller.media();
-      await until(() => caller.media() - atJoin >= 75, "the joined call's audio at the caller", 15_000);
+      // A second and a half of each one's line heard by the other in the conference.
+      await until(
+        () => (conference.seat(caller.callSid)?.audibleFrames ?? 0) >= 75,
+        "the person's line at the caller, in the conference",
+        15_000,
+      );
+      const personSid = fake.calls.find((c) => c.form.get("To") === PERSON)!.sid;
+      await until(
+        () => (conference.seat(personSid)?.audibleFrames ?? 0) >= 75,
+        "the caller's line at the person, in the conference",
+        15_000,
+      );
     } finally {
       caller.hangUp();
       callerResult = await caller.sim;
@@ -189,8 +201,12 @@ describe("warm transfer on a Twilio call", () => {
     expect(ended.endReason).toContain(`taken by ${PERSON}`);
     const end = ended.events.find((e) => e.type === "call-end");
     expect(end?.type === "call-end" && end.outcome).toBe("transferred");
+    expect(ended.takenBy).toBe(PERSON);
+    const leg = ended.warmTransfers?.[0]?.leg;
+    expect(ended.warmTransfers?.[0]?.outcome).toBe("joined");
+    expect(leg?.joinedAt && leg.endedAt && leg.joinedAt <= leg.endedAt).toBe(true);
 
-    // The person's call as Twilio was asked to place it, and its end once the caller went.
+    // The person's call as Twilio was asked to place it.
     const placed = fake.calls.find((c) => c.form.get("To") === PERSON)!;
     expect(placed.form.get("From")).toBe("+15557770000");
     expect(placed.form.get("Timeout")).toBe("5");
@@ -198,25 +214,46 @@ describe("warm transfer on a Twilio call", () => {
     expect(placed.form.get("Twiml")).toMatch(
       /<Connect><Stream url="ws:\/\/127\.0\.0\.1:\d+\/twilio\/media">/,
     );
+    // Both calls given the same conference, the person's first; nothing else asked of either.
+    const moves = fake.updates.filter((u) => u.sid === placed.sid || u.sid === caller.callSid);
+    expect(moves.map((u) => u.sid)).toEqual([placed.sid, caller.callSid]);
+    const name = moves[0]!.conference?.name;
+    expect(name).toContain(caller.callSid);
+    for (const u of moves) {
+      expect(u.conference).toEqual({ name, startConferenceOnEnter: true, endConferenceOnExit: true });
+      expect(u.twiml).toContain(
+        `<Response><Dial><Conference startConferenceOnEnter="true" endConferenceOnExit="true" beep="false">${name}</Conference></Dial></Response>`,
+      );
+    }
+    // The bridge's streams stopped with the join; the caller's hang-up ended the conference.
     const person = await placed.sim!;
-    expect(person.endedBy).toBe("bridge");
+    expect(callerResult.conference?.name).toBe(name);
+    expect(person.conference?.name).toBe(name);
+    expect(callerResult.endedBy).toBe("caller");
+    expect(person.endedBy).toBe("conference");
+    expect(conference.participants(name!)).toEqual([]);
 
-    // The caller: the hold tone, then the person's line after it.
+    // The caller: the hold tone from the bridge, then the person's line — only once in the
+    // conference, the bridge's stream gone: the bridge relayed none of it.
     const heardByCaller = callerResult.agentAudio;
+    const callerJoined = callerResult.conference!.atMs / 20;
+    expect(callerResult.mediaReceivedMs.at(-1)!).toBeLessThanOrEqual(callerResult.conference!.atMs);
     const hold = toneFrames(heardByCaller, HOLD_HZ);
     const personAtCaller = toneFrames(heardByCaller, PERSON_HZ);
     expect(hold.length).toBeGreaterThan(0);
+    expect(hold[0]!).toBeLessThan(callerJoined);
     expect(personAtCaller.length).toBeGreaterThanOrEqual(50);
-    expect(personAtCaller[0]!).toBeGreaterThan(hold[0]!);
+    expect(personAtCaller[0]!).toBeGreaterThanOrEqual(callerJoined);
     // The agent has left: nothing of its voice once the person is on.
     expect(voiceFrames(heardByCaller.subarray(personAtCaller[0]! * 160))).toBeLessThanOrEqual(10);
-    // The person: the brief, then the caller's line, and never the hold tone.
+    // The person: the brief from the bridge, then the caller's line in the conference, never the hold tone.
     const heardByPerson = person.agentAudio;
+    const personJoined = person.conference!.atMs / 20;
     const callerAtPerson = toneFrames(heardByPerson, CALLER_HZ);
     expect(callerAtPerson.length).toBeGreaterThanOrEqual(50);
+    expect(callerAtPerson[0]!).toBeGreaterThanOrEqual(personJoined);
     expect(runs(toneFrames(heardByPerson, HOLD_HZ), 5)).toEqual([]);
-    const brief = heardByPerson.subarray(0, callerAtPerson[0]! * 160);
-    expect(voiceFrames(brief)).toBeGreaterThanOrEqual(50);
+    expect(voiceFrames(heardByPerson.subarray(0, personJoined * 160))).toBeGreaterThanOrEqual(50);
   }, 60_000);
 
   it("comes back to the caller when the person is busy", async () => {

@@ -3,11 +3,15 @@
 // resource, status callbacks (initiated, ringing, answered, completed with busy / no-answer /
 // canceled / completed) and the asyncAmd callback (AnsweredBy, MachineDetectionDuration), each
 // signed with X-Twilio-Signature. An answered call runs its TwiML's <Connect><Stream> through the
-// project's simulated media stream (bridges/twilio/sim), playing what the callee "says".
+// project's simulated media stream (tools/twilio-sim), playing what the callee "says". New TwiML for
+// a live call (POST .../Calls/{CallSid}.json) ends its stream: <Hangup/> ends the call, a
+// <Dial><Conference> seats it in that conference (tools/twilio-sim/conference.ts), where it stays up.
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import twilio from "twilio";
+import { ConferenceHub } from "../../tools/twilio-sim/conference.ts";
 import { type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts";
+import { type CallInstruction, readCallTwiml } from "../../tools/twilio-sim/twiml-read.ts";
 
 export interface Callee {
   /** busy / no-answer never answer; answered ones play `audio` (8 kHz) into the stream. */
@@ -32,8 +36,17 @@ export interface CreatedCall {
   readonly callbacks: { url: string; params: Record<string, string>; status: number }[];
 }
 
+/** New TwiML a live call was given, in the order asked. */
+export interface CallUpdate extends CallInstruction {
+  readonly sid: string;
+  readonly twiml: string;
+}
+
 export class FakeTwilio {
   readonly calls: CreatedCall[] = [];
+  readonly updates: CallUpdate[] = [];
+  /** The account's conferences (<Dial><Conference>). */
+  readonly conferences = new ConferenceHub();
   url = "";
   readonly #server: Server;
   readonly #accountSid: string;
@@ -68,16 +81,45 @@ export class FakeTwilio {
           return;
         }
         if (req.method === "POST" && m) {
-          // New TwiML for a live call: <Hangup/> ends it (and its stream).
-          if (/<Hangup\s*\/>/.test(form.get("Twiml") ?? "")) this.#live.get(m[1]!)?.hangUp?.abort();
+          const status = this.#update(m[1]!, form.get("Twiml") ?? "");
           res.writeHead(200, { "content-type": "application/json" });
-          res.end(JSON.stringify(this.#resource(m[1]!, form, "completed")));
+          res.end(JSON.stringify(this.#resource(m[1]!, form, status)));
           return;
         }
         res.writeHead(404, { "content-type": "application/json" });
         res.end(JSON.stringify({ code: 20404, message: "Not Found", status: 404 }));
       });
     });
+  }
+
+  /**
+   * A call placed elsewhere (a simulated caller's) that this REST API may give new TwiML: the
+   * signal to pass as its `ended`.
+   */
+  follow(callSid: string): AbortSignal {
+    const hangUp = new AbortController();
+    this.#live.set(callSid, { cancel: () => {}, hangUp });
+    return hangUp.signal;
+  }
+
+  /** The far end of a live call hangs up: it leaves its conference (ending it on exit), else its stream stops. */
+  hangUp(callSid: string): void {
+    const seat = this.conferences.seat(callSid);
+    if (seat) seat.hangUp();
+    else this.#live.get(callSid)?.hangUp?.abort();
+  }
+
+  /** New TwiML for a live call: <Hangup/> ends it (and its stream), a conference seats it there. */
+  #update(sid: string, twiml: string): string {
+    const instruction = readCallTwiml(twiml);
+    this.updates.push({ sid, twiml, ...instruction });
+    const live = this.#live.get(sid);
+    if (instruction.conference && live?.hangUp) {
+      live.hangUp.abort(this.conferences.join(sid, instruction.conference));
+      return "in-progress";
+    }
+    if (instruction.hangUp) this.hangUp(sid);
+    return "completed";
   }
 
   async start(): Promise<void> {

@@ -11,7 +11,7 @@ import { type CallRecord, recordFromEvents } from "../../src/records/call-record
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from "../../src/session/config.ts";
 import { holdTone } from "../../src/session/hold-audio.ts";
 import type { ChatEvent, SessionServices } from "../../src/session/services.ts";
-import type { DialPerson, PersonLeg } from "../../src/session/transport.ts";
+import type { DialPerson, NativeJoin, PersonLeg } from "../../src/session/transport.ts";
 import { AMD_ALLOWANCE_MS, DECISION_MS, PersonNotReached } from "../../src/session/warm-transfer.ts";
 import { Harness, VirtualTransport } from "./harness.ts";
 
@@ -58,7 +58,7 @@ async function warmCall(
     h,
     dialled,
     leg,
-    answer: () => answer!({ transport: leg, who: TARGET }),
+    answer: (join?: PersonLeg["join"]) => answer!({ transport: leg, who: TARGET, ...(join ? { join } : {}) }),
     fail: (e: Error) => fail!(e),
   };
 }
@@ -185,6 +185,55 @@ describe("warm transfer", () => {
     expect(tried).toMatchObject({ target: TARGET, outcome: "joined", leg: { id: "CA-test", who: TARGET } });
     expect(tried!.leg!.answeredAt <= tried!.leg!.joinedAt!).toBe(true);
     expect(tried!.leg!.endedAt).toBe(record.endedAt);
+  });
+
+  it("on 1 has the carrier join the calls and leaves them; a carrier that cannot join gets the relay", async () => {
+    const { h, leg, answer } = await warmCall();
+    await askForPerson(h);
+    await h.run(1500);
+    let joined: ((how: NativeJoin) => void) | undefined;
+    answer(() => new Promise<NativeJoin>((resolve) => (joined = resolve)));
+    await h.run(200);
+    leg.listener.dtmf("1");
+    await h.run(100);
+    // Joining: the media of both calls ends here (the carrier's doing), and nothing is relayed.
+    expect(joined).toBeDefined();
+    const legBefore = leg.played.length;
+    h.callerAudio = () => new Int16Array(320).fill(5000);
+    await h.run(200);
+    expect(leg.played.length).toBe(legBefore);
+    leg.listener.ended("stream stopped");
+    h.transport.listener.ended("stream stopped");
+    joined!({ kind: "joined" });
+    await h.run(100);
+    expect(h.ended?.outcome).toBe("transferred");
+    expect(h.ended?.reason).toContain(`taken by ${TARGET}`);
+    // The bridge hangs up neither: the carrier has both.
+    expect(h.transport.hangups).toEqual([]);
+    expect(leg.hangups).toEqual([]);
+    const record = recordOf(h);
+    expect(record.takenBy).toBe(TARGET);
+    expect(record.warmTransfers).toEqual([expect.objectContaining({ outcome: "joined" })]);
+    const times = record.warmTransfers![0]!.leg!;
+    expect(times.joinedAt! <= times.endedAt!).toBe(true);
+    const notes = record.events.flatMap((e) => (e.type === "note" ? [e.text] : []));
+    expect(notes).toContain(`warm transfer to ${TARGET}: taken by ${TARGET}; caller and person joined`);
+
+    const fallback = await warmCall();
+    await askForPerson(fallback.h);
+    await fallback.h.run(1500);
+    fallback.answer(() => Promise.reject(new Error("HTTP 503")));
+    await fallback.h.run(200);
+    fallback.leg.listener.dtmf("1");
+    await fallback.h.run(100);
+    expect(
+      fallback.h.logLines("warm transfer: the carrier could not join the calls; the bridge relays them"),
+    ).toEqual([expect.objectContaining({ why: "HTTP 503" })]);
+    const before = fallback.leg.played.length;
+    fallback.h.callerAudio = () => new Int16Array(320).fill(5000);
+    await fallback.h.run(200);
+    expect(fallback.leg.played.slice(before).some((p) => p.some((v) => Math.abs(v - 5000) < 50))).toBe(true);
+    expect(fallback.h.ended).toBeUndefined();
   });
 
   it("comes back to the caller when the person is busy", async () => {

@@ -10,6 +10,7 @@ import { DtmfToneDetector } from "../../codecs/dtmf-detector.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { resample } from "../../codecs/resample.ts";
 import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import { ConferenceSeat } from "./conference.ts";
 import { PlayoutLine } from "./playout.ts";
 import { Recording } from "./recording.ts";
 import type {
@@ -108,6 +109,9 @@ export class SimulatedStream {
   #k = 0;
   #timer: TimerHandle | undefined;
   #endedBy: SimResult["endedBy"] | null = null;
+  /** The conference the call is in, once new TwiML moved it there (its stream stopped). */
+  #seat: ConferenceSeat | undefined;
+  #conferenceAtMs = 0;
   #resolveDone: () => void = () => {};
   readonly #done = new Promise<void>((r) => {
     this.#resolveDone = r;
@@ -141,7 +145,8 @@ export class SimulatedStream {
     isBinary: boolean,
     arrivedAt?: number,
   ): void => {
-    if (isBinary) return;
+    // A stream stopped for a conference: what the bridge still sends is dropped, as by Twilio.
+    if (isBinary || this.#seat) return;
     const parsed = parseAppMessage(data.toString());
     if (!parsed.ok) {
       this.#emit("protocol-error", parsed.reason);
@@ -177,7 +182,7 @@ export class SimulatedStream {
     const closed = new Promise<void>((resolve) => {
       ws.on("close", (code) => {
         this.#emit("closed", String(code));
-        this.#finish("bridge");
+        if (!this.#seat) this.#finish("bridge");
         resolve();
       });
     });
@@ -194,10 +199,12 @@ export class SimulatedStream {
     });
     this.#t0 = this.#clock.now();
     this.#emit("start", callSid);
-    this.#opts.ended?.addEventListener("abort", () => {
+    const ended = this.#opts.ended;
+    ended?.addEventListener("abort", () => {
       if (this.#endedBy !== null) return;
       this.#sequenced("stop", { stop: { accountSid, callSid } });
-      this.#finish("bridge");
+      if (ended.reason instanceof ConferenceSeat) this.#enterConference(ended.reason);
+      else this.#finish("bridge");
       ws.close(1000, "stop");
     });
     this.#wake();
@@ -222,7 +229,22 @@ export class SimulatedStream {
       clears: this.#clears,
       turns: this.#turns(),
       agentKeys: this.#agentKeys,
+      ...(this.#seat ? { conference: { name: this.#seat.conference.name, atMs: this.#conferenceAtMs } } : {}),
     };
+  }
+
+  /** New TwiML put the call in a conference: the stream is over, the call goes on there. */
+  #enterConference(seat: ConferenceSeat): void {
+    this.#seat = seat;
+    this.#conferenceAtMs = this.#nowMs();
+    // What the bridge sent and was not yet played goes with the stream.
+    this.#playout.clear();
+    this.#emit("conference", seat.conference.name);
+    seat.left.addEventListener(
+      "abort",
+      () => this.#finish(seat.left.reason === "conference-ended" ? "conference" : "caller"),
+      { once: true },
+    );
   }
 
   #nowMs(): number {
@@ -305,8 +327,10 @@ export class SimulatedStream {
       if (keys.pos >= keys.digits.length) this.#keys = null;
     }
 
-    // Agent: 20 ms of the playout line.
-    const played = this.#playout.play(this.#agentFrame);
+    // Agent: 20 ms of the playout line, or of the others in the conference.
+    const played = this.#seat
+      ? { samples: this.#seat.hear(this.#agentFrame) ? FRAME : 0, marks: [] }
+      : this.#playout.play(this.#agentFrame);
     if (this.#keep) this.#agentRec.append(this.#agentFrame);
     if (played.samples > 0)
       for (const digit of this.#agentKeyDetector.push(this.#agentFrame))
@@ -377,15 +401,8 @@ export class SimulatedStream {
       }
     }
     if (this.#keep) this.#callerRec.append(callerFrame);
-    this.#sequenced("media", {
-      media: {
-        track: "inbound",
-        chunk: String(k + 1),
-        timestamp: String(k * FRAME_MS),
-        payload: Buffer.from(mulawEncode(callerFrame)).toString("base64"),
-      },
-    });
-    this.#mediaSent++;
+    if (this.#seat) this.#seat.say(callerFrame);
+    else this.#sendMedia(k, callerFrame);
     const seg = this.#segmenter.push(k, callerFrame);
     if (seg.started) this.#emit("caller-speech");
     if (seg.ended) {
@@ -395,10 +412,23 @@ export class SimulatedStream {
     if (seg.speech) this.#lastCallerActivity = k;
   }
 
+  #sendMedia(k: number, frame: Int16Array): void {
+    this.#sequenced("media", {
+      media: {
+        track: "inbound",
+        chunk: String(k + 1),
+        timestamp: String(k * FRAME_MS),
+        payload: Buffer.from(mulawEncode(frame)).toString("base64"),
+      },
+    });
+    this.#mediaSent++;
+  }
+
   #finish(by: SimResult["endedBy"]): void {
     if (this.#endedBy !== null) return;
     this.#endedBy = by;
     this.#clock.clearTimeout(this.#timer);
+    this.#seat?.hangUp();
     this.#finishUtterance(this.#segmenter.finish());
     if (by !== "bridge") {
       const { accountSid, callSid } = this.#ids;

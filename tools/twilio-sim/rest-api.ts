@@ -2,9 +2,11 @@
 // for a call (`calls(sid).update({twiml})`: POST /2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}.json,
 // form-encoded, Basic auth with the account's SID and auth token). As on Twilio, new TwiML ends the
 // call's <Connect><Stream>: the simulated call hears it through the `ended` signal it was given, and
-// the update is kept (a <Dial> is a transfer, <Hangup/> a hang-up) for the caller to read. A bridge
+// the update is kept (a <Dial> is a transfer, <Hangup/> a hang-up) for the caller to read; a
+// <Dial><Conference> seats the call in that conference (conference.ts), where it stays up. A bridge
 // reaches it by its REST base URL (TWILIO_API_BASE).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ConferenceHub } from "./conference.ts";
 import { type CallInstruction, readCallTwiml } from "./twiml-read.ts";
 
 export interface TwimlUpdate extends CallInstruction {
@@ -21,17 +23,24 @@ export class SimulatedRestApi {
   readonly #accountSid: string;
   readonly #basic: string;
   readonly #calls = new Map<string, FollowedCall>();
+  /** The account's conferences, where <Dial><Conference> puts a followed call. */
+  readonly conferences: ConferenceHub;
   #url = "";
 
-  private constructor(accountSid: string, authToken: string) {
+  private constructor(accountSid: string, authToken: string, conferences: ConferenceHub) {
+    this.conferences = conferences;
     this.#accountSid = accountSid;
     this.#basic = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString("base64")}`;
     this.#server = createServer((req, res) => this.#serve(req, res));
   }
 
   /** Listens on a free loopback port; requests must carry this account's credentials. */
-  static async start(accountSid: string, authToken: string): Promise<SimulatedRestApi> {
-    const api = new SimulatedRestApi(accountSid, authToken);
+  static async start(
+    accountSid: string,
+    authToken: string,
+    conferences = new ConferenceHub(),
+  ): Promise<SimulatedRestApi> {
+    const api = new SimulatedRestApi(accountSid, authToken, conferences);
     await new Promise<void>((resolve) => api.#server.listen(0, "127.0.0.1", resolve));
     api.#url = `http://127.0.0.1:${(api.#server.address() as { port: number }).port}`;
     return api;
@@ -79,7 +88,8 @@ export class SimulatedRestApi {
       if (req.method !== "POST" || !sid || !call)
         return answer(404, { code: 20404, message: "The requested resource was not found", status: 404 });
       const twiml = new URLSearchParams(body).get("Twiml") ?? "";
-      call.updates.push({ twiml, ...readCallTwiml(twiml) });
+      const update = { twiml, ...readCallTwiml(twiml) };
+      call.updates.push(update);
       answer(200, {
         sid: sid[1],
         account_sid: this.#accountSid,
@@ -87,8 +97,8 @@ export class SimulatedRestApi {
         api_version: "2010-04-01",
         uri: `${path}${sid[1]}.json`,
       });
-      // Twilio leaves the <Connect><Stream> for the new TwiML: the stream stops.
-      call.ended.abort();
+      // Twilio leaves the <Connect><Stream> for the new TwiML: the stream stops (into a conference, the call goes on there).
+      call.ended.abort(update.conference ? this.conferences.join(sid[1]!, update.conference) : undefined);
     });
   }
 }

@@ -61,7 +61,12 @@ export interface SimulateCallOptions {
    * no voice webhook is asked, its <Connect><Stream> is followed when the callee answers.
    */
   twiml?: string;
-  /** Aborted when the call is ended through the REST API (Twilio then stops the stream). */
+  /**
+   * Aborted when new TwiML through the REST API ends the stream (Twilio then stops it). With a
+   * ConferenceSeat as its reason (a <Dial><Conference>: conference.ts) the call stays up in that
+   * conference — its line going there, what it hears coming from there — until it leaves it (hung
+   * up by the seat's holder, the conference ended, its own hang-up, or maxSeconds).
+   */
   ended?: AbortSignal;
   /** Connect to this WebSocket URL instead of the TwiML's (still signing the TwiML's, as Twilio would). */
   mediaUrl?: string;
@@ -106,6 +111,7 @@ export interface SimEvent {
     | "agent-audio"
     | "clear"
     | "stop"
+    | "conference"
     | "closed"
     | "protocol-error";
   detail?: string;
@@ -141,10 +147,13 @@ export interface SimResult {
   streamUrl: string;
   parameters: Record<string, string>;
   durationMs: number;
-  endedBy: "caller" | "bridge" | "max-seconds";
+  /** `conference`: the conference the call was moved into ended (another left it, ending it). */
+  endedBy: "caller" | "bridge" | "max-seconds" | "conference";
   rate: 8000;
-  /** What the caller heard, on the call's timeline. */
+  /** What the caller heard, on the call's timeline: the bridge, then the conference once in one. */
   agentAudio: Int16Array;
+  /** The conference new TwiML moved the call into, and when (its stream stopped then), ms. */
+  conference?: { name: string; atMs: number };
   /** What the caller sent, on the same timeline. */
   callerAudio: Int16Array;
   mediaSent: number;

@@ -1,6 +1,7 @@
 // Reads what Twilio needs from a voice webhook's TwiML answer: the <Connect><Stream> url and
 // its <Parameter>s (which come back in the start message's customParameters); and from the TwiML
-// a live call is given through the REST API, where it goes next (<Dial>, <Hangup/>). A small
+// a live call is given through the REST API, where it goes next (<Dial> a number, a SIP URI or a
+// <Conference>, <Hangup/>). A small
 // scanner for the few elements involved, not a general XML parser.
 
 export interface StreamInstruction {
@@ -54,18 +55,37 @@ export function readStreamTwiml(xml: string): StreamInstruction | null {
   return stream;
 }
 
-/** What new TwiML for a live call does: transfers it (<Dial> a number, or <Dial><Sip>), or hangs up. */
+/** A <Dial><Conference>: the room's name and the attributes that say when it starts and ends. */
+export interface ConferenceInstruction {
+  name: string;
+  /** Default true: the conference starts when this call comes in. */
+  startConferenceOnEnter: boolean;
+  /** Default false: the conference ends when this call leaves. */
+  endConferenceOnExit: boolean;
+}
+
+/** What new TwiML for a live call does: transfers it (<Dial> a number, or <Dial><Sip>), joins a conference, or hangs up. */
 export interface CallInstruction {
-  /** The number or SIP URI dialled, when the TwiML has a <Dial>. */
+  /** The number or SIP URI dialled, when the TwiML has a <Dial> of one. */
   dial?: string;
+  /** The conference joined, when the TwiML has a <Dial><Conference>. */
+  conference?: ConferenceInstruction;
   hangUp: boolean;
 }
 
 export function readCallTwiml(xml: string): CallInstruction {
+  const hangUp = /<Hangup\s*\/>/.test(xml);
   const dial = /<Dial\b[^>]*>([\s\S]*?)<\/Dial>/.exec(xml)?.[1];
+  const room = dial === undefined ? null : /<Conference\b([^>]*)>([\s\S]*?)<\/Conference>/.exec(dial);
+  if (room) {
+    const attrs = attributes(room[1] ?? "");
+    const conference = {
+      name: unescapeXml(room[2]!.trim()),
+      startConferenceOnEnter: attrs.startConferenceOnEnter !== "false",
+      endConferenceOnExit: attrs.endConferenceOnExit === "true",
+    };
+    return { conference, hangUp };
+  }
   const target = dial === undefined ? undefined : (/<Sip\b[^>]*>([\s\S]*?)<\/Sip>/.exec(dial)?.[1] ?? dial);
-  return {
-    ...(target !== undefined ? { dial: unescapeXml(target.trim()) } : {}),
-    hangUp: /<Hangup\s*\/>/.test(xml),
-  };
+  return { ...(target !== undefined ? { dial: unescapeXml(target.trim()) } : {}), hangUp };
 }

@@ -1,10 +1,13 @@
 // The simulator's stand-in for Twilio's REST API, driven by the twilio helper itself (as the
 // bridge drives it): new TwiML for a followed call ends its stream and is read as a transfer or a
-// hang-up; wrong credentials and unknown calls are refused as Twilio refuses them.
+// hang-up, or seats the call in a conference where it hears the others; wrong credentials and
+// unknown calls are refused as Twilio refuses them.
 import twilio from "twilio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restCallControl } from "../../../bridges/twilio/call-control.ts";
 import { rebasedClient } from "../../../bridges/twilio/outbound.ts";
+import { conferenceTwiml } from "../../../bridges/twilio/twiml.ts";
+import { ConferenceSeat } from "../../../tools/twilio-sim/conference.ts";
 import { SimulatedRestApi } from "../../../tools/twilio-sim/rest-api.ts";
 import { newCallSid } from "../../../tools/twilio-sim/simulate.ts";
 import { readCallTwiml } from "../../../tools/twilio-sim/twiml-read.ts";
@@ -27,6 +30,38 @@ describe("the simulated REST API", () => {
       readCallTwiml('<Response><Dial timeout="5"><Sip>sip:a@b.example?x=1&amp;y=2</Sip></Dial></Response>'),
     ).toEqual({ dial: "sip:a@b.example?x=1&y=2", hangUp: false });
     expect(readCallTwiml("<Response><Hangup/></Response>")).toEqual({ hangUp: true });
+    expect(readCallTwiml(conferenceTwiml("room <1>"))).toEqual({
+      conference: { name: "room <1>", startConferenceOnEnter: true, endConferenceOnExit: true },
+      hangUp: false,
+    });
+    expect(readCallTwiml("<Response><Dial><Conference>r</Conference></Dial></Response>")).toEqual({
+      conference: { name: "r", startConferenceOnEnter: true, endConferenceOnExit: false },
+      hangUp: false,
+    });
+  });
+
+  it("seats two calls given one conference: each hears the other, and one leaving ends it", async () => {
+    const control = restCallControl({
+      accountSid: ACCOUNT,
+      authToken: TOKEN,
+      httpClient: rebasedClient(api.url),
+    });
+    const [a, b] = [newCallSid(), newCallSid()];
+    const [ca, cb] = [api.follow(a), api.follow(b)];
+    await control.updateTwiml(a, conferenceTwiml("warm-1"));
+    await control.updateTwiml(b, conferenceTwiml("warm-1"));
+    const [sa, sb] = [ca.ended.reason, cb.ended.reason] as ConferenceSeat[];
+    expect(sa).toBeInstanceOf(ConferenceSeat);
+    expect(api.conferences.participants("warm-1")).toEqual([a, b]);
+    const out = new Int16Array(160);
+    sa!.say(new Int16Array(160).fill(1200));
+    expect(sb!.hear(out)).toBe(true);
+    expect(out.every((v) => v === 1200)).toBe(true);
+    expect(sa!.hear(out)).toBe(false);
+    sb!.hangUp();
+    expect(sb!.left.reason).toBe("hung-up");
+    expect(sa!.left.reason).toBe("conference-ended");
+    expect(api.conferences.participants("warm-1")).toEqual([]);
   });
 
   it("ends a followed call's stream on new TwiML and keeps what it was told", async () => {
