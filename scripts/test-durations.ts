@@ -1,10 +1,11 @@
 // Rewrites test/durations.json (the order test/sequencer.ts starts files in) from the results of a
-// full run of the suite: `npm test`, then `node scripts/test-durations.ts`. Files under 2 s are
-// left out: their order does not change when the run ends.
+// full run of the suite: `make test` (scripts/run-tests.ts keeps the suite's results in
+// .vitest-suite-results.json), then `node scripts/test-durations.ts`. Files under 2 s are left out:
+// their order does not change when the run ends.
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
 
-const file = process.argv[2] ?? ".vitest-results.json";
+const file = process.argv[2] ?? ".vitest-suite-results.json";
 const results = JSON.parse(readFileSync(file, "utf8")) as {
   testResults: { name: string; startTime: number; endTime: number }[];
 };
