@@ -12,7 +12,7 @@ import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
 import { Apology } from "./apology.ts";
 import { BargeIns } from "./barge-ins.ts";
 import { CachedSpeech } from "./cached-speech.ts";
-import { CallControl } from "./call-control.ts";
+import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
@@ -229,16 +229,17 @@ export class CallSession {
 
   /** Hands the call to `to` once the words being spoken are heard (the TypeScript API's hooks). */
   handOff(to: string, reason: string): void {
-    void (this.#agent?.done ?? Promise.resolve()).then(() => this.#ended || this.#handOff(to, reason));
+    this.#whenHeard(() => this.#handOff(to, reason));
   }
 
-  /** Transfers the call once the words being spoken are heard (the TypeScript API's hooks), as transfer_call does. */
-  transfer(request: { target: string; mode?: "blind" | "warm"; brief?: string }): void {
+  /** Transfers the call once the words being spoken are heard (the TypeScript API's hooks). */
+  transfer(action: Extract<CallAction, { kind: "transfer" }>): void {
     if (this.#ended) throw new Error(`call ${this.callId} is over`);
-    const action = { kind: "transfer" as const, ...request };
-    void (this.#agent?.done ?? Promise.resolve()).then(() => {
-      if (!this.#ended) void this.#control.run(action);
-    });
+    this.#whenHeard(() => void this.#control.run(action));
+  }
+
+  #whenHeard(act: () => void): void {
+    void (this.#agent?.done ?? Promise.resolve()).then(() => this.#ended || act());
   }
 
   /** Another agent takes the call over (handoff.ts): its settings, services, tools and voice. */
