@@ -148,8 +148,17 @@ export function parseSdpAudio(sdp: string): SdpAudio | undefined {
   return media?.address ? media : undefined;
 }
 
-/** An offer for one G.711 codec and RFC 4733 events, sendrecv; with `srtpKey`, RTP/SAVP keyed by SDES. */
-export function offerSdp(address: string, port: number, codec: "pcmu" | "pcma", srtpKey?: Buffer): string {
+/**
+ * An offer (or an answer) for one G.711 codec and RFC 4733 events on `eventPt`, sendrecv; with
+ * `srtpKey`, RTP/SAVP keyed by SDES.
+ */
+export function offerSdp(
+  address: string,
+  port: number,
+  codec: "pcmu" | "pcma",
+  srtpKey?: Buffer,
+  eventPt = 101,
+): string {
   const pt = codec === "pcmu" ? 0 : 8;
   const name = codec === "pcmu" ? "PCMU" : "PCMA";
   const id = Math.floor(Math.random() * 1e9);
@@ -159,10 +168,10 @@ export function offerSdp(address: string, port: number, codec: "pcmu" | "pcma", 
     "s=bench",
     `c=IN IP4 ${address}`,
     "t=0 0",
-    `m=audio ${port} ${srtpKey ? "RTP/SAVP" : "RTP/AVP"} ${pt} 101`,
+    `m=audio ${port} ${srtpKey ? "RTP/SAVP" : "RTP/AVP"} ${pt} ${eventPt}`,
     `a=rtpmap:${pt} ${name}/8000`,
-    "a=rtpmap:101 telephone-event/8000",
-    "a=fmtp:101 0-15",
+    `a=rtpmap:${eventPt} telephone-event/8000`,
+    `a=fmtp:${eventPt} 0-15`,
     "a=ptime:20",
     "a=sendrecv",
     ...(srtpKey ? [`a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${srtpKey.toString("base64")}`] : []),

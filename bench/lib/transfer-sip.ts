@@ -12,6 +12,7 @@ import {
   buildResponse,
   contactTarget,
   header,
+  offerSdp,
   parseSdpAudio,
   parseSipMessage,
   type SipRequest,
@@ -42,21 +43,7 @@ export function remoteMedia(sdp: string): RemoteMedia | undefined {
 
 /** A PCMU offer or answer, with telephone-event on `eventPt`. */
 export function pcmuSdp(address: string, port: number, eventPt = 101): string {
-  const id = Math.floor(Math.random() * 1e9);
-  return [
-    "v=0",
-    `o=bench ${id} ${id} IN IP4 ${address}`,
-    "s=bench",
-    `c=IN IP4 ${address}`,
-    "t=0 0",
-    `m=audio ${port} RTP/AVP 0 ${eventPt}`,
-    "a=rtpmap:0 PCMU/8000",
-    `a=rtpmap:${eventPt} telephone-event/8000`,
-    `a=fmtp:${eventPt} 0-15`,
-    "a=ptime:20",
-    "a=sendrecv",
-    "",
-  ].join("\r\n");
+  return offerSdp(address, port, "pcmu", undefined, eventPt);
 }
 
 const T1 = 500;
