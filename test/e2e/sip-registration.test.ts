@@ -126,8 +126,10 @@ describe("registration with Kamailio as the registrar", () => {
       // Kamailio restarted: its bindings (in memory) and its nonces are gone.
       await kamailio.stop();
       kamailio = await registrar("run2");
-      expect(kamailio.lines("REG saved")).toHaveLength(0);
+      // The bridge's next refresh may reach the new Kamailio before this line runs: what shows the
+      // restart was handled is a fresh challenge (the old nonces are gone), then a saved binding.
       await until(() => kamailio!.lines("REG saved").length >= 1, "a new registration", 45_000);
+      expect(kamailio.lines("REG challenge").length).toBeGreaterThanOrEqual(1);
       await callThroughRegistrar(logged);
       expect(kamailio.lines("CALL to")).toHaveLength(1);
     } finally {
