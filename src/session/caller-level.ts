@@ -102,10 +102,13 @@ export class CallerLevel {
    */
   room(db: number, voice = true): void {
     this.#room.push(db);
+    // Every frame of the room's counts to knowing it, a voice's or not: counting voices' alone,
+    // a room of music (the detector rarely calls it speech) kept the early margin for ever, over
+    // peaks set by its first chord, and a caller 10 dB above it was never heard.
+    if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
     if (!voice) return;
     this.#roomPeaks.push(db);
     this.#roomLoud.push(db);
-    if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
   }
 
   /**

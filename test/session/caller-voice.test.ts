@@ -149,6 +149,24 @@ describe("the caller's voice and the room's", () => {
     expect(last.nowMs).toBeLessThan(5500);
   });
 
+  it("hears a caller 10 dB above music whose first chord, as the call connected, was nearly as loud", () => {
+    // Music: a loud first chord and drum as the call connects (3 dB below the caller's level), then
+    // its usual level, 10 dB below them; the detector never calls it speech. The caller speaks at
+    // 4.5 s, when the room has been heard for longer than its early margin lasts.
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: noise(250, RATE, { dbfs: -25, seed: 21, color: "pink" }) },
+      { pcm: noise(8000, RATE, { dbfs: -32, seed: 22, color: "pink" }), at: at(250) },
+      { pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -22, f0: 120, seed: 23 }), at: at(4500) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 4620, type: "start", atMs: 4500 },
+      { reportMs: 6800, type: "end", atMs: 6500 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeLessThan(4700);
+  });
+
   it("keeps a soft last word (12 dB down) in the caller's speech, not what follows it", () => {
     // The detector calls the end late (as a far talker coming in after the caller would make it).
     const pcm = mixAt([
