@@ -445,6 +445,7 @@ export class CallSession {
       speechEndAt,
       prosody: config.turn.endOfTurnProsody ? l.endProsody(endMs) : undefined,
       pause: l.pauses.model(),
+      onsetMaskMs: l.onsetMaskMs(),
       completion: this.#completion,
     };
     l.pauses.speechEnded(endMs);

@@ -56,6 +56,17 @@ const LEARN_BELOW_DB = 6;
  */
 const CALLER_FADE_DB_PER_FRAME = 0.002;
 const CALLER_OVER_ROOM_DB = 6;
+/**
+ * A caller's onset is heard later over a loud room: its first sounds (a fricative, a soft vowel)
+ * are under the room's, and neither the detector nor the level hears them. In a caller's pause
+ * that lateness reads as a longer silence than there was, and the end of their turn was called in
+ * pauses they were already going on after (café and street at 10 dB: 80–150 ms late). So for
+ * each dB the caller stands less than MASK_FREE_DB above the room's median, the wait for the end
+ * of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS.
+ */
+const MASK_FREE_DB = 26;
+const MASK_MS_PER_DB = 10;
+const MASK_MAX_MS = 130;
 /** The floor's window, frames (3 s of 20 ms frames): longer than a caller talks without a breath's pause. */
 const FLOOR_FRAMES = 150;
 
@@ -163,6 +174,13 @@ export class CallerLevel {
     if (!this.#caller.known) return this.onsetDb();
     const room = this.#roomPeaks.value + this.#roomMargin();
     return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
+  }
+
+  /** How much later than in a quiet room an onset of the caller's is heard over this one, ms. */
+  onsetMaskMs(): number {
+    if (!this.#caller.known || !this.#room.known) return 0;
+    const above = this.#caller.value - this.#room.value;
+    return Math.round(Math.min(MASK_MAX_MS, Math.max(0, (MASK_FREE_DB - above) * MASK_MS_PER_DB)));
   }
 
   /** The level a sound must reach to start the caller's speech, dBFS. */

@@ -110,6 +110,8 @@ export interface TurnEndDecision {
   logOdds: number;
   pause: PauseModel;
   waitMs: number;
+  /** Of the wait, what was added because the caller's onsets are heard late over their room, ms. */
+  onsetMaskMs: number;
   /** Silence already past when the words arrived and the wait was chosen, ms. */
   decidedAfterMs: number;
 }
@@ -131,6 +133,8 @@ export interface TurnEndInputs {
   prosody: EndProsody | undefined;
   /** The speaker's pause model as the utterance ended. */
   pause: PauseModel;
+  /** How much later their onsets are heard over their room than in a quiet one, ms (added to the wait). */
+  onsetMaskMs?: number;
   completion: TurnCompletionModel | undefined;
 }
 
@@ -154,7 +158,7 @@ export class TurnEndWait {
     this.#turn = turn;
     this.#host = host;
     this.#in = inputs;
-    this.#confirmAfter(turn.maxEndOfTurnMs);
+    this.#confirmAfter(turn.maxEndOfTurnMs + (inputs.onsetMaskMs ?? 0));
   }
 
   /** The utterance's words (or the failure to get them). */
@@ -183,9 +187,10 @@ export class TurnEndWait {
     if (this.#done) return;
     const { prosody, pause } = this.#in;
     const logOdds = completionLogOdds({ lmEnd, prosody }, this.#turn);
-    const waitMs = turnEndWaitMs(logOdds, pause, this.#turn);
+    const onsetMaskMs = this.#in.onsetMaskMs ?? 0;
+    const waitMs = turnEndWaitMs(logOdds, pause, this.#turn) + onsetMaskMs;
     const decidedAfterMs = Math.round(this.#clock.now() - this.#in.speechEndAt);
-    this.#host.decided?.({ text, lmEnd, prosody, logOdds, pause, waitMs, decidedAfterMs });
+    this.#host.decided?.({ text, lmEnd, prosody, logOdds, pause, waitMs, onsetMaskMs, decidedAfterMs });
     this.#confirmAfter(waitMs);
   }
 

@@ -190,6 +190,11 @@ export class SpeakerListener {
     return this.#voice.goingOn();
   }
 
+  /** How much later than in a quiet room the speaker's onsets are heard over their room, ms. */
+  onsetMaskMs(): number {
+    return this.#voice.level.onsetMaskMs();
+  }
+
   /** The speaker's level, the room's, and how long the room's speech outlasted theirs. */
   levels(): CallerVoiceFigures {
     return this.#voice.figures();

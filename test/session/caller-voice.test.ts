@@ -254,6 +254,24 @@ describe("level tracking", () => {
     expect(s.push(0)).toBeCloseTo(10 * Math.log10(0.0075), 5);
   });
 
+  it("a caller's onsets are heard later the less they stand above the room", () => {
+    const heardWith = (roomDb: number) => {
+      const level = new CallerLevel();
+      for (let i = 0; i < 200; i++) level.room(roomDb, false);
+      for (let i = 0; i < 200; i++) level.caller(-20);
+      return level.onsetMaskMs();
+    };
+    expect(new CallerLevel().onsetMaskMs()).toBe(0);
+    expect(heardWith(-60)).toBe(0);
+    expect(heardWith(-48)).toBe(0);
+    const at16 = heardWith(-36);
+    const at10 = heardWith(-30);
+    expect(at16).toBeGreaterThan(0);
+    expect(at10).toBeGreaterThan(at16);
+    expect(heardWith(-20)).toBe(heardWith(-24));
+    expect(heardWith(-20)).toBeLessThanOrEqual(130);
+  });
+
   it("a caller's onset must stand above the room's peaks and near their own level", () => {
     const l = new CallerLevel();
     for (let i = 0; i < 500; i++) l.room(-40 + (i % 10) * 0.5); // a room of -40..-35.5 dB

@@ -1,10 +1,12 @@
 // The end-of-turn rule as numbers: the evidence's log-odds and the silence they ask for.
 import { describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/core/clock.ts";
 import { DEFAULT_SESSION_CONFIG, type TurnTakingConfig } from "../../src/session/config.ts";
 import {
   completionLogOdds,
   EVIDENCE_WEIGHTS,
   normalQuantile,
+  TurnEndWait,
   turnEndWaitMs,
 } from "../../src/session/end-of-turn.ts";
 import { POPULATION_PAUSE_MU, POPULATION_PAUSE_SIGMA } from "../../src/session/pause-profile.ts";
@@ -69,5 +71,31 @@ describe("completionLogOdds", () => {
     expect(z({ ...level, f0EndSt: -4, f0SlopeStPerS: -15 })).toBeGreaterThan(z(level) + 3);
     expect(z({ ...level, f0SlopeStPerS: 12 })).toBeGreaterThan(z(level) + 1.5);
     expect(z({ ...level, f0EndSt: -4 }, { ...TURN, endOfTurnProsody: false })).toBe(EVIDENCE_WEIGHTS.bias);
+  });
+});
+
+describe("the wait for the end of a turn", () => {
+  /** When a turn whose words arrive at once is confirmed, ms after its speech ended. */
+  function confirmedAfter(onsetMaskMs: number | undefined): number {
+    const clock = new VirtualClock();
+    let at = Number.NaN;
+    const wait = new TurnEndWait(
+      clock,
+      TURN,
+      { speechEndAt: 0, prosody: level, pause: POPULATION, completion: undefined, onsetMaskMs },
+      { speaking: () => false, onsetPending: () => false, confirm: () => (at = clock.now()) },
+    );
+    wait.recognized("I would like to check my order", false);
+    clock.advance(3000);
+    return at;
+  }
+
+  it("is longer by as much as the caller's onsets are heard late over a loud room", () => {
+    const quiet = confirmedAfter(undefined);
+    expect(quiet).toBe(
+      turnEndWaitMs(completionLogOdds({ lmEnd: undefined, prosody: level }, TURN), POPULATION, TURN),
+    );
+    expect(confirmedAfter(0)).toBe(quiet);
+    expect(confirmedAfter(120)).toBe(quiet + 120);
   });
 });
