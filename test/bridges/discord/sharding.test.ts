@@ -31,15 +31,27 @@ beforeAll(async () => {
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  for (const s of [manager.stdout!, manager.stderr!])
+  for (const s of [manager.stdout!, manager.stderr!]) {
+    // A chunk may end inside a line: the rest of it comes with the next.
+    let partial = "";
     s.on("data", (b: Buffer) => {
-      for (const l of b.toString().split("\n")) {
+      const lines = (partial + b.toString()).split("\n");
+      partial = lines.pop()!;
+      for (const l of lines) {
         if (!l.startsWith("{")) continue;
         log.push(JSON.parse(l) as (typeof log)[number]);
       }
       if (process.env.E2E_LOG) process.stderr.write(b);
     });
-  await until(() => log.some((l) => l.msg === "all shards online"), "both shards online", 150_000);
+  }
+  // The manager's line and the shards' own come from three processes: any may be read first.
+  await until(
+    () =>
+      log.some((l) => l.msg === "all shards online") &&
+      log.filter((l) => l.msg === "Discord bot online").length >= 2,
+    "both shards online",
+    150_000,
+  );
 }, 180_000);
 
 afterAll(async () => {
