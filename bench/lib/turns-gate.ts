@@ -1,0 +1,100 @@
+// The caller-level gate offline: each case of the noisy turn set, as the bridge hears it (μ-law at
+// 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
+// faster than real time and with no bridge, service or simulator. It shows where the gate takes
+// the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO]
+// e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
+// Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
+// which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
+// caller's (`spurious`: the room taken for them). With --events, each case's detector events (v
+// start, ^ end) and the gate's (S start, E end, R restart) at their stream positions; with
+// --levels, each frame's level and the gate's bars in that window.
+import { parseArgs } from "node:util";
+import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
+import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
+import { Resampler } from "../../codecs/resample.ts";
+import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
+import { CallerVoice } from "../../src/session/caller-voice.ts";
+import { parseNoise } from "./turns-backgrounds.ts";
+import type { TurnCase } from "./turns-cases.ts";
+import { buildNoisyCases } from "./turns-noisy.ts";
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { events: { type: "boolean" }, levels: { type: "string" } },
+});
+const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
+if (!noise)
+  throw new Error(
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO]",
+  );
+const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
+const cases = buildNoisyCases(parseNoise(noise)).filter(
+  (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
+);
+const model = await loadSileroModel();
+
+/** The gate's onsets (stream ms) over the case, and its events and the detector's as text. */
+async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: string[] }> {
+  const events: string[] = [];
+  const starts: number[] = [];
+  const note = (tag: string) => (atMs: number) => events.push(`${tag}${Math.round(atMs)}`);
+  const gate = new CallerVoice(true, {
+    start: (atMs) => {
+      starts.push(atMs);
+      note("S")(atMs);
+    },
+    end: note("E"),
+    restart: note("R"),
+  });
+  const vad = new VoiceActivityDetector(model, {
+    sampleRate: 16000,
+    onEvent: (e) => {
+      note(e.type === "speech-start" ? "v" : "^")(e.atMs);
+      if (e.type === "speech-start") gate.vadStart(e.atMs);
+      else gate.vadEnd(e.atMs);
+    },
+  });
+  const resampler = new Resampler(8000, 16000);
+  let frame = new Int16Array(0);
+  for (let i = 0; i + 160 <= c.caller.length; i += 160) {
+    // The first frames come out shorter (the filter's delay).
+    const need = resampler.outputLength(160);
+    if (frame.length !== need) frame = new Int16Array(need);
+    resampler.pushInto(mulawDecode(mulawEncode(c.caller.subarray(i, i + 160))), frame);
+    gate.frame(frame, 16000);
+    // One frame at a time, its detector events before the next frame: as the bridge hears them.
+    await vad.push(frame);
+    const ms = (i / 160) * 20;
+    if (ms >= levelsFrom && ms <= levelsTo) {
+      const l = gate.level;
+      console.log(
+        `${c.id} ${ms} ms: frame ${powerDb(meanSquare(frame)).toFixed(1)} dBFS, onset bar ${l.onsetDb().toFixed(1)}, ` +
+          `continue ${l.continueDb().toFixed(1)}, room peak ${l.roomPeakDb.toFixed(1)}, caller ${l.callerDb.toFixed(1)}, ` +
+          `detector onset ${vad.onsetPending ? "pending" : "-"}, gate onset ${gate.onsetPending(vad.onsetPending) ? "pending" : "-"}`,
+      );
+    }
+  }
+  return { starts, events };
+}
+
+let missed = 0;
+let coughs = 0;
+let spurious = 0;
+const bad: string[] = [];
+for (const c of cases) {
+  const { starts, events } = await gateOnsets(c);
+  const inUtterance = starts.some((a) => a >= c.startMs - 200 && a <= c.endMs);
+  // The caller's own: the labelled sound, and the question asked before an over-the-reply sound.
+  const theirs = (a: number) =>
+    (a >= c.startMs - 200 && a <= c.endMs + 200) ||
+    (c.questionEndMs !== undefined && a >= c.questionEndMs - 4000 && a <= c.questionEndMs + 200);
+  const outside = starts.filter((a) => !theirs(a)).length;
+  if (c.category === "cough") coughs += inUtterance ? 1 : 0;
+  else if (!inUtterance) missed++;
+  spurious += outside;
+  const refused = !inUtterance && c.category !== "cough";
+  if (refused || outside) bad.push(`${c.id}${refused ? " (missed)" : ""}${outside ? ` (+${outside})` : ""}`);
+  if (values.events) console.log(`${c.id} [${c.startMs}-${c.endMs}] ${events.join(" ")}`);
+}
+console.log(JSON.stringify({ noise, cases: cases.length, missed, coughs, spurious, cases_off: bad }));
