@@ -60,7 +60,7 @@ const CALLER_OVER_ROOM_DB = 6;
  * A caller's onset is heard later over a loud room: its first sounds (a fricative, a soft vowel)
  * are under the room's, and neither the detector nor the level hears them. In a caller's pause
  * that lateness reads as a longer silence than there was, and the end of their turn was called in
- * pauses they were already going on after (café and street at 10 dB: 80–150 ms late). So for
+ * pauses they were already going on after (café and street at 10 dB: 60–150 ms late). So for
  * each dB the caller stands less than MASK_FREE_DB above the room's median, the wait for the end
  * of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS.
  */
