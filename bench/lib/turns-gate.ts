@@ -55,13 +55,15 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: stri
       else gate.vadEnd(e.atMs);
     },
   });
+  // What the simulator sends, once for the whole call; then frame by frame as the bridge takes it.
+  const heard = mulawDecode(mulawEncode(c.caller));
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
-  for (let i = 0; i + 160 <= c.caller.length; i += 160) {
+  for (let i = 0; i + 160 <= heard.length; i += 160) {
     // The first frames come out shorter (the filter's delay).
     const need = resampler.outputLength(160);
     if (frame.length !== need) frame = new Int16Array(need);
-    resampler.pushInto(mulawDecode(mulawEncode(c.caller.subarray(i, i + 160))), frame);
+    resampler.pushInto(heard.subarray(i, i + 160), frame);
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
     await vad.push(frame);
