@@ -1,7 +1,15 @@
 // Pitch and loudness at the end of an utterance: how a speaker's voice ends says something
 // about whether they are done (a final fall and fading level at the end of a statement, a
 // held or rising pitch where the sentence goes on). Computed once per utterance end on the
-// last stretch of its audio: a YIN pitch track at 8 kHz (telephone band), 10 ms hops.
+// last stretch of its audio: a YIN pitch track at 8 kHz (codecs/pitch.ts), 10 ms hops.
+import {
+  halfRate,
+  MAX_LAG,
+  PITCH_RATE,
+  semitones,
+  YIN_WINDOW as WINDOW,
+  yinPeriod,
+} from "../../codecs/pitch.ts";
 
 export interface EndProsody {
   /** Pitch slope over the last 300 ms of voicing, semitones per second (negative: falling). */
@@ -14,53 +22,10 @@ export interface EndProsody {
   voicedFrames: number;
 }
 
-const RATE = 8000;
 const HOP = 80; // 10 ms
-const WINDOW = 120; // YIN integration window, 15 ms
-const MIN_LAG = 20; // 400 Hz
-const MAX_LAG = 133; // 60 Hz
-const YIN_THRESHOLD = 0.2;
 /** Frames quieter than the loudest by this much are not looked at for pitch. */
 const QUIET_DB = 35;
 const TAIL_MS = 300;
-
-/** Half-rate audio by averaging sample pairs (enough low-pass for pitch below 400 Hz). */
-function halfRate(pcm: Int16Array): Float32Array {
-  const out = new Float32Array(pcm.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = (pcm[2 * i]! + pcm[2 * i + 1]!) / 2;
-  return out;
-}
-
-/** YIN's period at `start` (cumulative mean normalised difference), or 0 when unvoiced. */
-function yinPeriod(x: Float32Array, start: number, d: Float32Array): number {
-  let running = 0;
-  let best = 0;
-  for (let tau = 1; tau <= MAX_LAG; tau++) {
-    let sum = 0;
-    for (let j = start; j < start + WINDOW; j++) {
-      const diff = x[j]! - x[j + tau]!;
-      sum += diff * diff;
-    }
-    running += sum;
-    d[tau] = running > 0 ? (sum * tau) / running : 1;
-  }
-  for (let tau = MIN_LAG; tau < MAX_LAG; tau++) {
-    if (d[tau]! < YIN_THRESHOLD) {
-      while (tau + 1 < MAX_LAG && d[tau + 1]! < d[tau]!) tau++;
-      best = tau;
-      break;
-    }
-  }
-  if (best === 0) return 0;
-  // Parabolic interpolation around the minimum.
-  const a = d[best - 1]!;
-  const b = d[best]!;
-  const c = d[best + 1]!;
-  const den = a - 2 * b + c;
-  return den > 0 ? best + (a - c) / (2 * den) : best;
-}
-
-const semitones = (hz: number) => 12 * Math.log2(hz / 100);
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
@@ -87,7 +52,7 @@ export function endProsody(pcm: Int16Array): EndProsody | undefined {
   for (let f = 0; f < frames; f++) {
     if (level[f]! < loudest - QUIET_DB) continue;
     const period = yinPeriod(x, f * HOP, d);
-    if (period > 0) voiced.push({ f, st: semitones(RATE / period) });
+    if (period > 0) voiced.push({ f, st: semitones(PITCH_RATE / period) });
   }
   if (voiced.length < 5) return undefined;
   // Octave errors: a frame more than 7 semitones off its neighbours' median takes that median.
