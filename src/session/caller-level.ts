@@ -133,10 +133,18 @@ export class CallerLevel {
 
   /**
    * The caller's speech began at level `db` (its loudest at the onset): a voice far louder than
-   * the one taken for the caller so far shows that one was the room's.
+   * the one taken for the caller so far shows that one was the room's. True if it did (their
+   * level is learned anew).
    */
-  onset(db: number): void {
-    if (!this.#caller.known || db < this.#caller.value + LOUDER_VOICE_DB) return;
+  onset(db: number): boolean {
+    if (!this.#caller.known || db < this.#caller.value + LOUDER_VOICE_DB) return false;
+    this.otherVoice();
+    return true;
+  }
+
+  /** The voice taken for the caller's so far was the room's: theirs is another (caller-voice.ts). */
+  otherVoice(): void {
+    if (!this.#caller.known) return;
     this.#roomPeaks.push(this.#caller.value);
     this.#roomLoud.atLeast(this.#caller.value);
     this.#caller.reset();

@@ -4,7 +4,9 @@
 // and the session sits this gate: the caller's speech starts only where the detector hears speech
 // AND the level is the caller's (caller-level.ts), and it ends where the detector's speech ends
 // or, while the room goes on talking, once nothing at the caller's level has been heard for
-// HANG_MS: the end of the turn follows the end of the caller's own voice.
+// HANG_MS: the end of the turn follows the end of the caller's own voice. A talker who began before
+// the caller spoke is taken for them (nothing else has been heard) until the caller's voice shows:
+// far louder, or louder and of another pitch than the one learned (#voicePrint).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -14,7 +16,14 @@
 // spoken is the room). Until a frame with any sound in it has come (a line of digital silence, a
 // test's scripted detector) there is nothing to judge, and the detector alone decides, as before.
 // Allocates nothing per frame.
-import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
+import {
+  meanSquare,
+  NO_SIGNAL_DB,
+  powerDb,
+  QuantileTracker,
+  ShortLevel,
+} from "../../codecs/level-tracker.ts";
+import { FramePitch } from "../../codecs/pitch.ts";
 import type { CallLevels } from "../records/call-record.ts";
 import { CallerLevel, LOUDER_VOICE_DB } from "./caller-level.ts";
 
@@ -66,6 +75,20 @@ const BURST_MS = 350;
 const ONSET_LAG_MS = 40;
 /** A detector start is the caller's if their onset is found from this long before it, ms. */
 const LOOKBACK_MS = 100;
+/**
+ * A voice this much louder than the caller's level and OTHER_PITCH_ST away from their pitch, for
+ * OTHER_FRAMES voiced frames, is another, nearer voice: the one taken for the caller's was the
+ * room's (a talker heard before the caller spoke). Level alone takes LOUDER_VOICE_DB, dB.
+ */
+const OTHER_VOICE_DB = 6;
+const OTHER_PITCH_ST = 2;
+const OTHER_FRAMES = 3;
+/** The caller's pitch is known after this many voiced frames at their level (0.5 s). */
+const PRINT_FRAMES = 25;
+/** Frames within this of the caller's level are theirs to learn their pitch from, dB. */
+const PRINT_WITHIN_DB = 4;
+/** Once their pitch is known, it learns from one frame in this many. */
+const PRINT_EVERY = 4;
 
 export class CallerVoice {
   readonly level = new CallerLevel();
@@ -106,6 +129,15 @@ export class CallerVoice {
   /** Where the caller's speech was ended by level while the detector went on (undefined otherwise). */
   #endedByLevelAt: number | undefined;
   #roomHeldMs = 0;
+  readonly #pitch = new FramePitch();
+  /** The caller's pitch (semitones above 100 Hz): their median, from frames at their level. */
+  readonly #printLow = new QuantileTracker(0.1, 1);
+  readonly #printHigh = new QuantileTracker(0.9, 1);
+  #printFrames = 0;
+  #printTick = 0;
+  /** Voiced frames in a row of another voice (see OTHER_VOICE_DB), and where their run began. */
+  #otherRun = 0;
+  #otherFrom = 0;
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
   constructor(enabled: boolean, events: CallerVoiceEvents) {
@@ -119,6 +151,7 @@ export class CallerVoice {
     const power = meanSquare(pcm);
     this.#rawDb = powerDb(power);
     const db = this.#short.push(power);
+    this.#pitch.push(pcm, rate);
     const k = this.#written++ % RING;
     this.#db[k] = db;
     this.#endMs[k] = this.#nowMs;
@@ -238,10 +271,12 @@ export class CallerVoice {
         const from = this.#written - this.#run;
         this.#run = 0;
         this.level.onset(this.#loudest(from, this.#written - 1));
+        this.#forgetPrint();
         // From its own first loud frame: the softer frames before it are the room's.
         this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(from) - ONSET_LAG_MS));
       }
     } else this.#run = 0;
+    this.#voicePrint(this.#rawDb);
     if (db > NO_SIGNAL_DB) this.level.caller(db);
     if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
     else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
@@ -255,6 +290,50 @@ export class CallerVoice {
         if (this.#endMs[i % RING]! > end) this.#mine[i % RING] = 0;
       this.#end(end);
     }
+  }
+
+  /**
+   * The caller's pitch, learned from frames at their level; and another voice told from theirs by
+   * pitch, louder than theirs by less than LOUDER_VOICE_DB (the room's voice, taken for theirs
+   * before they spoke, is still the one learned).
+   */
+  #voicePrint(db: number): void {
+    const caller = this.level.callerDb;
+    if (!Number.isFinite(caller) || db < caller - PRINT_WITHIN_DB) {
+      this.#otherRun = 0;
+      return;
+    }
+    const known = this.#printFrames >= PRINT_FRAMES;
+    if (known && db >= caller + OTHER_VOICE_DB) {
+      const st = this.#pitch.pitch();
+      if (Number.isNaN(st)) return;
+      if (st > this.#printLow.value - OTHER_PITCH_ST && st < this.#printHigh.value + OTHER_PITCH_ST) {
+        this.#otherRun = 0;
+        return;
+      }
+      if (this.#otherRun++ === 0) this.#otherFrom = this.#written - 1;
+      if (this.#otherRun < OTHER_FRAMES) return;
+      this.#otherRun = 0;
+      this.#run = 0;
+      this.level.otherVoice();
+      this.#forgetPrint();
+      this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(this.#otherFrom) - ONSET_LAG_MS));
+      return;
+    }
+    this.#otherRun = 0;
+    // A known pitch learns from one frame in PRINT_EVERY (YIN costs ~15 µs a frame).
+    if (db >= caller + PRINT_WITHIN_DB || (known && ++this.#printTick % PRINT_EVERY !== 0)) return;
+    const st = this.#pitch.pitch();
+    if (Number.isNaN(st)) return;
+    this.#printLow.push(st);
+    this.#printHigh.push(st);
+    this.#printFrames++;
+  }
+
+  #forgetPrint(): void {
+    this.#printLow.reset();
+    this.#printHigh.reset();
+    this.#printFrames = 0;
   }
 
   #whileSilent(db: number): void {
@@ -303,7 +382,7 @@ export class CallerVoice {
     this.#startMs = atMs;
     this.#run = 0;
     this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
-    if (this.#judges()) this.level.onset(onsetDb);
+    if (this.#judges() && this.level.onset(onsetDb)) this.#forgetPrint();
     // The frames from the onset on are the caller's: the room must not learn them.
     for (let i = this.#roomNext; i < this.#written; i++)
       if (this.#endMs[i % RING]! > atMs) this.#mine[i % RING] = 1;

@@ -100,8 +100,8 @@ export class SpeakerListener {
         if (this.#voice.level.roomIsLoud()) this.#upload?.capAt(atMs + END_PAD_MS);
         opts.events.speechEnd(this, atMs);
       },
-      // The room was taken for the speaker until a far louder voice, theirs, began: their words
-      // are recognized from there.
+      // The room was taken for the speaker until their voice (far louder, or louder and of another
+      // pitch) began: their words are recognized from there.
       restart: (atMs) => {
         this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
         this.#openUpload();

@@ -108,6 +108,33 @@ describe("the caller's voice and the room's", () => {
     expect(events[2]!.atMs).toBeLessThan(4700);
   });
 
+  it("tells the caller from a talker taken for them by pitch, when they are only 10 dB louder", () => {
+    // As above, but the caller is only 10 dB above the talker: by level alone (LOUDER_VOICE_DB)
+    // they would pass for the talker getting louder. Their pitch, far from the talker's, tells them.
+    const talkerThenCaller = (callerF0: number) =>
+      mixAt([
+        { pcm: hiss(9000) },
+        { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+        {
+          pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -26, f0: callerF0, seed: 13, pauseShare: 0.1 }),
+          at: at(3000),
+        },
+      ]);
+    const vad: Vad[] = [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 8900, type: "end", atMs: 8700 },
+    ];
+    const other = play(talkerThenCaller(110), vad).events;
+    expect(other.map((e) => e.type)).toEqual(["start", "restart", "end"]);
+    expect(other[1]!.atMs).toBeGreaterThan(2900);
+    expect(other[1]!.atMs).toBeLessThan(3300);
+    expect(other[2]!.atMs).toBeGreaterThan(4200);
+    // A voice of the talker's own pitch, 10 dB louder, is not told apart: a caller's own stressed
+    // syllable is as much louder than their level.
+    const same = play(talkerThenCaller(200), vad).events;
+    expect(same.map((e) => e.type)).not.toContain("restart");
+  });
+
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
     // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([
