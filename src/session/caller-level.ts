@@ -80,6 +80,8 @@ export class CallerLevel {
   /** The room's voices' 90th percentile: how loud its talk usually is (what may not hold a turn). */
   readonly #roomLoud = new QuantileTracker(0.9, 1);
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
+  /** Frames the caller's level has learned from since it was last learned anew. */
+  #callerFrames = 0;
   /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
   #roomFrames = 0;
   /** A voice of the room was taken for the caller's, until a louder one showed it (onset()). */
@@ -148,6 +150,7 @@ export class CallerLevel {
     this.#roomPeaks.push(this.#caller.value);
     this.#roomLoud.atLeast(this.#caller.value);
     this.#caller.reset();
+    this.#callerFrames = 0;
     this.#roomTookFor = true;
     // The room is known now: from all the frames its voice was taken for the caller's.
     this.#roomFrames = ROOM_KNOWN_FRAMES;
@@ -157,6 +160,12 @@ export class CallerLevel {
   caller(db: number): void {
     if (this.#caller.known && db < this.#learnFloorDb()) return;
     this.#caller.push(db);
+    this.#callerFrames++;
+  }
+
+  /** Frames the caller's level has learned from since it was last learned anew. */
+  get callerFrames(): number {
+    return this.#callerFrames;
   }
 
   /** A frame passed without the caller speaking. */

@@ -6,7 +6,7 @@
 // or, while the room goes on talking, once nothing at the caller's level has been heard for
 // HANG_MS: the end of the turn follows the end of the caller's own voice. A talker who began before
 // the caller spoke is taken for them (nothing else has been heard) until the caller's voice shows:
-// far louder, or louder and of another pitch than the one learned (#voicePrint).
+// far louder (#louderRef), or louder and of another pitch than the one learned (#voicePrint).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -16,16 +16,10 @@
 // spoken is the room). Until a frame with any sound in it has come (a line of digital silence, a
 // test's scripted detector) there is nothing to judge, and the detector alone decides, as before.
 // Allocates nothing per frame.
-import {
-  meanSquare,
-  NO_SIGNAL_DB,
-  powerDb,
-  QuantileTracker,
-  ShortLevel,
-} from "../../codecs/level-tracker.ts";
-import { FramePitch } from "../../codecs/pitch.ts";
+import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
 import type { CallLevels } from "../records/call-record.ts";
 import { CallerLevel, LOUDER_VOICE_DB } from "./caller-level.ts";
+import { VoicePrint } from "./voice-print.ts";
 
 export interface CallerVoiceEvents {
   /** The caller's own speech began at stream position `atMs`. */
@@ -76,19 +70,26 @@ const ONSET_LAG_MS = 40;
 /** A detector start is the caller's if their onset is found from this long before it, ms. */
 const LOOKBACK_MS = 100;
 /**
- * A voice this much louder than the caller's level and OTHER_PITCH_ST away from their pitch, for
- * OTHER_FRAMES voiced frames, is another, nearer voice: the one taken for the caller's was the
- * room's (a talker heard before the caller spoke). Level alone takes LOUDER_VOICE_DB, dB.
+ * A voice this much louder than the caller's level, of another pitch than theirs (voice-print.ts),
+ * in OTHER_FRAMES voiced frames within OTHER_WITHIN_MS (and none of their pitch as loud between
+ * them), is another, nearer voice: the one taken for the caller's was the room's (a talker heard
+ * before the caller spoke). Level alone takes LOUDER_VOICE_DB, dB.
  */
 const OTHER_VOICE_DB = 6;
-const OTHER_PITCH_ST = 2;
 const OTHER_FRAMES = 3;
-/** The caller's pitch is known after this many voiced frames at their level (0.5 s). */
-const PRINT_FRAMES = 25;
+const OTHER_WITHIN_MS = 400;
+/**
+ * For this long from a frame OTHER_VOICE_DB above the caller's level, a louder voice is judged
+ * against their level before it (#louderRef), ms...
+ */
+const LOUDER_WITHIN_MS = 600;
+/**
+ * ...once that level has been learned from this many frames (2 s of speech): a level learned
+ * from less may be the caller's own soft start, and their next stressed syllable is not another.
+ */
+const LOUDER_KNOWN_FRAMES = 100;
 /** Frames within this of the caller's level are theirs to learn their pitch from, dB. */
 const PRINT_WITHIN_DB = 4;
-/** Once their pitch is known, it learns from one frame in this many. */
-const PRINT_EVERY = 4;
 
 export class CallerVoice {
   readonly level = new CallerLevel();
@@ -129,15 +130,19 @@ export class CallerVoice {
   /** Where the caller's speech was ended by level while the detector went on (undefined otherwise). */
   #endedByLevelAt: number | undefined;
   #roomHeldMs = 0;
-  readonly #pitch = new FramePitch();
-  /** The caller's pitch (semitones above 100 Hz): their median, from frames at their level. */
-  readonly #printLow = new QuantileTracker(0.1, 1);
-  readonly #printHigh = new QuantileTracker(0.9, 1);
-  #printFrames = 0;
-  #printTick = 0;
-  /** Voiced frames in a row of another voice (see OTHER_VOICE_DB), and where their run began. */
-  #otherRun = 0;
+  /** The caller's pitch. */
+  readonly #print = new VoicePrint();
+  /**
+   * Voiced frames of another voice (see OTHER_VOICE_DB) within OTHER_WITHIN_MS of the first (until
+   * `#otherUntilMs`), where they began, and the caller's level then.
+   */
+  #otherCount = 0;
   #otherFrom = 0;
+  #otherUntilMs = 0;
+  #otherRefDb = 0;
+  /** The level a louder voice is judged against until `#louderUntilMs` (#louderRef). */
+  #louderRefDb = 0;
+  #louderUntilMs = Number.NEGATIVE_INFINITY;
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
   constructor(enabled: boolean, events: CallerVoiceEvents) {
@@ -151,7 +156,7 @@ export class CallerVoice {
     const power = meanSquare(pcm);
     this.#rawDb = powerDb(power);
     const db = this.#short.push(power);
-    this.#pitch.push(pcm, rate);
+    this.#print.frame(pcm, rate);
     const k = this.#written++ % RING;
     this.#db[k] = db;
     this.#endMs[k] = this.#nowMs;
@@ -264,14 +269,14 @@ export class CallerVoice {
     }
     if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
     if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
-    const caller = this.level.callerDb;
+    const caller = this.#louderRef();
     if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
       if (++this.#run >= ONSET_FRAMES) {
         // A far louder voice than the one taken for the caller: that one was the room.
         const from = this.#written - this.#run;
         this.#run = 0;
-        this.level.onset(this.#loudest(from, this.#written - 1));
-        this.#forgetPrint();
+        this.level.otherVoice();
+        this.#learnAnew();
         // From its own first loud frame: the softer frames before it are the room's.
         this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(from) - ONSET_LAG_MS));
       }
@@ -299,41 +304,55 @@ export class CallerVoice {
    */
   #voicePrint(db: number): void {
     const caller = this.level.callerDb;
-    if (!Number.isFinite(caller) || db < caller - PRINT_WITHIN_DB) {
-      this.#otherRun = 0;
-      return;
-    }
-    const known = this.#printFrames >= PRINT_FRAMES;
-    if (known && db >= caller + OTHER_VOICE_DB) {
-      const st = this.#pitch.pitch();
+    if (!Number.isFinite(caller)) return;
+    if (this.#otherCount > 0 && this.#nowMs > this.#otherUntilMs) this.#otherCount = 0;
+    // Against the level before the other voice began: the caller's level learns from its frames.
+    const ref = this.#otherCount > 0 ? this.#otherRefDb : caller;
+    if (this.#print.known && db >= ref + OTHER_VOICE_DB) {
+      const st = this.#print.pitch();
       if (Number.isNaN(st)) return;
-      if (st > this.#printLow.value - OTHER_PITCH_ST && st < this.#printHigh.value + OTHER_PITCH_ST) {
-        this.#otherRun = 0;
+      if (!this.#print.isOther(st)) {
+        this.#otherCount = 0;
         return;
       }
-      if (this.#otherRun++ === 0) this.#otherFrom = this.#written - 1;
-      if (this.#otherRun < OTHER_FRAMES) return;
-      this.#otherRun = 0;
+      if (this.#otherCount++ === 0) {
+        this.#otherFrom = this.#written - 1;
+        this.#otherRefDb = caller;
+        this.#otherUntilMs = this.#nowMs + OTHER_WITHIN_MS;
+      }
+      if (this.#otherCount < OTHER_FRAMES) return;
+      this.#otherCount = 0;
       this.#run = 0;
       this.level.otherVoice();
-      this.#forgetPrint();
+      this.#learnAnew();
       this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(this.#otherFrom) - ONSET_LAG_MS));
       return;
     }
-    this.#otherRun = 0;
-    // A known pitch learns from one frame in PRINT_EVERY (YIN costs ~15 µs a frame).
-    if (db >= caller + PRINT_WITHIN_DB || (known && ++this.#printTick % PRINT_EVERY !== 0)) return;
-    const st = this.#pitch.pitch();
-    if (Number.isNaN(st)) return;
-    this.#printLow.push(st);
-    this.#printHigh.push(st);
-    this.#printFrames++;
+    // Not from what may be another voice's.
+    if (this.#otherCount === 0 && Math.abs(db - caller) < PRINT_WITHIN_DB) this.#print.learn();
   }
 
-  #forgetPrint(): void {
-    this.#printLow.reset();
-    this.#printHigh.reset();
-    this.#printFrames = 0;
+  /**
+   * The caller's level a louder voice is judged against: from a frame OTHER_VOICE_DB above it on,
+   * for LOUDER_WITHIN_MS, the level before it (their level learns from the louder voice's frames,
+   * and a caller 10 dB above a talker taken for them was never 12 dB above a level that followed
+   * them up).
+   */
+  #louderRef(): number {
+    const caller = this.level.callerDb;
+    if (this.#nowMs <= this.#louderUntilMs) return Math.min(caller, this.#louderRefDb);
+    if (this.level.callerFrames >= LOUDER_KNOWN_FRAMES && this.#rawDb >= caller + OTHER_VOICE_DB) {
+      this.#louderRefDb = caller;
+      this.#louderUntilMs = this.#nowMs + LOUDER_WITHIN_MS;
+    }
+    return caller;
+  }
+
+  /** The caller's level is learned anew (another voice was theirs): and so is all else of theirs. */
+  #learnAnew(): void {
+    this.#louderUntilMs = Number.NEGATIVE_INFINITY;
+    this.#otherCount = 0;
+    this.#print.reset();
   }
 
   #whileSilent(db: number): void {
@@ -382,7 +401,7 @@ export class CallerVoice {
     this.#startMs = atMs;
     this.#run = 0;
     this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
-    if (this.#judges() && this.level.onset(onsetDb)) this.#forgetPrint();
+    if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
     // The frames from the onset on are the caller's: the room must not learn them.
     for (let i = this.#roomNext; i < this.#written; i++)
       if (this.#endMs[i % RING]! > atMs) this.#mine[i % RING] = 1;

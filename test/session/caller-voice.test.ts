@@ -135,6 +135,31 @@ describe("the caller's voice and the room's", () => {
     expect(same.map((e) => e.type)).not.toContain("restart");
   });
 
+  it("tells a caller of the talker's pitch by level, 10 dB above a talker heard for seconds", () => {
+    // Their level learns from the caller's frames as they come (it follows them up): judged
+    // against the level before the first of them, the caller stands 10 dB above, not 4.
+    const talkerThenCaller = (talkerMs: number) =>
+      mixAt([
+        { pcm: hiss(talkerMs + 4000) },
+        { pcm: voiceSignal({ rate: RATE, ms: talkerMs + 3000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+        {
+          pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -26, f0: 200, seed: 13, pauseShare: 0.1 }),
+          at: at(1000 + talkerMs),
+        },
+      ]);
+    const vad = (talkerMs: number): Vad[] => [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: talkerMs + 3900, type: "end", atMs: talkerMs + 3700 },
+    ];
+    const long = play(talkerThenCaller(4000), vad(4000)).events;
+    expect(long.map((e) => e.type)).toEqual(["start", "restart", "end"]);
+    expect(long[1]!.atMs).toBeGreaterThan(4900);
+    expect(long[1]!.atMs).toBeLessThan(5400);
+    // Heard for only two seconds, the voice taken may be the caller's own, starting softly.
+    const short = play(talkerThenCaller(2000), vad(2000)).events;
+    expect(short.map((e) => e.type)).not.toContain("restart");
+  });
+
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
     // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([

@@ -1,0 +1,58 @@
+// What a caller's voice sounds like beyond its level: the range of its pitch (10th to 90th
+// percentile, semitones), learned frame by frame from frames known to be theirs. A talker behind
+// the caller, or one taken for them before they spoke, is usually of another pitch: a voice
+// whose pitch lies OTHER_PITCH_ST outside the range is another's (caller-voice.ts decides when
+// that counts).
+import { QuantileTracker } from "../../codecs/level-tracker.ts";
+import { FramePitch } from "../../codecs/pitch.ts";
+
+/** A pitch this far outside the caller's range is another voice's, semitones. */
+const OTHER_PITCH_ST = 2;
+/** The range is known after this many voiced frames (0.5 s). */
+const KNOWN_FRAMES = 25;
+/** Once known, it learns from one frame in this many (YIN costs ~15 µs a frame). */
+const LEARN_EVERY = 4;
+
+export class VoicePrint {
+  readonly #pitch = new FramePitch();
+  readonly #low = new QuantileTracker(0.1, 1);
+  readonly #high = new QuantileTracker(0.9, 1);
+  #frames = 0;
+  #tick = 0;
+
+  /** Every frame of the speaker's audio (20 ms at 8 or 16 kHz), in order. */
+  frame(pcm: Int16Array, rate: number): void {
+    this.#pitch.push(pcm, rate);
+  }
+
+  /** The range has been learned. */
+  get known(): boolean {
+    return this.#frames >= KNOWN_FRAMES;
+  }
+
+  /** The last frame's pitch (semitones above 100 Hz), NaN when unvoiced. */
+  pitch(): number {
+    return this.#pitch.pitch();
+  }
+
+  /** Pitch `st` lies outside the range learned by OTHER_PITCH_ST or more. */
+  isOther(st: number): boolean {
+    return st <= this.#low.value - OTHER_PITCH_ST || st >= this.#high.value + OTHER_PITCH_ST;
+  }
+
+  /** The last frame is the caller's: its pitch, if voiced, joins the range. */
+  learn(): void {
+    if (this.known && ++this.#tick % LEARN_EVERY !== 0) return;
+    const st = this.#pitch.pitch();
+    if (Number.isNaN(st)) return;
+    this.#low.push(st);
+    this.#high.push(st);
+    this.#frames++;
+  }
+
+  reset(): void {
+    this.#low.reset();
+    this.#high.reset();
+    this.#frames = 0;
+  }
+}
