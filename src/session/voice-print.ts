@@ -10,7 +10,7 @@ import { FramePitch } from "../../codecs/pitch.ts";
 const OTHER_PITCH_ST = 2;
 /** The range is known after this many voiced frames (0.5 s). */
 const KNOWN_FRAMES = 25;
-/** Once known, it learns from one frame in this many (YIN costs ~15 µs a frame). */
+/** Once known, it learns from one frame in this many (YIN costs 5–15 µs a frame). */
 const LEARN_EVERY = 4;
 
 export class VoicePrint {
