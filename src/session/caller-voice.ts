@@ -156,7 +156,8 @@ export class CallerVoice {
     const power = meanSquare(pcm);
     this.#rawDb = powerDb(power);
     const db = this.#short.push(power);
-    this.#print.frame(pcm, rate);
+    // Pitch is only ever asked for where the gate judges.
+    if (this.#enabled) this.#print.frame(pcm, rate);
     const k = this.#written++ % RING;
     this.#db[k] = db;
     this.#endMs[k] = this.#nowMs;
