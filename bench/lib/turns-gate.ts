@@ -2,13 +2,16 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
 // caller's (`spurious`: the room taken for them). With --events, each case's detector events (v
 // start, ^ end) and the gate's (S start, E end, R restart) at their stream positions; with
-// --levels, each frame's level and the gate's bars in that window.
+// --levels, each frame's level and the gate's bars in that window. --gain plays the whole call
+// louder or quieter on the line, caller and room alike (e.g. --gain=-15). The gate judges levels
+// against each other, but the detector's energy gate is a fixed level (codecs/vad.ts), so what
+// moves with --gain is the detector's doing.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -21,13 +24,15 @@ import { buildNoisyCases } from "./turns-noisy.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { events: { type: "boolean" }, levels: { type: "string" } },
+  options: { events: { type: "boolean" }, levels: { type: "string" }, gain: { type: "string" } },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB]",
   );
+const gain = 10 ** (Number(values.gain ?? 0) / 20);
+if (!Number.isFinite(gain)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
 const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
 const cases = buildNoisyCases(parseNoise(noise)).filter(
   (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
@@ -56,7 +61,9 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: stri
     },
   });
   // What the simulator sends, once for the whole call; then frame by frame as the bridge takes it.
-  const heard = mulawDecode(mulawEncode(c.caller));
+  const line =
+    gain === 1 ? c.caller : c.caller.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain))));
+  const heard = mulawDecode(mulawEncode(line));
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
   for (let i = 0; i + 160 <= heard.length; i += 160) {
