@@ -33,6 +33,15 @@ export type { VadEvent } from "./speech-segmenter.ts";
 export interface VoiceActivityOptions extends SpeechSegmenterOptions {
   /** Windows quieter than this (RMS, dBFS) skip inference and count as silence. Default -55. */
   energyGateDbfs?: number;
+  /**
+   * Once the line has carried a window of LINE_HEARD_DBFS or more, the gate is this far below the
+   * loudest window so far when that is lower than energyGateDbfs (never below GATE_FLOOR_DBFS), dB.
+   * Unset: the fixed gate alone. A fixed gate judges a quiet line unlike a loud one: 15 dB quieter
+   * on the line, a talker behind the caller fell under it between syllables, the model heard their
+   * speech in pieces, and the caller's gate took them for the caller more often
+   * (docs/dev/2026-12-02-quiet-line-vad-gate.md).
+   */
+  energyGateBelowLoudestDb?: number;
   /** Rate of the PCM given to push(). Default 16000. */
   sampleRate?: SileroRate;
   /** Called with each event as it is decided, in addition to being returned by push(). */
@@ -70,6 +79,14 @@ export interface VadResult {
   speaking: boolean;
 }
 
+/**
+ * A window this loud is the line's level showing (a voice, the caller's or the room's), not the
+ * line's own noise: from it on the gate may follow the line down (energyGateBelowLoudestDb), dBFS.
+ */
+const LINE_HEARD_DBFS = -50;
+/** The gate never goes below this: about a μ-law line's smallest steps, dBFS. */
+const GATE_FLOOR_DBFS = -70;
+
 /** Gated windows in a row after which the model state is reset (about 0.5 s). */
 const GATED_RESET_WINDOWS = 16;
 
@@ -86,6 +103,10 @@ export class VoiceActivityDetector {
   readonly sampleRate: SileroRate;
   readonly windowMs = 32;
   readonly energyGateDbfs: number;
+  private readonly gateBelowLoudestDb: number | undefined;
+  /** The gate now (see energyGateBelowLoudestDb), and the loudest window since reset(), dBFS. */
+  private gateDbfs: number;
+  private loudestDbfs = Number.NEGATIVE_INFINITY;
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
@@ -126,7 +147,8 @@ export class VoiceActivityDetector {
   constructor(model: SileroModel, options: VoiceActivityOptions = {}) {
     this.model = model;
     this.sampleRate = options.sampleRate ?? 16000;
-    this.energyGateDbfs = options.energyGateDbfs ?? -55;
+    this.energyGateDbfs = this.gateDbfs = options.energyGateDbfs ?? -55;
+    this.gateBelowLoudestDb = options.energyGateBelowLoudestDb;
     this.segmenter = new SpeechSegmenter(options);
     this.onEvent = options.onEvent;
     this.onError = options.onError;
@@ -210,6 +232,8 @@ export class VoiceActivityDetector {
     this.formed = 0;
     this.samplesIn = 0;
     this.gatedRun = 0;
+    this.loudestDbfs = Number.NEGATIVE_INFINITY;
+    this.gateDbfs = this.energyGateDbfs;
     this.inferring = false;
     this.skippedInFlight = 0;
     // Pushes still waiting end with what they had.
@@ -273,6 +297,13 @@ export class VoiceActivityDetector {
     if (!this.inferring) this.wakeIdle();
   }
 
+  /** A window louder than any before: the gate may follow the line's level down. */
+  private louder(db: number): void {
+    this.loudestDbfs = db;
+    if (this.gateBelowLoudestDb === undefined || db < LINE_HEARD_DBFS) return;
+    this.gateDbfs = Math.max(GATE_FLOOR_DBFS, Math.min(this.energyGateDbfs, db - this.gateBelowLoudestDb));
+  }
+
   private drainWindows(generation: number): void {
     const size = this.windowSamples;
     const w = this.window;
@@ -286,7 +317,9 @@ export class VoiceActivityDetector {
       this.windowIndex++;
       // The cue's plain power is the window's mean square: the gate reads its level from it.
       const power = this.cue.measure(w, this.power);
-      const gated = 10 * Math.log10(power.plain) < this.energyGateDbfs;
+      const db = 10 * Math.log10(power.plain);
+      if (db > this.loudestDbfs) this.louder(db);
+      const gated = db < this.gateDbfs;
       const loud = !gated && this.cue.isLoud(power);
       if (gated) {
         if (++this.gatedRun === GATED_RESET_WINDOWS) this.stream.reset();

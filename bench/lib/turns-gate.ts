@@ -9,15 +9,16 @@
 // caller's (`spurious`: the room taken for them). With --events, each case's detector events (v
 // start, ^ end) and the gate's (S start, E end, R restart) at their stream positions; with
 // --levels, each frame's level and the gate's bars in that window. --gain plays the whole call
-// louder or quieter on the line, caller and room alike (e.g. --gain=-15). The gate judges levels
-// against each other, but the detector's energy gate is a fixed level (codecs/vad.ts), so what
-// moves with --gain is the detector's doing.
+// louder or quieter on the line, caller and room alike (e.g. --gain=-15): the gate judges levels
+// against each other, and the detector's energy gate follows the line down (vad-detector.ts), so a
+// quieter call should be judged as the same call.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
+import { VAD_GATE_BELOW_LOUDEST_DB } from "../../src/session/vad-detector.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
 import { buildNoisyCases } from "./turns-noisy.ts";
@@ -31,10 +32,10 @@ if (!noise)
   throw new Error(
     "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB]",
   );
-const gain = 10 ** (Number(values.gain ?? 0) / 20);
-if (!Number.isFinite(gain)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
+const gainDb = Number(values.gain ?? 0);
+if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
 const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
-const cases = buildNoisyCases(parseNoise(noise)).filter(
+const cases = buildNoisyCases(parseNoise(noise), gainDb).filter(
   (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
 );
 const model = await loadSileroModel();
@@ -54,6 +55,7 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: stri
   });
   const vad = new VoiceActivityDetector(model, {
     sampleRate: 16000,
+    energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
     onEvent: (e) => {
       note(e.type === "speech-start" ? "v" : "^")(e.atMs);
       if (e.type === "speech-start") gate.vadStart(e.atMs);
@@ -61,9 +63,7 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: stri
     },
   });
   // What the simulator sends, once for the whole call; then frame by frame as the bridge takes it.
-  const line =
-    gain === 1 ? c.caller : c.caller.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain))));
-  const heard = mulawDecode(mulawEncode(line));
+  const heard = mulawDecode(mulawEncode(c.caller));
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
   for (let i = 0; i + 160 <= heard.length; i += 160) {

@@ -14,7 +14,11 @@ import {
   NOISY_VOICES,
 } from "./turns-noisy-phrases.ts";
 
-export function buildNoisyCases(layers: readonly BackgroundLayer[]): TurnCase[] {
+/**
+ * `gainDb` plays each whole call that much louder or quieter on the line, caller and room alike (a
+ * quiet handset, a hot one): the gate and the detector should judge it as the same call.
+ */
+export function buildNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0): TurnCase[] {
   const cases = buildSet({
     synth: espeakSynth,
     voices: NOISY_VOICES,
@@ -38,6 +42,11 @@ export function buildNoisyCases(layers: readonly BackgroundLayer[]): TurnCase[] 
       c.maxSeconds * 1000,
       9700 + i,
     );
-    return { ...c, caller: pcm, noiseDbfs: Math.round(loudestDbfs) };
+    const line = gainDb === 0 ? pcm : onLine(pcm, 10 ** (gainDb / 20));
+    return { ...c, caller: line, noiseDbfs: Math.round(loudestDbfs + gainDb) };
   });
+}
+
+function onLine(pcm: Int16Array, gain: number): Int16Array {
+  return pcm.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain))));
 }

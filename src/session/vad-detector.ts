@@ -12,6 +12,14 @@ export type VadOptions = Omit<VoiceActivityOptions, "onEvent" | "sampleRate">;
  */
 export const VAD_MAX_BACKLOG_MS = 2000;
 
+/**
+ * How far below the loudest window the line has carried the detector still listens, dB (codecs/vad.ts
+ * energyGateBelowLoudestDb). The caller's gate judges a call's levels against each other, so a call
+ * 15 dB quieter on the line must reach the detector as the same call; a line whose loudest is above
+ * −15 dBFS keeps the fixed −55 dBFS gate.
+ */
+export const VAD_GATE_BELOW_LOUDEST_DB = 40;
+
 export async function sileroDetectorFactory(
   options: VadOptions = {},
   log?: Logger,
@@ -21,6 +29,7 @@ export async function sileroDetectorFactory(
   return (onEvent) => {
     const vad = new VoiceActivityDetector(model, {
       maxBacklogMs: VAD_MAX_BACKLOG_MS,
+      energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
       ...options,
       onSkip: (ms) => {
         options.onSkip?.(ms);

@@ -293,6 +293,36 @@ describe("VoiceActivityDetector on real speech (espeak-ng)", () => {
     }
   });
 
+  it("follows a quiet line down (energyGateBelowLoudestDb): the same call 20 dB quieter is heard alike", async () => {
+    const scene = buildScene(dialogue, { noise: { color: "pink", dbfs: -45, seed: 21 } });
+    // The whole call 20 dB quieter on the line: its noise at -65 dBFS, under the fixed -55 gate.
+    const quiet = scene.pcm.map((v) => Math.round(v / 10));
+    const fixed = await run(new VoiceActivityDetector(model), quiet);
+    const following = await run(new VoiceActivityDetector(model, { energyGateBelowLoudestDb: 40 }), quiet);
+    const afterFirstWord = (r: VadResult) =>
+      r.windows.filter((w) => w.startMs >= scene.speech[0]!.startMs + 300);
+    // The fixed gate takes the quiet line's noise for digital silence; following the line it does not.
+    expect(afterFirstWord(fixed).some((w) => w.gated)).toBe(true);
+    expect(afterFirstWord(following).every((w) => !w.gated)).toBe(true);
+    expectBoundaries(scene, following.events);
+    // Before anything as loud as a voice has been heard, the fixed gate holds.
+    expect(following.windows.filter((w) => w.startMs + 32 <= 700).every((w) => w.gated)).toBe(true);
+  });
+
+  it("keeps the fixed gate on a line of normal level, and for the line's own noise alone", async () => {
+    const scene = buildScene(dialogue, { noise: { color: "pink", dbfs: -62, seed: 22 } });
+    const fixed = await run(new VoiceActivityDetector(model), scene.pcm);
+    const following = await run(
+      new VoiceActivityDetector(model, { energyGateBelowLoudestDb: 40 }),
+      scene.pcm,
+    );
+    expect(following.windows.map((w) => w.gated)).toEqual(fixed.windows.map((w) => w.gated));
+    expect(following.events).toEqual(fixed.events);
+    const lineNoise = noise(3000, 16000, { color: "pink", dbfs: -60, seed: 23 });
+    const alone = await run(new VoiceActivityDetector(model, { energyGateBelowLoudestDb: 40 }), lineNoise);
+    expect(alone.windows.every((w) => w.gated)).toBe(true);
+  });
+
   it("reports nothing for silence or noise alone", async () => {
     const sources = [
       new Int16Array(16000 * 3),
