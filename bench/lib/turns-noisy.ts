@@ -1,6 +1,7 @@
 // The noisy set of the turn-taking benchmark: callers of its own (turns-noisy-phrases.ts) laid
 // out as the quiet sets are, each call with the room of `--noise` under it from its first frame
 // to its last, at the stated distances below the caller's own speech level.
+import { gain } from "./turns-audio.ts";
 import { activeLevelDb, type BackgroundLayer, underCaller } from "./turns-backgrounds.ts";
 import { buildSet, espeakSynth, type TurnCase } from "./turns-cases.ts";
 import {
@@ -42,11 +43,7 @@ export function buildNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0):
       c.maxSeconds * 1000,
       9700 + i,
     );
-    const line = gainDb === 0 ? pcm : onLine(pcm, 10 ** (gainDb / 20));
+    const line = gainDb === 0 ? pcm : gain(pcm, gainDb);
     return { ...c, caller: line, noiseDbfs: Math.round(loudestDbfs + gainDb) };
   });
-}
-
-function onLine(pcm: Int16Array, gain: number): Int16Array {
-  return pcm.map((v) => Math.max(-32768, Math.min(32767, Math.round(v * gain))));
 }
