@@ -45,6 +45,14 @@ export const SOFT_BELOW_DB = 15;
  * the caller spoke) was the room's, dB.
  */
 export const LOUDER_VOICE_DB = 12;
+/**
+ * A room the detector calls speech in fewer than this share of its frames (music, traffic, a
+ * hum: not a talker) seldom passes for a voice: the caller's resumption need only stand above its
+ * usual loudness, not its peaks (resumeDb).
+ */
+const ROOM_SELDOM_VOICE = 0.25;
+/** The share is a running mean over the room's last frames, this many (5 s of 20 ms frames). */
+const ROOM_VOICE_FRAMES = 250;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
 /** The caller's level learns from their frames no more than this far below it, dB. */
@@ -84,6 +92,9 @@ export class CallerLevel {
   #callerFrames = 0;
   /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
   #roomFrames = 0;
+  /** The share of the room's frames the detector called speech (a running mean). */
+  #roomVoiceShare = 0;
+  #roomVoiceFrames = 0;
   /** A voice of the room was taken for the caller's, until a louder one showed it (onset()). */
   #roomTookFor = false;
 
@@ -119,6 +130,8 @@ export class CallerLevel {
     // a room of music (the detector rarely calls it speech) kept the early margin for ever, over
     // peaks set by its first chord, and a caller 10 dB above it was never heard.
     if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
+    if (this.#roomVoiceFrames < ROOM_VOICE_FRAMES) this.#roomVoiceFrames++;
+    this.#roomVoiceShare += ((voice ? 1 : 0) - this.#roomVoiceShare) / this.#roomVoiceFrames;
     if (!voice) return;
     this.#roomPeaks.push(db);
     this.#roomLoud.push(db);
@@ -185,11 +198,15 @@ export class CallerLevel {
   /**
    * The level a sound must reach to start the caller's speech again right after they stopped (a
    * pause mid-sentence, and the rest of it often begins softly): their soft level, the room's
-   * peaks permitting (at most onsetDb), dBFS.
+   * peaks permitting (at most onsetDb), dBFS. Over a room the detector seldom calls speech, its
+   * usual loudness instead of its peaks: what the detector calls speech there is rarely the room,
+   * and a resumption under music's loudest chords was heard only at its stressed syllable, half
+   * a second late, after the wait for the end of the turn had run out (music at 10 dB).
    */
   resumeDb(): number {
     if (!this.#caller.known) return this.onsetDb();
-    const room = this.#roomPeaks.value + this.#roomMargin();
+    const roomRef = this.#roomVoiceShare < ROOM_SELDOM_VOICE ? this.#roomLoud.value : this.#roomPeaks.value;
+    const room = roomRef + this.#roomMargin();
     return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
   }
 

@@ -336,4 +336,26 @@ describe("level tracking", () => {
     expect(l.continueDb()).toBeLessThanOrEqual(l.onsetDb());
     expect(l.continueDb()).toBeGreaterThan(l.roomPeakDb);
   });
+
+  it("a resumption stands above a talking room's peaks, above music's usual loudness only", () => {
+    // The same levels: a room at -40 dB whose louder moments (1 frame in 10) reach -32..-29 dB,
+    // and twice -24 dB. A talker's room is speech to the detector throughout; music only at those
+    // louder moments.
+    const resumeOver = (talker: boolean) => {
+      const l = new CallerLevel();
+      for (let i = 0; i < 500; i++) {
+        const loud = i % 10 === 0;
+        l.room(loud ? (i % 400 === 0 ? -24 : -32 + ((i / 10) % 4)) : -40, talker || loud);
+      }
+      for (let i = 0; i < 200; i++) l.caller(-18 + (i % 5)); // a caller around -16 dB
+      return l.resumeDb();
+    };
+    const talker = resumeOver(true);
+    const music = resumeOver(false);
+    // Over the talker, the room's loudest (-24, faded) and its margin; over music, a few dB lower.
+    expect(talker).toBeGreaterThan(-23);
+    expect(music).toBeLessThan(talker - 2);
+    // Still above what music usually reaches, and no lower than the caller's soft level.
+    expect(music).toBeGreaterThan(-31);
+  });
 });
