@@ -6,7 +6,8 @@
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
-// caller's (`spurious`: the room taken for them). With --events, each case's detector events (v
+// caller's (`spurious`: the room taken for them); in pause cases, how late after the caller resumed
+// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over). With --events, each case's detector events (v
 // start, ^ end) and the gate's (S start, E end, R restart) at their stream positions; with
 // --levels, each frame's level and the gate's bars in that window. --gain plays the whole call
 // louder or quieter on the line, caller and room alike (e.g. --gain=-15): the gate judges levels
@@ -41,16 +42,20 @@ const cases = buildNoisyCases(parseNoise(noise), gainDb).filter(
 const model = await loadSileroModel();
 
 /** The gate's onsets (stream ms) over the case, and its events and the detector's as text. */
-async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: string[] }> {
+async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; ends: number[]; events: string[] }> {
   const events: string[] = [];
   const starts: number[] = [];
+  const ends: number[] = [];
   const note = (tag: string) => (atMs: number) => events.push(`${tag}${Math.round(atMs)}`);
   const gate = new CallerVoice(true, {
     start: (atMs) => {
       starts.push(atMs);
       note("S")(atMs);
     },
-    end: note("E"),
+    end: (atMs) => {
+      ends.push(atMs);
+      note("E")(atMs);
+    },
     restart: note("R"),
   });
   const vad = new VoiceActivityDetector(model, {
@@ -84,15 +89,23 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; events: stri
       );
     }
   }
-  return { starts, events };
+  return { starts, ends, events };
 }
 
 let missed = 0;
 let coughs = 0;
 let spurious = 0;
 const bad: string[] = [];
+/** Pause cases: how much later than the caller resumed the gate heard them (ms), by case. */
+const resumeLate: { id: string; ms: number }[] = [];
 for (const c of cases) {
-  const { starts, events } = await gateOnsets(c);
+  const { starts, ends, events } = await gateOnsets(c);
+  if (c.pauseFromMs !== undefined && c.pauseToMs !== undefined) {
+    // The gate's end in the pause (if it ended the caller's speech there), and its next start.
+    const end = ends.filter((e) => e >= c.pauseFromMs! - 300 && e <= c.pauseToMs! + 200).at(-1);
+    const resumed = end === undefined ? undefined : starts.find((s) => s > end);
+    if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
+  }
   const inUtterance = starts.some((a) => a >= c.startMs - 200 && a <= c.endMs);
   // The caller's own: the labelled sound, and the question asked before an over-the-reply sound.
   const theirs = (a: number) =>
@@ -106,4 +119,20 @@ for (const c of cases) {
   if (refused || outside) bad.push(`${c.id}${refused ? " (missed)" : ""}${outside ? ` (+${outside})` : ""}`);
   if (values.events) console.log(`${c.id} [${c.startMs}-${c.endMs}] ${events.join(" ")}`);
 }
-console.log(JSON.stringify({ noise, cases: cases.length, missed, coughs, spurious, cases_off: bad }));
+const lates = resumeLate.map((r) => r.ms).sort((a, b) => a - b);
+console.log(
+  JSON.stringify({
+    noise,
+    cases: cases.length,
+    missed,
+    coughs,
+    spurious,
+    cases_off: bad,
+    // Pauses the gate ended the caller's speech in: how late it heard them resume (p50, max), and
+    // those over 200 ms (answered over, if the wait for the end of the turn ran out first).
+    resume_late_ms: lates.length
+      ? { n: lates.length, p50: lates[lates.length >> 1], max: lates.at(-1) }
+      : undefined,
+    resumed_late: resumeLate.filter((r) => r.ms > 200).map((r) => `${r.id} (${r.ms})`),
+  }),
+);
