@@ -7,12 +7,12 @@
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
 // caller's (`spurious`: the room taken for them); in pause cases, how late after the caller resumed
-// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over). With --events, each case's detector events (v
-// start, ^ end) and the gate's (S start, E end, R restart) at their stream positions; with
-// --levels, each frame's level and the gate's bars in that window. --gain plays the whole call
-// louder or quieter on the line, caller and room alike (e.g. --gain=-15): the gate judges levels
-// against each other, and the detector's energy gate follows the line down (vad-detector.ts), so a
-// quieter call should be judged as the same call.
+// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over). With
+// --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
+// restart) at their stream positions; with --levels, each frame's level and the gate's bars in
+// that window. --gain plays the whole call louder or quieter on the line, caller and room alike
+// (e.g. --gain=-15): the gate judges levels against each other, and the detector's energy gate
+// follows the line down (vad-detector.ts), so a quieter call should be judged as the same call.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
