@@ -198,15 +198,16 @@ export class CallerLevel {
   /**
    * The level a sound must reach to start the caller's speech again right after they stopped (a
    * pause mid-sentence, and the rest of it often begins softly): their soft level, the room's
-   * peaks permitting (at most onsetDb), dBFS. Over a room the detector seldom calls speech, its
-   * usual loudness instead of its peaks: what the detector calls speech there is rarely the room,
-   * and a resumption under music's loudest chords was heard only at its stressed syllable, half
-   * a second late, after the wait for the end of the turn had run out (music at 10 dB).
+   * peaks permitting (at most onsetDb), dBFS. Over a room the detector seldom calls speech, the
+   * level that keeps a soft last word of theirs going (softDb: the room's usual loudness, not its
+   * peaks): what the detector calls speech there is rarely the room, and a resumption under
+   * music's loudest chords was heard only at its stressed syllable, half a second late, after the
+   * wait for the end of the turn had run out (music at 10 dB).
    */
   resumeDb(): number {
     if (!this.#caller.known) return this.onsetDb();
-    const roomRef = this.#roomVoiceShare < ROOM_SELDOM_VOICE ? this.#roomLoud.value : this.#roomPeaks.value;
-    const room = roomRef + this.#roomMargin();
+    if (this.#roomVoiceShare < ROOM_SELDOM_VOICE) return this.softDb();
+    const room = this.#roomPeaks.value + this.#roomMargin();
     return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
   }
 
