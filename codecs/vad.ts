@@ -104,8 +104,7 @@ export class VoiceActivityDetector {
   readonly windowMs = 32;
   readonly energyGateDbfs: number;
   private readonly gateBelowLoudestDb: number | undefined;
-  /** The gate now (see energyGateBelowLoudestDb), and the loudest window since reset(), dBFS. */
-  private gateDbfs: number;
+  /** The loudest window since reset(), dBFS: the gate follows it (energyGateBelowLoudestDb). */
   private loudestDbfs = Number.NEGATIVE_INFINITY;
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
@@ -147,7 +146,7 @@ export class VoiceActivityDetector {
   constructor(model: SileroModel, options: VoiceActivityOptions = {}) {
     this.model = model;
     this.sampleRate = options.sampleRate ?? 16000;
-    this.energyGateDbfs = this.gateDbfs = options.energyGateDbfs ?? -55;
+    this.energyGateDbfs = options.energyGateDbfs ?? -55;
     this.gateBelowLoudestDb = options.energyGateBelowLoudestDb;
     this.segmenter = new SpeechSegmenter(options);
     this.onEvent = options.onEvent;
@@ -233,7 +232,6 @@ export class VoiceActivityDetector {
     this.samplesIn = 0;
     this.gatedRun = 0;
     this.loudestDbfs = Number.NEGATIVE_INFINITY;
-    this.gateDbfs = this.energyGateDbfs;
     this.inferring = false;
     this.skippedInFlight = 0;
     // Pushes still waiting end with what they had.
@@ -297,11 +295,11 @@ export class VoiceActivityDetector {
     if (!this.inferring) this.wakeIdle();
   }
 
-  /** A window louder than any before: the gate may follow the line's level down. */
-  private louder(db: number): void {
-    this.loudestDbfs = db;
-    if (this.gateBelowLoudestDb === undefined || db < LINE_HEARD_DBFS) return;
-    this.gateDbfs = Math.max(GATE_FLOOR_DBFS, Math.min(this.energyGateDbfs, db - this.gateBelowLoudestDb));
+  /** The gate now: the fixed one, or below it once the line has shown a quieter level, dBFS. */
+  private gateDbfs(): number {
+    const below = this.gateBelowLoudestDb;
+    if (below === undefined || this.loudestDbfs < LINE_HEARD_DBFS) return this.energyGateDbfs;
+    return Math.max(GATE_FLOOR_DBFS, Math.min(this.energyGateDbfs, this.loudestDbfs - below));
   }
 
   private drainWindows(generation: number): void {
@@ -318,8 +316,8 @@ export class VoiceActivityDetector {
       // The cue's plain power is the window's mean square: the gate reads its level from it.
       const power = this.cue.measure(w, this.power);
       const db = 10 * Math.log10(power.plain);
-      if (db > this.loudestDbfs) this.louder(db);
-      const gated = db < this.gateDbfs;
+      if (db > this.loudestDbfs) this.loudestDbfs = db;
+      const gated = db < this.gateDbfs();
       const loud = !gated && this.cue.isLoud(power);
       if (gated) {
         if (++this.gatedRun === GATED_RESET_WINDOWS) this.stream.reset();
