@@ -7,7 +7,9 @@
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
 // caller's (`spurious`: the room taken for them); in pause cases, how late after the caller resumed
-// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over). With
+// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over); of the sounds
+// over the agent, which the session's barge-in rule would take wrongly from the gate's events
+// (`false_barge_in`: a backchannel or cough that interrupts; `missed_barge_in`). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
 // that window. --gain plays the whole call louder or quieter on the line, caller and room alike
@@ -19,6 +21,7 @@ import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
+import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB } from "../../src/session/vad-detector.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
@@ -41,19 +44,66 @@ const cases = buildNoisyCases(parseNoise(noise), gainDb).filter(
 );
 const model = await loadSileroModel();
 
-/** The gate's onsets (stream ms) over the case, and its events and the detector's as text. */
-async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; ends: number[]; events: string[] }> {
+const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
+
+/**
+ * Barge-ins over the agent as the session's BargeIns judges them, from the gate's onsets within
+ * the labelled sound: one interrupts once bargeInConfirmMs have passed since its start and the
+ * caller's voice is going on; one is over (a backchannel) when the gate's speech ends and does not
+ * start again within bargeInGapMs, and the next onset starts another.
+ */
+class BargeVerdict {
+  #startMs: number | undefined;
+  #endMs: number | undefined;
+  interrupted = false;
+  readonly #fromMs: number;
+  readonly #toMs: number;
+
+  constructor(fromMs: number, toMs: number) {
+    this.#fromMs = fromMs;
+    this.#toMs = toMs;
+  }
+
+  /** The gate's speech started at stream position `atMs`. */
+  start(atMs: number): void {
+    if (this.interrupted || atMs < this.#fromMs || (this.#startMs === undefined && atMs > this.#toMs)) return;
+    this.#startMs ??= atMs;
+    this.#endMs = undefined;
+  }
+
+  /** The gate's speech ended (whenever it was called to have): heard at `nowMs`, the gap starts. */
+  end(nowMs: number): void {
+    if (this.#startMs !== undefined && !this.interrupted) this.#endMs = nowMs;
+  }
+
+  frame(nowMs: number, goingOn: boolean): void {
+    if (this.#startMs === undefined || this.interrupted) return;
+    if (this.#endMs !== undefined) {
+      if (nowMs - this.#endMs >= bargeInGapMs) this.#startMs = this.#endMs = undefined;
+      return;
+    }
+    if (nowMs - this.#startMs >= bargeInConfirmMs && goingOn) this.interrupted = true;
+  }
+}
+
+/** The gate's onsets (stream ms) over the case, its events and the detector's as text, and its barge-in. */
+async function gateOnsets(
+  c: TurnCase,
+): Promise<{ starts: number[]; ends: number[]; events: string[]; barge: BargeVerdict | undefined }> {
   const events: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   const note = (tag: string) => (atMs: number) => events.push(`${tag}${Math.round(atMs)}`);
+  const barge = c.over === "silence" ? undefined : new BargeVerdict(c.startMs - 200, c.endMs + 200);
   const gate = new CallerVoice(true, {
     start: (atMs) => {
       starts.push(atMs);
+      barge?.start(atMs);
       note("S")(atMs);
     },
     end: (atMs) => {
       ends.push(atMs);
+      barge?.end(nowMs);
       note("E")(atMs);
     },
     restart: note("R"),
@@ -69,17 +119,21 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; ends: number
   });
   // What the simulator sends, once for the whole call; then frame by frame as the bridge takes it.
   const heard = mulawDecode(mulawEncode(c.caller));
+  /** The end of the frame being heard: when the gate's and the detector's events arrive. */
+  let nowMs = 0;
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
   for (let i = 0; i + 160 <= heard.length; i += 160) {
     // The first frames come out shorter (the filter's delay).
     const need = resampler.outputLength(160);
     if (frame.length !== need) frame = new Int16Array(need);
+    nowMs = (i / 160) * 20 + 20;
     resampler.pushInto(heard.subarray(i, i + 160), frame);
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
     await vad.push(frame);
     const ms = (i / 160) * 20;
+    barge?.frame(nowMs, gate.goingOn());
     if (ms >= levelsFrom && ms <= levelsTo) {
       const l = gate.level;
       console.log(
@@ -89,7 +143,7 @@ async function gateOnsets(c: TurnCase): Promise<{ starts: number[]; ends: number
       );
     }
   }
-  return { starts, ends, events };
+  return { starts, ends, events, barge };
 }
 
 let missed = 0;
@@ -98,8 +152,17 @@ let spurious = 0;
 const bad: string[] = [];
 /** Pause cases: how much later than the caller resumed the gate heard them (ms), by case. */
 const resumeLate: { id: string; ms: number }[] = [];
+/** Over-the-agent sounds the session would have taken wrongly: a backchannel or cough that interrupted, an interruption that did not. */
+const falseBarge: string[] = [];
+const missedBarge: string[] = [];
+let overAgent = 0;
 for (const c of cases) {
-  const { starts, ends, events } = await gateOnsets(c);
+  const { starts, ends, events, barge } = await gateOnsets(c);
+  if (barge) {
+    overAgent++;
+    if (c.category === "interrupt" && !barge.interrupted) missedBarge.push(c.id);
+    if (c.category !== "interrupt" && barge.interrupted) falseBarge.push(c.id);
+  }
   if (c.pauseFromMs !== undefined && c.pauseToMs !== undefined) {
     // The gate's end in the pause (if it ended the caller's speech there), and its next start.
     const end = ends.filter((e) => e >= c.pauseFromMs! - 300 && e <= c.pauseToMs! + 200).at(-1);
@@ -134,5 +197,9 @@ console.log(
       ? { n: lates.length, p50: lates[lates.length >> 1], max: lates.at(-1) }
       : undefined,
     resumed_late: resumeLate.filter((r) => r.ms > 200).map((r) => `${r.id} (${r.ms})`),
+    // Of the sounds over the agent, as BargeIns would judge them from the gate's events alone.
+    over_agent: overAgent,
+    false_barge_in: falseBarge,
+    missed_barge_in: missedBarge,
   }),
 );
