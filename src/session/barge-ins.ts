@@ -25,21 +25,21 @@ interface Barge {
   gapTimer: TimerHandle | undefined;
 }
 
-export interface BargeInHost {
+export interface BargeInHost<K> {
   /** The agent should fall silent (audio dropped at the far side, resumable). */
   pause(): void;
-  /** Talk-over long enough to be an interruption: `bargeInMs` from its start to the silence. */
-  interrupt(bargeInMs: number, startAt: number, clearedAt: number): void;
+  /** `who`'s talk-over is long enough to be an interruption: `bargeInMs` from its start to the silence. */
+  interrupt(who: K, bargeInMs: number, startAt: number, clearedAt: number): void;
 }
 
 export class BargeIns<K extends BargingVoice> {
   readonly #clock: Clock;
-  readonly #host: BargeInHost;
+  readonly #host: BargeInHost<K>;
   readonly #barges = new Map<K, Barge>();
   /** When the agent first fell silent for the barge-ins under way. */
   #clearedAt: number | undefined;
 
-  constructor(clock: Clock, host: BargeInHost) {
+  constructor(clock: Clock, host: BargeInHost<K>) {
     this.#clock = clock;
     this.#host = host;
   }
@@ -89,7 +89,7 @@ export class BargeIns<K extends BargingVoice> {
       }
       barge.confirmTimer = undefined;
       this.#clearedAt ??= this.#clock.now();
-      this.#host.interrupt(Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);
+      this.#host.interrupt(who, Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);
     }, delayMs);
   }
 

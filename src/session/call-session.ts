@@ -10,7 +10,6 @@ import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-reco
 import type { CallEnd } from "../records/outcome.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
 import { Apology } from "./apology.ts";
-import { BargeIns } from "./barge-ins.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
@@ -18,6 +17,7 @@ import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
+import { Interruptions } from "./interruptions.ts";
 import { Listeners } from "./listeners.ts";
 import { OnsetPause } from "./onset-pause.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
@@ -82,9 +82,8 @@ export class CallSession {
 
   // Agent side.
   #agent: AgentTurn | undefined;
-  readonly #barges: BargeIns<SpeakerListener>;
-  /** The barge-in that interrupted the agent, for the turn's metrics. */
-  #interruptedBy: { startAt: number; clearedAt: number } | undefined;
+  /** Talk over the agent: barge-ins, and an interruption held for its words. */
+  readonly #talkOver: Interruptions<SpeakerListener>;
   #continueTimer: TimerHandle | undefined;
   #continueBy: SpeakerListener | undefined;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
@@ -124,19 +123,11 @@ export class CallSession {
         handoff: (to, reason) => this.#handOff(to, reason),
       },
     });
-    this.#barges = new BargeIns(deps.clock, {
-      pause: () => {
-        this.#agent?.pause();
-        this.#log.debug("caller speaking over the agent: paused");
-      },
-      interrupt: (bargeInMs, startAt, clearedAt) => {
-        const agent = this.#agent;
-        if (!agent) return;
-        this.#log.info({ bargeInMs }, "caller interrupted the agent");
-        this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "interrupted" });
-        this.#interruptedBy = { startAt, clearedAt };
-        agent.interrupt(); // its done handler records what was heard
-      },
+    this.#talkOver = new Interruptions(deps.clock, {
+      agent: () => this.#agent,
+      log: this.#log,
+      record: (outcome) => this.#record({ type: "barge-in", at: new Date().toISOString(), outcome }),
+      resumed: () => this.#control.scheduleReprompt(),
     });
     this.#apology = new Apology(new CachedSpeech(config.apologyText, transport.output), {
       format: transport.output,
@@ -264,7 +255,7 @@ export class CallSession {
     this.#cue?.cue.cancel();
     this.#apology.drop();
     this.#job?.wait?.cancel();
-    this.#barges.endAll();
+    this.#talkOver.barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
@@ -310,10 +301,7 @@ export class CallSession {
       this.#agent?.resume();
     }
     this.#onset.release(l);
-    if (this.#barges.has(l)) {
-      this.#barges.end(l);
-      if (!this.#barges.active) this.#agent?.resume();
-    }
+    this.#talkOver.left(l);
     l.close();
   }
 
@@ -359,13 +347,13 @@ export class CallSession {
       }, config.turn.bargeInMinMs - since);
       return;
     }
-    if (agent?.speaking && agent.timings.firstPlayAt !== undefined) {
+    if (agent?.speaking && agent.timings.firstPlayAt !== undefined && !this.#talkOver.holds(agent)) {
       // Talking over the agent: pause soon, interrupt if it goes on, else resume. Going on after
       // a short gap continues the same barge-in, and the same utterance.
       const { bargeInMinMs, bargeInConfirmMs } = config.turn;
       // Nothing of it is sounding (its next audio is on its way): that audio must not start over them.
       if (agent.waitingForAudio) agent.pause();
-      if (this.#barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
+      if (this.#talkOver.barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
         l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
       return;
     }
@@ -411,15 +399,12 @@ export class CallSession {
       return;
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
-    // (unless someone else holds it). Longer, it interrupted the agent, and is a user turn now.
+    // (unless someone else holds it). Longer, it interrupted the agent, and is a user turn now,
+    // whose words decide whether the agent stops (interruptions.ts).
     const resumed = () => {
-      if (this.#ended) return;
-      if (!this.#barges.active) this.#agent?.resume();
-      this.#log.info("short speech over the agent: resuming");
-      this.#record({ type: "barge-in", at: new Date().toISOString(), outcome: "resumed" });
-      this.#control.scheduleReprompt();
+      if (!this.#ended) this.#talkOver.resumeShort();
     };
-    if (this.#barges.stop(l, this.#d.config.turn.bargeInGapMs, resumed)) {
+    if (this.#talkOver.barges.stop(l, this.#d.config.turn.bargeInGapMs, resumed)) {
       upload?.abort();
       return;
     }
@@ -489,6 +474,15 @@ export class CallSession {
     }
     if (this.#job !== job) return;
     this.#log.debug({ text: job.text, asrMs: Math.round(job.asrMs) }, "recognized");
+    if (this.#talkOver.heldBy(job.listener)) {
+      // The words of an interruption: an acknowledgement (or none) lets the agent go on; anything
+      // else stops it, and the reply to them is asked with what was heard of it in the history.
+      if (await this.#talkOver.words(job.listener!, job.text, job.failed !== undefined)) {
+        this.#dropJob();
+        return;
+      }
+      if (this.#ended || this.#job !== job) return;
+    }
     // Not yet confirmed, a failure is confirmed at the shortest wait: no words are coming.
     if (job.failed && job.confirmed) {
       this.#apologize(job, "speech recognition failed");
@@ -582,6 +576,7 @@ export class CallSession {
   #yieldJob(job: UserTurnJob): void {
     this.#log.debug({ job: job.id }, "another speaker began: the last turn goes into the history unanswered");
     job.yielded = true;
+    if (this.#talkOver.heldBy(job.listener)) void this.#talkOver.interrupt();
     if (this.#agent === job.turn) this.#agent = undefined;
     this.#dropJob();
     if (job.text !== undefined && !job.failed) this.#commitUser(job);
@@ -617,7 +612,7 @@ export class CallSession {
     }
     this.#control.cancelReprompt();
     void turn.start().then((r) => {
-      if (traced) reportTurn(traced, turn, meta.job, r, clock.now(), this.#interruptedBy);
+      if (traced) reportTurn(traced, turn, meta.job, r, clock.now(), this.#talkOver.interruptedBy);
       this.#onAgentDone(turn, meta, r);
     });
     return turn;
@@ -628,20 +623,18 @@ export class CallSession {
   }
 
   #onAgentDone(turn: AgentTurn, meta: TurnMeta, r: AgentTurnResult): void {
+    this.#talkOver.agentDone(turn);
     if (r.cancelled) return;
     if (meta.job) this.#commitUser(meta.job);
     this.#history.addReply(r.messages);
     // The apology is filed with the fault it answers, and no figures.
-    const metrics = meta.why ? {} : turnMetrics(turn, meta.job, r, this.#interruptedBy);
+    const metrics = meta.why ? {} : turnMetrics(turn, meta.job, r, this.#talkOver.interruptedBy);
     this.#record(assistantEvent(meta.why ? { ...r, error: meta.why } : r, metrics));
     logAgentTurn(this.#log, r, metrics, turn.dryRuns);
     if (meta.kind === "reply") this.#d.onTurnMetrics?.(metrics);
     if (this.#agent === turn) this.#agent = undefined;
     if (meta.job && this.#job === meta.job) this.#job = undefined;
-    if (r.interrupted) {
-      this.#barges.endAll();
-      this.#interruptedBy = undefined;
-    }
+    if (r.interrupted) this.#talkOver.interruptionOver();
     if (this.#ended) return;
     if (r.error && !meta.why) {
       this.#apologize(meta.job, r.error);

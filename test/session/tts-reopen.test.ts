@@ -164,6 +164,7 @@ describe("a reply whose TTS session is cut", () => {
     await h.run(1300); // past the moment when speaking again would still be the same turn
     const opened = h.ttsSessions.length;
     await h.say(1200); // interrupts the reply while its new session still opens
+    await h.run(100); // "no wait" is recognized: the interruption stands
     const interrupted = h.events().find((e) => e.type === "assistant" && e.interrupted);
     // 200 ms of a 7-word sentence: not one whole word.
     expect(interrupted?.type === "assistant" ? interrupted.heard : undefined).toBe("");

@@ -1,0 +1,147 @@
+// Talk over the agent, from the agent's side. Whoever talks over it makes it fall silent soon and
+// interrupts it if they go on (barge-ins.ts). An interruption is then held for the words: the
+// agent stays silent (paused, resumable) until they are recognized, and goes on where it fell
+// silent if they only acknowledge ("okay okay", backchannel.ts) or there were none (a cough, a
+// passing lorry); any other words stop it. The voice alone cannot tell these apart: a slow
+// "okay okay" (870 ms in the noisy turn set) lasts as long as "Sorry, I'm in a hurry" (920 ms).
+// LiveKit's agents likewise resume an interruption that brings no words.
+import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { AgentTurn } from "./agent-turn.ts";
+import { onlyAcknowledges } from "./backchannel.ts";
+import { BargeIns, type BargingVoice } from "./barge-ins.ts";
+
+/**
+ * How long an interruption waits for its words, ms: longer than the longest acknowledgement takes
+ * to say, to be heard to its end and recognized by a hosted service. Longer talk is no
+ * acknowledgement; the interruption stands.
+ */
+export const HOLD_MAX_MS = 4000;
+
+export interface InterruptionsHost {
+  /** The agent's turn being heard, if any. */
+  agent(): AgentTurn | undefined;
+  readonly log: Logger;
+  /** What became of talk over the agent, for the call's record. */
+  record(outcome: "interrupted" | "resumed"): void;
+  /** The agent went on after talk over it. */
+  resumed(): void;
+}
+
+export class Interruptions<K extends BargingVoice> {
+  readonly #clock: Clock;
+  readonly #host: InterruptionsHost;
+  /** Who is talking over the agent, each with their own timers. */
+  readonly barges: BargeIns<K>;
+  /** The interruption waiting for its words. */
+  #held: { who: K; agent: AgentTurn; timer: TimerHandle } | undefined;
+  /** The barge-in that interrupted the agent, for the turn's metrics. */
+  interruptedBy: { startAt: number; clearedAt: number } | undefined;
+
+  constructor(clock: Clock, host: InterruptionsHost) {
+    this.#clock = clock;
+    this.#host = host;
+    this.barges = new BargeIns(clock, {
+      pause: () => {
+        host.agent()?.pause();
+        host.log.debug("caller speaking over the agent: paused");
+      },
+      interrupt: (who, bargeInMs, startAt, clearedAt) => {
+        const agent = host.agent();
+        if (!agent) return;
+        host.log.info({ bargeInMs }, "caller interrupted the agent: silent until their words are in");
+        this.interruptedBy = { startAt, clearedAt };
+        this.#hold(who, agent);
+      },
+    });
+  }
+
+  /** Whether `agent` is held silent by an interruption waiting for its words. */
+  holds(agent: AgentTurn | undefined): boolean {
+    return agent !== undefined && this.#held?.agent === agent;
+  }
+
+  /** Whether `who`'s interruption is waiting for its words. */
+  heldBy(who: K | undefined): boolean {
+    return who !== undefined && this.#held?.who === who;
+  }
+
+  /**
+   * `who`'s words are in (`failed`: none could be recognized). True if they only acknowledge, or
+   * there were none: the agent goes on. Else it stops, and this resolves once its turn is done
+   * (what was heard of it is in the history, before the words that stopped it).
+   */
+  async words(who: K, text: string, failed: boolean): Promise<boolean> {
+    if (!this.heldBy(who)) return false;
+    if (!failed && onlyAcknowledges(text)) {
+      this.#release();
+      this.interruptedBy = undefined;
+      this.#goOn(
+        text ? "only an acknowledgement over the agent: resuming" : "no words over the agent: resuming",
+      );
+      return true;
+    }
+    await this.interrupt();
+    return false;
+  }
+
+  /** The held interruption stands: the agent stops, and this resolves once its turn is done. */
+  async interrupt(): Promise<void> {
+    const held = this.#held;
+    if (!held) return;
+    this.#release();
+    this.#host.log.info("the interruption stands: the agent stops");
+    this.#host.record("interrupted");
+    held.agent.interrupt(); // its done handler records what was heard
+    await held.agent.done;
+  }
+
+  /** Talk over the agent ended short (a backchannel, a cough): it goes on, unless someone holds it. */
+  resumeShort(): void {
+    this.#goOn("short speech over the agent: resuming");
+  }
+
+  /** `who` left: their interruption, if held, no longer holds the agent back. */
+  left(who: K): void {
+    const held = this.heldBy(who);
+    if (!this.barges.has(who) && !held) return;
+    this.barges.end(who);
+    if (held) {
+      this.#release();
+      this.interruptedBy = undefined;
+    }
+    if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
+  }
+
+  /** `agent`'s turn is over, however it ended: no interruption holds it any more. */
+  agentDone(agent: AgentTurn): void {
+    if (this.#held?.agent === agent) this.#release();
+  }
+
+  /** The interrupted turn is filed (with interruptedBy): every barge-in ended with it. */
+  interruptionOver(): void {
+    this.barges.endAll();
+    this.interruptedBy = undefined;
+  }
+
+  #goOn(why: string): void {
+    if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
+    this.#host.log.info(why);
+    this.#host.record("resumed");
+    this.#host.resumed();
+  }
+
+  #hold(who: K, agent: AgentTurn): void {
+    if (this.#held) return; // already silent, for another's words
+    const timer = this.#clock.setTimeout(() => {
+      this.#host.log.info("no words in time over the agent: the interruption stands");
+      void this.interrupt();
+    }, HOLD_MAX_MS);
+    this.#held = { who, agent, timer };
+  }
+
+  #release(): void {
+    this.#clock.clearTimeout(this.#held?.timer);
+    this.#held = undefined;
+  }
+}

@@ -1,0 +1,38 @@
+// Which words said over the agent only acknowledge it (and let it go on).
+import { describe, expect, it } from "vitest";
+import { onlyAcknowledges } from "../../src/session/backchannel.ts";
+
+describe("words that only acknowledge", () => {
+  it("are acknowledgements, repeated or joined, as a recognizer writes them", () => {
+    for (const text of [
+      "okay okay",
+      "Okay, okay.",
+      "mm hmm",
+      "uh-huh",
+      "Oh, I see. Thanks!",
+      "yeah right",
+      "sure thing",
+    ])
+      expect(onlyAcknowledges(text), text).toBe(true);
+  });
+
+  it("include no words at all: a noise the recognizer heard nothing in", () => {
+    expect(onlyAcknowledges("")).toBe(true);
+    expect(onlyAcknowledges(" , ")).toBe(true);
+  });
+
+  it("are not a request, a correction, a question, or anything long", () => {
+    for (const text of [
+      "okay wait",
+      "no",
+      "stop",
+      "yes please send it",
+      "okay but that is wrong",
+      "what",
+      "okay okay okay okay okay okay",
+      "ja genau",
+      "sorry",
+    ])
+      expect(onlyAcknowledges(text), text).toBe(false);
+  });
+});
