@@ -9,7 +9,8 @@
 // caller's (`spurious`: the room taken for them); in pause cases, how late after the caller resumed
 // the gate heard them (`resume_late_ms`: a late resumption is a pause answered over); of the sounds
 // over the agent, which the session's barge-in rule would take wrongly from the gate's events
-// (`false_barge_in`: a backchannel or cough that interrupts; `missed_barge_in`). With
+// (`false_barge_in`: a backchannel or cough the voice alone takes for an interruption, before its
+// words are recognized, interruptions.ts; `missed_barge_in`). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
 // that window. --gain plays the whole call louder or quieter on the line, caller and room alike

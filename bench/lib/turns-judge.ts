@@ -153,13 +153,22 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
 
   const clear = sim.clears.find((t) => t >= c.startMs - 20 && t <= c.endMs + 1000);
   out.paused = clear !== undefined;
+  // An interruption is held silent until its words are in (src/session/interruptions.ts): one still
+  // held when the call ended is recorded neither way, and what the caller heard is an agent that
+  // stopped. So talk over the agent that paused it, was not recorded as a backchannel, and after
+  // which the agent was not heard again, stopped it.
+  const stoppedUnrecorded =
+    clear !== undefined &&
+    out.bargeIns.interrupted === 0 &&
+    out.bargeIns.resumed === 0 &&
+    !audibleBetween(agent, RATE, clear + 100, (agent.length / RATE) * 1000);
   if (c.category === "interrupt") {
-    out.missed = out.bargeIns.interrupted === 0;
+    out.missed = out.bargeIns.interrupted === 0 && !stoppedUnrecorded;
     if (!out.missed && clear !== undefined) out.clearMs = Math.round(clear - c.startMs);
     const cut = events.find((e): e is Assistant => e.type === "assistant" && e.interrupted);
     if (cut?.metrics.bargeInMs !== undefined) out.bridgeBargeInMs = cut.metrics.bargeInMs;
   } else {
-    out.falseBargeIn = out.bargeIns.interrupted > 0;
+    out.falseBargeIn = out.bargeIns.interrupted > 0 || stoppedUnrecorded;
   }
   return out;
 }
