@@ -165,8 +165,10 @@ for (const c of cases) {
     if (c.category !== "interrupt" && barge.interrupted) falseBarge.push(c.id);
   }
   if (c.pauseFromMs !== undefined && c.pauseToMs !== undefined) {
-    // The gate's end in the pause (if it ended the caller's speech there), and its next start.
-    const end = ends.filter((e) => e >= c.pauseFromMs! - 300 && e <= c.pauseToMs! + 200).at(-1);
+    // The gate's end in the pause (if it ended the caller's speech there), and its next start: the
+    // first end, as a gap inside the resumption (the detector's, between two of its words) ends
+    // the speech again within the window, and is no lateness.
+    const end = ends.find((e) => e >= c.pauseFromMs! - 300 && e <= c.pauseToMs! + 200);
     const resumed = end === undefined ? undefined : starts.find((s) => s > end);
     if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
   }
