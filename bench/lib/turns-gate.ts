@@ -128,12 +128,12 @@ async function gateOnsets(
     // The first frames come out shorter (the filter's delay).
     const need = resampler.outputLength(160);
     if (frame.length !== need) frame = new Int16Array(need);
-    nowMs = (i / 160) * 20 + 20;
+    const ms = (i / 160) * 20;
+    nowMs = ms + 20;
     resampler.pushInto(heard.subarray(i, i + 160), frame);
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
     await vad.push(frame);
-    const ms = (i / 160) * 20;
     barge?.frame(nowMs, gate.goingOn());
     if (ms >= levelsFrom && ms <= levelsTo) {
       const l = gate.level;

@@ -44,7 +44,10 @@ const PHRASES = [
   "exactly",
   "indeed",
   "wow",
-].map((p) => p.split(" "));
+]
+  .map((p) => p.split(" "))
+  // Longest first, so "mm hmm" is taken whole before "mm".
+  .sort((a, b) => b.length - a.length);
 
 /** The longest run of words a backchannel takes ("okay okay", "oh I see, thanks"). */
 const MAX_WORDS = 5;
@@ -62,9 +65,7 @@ export function onlyAcknowledges(text: string): boolean {
   if (words.length > MAX_WORDS) return false;
   let i = 0;
   while (i < words.length) {
-    const phrase = PHRASES.filter((p) => p.every((w, k) => words[i + k] === w)).sort(
-      (a, b) => b.length - a.length,
-    )[0];
+    const phrase = PHRASES.find((p) => p.every((w, k) => words[i + k] === w));
     if (!phrase) return false;
     i += phrase.length;
   }

@@ -74,8 +74,7 @@ export class Interruptions<K extends BargingVoice> {
   async words(who: K, text: string, failed: boolean): Promise<boolean> {
     if (!this.heldBy(who)) return false;
     if (!failed && onlyAcknowledges(text)) {
-      this.#release();
-      this.interruptedBy = undefined;
+      this.#letGo();
       this.#goOn(
         text ? "only an acknowledgement over the agent: resuming" : "no words over the agent: resuming",
       );
@@ -106,11 +105,8 @@ export class Interruptions<K extends BargingVoice> {
     const held = this.heldBy(who);
     if (!this.barges.has(who) && !held) return;
     this.barges.end(who);
-    if (held) {
-      this.#release();
-      this.interruptedBy = undefined;
-    }
-    if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
+    if (held) this.#letGo();
+    this.#resumeIfFree();
   }
 
   /** `agent`'s turn is over, however it ended: no interruption holds it any more. */
@@ -125,7 +121,7 @@ export class Interruptions<K extends BargingVoice> {
   }
 
   #goOn(why: string): void {
-    if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
+    this.#resumeIfFree();
     this.#host.log.info(why);
     this.#host.record("resumed");
     this.#host.resumed();
@@ -138,6 +134,17 @@ export class Interruptions<K extends BargingVoice> {
       void this.interrupt();
     }, HOLD_MAX_MS);
     this.#held = { who, agent, timer };
+  }
+
+  /** The agent goes on, unless someone is still talking over it or an interruption holds it. */
+  #resumeIfFree(): void {
+    if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
+  }
+
+  /** The held interruption did not stand: nothing holds the agent, and nothing interrupted it. */
+  #letGo(): void {
+    this.#release();
+    this.interruptedBy = undefined;
   }
 
   #release(): void {
