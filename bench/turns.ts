@@ -1,4 +1,4 @@
-// `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,… [--gain DB]] [--concurrency N]
+// `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,… [--gain DB] [--draw N]] [--concurrency N]
 // [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--set agent.KEY=VALUE]… [--trace FILE]
 // [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
@@ -10,7 +10,8 @@
 //   noisy    with --noise (instead of the two above): callers of its own with the room behind
 //            them, e.g. `--noise babble:16,hiss:24` (backgrounds and dB below the caller's speech:
 //            bench/lib/turns-backgrounds.ts, turns-noisy*.ts); --gain -15 plays every call 15 dB
-//            quieter on the line, caller and room alike
+//            quieter on the line, caller and room alike; --draw N (not 0) draws the set anew:
+//            other offsets, gains, coughs and stretches of the room, one it was not tuned on
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
@@ -74,6 +75,10 @@ const gainDb = Number(arg("gain") ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain wants dB (e.g. -15), got ${arg("gain")}`);
 if (gainDb !== 0 && !layers)
   throw new Error("--gain plays the noisy set's calls quieter or louder: give --noise too");
+const draw = Number(arg("draw") ?? 0);
+if (!Number.isInteger(draw))
+  throw new Error(`--draw wants a whole number (0: the quoted set), got ${arg("draw")}`);
+if (draw !== 0 && !layers) throw new Error("--draw draws the noisy set anew: give --noise too");
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const latency = latencyArg();
@@ -105,7 +110,7 @@ function prepare(cases: TurnCase[]): TurnCase[] {
 const t0 = performance.now();
 // The machine may be shared: its load says how much the timings (ASR above all) were squeezed.
 const loadBefore = loadavg()[0]!;
-const noisy = layers ? prepare(buildNoisyCases(layers, gainDb)) : [];
+const noisy = layers ? prepare(buildNoisyCases(layers, gainDb, draw)) : [];
 const project = layers || which === "flite" ? [] : prepare(buildCases());
 const flite = layers || which === "project" ? [] : prepare(buildFliteCases());
 const buildS = (performance.now() - t0) / 1000;
@@ -153,7 +158,13 @@ console.log(
     latency: latency.description,
     faults: faults.description,
     ...(noisy.length
-      ? { noise, ...(gainDb ? { gain_db: gainDb } : {}), ...summarize(noisyOutcomes), ...noisyTime }
+      ? {
+          noise,
+          ...(gainDb ? { gain_db: gainDb } : {}),
+          ...(draw ? { draw } : {}),
+          ...summarize(noisyOutcomes),
+          ...noisyTime,
+        }
       : {}),
     ...(project.length ? { ...summarize(projectOutcomes), ...projectTime } : {}),
     ...(flite.length ? { flite: { ...summarize(fliteOutcomes), ...fliteTime } } : {}),

@@ -2,7 +2,7 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
@@ -10,12 +10,15 @@
 // the gate heard them (`resume_late_ms`: a late resumption is a pause answered over); of the sounds
 // over the agent, which the session's barge-in rule would take wrongly from the gate's events
 // (`false_barge_in`: a backchannel or cough the voice alone takes for an interruption, before its
-// words are recognized, interruptions.ts; `missed_barge_in`). With
+// words are recognized, interruptions.ts; `missed_barge_in`; over the greeting from the call's
+// first frame), and the calls with no sound of the caller's over the greeting whose greeting the
+// room stopped (`greeting_stopped`: a room's voice taken for the caller before they spoke). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
 // that window. --gain plays the whole call louder or quieter on the line, caller and room alike
 // (e.g. --gain=-15): the gate judges levels against each other, and the detector's energy gate
 // follows the line down (vad-detector.ts), so a quieter call should be judged as the same call.
+// --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -30,22 +33,31 @@ import { buildNoisyCases } from "./turns-noisy.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { events: { type: "boolean" }, levels: { type: "string" }, gain: { type: "string" } },
+  options: {
+    events: { type: "boolean" },
+    levels: { type: "string" },
+    gain: { type: "string" },
+    draw: { type: "string" },
+  },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
+const draw = Number(values.draw ?? 0);
+if (!Number.isInteger(draw)) throw new Error(`--draw: ${values.draw} is not a whole number`);
 const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
-const cases = buildNoisyCases(parseNoise(noise), gainDb).filter(
+const cases = buildNoisyCases(parseNoise(noise), gainDb, draw).filter(
   (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
 );
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
+/** The greeting plays from ~0.1–0.3 s into the call for ~3 s (turns-cases.ts), ms. */
+const GREETING_MS = 3300;
 
 /**
  * Barge-ins over the agent as the session's BargeIns judges them, from the gate's onsets within
@@ -88,23 +100,36 @@ class BargeVerdict {
 }
 
 /** The gate's onsets (stream ms) over the case, its events and the detector's as text, and its barge-in. */
-async function gateOnsets(
-  c: TurnCase,
-): Promise<{ starts: number[]; ends: number[]; events: string[]; barge: BargeVerdict | undefined }> {
+async function gateOnsets(c: TurnCase): Promise<{
+  starts: number[];
+  ends: number[];
+  events: string[];
+  barge: BargeVerdict | undefined;
+  greeting: BargeVerdict | undefined;
+}> {
   const events: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   const note = (tag: string) => (atMs: number) => events.push(`${tag}${Math.round(atMs)}`);
-  const barge = c.over === "silence" ? undefined : new BargeVerdict(c.startMs - 200, c.endMs + 200);
+  // Over the greeting, from the call's first frame: a room's voice taken for the caller before
+  // their sound stops the greeting as surely as theirs would.
+  const barge =
+    c.over === "silence"
+      ? undefined
+      : new BargeVerdict(c.over === "greeting" ? 0 : c.startMs - 200, c.endMs + 200);
+  // Every call opens with the greeting: with no sound of the caller's over it, whatever stops it is the room.
+  const greeting = c.over === "greeting" ? undefined : new BargeVerdict(0, GREETING_MS - bargeInConfirmMs);
   const gate = new CallerVoice(true, {
     start: (atMs) => {
       starts.push(atMs);
       barge?.start(atMs);
+      greeting?.start(atMs);
       note("S")(atMs);
     },
     end: (atMs) => {
       ends.push(atMs);
       barge?.end(nowMs);
+      greeting?.end(nowMs);
       note("E")(atMs);
     },
     restart: note("R"),
@@ -135,6 +160,7 @@ async function gateOnsets(
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
     await vad.push(frame);
     barge?.frame(nowMs, gate.goingOn());
+    greeting?.frame(nowMs, gate.goingOn());
     if (ms >= levelsFrom && ms <= levelsTo) {
       const l = gate.level;
       console.log(
@@ -144,7 +170,7 @@ async function gateOnsets(
       );
     }
   }
-  return { starts, ends, events, barge };
+  return { starts, ends, events, barge, greeting };
 }
 
 let missed = 0;
@@ -157,8 +183,11 @@ const resumeLate: { id: string; ms: number }[] = [];
 const falseBarge: string[] = [];
 const missedBarge: string[] = [];
 let overAgent = 0;
+/** Cases with no sound of the caller's over the greeting whose greeting the room's voice stopped. */
+const greetingStopped: string[] = [];
 for (const c of cases) {
-  const { starts, ends, events, barge } = await gateOnsets(c);
+  const { starts, ends, events, barge, greeting } = await gateOnsets(c);
+  if (greeting?.interrupted) greetingStopped.push(c.id);
   if (barge) {
     overAgent++;
     if (c.category === "interrupt" && !barge.interrupted) missedBarge.push(c.id);
@@ -204,5 +233,6 @@ console.log(
     over_agent: overAgent,
     false_barge_in: falseBarge,
     missed_barge_in: missedBarge,
+    greeting_stopped: greetingStopped,
   }),
 );
