@@ -22,6 +22,9 @@
 //   barge_in_ms_p50         caller speech start over the agent → `clear` received, real interruptions
 //   false_barge_in_rate     backchannels and coughs over the agent that interrupted it for good
 //   missed_barge_in_rate    real interruptions that did not interrupt the agent
+//   greeting_stopped_rate   calls whose caller made no sound over the greeting (every case not over
+//                           it) with an interruption recorded before their first sound: the room's
+//                           voice, taken for theirs, stopped the greeting (ids: greeting_stopped)
 //   answered_rate           complete utterances (questions) that got a user turn and a reply heard
 //                           after them, or the apology heard after them: never silence
 //   apology_rate            of those questions, the ones that got the apology (the service failed)

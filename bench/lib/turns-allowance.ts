@@ -71,6 +71,7 @@ export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
     endMs: c.endMs + a.leadMs + reply,
     ...(c.pauseFromMs !== undefined ? { pauseFromMs: later(c.pauseFromMs) } : {}),
     ...(c.pauseToMs !== undefined ? { pauseToMs: later(c.pauseToMs) } : {}),
+    ...(c.questionStartMs !== undefined ? { questionStartMs: c.questionStartMs + a.leadMs } : {}),
     ...(c.questionEndMs !== undefined ? { questionEndMs: c.questionEndMs + a.leadMs } : {}),
     maxSeconds: c.maxSeconds + Math.ceil((a.leadMs + reply + a.replyMs) / 1000),
   };

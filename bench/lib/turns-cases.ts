@@ -42,6 +42,7 @@ export interface TurnCase {
   pauseFromMs?: number;
   pauseToMs?: number;
   /** Over-the-reply cases: the question asked first to get the long fallback reply. */
+  questionStartMs?: number;
   questionEndMs?: number;
   /** A safety limit: calls end when the agent has had its say (see runCase). */
   maxSeconds: number;
@@ -123,6 +124,7 @@ interface Placed {
   caller: Int16Array;
   startMs: number;
   endMs: number;
+  questionStartMs?: number;
   questionEndMs?: number;
 }
 
@@ -237,6 +239,7 @@ function place(sound: Int16Array, over: Over, offsetMs: number, question: () => 
     caller: concatPcm([lead, asked, gap, sound]),
     startMs: ms(before),
     endMs: ms(before + sound.length),
+    questionStartMs: ms(lead.length),
     questionEndMs: ms(lead.length + asked.length),
   };
 }

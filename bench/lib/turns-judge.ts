@@ -26,6 +26,11 @@ export interface Outcome {
   invalidWhy?: string;
   userTexts: string[];
   bargeIns: { interrupted: number; resumed: number };
+  /**
+   * Calls whose caller made no sound over the greeting: an interruption recorded before their
+   * first sound (the room's voice taken for theirs stopped the greeting).
+   */
+  greetingStopped?: boolean;
   // complete utterances
   eouDelayMs?: number;
   asrMs?: number;
@@ -103,6 +108,12 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   out.userTexts = users.map((u) => u.e.text);
   for (const e of events) {
     if (e.type === "barge-in") out.bargeIns[e.outcome] += 1;
+  }
+  if (c.over !== "greeting") {
+    const firstSoundMs = c.questionStartMs ?? c.startMs;
+    out.greetingStopped = events.some(
+      (e) => e.type === "barge-in" && e.outcome === "interrupted" && Date.parse(e.at) - t0 < firstSoundMs,
+    );
   }
   const agent = sim.agentAudio;
   const speakingAt = (ms: number) => audibleBetween(agent, RATE, ms - 300, ms + 40);

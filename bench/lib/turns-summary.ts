@@ -49,6 +49,10 @@ export function summarize(outcomes: readonly Outcome[]) {
   const missed = interrupts.filter((o) => o.missed);
   const clearMs = nums(interrupts.map((o) => o.clearMs));
 
+  // Calls the caller made no sound over the greeting in: was it stopped before they spoke?
+  const quietOverGreeting = outcomes.filter((o) => o.greetingStopped !== undefined);
+  const greetingStopped = quietOverGreeting.filter((o) => o.greetingStopped);
+
   // Heard twice within one reply (turns-repeats.ts), over every call that was judged.
   const repeated = outcomes.filter((o) => (o.repeats?.ms ?? 0) > 0);
 
@@ -66,6 +70,7 @@ export function summarize(outcomes: readonly Outcome[]) {
     barge_in_ms_p50: p(clearMs, 50),
     false_barge_in_rate: rate(falseBarge.length, overAgent.length),
     missed_barge_in_rate: rate(missed.length, interrupts.length),
+    greeting_stopped_rate: rate(greetingStopped.length, quietOverGreeting.length),
     repeated_words: outcomes.reduce((n, o) => n + (o.repeats?.words ?? 0), 0),
     repeated_audio_ms: outcomes.reduce((n, o) => n + (o.repeats?.ms ?? 0), 0),
   };
@@ -92,6 +97,7 @@ export function summarize(outcomes: readonly Outcome[]) {
     repeats: repeated.map((o) => ({ id: o.id, words: o.repeats!.words, ms: o.repeats!.ms })),
     // Calls whose recording the repeats judge matched to what their speech sessions delivered.
     repeats_judged_calls: outcomes.filter((o) => (o.repeats?.found ?? 0) > 0).length,
+    greeting_stopped: greetingStopped.map((o) => o.id),
     invalid: outcomes
       .filter((o) => !o.valid)
       .map((o) => ({ id: o.id, why: o.invalidWhy, ...(o.error ? { error: o.error } : {}) })),
