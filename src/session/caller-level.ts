@@ -75,6 +75,11 @@ const CALLER_OVER_ROOM_DB = 6;
 const MASK_FREE_DB = 26;
 const MASK_MS_PER_DB = 10;
 const MASK_MAX_MS = 130;
+/**
+ * The caller's level at its highest in their speech fades by this much per frame (2.5 dB/s): their
+ * level follows a voice that softens as they go on, not a sound swelling under it in a second.
+ */
+const SPEECH_TOP_FADE_DB_PER_FRAME = 0.05;
 /** The floor's window, frames (3 s of 20 ms frames): longer than a caller talks without a breath's pause. */
 const FLOOR_FRAMES = 150;
 
@@ -90,6 +95,8 @@ export class CallerLevel {
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
   /** Frames the caller's level has learned from since it was last learned anew. */
   #callerFrames = 0;
+  /** The caller's level at its highest in their current speech (speechStarted()), fading. */
+  #speechTopDb = Number.NEGATIVE_INFINITY;
   /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
   #roomFrames = 0;
   /** The share of the room's frames the detector called speech (a running mean). */
@@ -164,6 +171,7 @@ export class CallerLevel {
     this.#roomLoud.atLeast(this.#caller.value);
     this.#caller.reset();
     this.#callerFrames = 0;
+    this.#speechTopDb = Number.NEGATIVE_INFINITY;
     this.#roomTookFor = true;
     // The room is known now: from all the frames its voice was taken for the caller's.
     this.#roomFrames = ROOM_KNOWN_FRAMES;
@@ -171,9 +179,16 @@ export class CallerLevel {
 
   /** A frame's level while the caller spoke: their level learns from what stands above the room. */
   caller(db: number): void {
+    if (this.#caller.known) this.#speechTopDb -= SPEECH_TOP_FADE_DB_PER_FRAME;
     if (this.#caller.known && db < this.#learnFloorDb()) return;
     this.#caller.push(db);
     this.#callerFrames++;
+    if (this.#caller.value > this.#speechTopDb) this.#speechTopDb = this.#caller.value;
+  }
+
+  /** The caller's speech began: their level may fall in it only so far (#learnFloorDb). */
+  speechStarted(): void {
+    this.#speechTopDb = this.#caller.value;
   }
 
   /** Frames the caller's level has learned from since it was last learned anew. */
@@ -257,6 +272,9 @@ export class CallerLevel {
   }
 
   #learnFloorDb(): number {
-    return Math.max(this.#roomPeaks.value + 1, this.#caller.value - LEARN_BELOW_DB, this.#steadyDb());
+    // Below their level as it stood at its highest in this speech, not as it is: a lorry swelling
+    // after a short "mm hmm", each frame within reach of a level that followed it down, took it
+    // down 9 dB in 700 ms, and the rumble went on as their voice (street at 10 dB).
+    return Math.max(this.#roomPeaks.value + 1, this.#speechTopDb - LEARN_BELOW_DB, this.#steadyDb());
   }
 }

@@ -403,6 +403,7 @@ export class CallerVoice {
     this.#run = 0;
     this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
     if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
+    this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.
     for (let i = this.#roomNext; i < this.#written; i++)
       if (this.#endMs[i % RING]! > atMs) this.#mine[i % RING] = 1;

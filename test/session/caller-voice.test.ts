@@ -337,6 +337,21 @@ describe("level tracking", () => {
     expect(l.continueDb()).toBeGreaterThan(l.roomPeakDb);
   });
 
+  it("a caller's level does not follow a sound swelling under it down within one speech", () => {
+    const l = new CallerLevel();
+    for (let i = 0; i < 200; i++) l.room(-45 + (i % 3), false); // a quiet line
+    l.speechStarted();
+    for (let i = 0; i < 30; i++) l.caller(-16 + (i % 3) - 1); // "mm hmm" at about -16 dB
+    // Then, in the same speech, a lorry's rumble swelling from 2 to 12 dB under it.
+    for (let i = 0; i < 40; i++) l.caller(-18 - i * 0.25);
+    // No more than LEARN_BELOW_DB under its top, which fades slowly (it went to -27 dB).
+    expect(l.callerDb).toBeGreaterThan(-24);
+    // In their next speech they are heard at a lower level if that is where they now are.
+    l.speechStarted();
+    for (let i = 0; i < 60; i++) l.caller(-22 + (i % 3) - 1);
+    expect(l.callerDb).toBeLessThan(-20);
+  });
+
   it("a resumption stands above a talking room's peaks, above music's usual loudness only", () => {
     // The same levels: a room at -40 dB whose louder moments (1 frame in 10) reach -32..-29 dB,
     // and twice -24 dB. A talker's room is speech to the detector throughout; music only at those
