@@ -1,6 +1,6 @@
-// Hotword biasing: the hotwords become a small bigram language model (ARPA text) that PocketSphinx
-// interpolates with its general English model, so hotword words and their word sequences gain
-// probability while every other word stays recognizable.
+// Hotword biasing: the hotwords as dictionary words, and how many words of a candidate transcript
+// they cover. The engine rescores the lattice's best alternatives with a bonus per hotword word
+// (sphinx-engine.ts), so every other word stays recognizable.
 
 /** Lower-cased dictionary words of a hotword entry; punctuation other than apostrophes dropped. */
 export function hotwordTokens(hotword: string): string[] {
