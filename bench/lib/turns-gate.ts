@@ -159,8 +159,9 @@ async function gateOnsets(c: TurnCase): Promise<{
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
     await vad.push(frame);
-    barge?.frame(nowMs, gate.goingOn());
-    greeting?.frame(nowMs, gate.goingOn());
+    const goingOn = gate.goingOn();
+    barge?.frame(nowMs, goingOn);
+    greeting?.frame(nowMs, goingOn);
     if (ms >= levelsFrom && ms <= levelsTo) {
       const l = gate.level;
       console.log(
