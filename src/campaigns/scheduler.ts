@@ -100,6 +100,8 @@ export class CampaignScheduler {
   #nextRefresh = 0;
   #nextSweep = 0;
   #nextRenew = 0;
+  /** Since when this bridge's ticks have reached the store without a failure (clock time). */
+  #inTouchSince: number | undefined;
   /** Ticks run (tests wait on it). */
   ticks = 0;
 
@@ -236,9 +238,11 @@ export class CampaignScheduler {
         await this.#flush();
         return;
       }
+      this.#inTouchSince ??= this.#d.clock.now();
       await this.#lookRound();
       await this.#work();
     } catch (err) {
+      this.#inTouchSince = undefined;
       this.#d.log.warn({ err }, "campaigns: a tick failed (the store unreachable?); trying again");
       this.#nextRefresh = this.#d.clock.now() + this.#poll;
       for (const w of this.#working.values()) w.nextAt = Math.max(w.nextAt, this.#nextRefresh);
@@ -290,8 +294,11 @@ export class CampaignScheduler {
     const t = clock.now();
     const now = this.#d.now();
     if (t >= this.#nextSweep) {
-      this.#nextSweep = t + leaseMs / 2;
-      const lost = await store.reclaim(now);
+      // After an outage every bridge's leases ran out together: others' rows are judged only once
+      // this bridge has been in touch for a whole lease, time enough for the live ones to renew.
+      const judgeFrom = (this.#inTouchSince ?? t) + leaseMs;
+      this.#nextSweep = t < judgeFrom ? judgeFrom : t + leaseMs / 2;
+      const lost = t < judgeFrom ? 0 : await store.reclaim(now);
       if (lost) {
         this.#d.observer?.lost(lost);
         this.#d.log.warn(

@@ -326,4 +326,44 @@ describe("the campaign scheduler", () => {
     expect(row).toMatchObject({ status: "dialing", attempts: 2, callIds: ["out-dead-1", "out-alive-1"] });
     await alive.scheduler.stop();
   });
+
+  it("files no row of a live bridge as lost after an outage of the store that both bridges saw", async () => {
+    const store = await openStore();
+    await campaign(store, 1, { pacePerMinute: 6000 });
+    // The store unreachable for both bridges: every call to it fails while `down`.
+    let down = false;
+    const reachable = new Proxy(store, {
+      get(target, key) {
+        const v = Reflect.get(target, key, target) as unknown;
+        if (typeof v !== "function") return v;
+        return (...args: unknown[]) =>
+          down
+            ? Promise.reject(new Error("store unreachable"))
+            : (v as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+    const a = harness(reachable, { instance: "a", leaseMs: 5000 });
+    const b = harness(reachable, { instance: "b", leaseMs: 5000 });
+    await a.scheduler.start();
+    await b.scheduler.start();
+    const both = async (ms: number) => {
+      for (let t = 0; t < ms; t += 100) {
+        clock.advance(100);
+        await a.scheduler.settled();
+        await b.scheduler.settled();
+      }
+    };
+    await both(300);
+    expect([a.dialled.length, b.dialled.length]).toEqual([1, 0]);
+    down = true;
+    await both(12_000);
+    down = false;
+    // B's ticks may come first once the store is back; A's call is still going.
+    await both(12_000);
+    expect([a.dialled.length, b.dialled.length]).toEqual([1, 0]);
+    const [row] = await store.results((await store.running())[0]!.id);
+    expect(row).toMatchObject({ status: "dialing", attempts: 1 });
+    await a.scheduler.stop();
+    await b.scheduler.stop();
+  });
 });

@@ -2,8 +2,10 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Postgres } from "../../../bench/lib/postgres-server.ts";
 import { silentLogger } from "../../../src/core/log.ts";
+import type { CallEvent } from "../../../src/records/call-record.ts";
 import { MIGRATIONS_TABLE, migrationsOf } from "../../../src/records/store/migrations.ts";
 import { PostgresCallStore } from "../../../src/records/store/postgres/store.ts";
+import { until } from "../../helpers/until.ts";
 import { EARLIER_AT, EARLIER_CALLS, expectEarlierCallsRead, storeContract } from "./store-contract.ts";
 
 let server: Postgres;
@@ -79,4 +81,49 @@ describe("PostgreSQL call store", () => {
       await store.close();
     }
   });
+
+  it("does not end another bridge's live call because the database was down for them both", async () => {
+    // Both bridges' beats are old once the database is back; the live bridge beats again within a
+    // beat, and the other one must not have judged it before then.
+    const url = await server.database("outage");
+    const opts = { url, log: silentLogger, lostAfterMs: 600 };
+    const a = await PostgresCallStore.open({ ...opts, instance: "a", heartbeatMs: 100 });
+    const b = await PostgresCallStore.open({ ...opts, instance: "b", heartbeatMs: 20 });
+    try {
+      const start: CallEvent = {
+        type: "call-start",
+        at: new Date().toISOString(),
+        callId: "CA-on",
+        transport: "sip",
+      };
+      a.append("CA-on", start);
+      await a.flush();
+      const down = Date.now();
+      await server.stop();
+      await until(() => Date.now() - down > 2 * opts.lostAfterMs, "an outage longer than lostAfterMs");
+      await server.start();
+      const back = await until(
+        () =>
+          b.list({ limit: 1 }).then(
+            () => Date.now(),
+            () => undefined,
+          ),
+        "B to reach the database again",
+      );
+      // Long enough for B to judge A (its own touch regained, then a whole lostAfterMs of beats).
+      await until(() => Date.now() - back > 3 * opts.lostAfterMs, "B's beats past lostAfterMs");
+      expect((await b.list({ limit: 10 })).calls.map((c) => [c.callId, c.endReason])).toEqual([
+        ["CA-on", undefined],
+      ]);
+      // A bridge that really went silent is still judged.
+      await a.close();
+      const record = await until(async () => {
+        const r = await b.get("CA-on");
+        return r?.endReason ? r : undefined;
+      }, "A's call ended by B once A is silent");
+      expect(record.endReason).toBe("instance lost");
+    } finally {
+      await b.close();
+    }
+  }, 30_000);
 });

@@ -2,6 +2,9 @@
 // saying so (killed, its machine gone) has its live calls ended with reason `instance lost` by
 // the next bridge that notices, so no call stays live forever. At start, a bridge also ends the
 // calls its own previous run left live. Two bridges noticing at once write one end (write-batch.ts).
+// A bridge judges the others only once it has itself been in touch with the database for a whole
+// `lostAfterMs`: after an outage every bridge's last beat is old, and the first bridge back must not
+// end the live calls of the others before they have had the time to beat again.
 import type pg from "pg";
 import type { Logger } from "../../../core/log.ts";
 import { lostEnd } from "../event-rows.ts";
@@ -22,6 +25,8 @@ export class InstanceWatch {
   #timer: NodeJS.Timeout | undefined;
   #first = true;
   #stopped = false;
+  /** Since when this bridge's beats have reached the database without a break (undefined: not now). */
+  #inTouchSince: number | undefined;
   /** Calls already ended by this bridge (the end may still be queued). */
   readonly #ended = new Set<string>();
 
@@ -47,12 +52,15 @@ export class InstanceWatch {
         "INSERT INTO instances (instance, seen_at) VALUES ($1, now()) ON CONFLICT (instance) DO UPDATE SET seen_at = now()",
         [this.#o.instance],
       );
+      this.#inTouchSince ??= Date.now();
+      const judgeOthers = Date.now() - this.#inTouchSince >= this.#o.lostAfterMs;
       const lost = await this.#pool.query<{ call_id: string; started_at: string; instance: string }>(
         `SELECT c.call_id, c.started_at, c.instance FROM calls c LEFT JOIN instances i ON i.instance = c.instance
          WHERE c.ended_at IS NULL AND (
            (c.instance = $1 AND $2::boolean)
-           OR (c.instance <> $1 AND (i.seen_at IS NULL OR i.seen_at < now() - make_interval(secs => $3::double precision / 1000))))`,
-        [this.#o.instance, this.#first, this.#o.lostAfterMs],
+           OR (c.instance <> $1 AND $4::boolean
+               AND (i.seen_at IS NULL OR i.seen_at < now() - make_interval(secs => $3::double precision / 1000))))`,
+        [this.#o.instance, this.#first, this.#o.lostAfterMs, judgeOthers],
       );
       this.#first = false;
       const fresh = lost.rows.filter((r) => !this.#ended.has(r.call_id));
@@ -67,6 +75,7 @@ export class InstanceWatch {
       }
     } catch {
       // The database is down: the store says so; the next beat tries again.
+      this.#inTouchSince = undefined;
     }
     if (!this.#stopped) this.#timer = setTimeout(() => void this.#beat(), this.#o.heartbeatMs);
   }
