@@ -6,15 +6,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const APOLOGY = DEFAULT_SESSION_CONFIG.apologyText;
 
 let bridge: Bridge;
@@ -22,18 +25,8 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-asr-refused-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-      SVC_LOCAL_FAULTS: "asr503=1",
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    },
-  });
-  bridge = await startBridge(config, silentLogger, { callControl: { async updateTwiml() {} } });
+  const config = twilioTestConfig(join(dir, "bridge"), { SVC_LOCAL_FAULTS: "asr503=1" });
+  bridge = await startTwilioTestBridge(config, {}, silentLogger);
 }, 60_000);
 afterAll(async () => {
   await bridge?.close(0);

@@ -6,16 +6,19 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { speak } from "../helpers/speech.ts";
 import { splitStereo } from "../helpers/stereo.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
 let dir: string;
 let bridge: Bridge;
@@ -23,20 +26,12 @@ const hangups: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-rec-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, "data"),
-      SVC_HOTWORDS: "goodbye,bye,thanks,that's all",
-      AGENT_RECORDING_DIR: join(dir, "recordings"),
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: "test-auth-token-0123456789",
-    },
+  const config = twilioTestConfig(join(dir, "data"), {
+    SVC_HOTWORDS: "goodbye,bye,thanks,that's all",
+    AGENT_RECORDING_DIR: join(dir, "recordings"),
   });
   expect(config.agent.recordingDir).toBe(join(dir, "recordings"));
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
+  bridge = await startTwilioTestBridge(config, {
     callControl: {
       async updateTwiml(callSid) {
         hangups.push(callSid);
@@ -73,7 +68,7 @@ describe("a recorded call through the bridge", () => {
     const r = await simulateCall({
       url: bridge.url,
       bridgeToken: bridge.token,
-      authToken: "test-auth-token-0123456789",
+      authToken: AUTH_TOKEN,
       says: [{ samples: speak("That's all, goodbye.", { rate: 8000 }), rate: 8000 }],
       maxSeconds: 30,
     });

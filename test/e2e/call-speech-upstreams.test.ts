@@ -5,17 +5,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { parseWav } from "../../codecs/wav.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { type FakeSpeechUpstream, startFakeSpeechUpstream } from "../fake-speech-upstream/index.ts";
 import { speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 let up: FakeSpeechUpstream;
 let bridge: Bridge;
 let dir = "";
@@ -24,27 +26,17 @@ beforeAll(async () => {
   up = await startFakeSpeechUpstream();
   up.apiKey = "speech-key";
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-upstream-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      SVC_HOTWORDS: "Acme,Harbour",
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      SVC_ASR_UPSTREAM: up.url,
-      SVC_ASR_UPSTREAM_MODEL: "Systran/faster-whisper-small",
-      SVC_ASR_UPSTREAM_API_KEY: "speech-key",
-      SVC_TTS_UPSTREAM: `${up.url}/v1`,
-      SVC_TTS_UPSTREAM_MODEL: "kokoro",
-      SVC_TTS_UPSTREAM_API_KEY: "speech-key",
-      SVC_TTS_UPSTREAM_VOICES: "en_female_aria=af_heart,*=am_adam",
-    },
+  const config = twilioTestConfig(dir, {
+    SVC_HOTWORDS: "Acme,Harbour",
+    SVC_ASR_UPSTREAM: up.url,
+    SVC_ASR_UPSTREAM_MODEL: "Systran/faster-whisper-small",
+    SVC_ASR_UPSTREAM_API_KEY: "speech-key",
+    SVC_TTS_UPSTREAM: `${up.url}/v1`,
+    SVC_TTS_UPSTREAM_MODEL: "kokoro",
+    SVC_TTS_UPSTREAM_API_KEY: "speech-key",
+    SVC_TTS_UPSTREAM_VOICES: "en_female_aria=af_heart,*=am_adam",
   });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    callControl: { async updateTwiml() {} },
-  });
+  bridge = await startTwilioTestBridge(config);
 }, 60_000);
 afterAll(async () => {
   await bridge?.close(0);

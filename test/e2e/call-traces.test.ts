@@ -9,18 +9,20 @@ import type { ClientRequest, IncomingMessage, Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { ATTR, SPAN } from "../../app/tracing/attributes.ts";
-import { loadConfig } from "../../src/config/config.ts";
 import type { CallEvent, CallRecord } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
 const HOTWORDS = "open,opening,hours,where,located,address,order,status,person,goodbye,bye,thanks,that's all";
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 
 /** A request the bridge sent to the service: its path and traceparent, seen leaving or arriving. */
@@ -57,23 +59,13 @@ const onServer = (m: unknown) => {
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-traces-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      SVC_HOTWORDS: HOTWORDS,
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=test%20key",
-      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=e2e",
-    },
+  const config = twilioTestConfig(dir, {
+    SVC_HOTWORDS: HOTWORDS,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=test%20key",
+    OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=e2e",
   });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    callControl: { async updateTwiml() {} },
-  });
+  bridge = await startTwilioTestBridge(config);
   servicePort = new URL(bridge.localService!.url).port;
   diagnostics.subscribe("http.client.request.start", onClient);
   diagnostics.subscribe("http.server.request.start", onServer);

@@ -4,17 +4,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { buildScene, speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
 const HOTWORDS = "open,opening,hours,where,located,address,order,status,person,goodbye,bye,thanks,that's all";
-const AUTH_TOKEN = "test-auth-token-0123456789";
 
 interface Harness {
   bridge: Bridge;
@@ -27,20 +29,12 @@ async function startHarness(env: Record<string, string> = {}): Promise<Harness> 
   const dir = mkdtempSync(join(tmpdir(), "vb-e2e-call-"));
   const twiml: Harness["twiml"] = [];
   const faults = { asr: 0, ttsOpen: 0, ttsDrop: 0 };
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      SVC_HOTWORDS: HOTWORDS,
-      AGENT_TRANSFER_TARGET: "+15550100",
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      ...env,
-    },
+  const config = twilioTestConfig(dir, {
+    SVC_HOTWORDS: HOTWORDS,
+    AGENT_TRANSFER_TARGET: "+15550100",
+    ...env,
   });
-  const bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
+  const bridge = await startTwilioTestBridge(config, {
     callControl: {
       async updateTwiml(callSid, xml) {
         twiml.push({ callSid, twiml: xml });

@@ -6,16 +6,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { type FakeSpeechUpstream, startFakeSpeechUpstream } from "../fake-speech-upstream/index.ts";
 import { speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const GREETING = "Thanks for calling Acme Bikes. How can I help you?";
 const RATE = 8000;
 let up: FakeSpeechUpstream;
@@ -25,21 +27,8 @@ let dir = "";
 beforeAll(async () => {
   up = await startFakeSpeechUpstream();
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-interruption-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      SVC_ASR_UPSTREAM: up.url,
-      SVC_ASR_UPSTREAM_MODEL: "whisper-1",
-    },
-  });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    callControl: { async updateTwiml() {} },
-  });
+  const config = twilioTestConfig(dir, { SVC_ASR_UPSTREAM: up.url, SVC_ASR_UPSTREAM_MODEL: "whisper-1" });
+  bridge = await startTwilioTestBridge(config);
 }, 60_000);
 afterAll(async () => {
   await bridge?.close(0);

@@ -6,16 +6,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { mixPcm, silence, speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
 const RATE = 8000;
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const ROOM_TEXT =
   "The council met on Thursday to discuss the new parking rules for the town centre. Several shop " +
   "owners said the changes would keep customers away, while residents asked for more space for " +
@@ -53,19 +55,8 @@ let bridge: Bridge;
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-room-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    },
-  });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    callControl: { async updateTwiml() {} },
-  });
+  const config = twilioTestConfig(dir);
+  bridge = await startTwilioTestBridge(config);
 }, 60_000);
 afterAll(async () => {
   await bridge.close(0);

@@ -7,14 +7,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const SPARE_KEY = "spare-line-key";
 const HOTWORDS = "open,opening,hours,where,located,address,goodbye,bye,that's all";
 const SPARE_AGENT = `
@@ -73,20 +76,12 @@ async function spareService(name: string, agentYaml?: string): Promise<LocalServ
 async function failingBridge(name: string, faults: string, agentLines: string[]): Promise<Bridge> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, ["agent:", ...agentLines.map((l) => `  ${l}`)].join("\n"));
-  const config = loadConfig({
+  const config = twilioTestConfig(
+    join(dir, name),
+    { SVC_HOTWORDS: HOTWORDS, SVC_LOCAL_FAULTS: faults },
     file,
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, name),
-      SVC_HOTWORDS: HOTWORDS,
-      SVC_LOCAL_FAULTS: faults,
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    },
-  });
-  const bridge = await startBridge(config, log, { callControl: { async updateTwiml() {} } });
+  );
+  const bridge = await startTwilioTestBridge(config, {}, log);
   started.push({ close: () => bridge.close(0) });
   return bridge;
 }

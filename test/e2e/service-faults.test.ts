@@ -4,32 +4,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { runCallCommand } from "../../tools/twilio-sim/command.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 let bridge: Bridge;
 let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-faults-"));
-  const config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: dir,
-      SVC_LOCAL_FAULTS: "asr503=0.2,chatStall=0.1,seed=3",
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    },
-  });
-  bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-    callControl: { async updateTwiml() {} },
-  });
+  const config = twilioTestConfig(dir, { SVC_LOCAL_FAULTS: "asr503=0.2,chatStall=0.1,seed=3" });
+  bridge = await startTwilioTestBridge(config);
 }, 60_000);
 afterAll(async () => {
   await bridge.close(0);

@@ -7,16 +7,18 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
-import { loadConfig } from "../../src/config/config.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { startServiceProcess } from "../helpers/service-process.ts";
 import { buildScene } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 const HOTWORDS = "open,opening,hours,where,located,address,order,status,person,goodbye,bye,thanks";
 const dir = mkdtempSync(join(tmpdir(), "vb-starved-"));
 let service: ChildProcess | undefined;
@@ -60,22 +62,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("a call while the service is stopped", () => {
   it("keeps the bridge's backlog toward it bounded, and is answered again once it runs", async () => {
     const svc = await startService();
-    const config = loadConfig({
-      env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        SIP_PORT: "off",
-        SVC_BASE_URL: svc.url,
-        SVC_API_KEY: svc.key,
-        SVC_HOTWORDS: HOTWORDS,
-        SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-        TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-      },
+    const config = twilioTestConfig(join(dir, "bridge"), {
+      SVC_BASE_URL: svc.url,
+      SVC_API_KEY: svc.key,
+      SVC_HOTWORDS: HOTWORDS,
     });
-    bridge = await startBridge(config, pino({ level: process.env.E2E_LOG ?? "silent" }), {
-      callControl: { async updateTwiml() {} },
-    });
+    bridge = await startTwilioTestBridge(config);
     const b = bridge;
     // Greeting; a question answered normally; from 12 s the service is stopped for 8 s while the
     // caller says six more things; at 24 s, with the service back, one more question.

@@ -9,15 +9,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Bridge, startBridge } from "../../app/bridge/start.ts";
+import type { Bridge } from "../../app/bridge/start.ts";
 import { SvcClient } from "../../src/api/client.ts";
-import { type Config, loadConfig } from "../../src/config/config.ts";
+import type { Config } from "../../src/config/config.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { type LocalService, startLocalService } from "../../src/service/index.ts";
 import { type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { speak } from "../helpers/speech.ts";
+import {
+  TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
+  startTwilioTestBridge,
+  twilioTestConfig,
+} from "../helpers/twilio-bridge.ts";
 
-const AUTH_TOKEN = "test-auth-token-0123456789";
 /** Draws of seed 162 at 0.5, one per E5 session in the order they connect: 1 = cut. */
 const FAULTS = "ttsCut=0.5,seed=162"; // 100100101010100100010100…
 const REOPENED = "TTS session cut mid-reply: reopening it for the rest";
@@ -32,22 +36,14 @@ const lines: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-tts-cut-"));
-  config = loadConfig({
-    env: {
-      HOST: "127.0.0.1",
-      PORT: "0",
-      SIP_PORT: "off",
-      SVC_LOCAL_DATA_DIR: join(dir, "bridge"),
-      SVC_LOCAL_FAULTS: FAULTS,
-      TWILIO_ACCOUNT_SID: `AC${"0".repeat(32)}`,
-      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-    },
-  });
+  config = twilioTestConfig(join(dir, "bridge"), { SVC_LOCAL_FAULTS: FAULTS });
   // The bridge's log lines, kept to count the reopened sessions (E2E_LOG prints them as well).
   const log = pino({ level: "info" }, { write: (line: string) => void lines.push(line) });
-  bridge = await startBridge(config, process.env.E2E_LOG ? pino({ level: process.env.E2E_LOG }) : log, {
-    callControl: { async updateTwiml() {} },
-  });
+  bridge = await startTwilioTestBridge(
+    config,
+    {},
+    process.env.E2E_LOG ? pino({ level: process.env.E2E_LOG }) : log,
+  );
   reference = await startLocalService({ dataDir: join(dir, "reference"), apiKeys: ["ref-key"] });
 }, 60_000);
 afterAll(async () => {
