@@ -83,6 +83,26 @@ function loudFrame(pcm: Int16Array, rate: number, thresholdDbfs: number): (start
   };
 }
 
+/**
+ * How long the PCM is louder than `thresholdDbfs`, ms: samples whose 5 ms RMS around them is over
+ * it. A sliding window, so the figure does not depend on where the audio starts; the pauses
+ * between words and sentences do not count, only the sounding speech.
+ */
+export function loudMs(pcm: Int16Array, rate: number, thresholdDbfs = -40): number {
+  const half = Math.max(1, Math.round(rate / 400));
+  const limit = (32768 * 10 ** (thresholdDbfs / 20)) ** 2;
+  let sum = 0;
+  let loud = 0;
+  for (let i = -half; i < pcm.length + half; i++) {
+    const enter = i + half;
+    const leave = i - half - 1;
+    if (enter < pcm.length) sum += pcm[enter]! * pcm[enter]!;
+    if (leave >= 0) sum -= pcm[leave]! * pcm[leave]!;
+    if (i >= 0 && i < pcm.length && sum / (2 * half + 1) > limit) loud++;
+  }
+  return (loud / rate) * 1000;
+}
+
 /** Where trimSilence() starts the audio: the first sample of its first loud 5 ms frame, or -1. */
 export function firstLoudSample(pcm: Int16Array, rate: number, thresholdDbfs = -50): number {
   const frame = Math.max(1, Math.round(rate / 200));
