@@ -97,15 +97,15 @@ describe("a call whose TTS sessions are cut mid-reply", () => {
     );
     // The caller took three turns, each answered: the greeting and three replies, none interrupted.
     expect(r.turns).toHaveLength(3);
-    expect(turns.map((t) => t.role)).toEqual([
-      "assistant",
-      "user",
-      "assistant",
-      "user",
-      "assistant",
-      "user",
-      "assistant",
-    ]);
+    // On an overloaded machine recognition may miss its deadline: the apology then stands in for a
+    // reply and the turn is not filed (right for the bridge, not what this test is about).
+    const story = turns.map(
+      (t) => `${t.role}: ${t.text}${t.role === "assistant" && t.error ? ` (${t.error})` : ""}`,
+    );
+    expect(
+      turns.map((t) => t.role),
+      story.join(" | "),
+    ).toEqual(["assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
     const cuts = bridge.localService!.faults().ttsCut;
     const reopens = lines.filter((l) => l.includes(REOPENED)).length;
     expect(cuts).toBeGreaterThanOrEqual(2); // the service did cut sessions that were speaking…
