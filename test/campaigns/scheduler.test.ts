@@ -77,10 +77,16 @@ function harness(
   return { scheduler, dialled };
 }
 
-async function run(scheduler: CampaignScheduler, ms: number, step = 100): Promise<void> {
+/** Advances the clock `ms` in steps, each scheduler (bridge) settling its tick in turn. */
+async function run(
+  scheduler: CampaignScheduler | CampaignScheduler[],
+  ms: number,
+  step = 100,
+): Promise<void> {
+  const all = Array.isArray(scheduler) ? scheduler : [scheduler];
   for (let t = 0; t < ms; t += step) {
     clock.advance(step);
-    await scheduler.settled();
+    for (const s of all) await s.settled();
   }
 }
 
@@ -268,13 +274,7 @@ describe("the campaign scheduler", () => {
     const b = harness(store, { instance: "b" });
     await a.scheduler.start();
     await b.scheduler.start();
-    const both = async (ms: number) => {
-      for (let t = 0; t < ms; t += 100) {
-        clock.advance(100);
-        await a.scheduler.settled();
-        await b.scheduler.settled();
-      }
-    };
+    const both = (ms: number) => run([a.scheduler, b.scheduler], ms);
     // A asked first and found no other bridge working the campaign: it took the whole cap; B, asking
     // after, found no room.
     await both(3000);
@@ -346,13 +346,7 @@ describe("the campaign scheduler", () => {
     const b = harness(reachable, { instance: "b", leaseMs: 5000 });
     await a.scheduler.start();
     await b.scheduler.start();
-    const both = async (ms: number) => {
-      for (let t = 0; t < ms; t += 100) {
-        clock.advance(100);
-        await a.scheduler.settled();
-        await b.scheduler.settled();
-      }
-    };
+    const both = (ms: number) => run([a.scheduler, b.scheduler], ms);
     await both(300);
     expect([a.dialled.length, b.dialled.length]).toEqual([1, 0]);
     down = true;
