@@ -1,8 +1,8 @@
 // A call through the real bridge whose embedded local service closes half of its E5 sessions
 // (1011) right after their first audio (SVC_LOCAL_FAULTS ttsCut), driven by the Twilio simulator
 // over real sockets. What the caller hears must not show it: every reply whole, as much sound in it
-// as in the same words synthesized by a service that cuts nothing (no piece heard twice, none lost), and no
-// reply given up for the apology. The seed is one whose draws never cut two sessions in a row: the
+// as in the same words synthesized by a service that cuts nothing (no piece heard twice, none
+// lost), and no reply given up for the apology. The seed is one whose draws never cut two sessions in a row: the
 // session that replaces a cut one is whole, so every cut is taken up at the first reopen.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +26,8 @@ import {
 /** Draws of seed 162 at 0.5, one per E5 session in the order they connect: 1 = cut. */
 const FAULTS = "ttsCut=0.5,seed=162"; // 100100101010100100010100…
 const REOPENED = "TTS session cut mid-reply: reopening it for the rest";
+/** Twilio's audio: 8 kHz, samples per ms. */
+const PER_MS = 8;
 /** How far the sound heard of a reply may be from the uncut one's (the engine's own variation), ms. */
 const SOUND_SLACK_MS = 25;
 
@@ -75,14 +77,14 @@ function heardPerReply(r: SimResult): Int16Array[] {
   const bounds = [0, ...r.turns.flatMap((t) => [t.startMs, t.endMs]), Number.POSITIVE_INFINITY];
   const replies: Int16Array[] = [];
   for (let i = 0; i < bounds.length; i += 2) {
-    const [from, to] = [bounds[i]!, Math.min(bounds[i + 1]!, r.agentAudio.length / 8)];
-    replies.push(r.agentAudio.subarray(from * 8, to * 8));
+    const [from, to] = [bounds[i]!, Math.min(bounds[i + 1]!, r.agentAudio.length / PER_MS)];
+    replies.push(r.agentAudio.subarray(from * PER_MS, to * PER_MS));
   }
   return replies;
 }
 
 describe("a call whose TTS sessions are cut mid-reply", () => {
-  it("hears every reply whole, once: as long as the uncut reply, nothing given up", async () => {
+  it("hears every reply whole, once: as much sound as the uncut reply, nothing given up", async () => {
     const say = (text: string) => ({ samples: speak(text, { rate: 8000 }), rate: 8000, label: text });
     const r = await simulateCall({
       url: bridge.url,
@@ -119,8 +121,8 @@ describe("a call whose TTS sessions are cut mid-reply", () => {
       // (espeak carries state from one sentence to the next: up to 50 ms in the pauses, a few ms of
       // sound), and a sentence taken up after a cut is said again. A piece heard twice or lost is
       // the cut session's first audio, ~58 ms of sound.
-      const want = loudMs(await uncut(reply.generated), 8000);
-      const got = loudMs(heard[i]!, 8000);
+      const want = loudMs(await uncut(reply.generated), PER_MS * 1000);
+      const got = loudMs(heard[i]!, PER_MS * 1000);
       expect(
         Math.abs(got - want),
         `reply ${i}: "${reply.generated}": ${got} ms of sound, ${want} uncut`,
