@@ -1,6 +1,8 @@
-// Non-INVITE client transactions (RFC 3261 §17.1.2) for the requests we send in a dialog (BYE,
-// REFER): Timer E retransmits on UDP from T1 doubling to T2 (T2 once a provisional came), Timer F
-// gives up after 64·T1 with a local 408, Timer K absorbs response retransmissions.
+// Non-INVITE client transactions (RFC 3261 §17.1.2) for the requests we send outside an INVITE
+// (REGISTER, BYE, REFER): Timer E retransmits on UDP from T1 doubling to T2 (T2 once a provisional
+// came), Timer F gives up after 64·T1 with a local 408, a failed connection (refused, reset) ends
+// the transaction at once with a local 503 (RFC 3261 §8.1.3.1), Timer K absorbs response
+// retransmissions.
 import type { Clock, TimerHandle } from "../../src/core/clock.ts";
 import type { SipFlow } from "./flow.ts";
 import { header, headerValues, parseCSeq, parseVia, type SipRequest, type SipResponse } from "./message.ts";
@@ -15,6 +17,8 @@ interface Pending {
   provisional: boolean;
   retransmit?: TimerHandle;
   timeout?: TimerHandle;
+  /** Stops hearing the connection's failure. */
+  unlisten?: () => void;
 }
 
 export class ClientTransactions {
@@ -51,8 +55,14 @@ export class ClientTransactions {
       if (!flow.reliable) again(this.#timers.t1);
       p.timeout = this.#clock.setTimeout(() => {
         this.#finish(key, p);
-        resolve(timeoutResponse(req));
+        resolve(localTimeout(req));
       }, 64 * this.#timers.t1);
+      // Without this a REGISTER on a refused connection would wait the whole 32 s of Timer F.
+      p.unlisten = flow.onError?.((why) => {
+        if (p.final) return;
+        this.#finish(key, p);
+        resolve(transportError(req, why));
+      });
     });
   }
 
@@ -75,6 +85,7 @@ export class ClientTransactions {
 
   #finish(key: string, p: Pending): void {
     p.final = true;
+    p.unlisten?.();
     this.#clock.clearTimeout(p.retransmit);
     this.#clock.clearTimeout(p.timeout);
     // Timer K keeps the entry long enough to recognize retransmitted responses.
@@ -83,6 +94,7 @@ export class ClientTransactions {
 
   dispose(): void {
     for (const p of this.#live.values()) {
+      p.unlisten?.();
       this.#clock.clearTimeout(p.retransmit);
       this.#clock.clearTimeout(p.timeout);
       if (!p.final)
@@ -98,11 +110,23 @@ export class ClientTransactions {
   }
 }
 
-function timeoutResponse(req: SipRequest): SipResponse {
+/** What no answer within Timer F (B for an INVITE) is to the transaction user. */
+export function localTimeout(req: SipRequest): SipResponse {
   return {
     kind: "response",
     status: 408,
     reason: "Request Timeout (no response)",
+    headers: req.headers,
+    body: Buffer.alloc(0),
+  };
+}
+
+/** What a transport error is to the transaction user (RFC 3261 §8.1.3.1). */
+export function transportError(req: SipRequest, why: string): SipResponse {
+  return {
+    kind: "response",
+    status: 503,
+    reason: `Service Unavailable (transport error: ${why})`,
     headers: req.headers,
     body: Buffer.alloc(0),
   };

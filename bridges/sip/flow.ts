@@ -22,9 +22,10 @@ export interface SipFlow {
   /**
    * Hears the connection fail (stream transports: refused, reset, a refused certificate), at once
    * when it already has: a request on it then gets no answer, and its transaction ends now
-   * (RFC 3261 §8.1.3.1: a transport error is a 503) instead of at its timeout.
+   * (RFC 3261 §8.1.3.1: a transport error is a 503) instead of at its timeout. Returns what stops
+   * the listening, for a transaction that ended first (a connection outlives many).
    */
-  onError?(listener: (reason: string) => void): void;
+  onError?(listener: (reason: string) => void): () => void;
 }
 
 /** What a transport hands to the stack. */

@@ -171,8 +171,10 @@ export class Registration {
       return this.#fail(
         `${res.status} ${res.reason} with no digest challenge we can answer (MD5 or SHA-256, qop=auth or none)`,
       );
+    // The connection failed (refused, reset): a local 503 at once, or a 408 when it failed late.
     const broken = this.#flow?.error;
-    if (res.status === 408 && broken) return this.#fail(`no way to the registrar: ${broken}`);
+    if ((res.status === 408 || res.status === 503) && broken)
+      return this.#fail(`no way to the registrar: ${broken}`);
     this.#fail(
       wrong
         ? `the registrar refused the user name or password (${res.status} ${res.reason}): check the password in SIP_REGISTER / sip.registrations`

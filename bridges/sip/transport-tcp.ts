@@ -46,7 +46,7 @@ export class StreamConnections {
     socket.setTimeout(IDLE_MS, () => socket.destroy());
     const framer = new SipStreamFramer();
     let error: string | undefined;
-    const onError: ((reason: string) => void)[] = [];
+    const onError = new Set<(reason: string) => void>();
     const flow: SipFlow = {
       transport: this.#transport,
       remote,
@@ -61,8 +61,12 @@ export class StreamConnections {
         return error;
       },
       onError: (listener) => {
-        if (error !== undefined) listener(error);
-        else onError.push(listener);
+        if (error !== undefined) {
+          listener(error);
+          return () => {};
+        }
+        onError.add(listener);
+        return () => onError.delete(listener);
       },
       send: (bytes) => {
         // Writes before an outbound connection is up are buffered by the socket.
@@ -82,7 +86,9 @@ export class StreamConnections {
     socket.on("error", (err) => {
       error = err.message;
       socket.destroy();
-      for (const listener of onError.splice(0)) listener(err.message);
+      const listeners = [...onError];
+      onError.clear();
+      for (const listener of listeners) listener(err.message);
     });
     socket.on("close", () => this.sockets.delete(socket));
     return flow;

@@ -3,8 +3,10 @@
 // are scripts on top of this.
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { stopProcess, waitForLine } from "../../bench/lib/calls-procs.ts";
+import { until } from "./until.ts";
 
 /** Modules every test script loads: transactions, stateless replies, record-route, logging. */
 const BASE_MODULES = ["tm", "sl", "rr", "pv", "maxfwd", "textops", "siputils", "xlog"];
@@ -47,6 +49,9 @@ export class Kamailio {
     );
     closeSync(fd);
     await waitForLine(log, new RegExp(`udp: 127\\.0\\.0\\.1:${port}`), 30_000, child);
+    // Kamailio logs its sockets before it binds them: a client quick off the mark (a bridge
+    // registering over TCP) would be refused.
+    await until(() => accepts(port), `kamailio accepting TCP on ${port}`);
     return new Kamailio(log, child);
   }
 
@@ -60,4 +65,15 @@ export class Kamailio {
   stop(): Promise<number | null> {
     return stopProcess(this.#child, 5000);
   }
+}
+
+/** Whether a TCP connection to 127.0.0.1:`port` is accepted (then closed at once). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }

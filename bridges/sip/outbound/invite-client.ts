@@ -5,6 +5,7 @@
 // Timer D), and every 2xx passed up, retransmissions too, for 64·T1: the dialog acknowledges
 // those itself (a new branch, to the remote target).
 import type { Clock, TimerHandle } from "../../../src/core/clock.ts";
+import { localTimeout, transportError } from "../client-transaction.ts";
 import type { SipFlow } from "../flow.ts";
 import {
   header,
@@ -31,6 +32,8 @@ interface Live {
   retransmit?: TimerHandle;
   timeout?: TimerHandle;
   linger?: TimerHandle;
+  /** Stops hearing the connection's failure (once a final response came). */
+  unlisten?: () => void;
 }
 
 export class InviteClients {
@@ -62,7 +65,14 @@ export class InviteClients {
       }, interval);
     };
     if (!flow.reliable) again(this.#timers.t1);
-    flow.onError?.((why) => {
+    t.timeout = this.#clock.setTimeout(() => {
+      this.#clock.clearTimeout(t.retransmit);
+      t.unlisten?.();
+      this.#live.delete(branch);
+      onResponse(localTimeout(request), false);
+    }, 64 * this.#timers.t1);
+    // Subscribed last: a connection that has already failed calls back at once.
+    t.unlisten = flow.onError?.((why) => {
       if (this.#live.get(branch) !== t || t.final) return;
       this.#clock.clearTimeout(t.retransmit);
       this.#clock.clearTimeout(t.timeout);
@@ -70,11 +80,6 @@ export class InviteClients {
       t.final = 503;
       onResponse(transportError(request, why), false);
     });
-    t.timeout = this.#clock.setTimeout(() => {
-      this.#clock.clearTimeout(t.retransmit);
-      this.#live.delete(branch);
-      onResponse(localTimeout(request), false);
-    }, 64 * this.#timers.t1);
   }
 
   /** Offers a response; false when it belongs to no INVITE of ours. */
@@ -95,6 +100,7 @@ export class InviteClients {
       t.flow.send(t.ack);
       if (!t.final) {
         t.final = res.status;
+        t.unlisten?.();
         t.onResponse(res, false);
         this.#linger(branch, t, t.flow.reliable ? 0 : 32_000);
       }
@@ -103,6 +109,7 @@ export class InviteClients {
     const again = t.final >= 200 && t.final < 300;
     if (!t.final) {
       t.final = res.status;
+      t.unlisten?.();
       this.#linger(branch, t, 64 * this.#timers.t1);
     }
     t.onResponse(res, again);
@@ -116,8 +123,10 @@ export class InviteClients {
   }
 
   dispose(): void {
-    for (const t of this.#live.values())
+    for (const t of this.#live.values()) {
+      t.unlisten?.();
       for (const h of [t.retransmit, t.timeout, t.linger]) this.#clock.clearTimeout(h);
+    }
     this.#live.clear();
   }
 }
@@ -135,25 +144,4 @@ function ackFor(invite: SipRequest, res: SipResponse): SipRequest {
     ...invite.headers.filter((h) => h.name === "route"),
   ];
   return { kind: "request", method: "ACK", uri: invite.uri, headers, body: Buffer.alloc(0) };
-}
-
-/** What a transport error is to the transaction user (RFC 3261 §8.1.3.1). */
-function transportError(req: SipRequest, why: string): SipResponse {
-  return {
-    kind: "response",
-    status: 503,
-    reason: `Service Unavailable (transport error: ${why})`,
-    headers: req.headers,
-    body: Buffer.alloc(0),
-  };
-}
-
-function localTimeout(req: SipRequest): SipResponse {
-  return {
-    kind: "response",
-    status: 408,
-    reason: "Request Timeout (no response)",
-    headers: req.headers,
-    body: Buffer.alloc(0),
-  };
 }

@@ -9,6 +9,8 @@ import { VirtualClock } from "../../../src/core/clock.ts";
 function rig(reliable = false) {
   const clock = new VirtualClock();
   const sentAt: number[] = [];
+  const listeners: ((reason: string) => void)[] = [];
+  let failed: string | undefined;
   const flow: SipFlow = {
     transport: reliable ? "TCP" : "UDP",
     remote: { address: "192.0.2.9", port: 5070 },
@@ -16,6 +18,16 @@ function rig(reliable = false) {
     reliable,
     usable: true,
     send: () => sentAt.push(clock.now()),
+    onError: (listener) => {
+      if (failed !== undefined) listener(failed);
+      else listeners.push(listener);
+      return () => listeners.includes(listener) && listeners.splice(listeners.indexOf(listener), 1);
+    },
+  };
+  /** The connection fails (a stream transport's refused or reset connection). */
+  const breakFlow = (reason: string) => {
+    failed = reason;
+    for (const listener of listeners.splice(0)) listener(reason);
   };
   const layer = new ClientTransactions(clock, DEFAULT_TIMERS);
   const bye: SipRequest = {
@@ -38,7 +50,7 @@ function rig(reliable = false) {
     ],
     body: Buffer.alloc(0),
   });
-  return { clock, sentAt, flow, layer, bye, response };
+  return { clock, sentAt, flow, layer, bye, response, breakFlow, listeners };
 }
 
 const gaps = (t: number[]) => t.slice(1).map((v, i) => v - t[i]!);
@@ -78,6 +90,41 @@ describe("ClientTransactions", () => {
     expect(r.layer.receive(r.response(200))).toBe(true);
     expect((await done).status).toBe(200);
     r.clock.advance(5_000);
+    expect(r.layer.size).toBe(0);
+  });
+
+  it("a connection that fails is a local 503 at once (RFC 3261 §8.1.3.1), not a 408 at Timer F", async () => {
+    const r = rig(true);
+    let got: SipResponse | undefined;
+    void r.layer.send(r.bye, r.flow).then((res) => (got = res));
+    r.clock.advance(1000);
+    r.breakFlow("connect ECONNREFUSED 192.0.2.9:5070");
+    await Promise.resolve();
+    expect(got).toMatchObject({
+      status: 503,
+      reason: "Service Unavailable (transport error: connect ECONNREFUSED 192.0.2.9:5070)",
+    });
+    r.clock.advance(64 * 500);
+    expect(r.layer.size).toBe(0);
+  });
+
+  it("a request on a connection that has already failed ends at once", async () => {
+    const r = rig(true);
+    r.breakFlow("read ECONNRESET");
+    const res = await r.layer.send(r.bye, r.flow);
+    expect(res.status).toBe(503);
+    expect(r.clock.now()).toBe(0);
+  });
+
+  it("a transaction that ended stops listening to its connection, which outlives it", async () => {
+    const r = rig(true);
+    const done = r.layer.send(r.bye, r.flow);
+    expect(r.listeners).toHaveLength(1);
+    r.layer.receive(r.response(200));
+    expect((await done).status).toBe(200);
+    expect(r.listeners).toHaveLength(0);
+    r.breakFlow("read ECONNRESET");
+    r.clock.advance(64 * 500);
     expect(r.layer.size).toBe(0);
   });
 });

@@ -18,7 +18,10 @@ function rig() {
   const sent: { at: number; text: string }[] = [];
   const broken: ((reason: string) => void)[] = [];
   const flow: SipFlow = {
-    onError: (listener) => broken.push(listener),
+    onError: (listener) => {
+      broken.push(listener);
+      return () => broken.splice(broken.indexOf(listener), 1);
+    },
     transport: "UDP",
     remote: { address: "192.0.2.9", port: 5060 },
     local: { address: "192.0.2.1", port: 5070 },

@@ -3,6 +3,8 @@
 // a NAT or a firewall does), and the bridge registers again at once on a new connection, long
 // before its refresh is due (the binding was granted for an hour). Without that, the registrar
 // would keep a binding it cannot reach us through until the refresh, and calls would be lost.
+// And a registrar that is not up yet when the bridge starts: the refused connection is a failure
+// said at once and retried, not a REGISTER left waiting the 32 s of Timer F for an answer.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,16 +19,16 @@ const PASSWORD = "s3cret-pw";
 const HOUR_S = 3600;
 
 let dir: string;
-let kamailio: KamailioRegistrar | undefined;
-let rig: ServerRig | undefined;
+const kamailios: KamailioRegistrar[] = [];
+const rigs: ServerRig[] = [];
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "vb-sip-rereg-"));
 });
 
 afterAll(async () => {
-  await rig?.server.close();
-  await kamailio?.stop();
+  for (const rig of rigs) await rig.server.close();
+  for (const kamailio of kamailios) await kamailio.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -41,11 +43,12 @@ function sourcePort(line: string): number {
 describe("a registration whose TCP connection is dropped", () => {
   it("registers again on a new connection at once, not at the refresh an hour away", async () => {
     const port = await freePort();
-    kamailio = await KamailioRegistrar.start(
+    const kamailio = await KamailioRegistrar.start(
       { dir, port, user: USER, password: PASSWORD, maxExpiresS: HOUR_S, tcpIdleS: 2 },
       "idle-close",
     );
-    rig = await startServerRig({
+    kamailios.push(kamailio);
+    const rig = await startServerRig({
       sip: {
         registrations: [
           {
@@ -60,6 +63,7 @@ describe("a registration whose TCP connection is dropped", () => {
       // The route is looked at every 250 ms (30 s by default) so the test is quick.
       registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
     });
+    rigs.push(rig);
     const server = rig.server;
     const status = await until(
       () => server.registrations().find((r) => r.state === "registered"),
@@ -72,7 +76,7 @@ describe("a registration whose TCP connection is dropped", () => {
 
     // Kamailio drops the idle connection after 2 s: a second binding, from another connection.
     // Kamailio's idle check and the bridge's backoff take ~10 s a round here; a loaded machine more.
-    const again = await until(() => kamailio!.lines("REG saved")[1], "a registration after the drop", 40_000);
+    const again = await until(() => kamailio.lines("REG saved")[1], "a registration after the drop", 40_000);
     expect(sourcePort(again)).not.toBe(sourcePort(first[0]!));
     expect(again).toContain(`expires ${HOUR_S}`);
     // Each new connection is challenged afresh or carries the nonce it has; either way the
@@ -82,11 +86,51 @@ describe("a registration whose TCP connection is dropped", () => {
 
     // And again after the next drop: each time on a connection of its own.
     const third = await until(
-      () => kamailio!.lines("REG saved")[2],
+      () => kamailio.lines("REG saved")[2],
       "a registration after the next drop",
       40_000,
     );
     const ports = new Set([first[0]!, again, third].map(sourcePort));
     expect(ports.size).toBe(3);
   }, 120_000);
+});
+
+describe("a registrar that is not listening yet", () => {
+  it("says the connection was refused, retries, and registers once the registrar is up", async () => {
+    const port = await freePort();
+    const rig = await startServerRig({
+      sip: {
+        registrations: [
+          {
+            user: USER,
+            password: PASSWORD,
+            registrar: { host: "127.0.0.1", port },
+            transport: "tcp",
+            expires: 60,
+          },
+        ],
+      },
+      registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
+    });
+    rigs.push(rig);
+    // Default SIP timers: before the fix the refused REGISTER waited 32 s (Timer F), past this wait.
+    const failed = await until(
+      () => rig.server.registrations().find((r) => r.state === "failed"),
+      "the refused connection reported",
+    );
+    expect(failed.detail).toMatch(
+      /^no way to the registrar: connect ECONNREFUSED 127\.0\.0\.1:\d+; retrying in \d+ s$/,
+    );
+    const kamailio = await KamailioRegistrar.start(
+      { dir, port, user: USER, password: PASSWORD, maxExpiresS: 60 },
+      "late",
+    );
+    kamailios.push(kamailio);
+    const status = await until(
+      () => rig.server.registrations().find((r) => r.state === "registered"),
+      "registered once the registrar is up",
+    );
+    expect(status.expiresS).toBe(60);
+    expect(kamailio.lines("REG saved")).toHaveLength(1);
+  }, 90_000);
 });
