@@ -8,12 +8,15 @@ export default defineConfig({
     // Real engines (espeak-ng, PocketSphinx, onnxruntime) are slower than unit code on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Two files at a time. Vitest's default on this 2-core machine is one (cores - 1), and most of the
-    // suite's time is real time, not CPU: calls paced at 20 ms, rings, pauses, child processes
-    // (baresip, SIPp, Kamailio, PostgreSQL, Chromium) that wait on sockets. Two halve the wall time;
-    // more began to starve the paced audio of the real-time tests (a SIP call test lost its turn
-    // timing at three and four).
-    maxWorkers: 2,
+    // Three files at a time. Vitest's default on this 2-core machine is one (cores - 1), and most of
+    // the suite's time is real time, not CPU: calls paced at 20 ms, rings, pauses, child processes
+    // (baresip, SIPp, Kamailio, PostgreSQL, Chromium) that wait on sockets. Two files at a time left
+    // the cores idle half the time (CPU 0.93 of 2 over a 1,185 s suite); three ran it in 863 s with
+    // CPU 1.2 of 2 and every test passing (2026-12-03; on 2026-12-01, with fewer tests, three had
+    // starved the paced audio of a SIP call test). A test that loses its timing at three is a bug
+    // to find (a wait on a fixed time, not its condition), not a reason to go back: the one such
+    // failure since was a REGISTER refused by a Kamailio not yet listening and left waiting 32 s.
+    maxWorkers: 3,
     // Longest first, so the run does not end on one long file (test/sequencer.ts).
     sequence: { sequencer: LongestFirstSequencer },
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],

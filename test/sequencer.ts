@@ -1,5 +1,5 @@
 // The order test files start in: longest first, from the seconds a full run took per file
-// (test/durations.json, written by scripts/test-durations.ts). Two files run at a time; started
+// (test/durations.json, written by scripts/test-durations.ts). Three files run at a time; started
 // by vitest's own fallback on a fresh checkout (largest file first, as no cache exists there), a
 // short file that runs for 90 s started last and kept one worker busy alone at the end of the run.
 // Files without a figure (short ones, or new) follow in vitest's own order.
