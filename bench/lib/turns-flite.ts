@@ -77,7 +77,8 @@ export const fliteSynth: Synth = {
   },
 };
 /** The held-out set: flite voices, phrases and pauses nothing was tuned on. */
-export function buildFliteCases(): TurnCase[] {
+/** `noNoiseBeds`: without the faint beds of room noise, for a room laid under the whole call instead. */
+export function buildFliteCases(noNoiseBeds = false): TurnCase[] {
   return buildSet({
     synth: fliteSynth,
     voices: FLITE_VOICES,
@@ -91,5 +92,6 @@ export function buildFliteCases(): TurnCase[] {
     seed: 20261124,
     coughSeed: 7100,
     noiseSeed: 9300,
+    noNoiseBeds,
   });
 }

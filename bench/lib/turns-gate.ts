@@ -18,7 +18,8 @@
 // that window. --gain plays the whole call louder or quieter on the line, caller and room alike
 // (e.g. --gain=-15): the gate judges levels against each other, and the detector's energy gate
 // follows the line down (vad-detector.ts), so a quieter call should be judged as the same call.
-// --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on.
+// --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on. --set flite
+// plays the held-out flite set under the room instead: other voices and phrases, a check only.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -29,7 +30,7 @@ import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB } from "../../src/session/vad-detector.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
-import { buildNoisyCases } from "./turns-noisy.ts";
+import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -38,19 +39,26 @@ const { values, positionals } = parseArgs({
     levels: { type: "string" },
     gain: { type: "string" },
     draw: { type: "string" },
+    set: { type: "string" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
 const draw = Number(values.draw ?? 0);
 if (!Number.isInteger(draw)) throw new Error(`--draw: ${values.draw} is not a whole number`);
 const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
-const cases = buildNoisyCases(parseNoise(noise), gainDb, draw).filter(
+if (values.set !== undefined && values.set !== "noisy" && values.set !== "flite")
+  throw new Error(`--set: ${values.set} is neither noisy nor flite`);
+const built =
+  values.set === "flite"
+    ? buildFliteNoisyCases(parseNoise(noise), gainDb)
+    : buildNoisyCases(parseNoise(noise), gainDb, draw);
+const cases = built.filter(
   (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
 );
 const model = await loadSileroModel();

@@ -4,6 +4,7 @@
 import { gain } from "./turns-audio.ts";
 import { activeLevelDb, type BackgroundLayer, underCaller } from "./turns-backgrounds.ts";
 import { buildSet, espeakSynth, type TurnCase } from "./turns-cases.ts";
+import { buildFliteCases } from "./turns-flite.ts";
 import {
   NOISY_BACKCHANNELS,
   NOISY_COMPLETE,
@@ -39,13 +40,25 @@ export function buildNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0, 
     noiseSeed: 9500 + shift,
     noNoiseBeds: true,
   });
+  return underRoom(cases, layers, gainDb, 9700 + shift);
+}
+
+/**
+ * The held-out flite set (turns-flite.ts) under the same rooms: how the gate does on voices and
+ * phrases it was never tuned on. A check only: nothing is to be tuned on it.
+ */
+export function buildFliteNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0): TurnCase[] {
+  return underRoom(buildFliteCases(true), layers, gainDb, 9900);
+}
+
+function underRoom(cases: TurnCase[], layers: readonly BackgroundLayer[], gainDb: number, seed: number) {
   return cases.map((c, i) => {
     const { pcm, loudestDbfs } = underCaller(
       c.caller,
       activeLevelDb(c.caller),
       layers,
       c.maxSeconds * 1000,
-      9700 + shift + i,
+      seed + i,
     );
     const line = gainDb === 0 ? pcm : gain(pcm, gainDb);
     return { ...c, caller: line, noiseDbfs: Math.round(loudestDbfs + gainDb) };
