@@ -40,6 +40,21 @@ function sourcePort(line: string): number {
   return Number(m[2]);
 }
 
+/** A bridge registering USER over TCP with the registrar on `port`, asking for `expires` seconds. */
+async function registering(port: number, expires: number): Promise<ServerRig> {
+  const rig = await startServerRig({
+    sip: {
+      registrations: [
+        { user: USER, password: PASSWORD, registrar: { host: "127.0.0.1", port }, transport: "tcp", expires },
+      ],
+    },
+    // Retries after 1–2 s, and the route looked at every 250 ms (30 s by default): the tests are quick.
+    registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
+  });
+  rigs.push(rig);
+  return rig;
+}
+
 describe("a registration whose TCP connection is dropped", () => {
   it("registers again on a new connection at once, not at the refresh an hour away", async () => {
     const port = await freePort();
@@ -48,22 +63,7 @@ describe("a registration whose TCP connection is dropped", () => {
       "idle-close",
     );
     kamailios.push(kamailio);
-    const rig = await startServerRig({
-      sip: {
-        registrations: [
-          {
-            user: USER,
-            password: PASSWORD,
-            registrar: { host: "127.0.0.1", port },
-            transport: "tcp",
-            expires: HOUR_S,
-          },
-        ],
-      },
-      // The route is looked at every 250 ms (30 s by default) so the test is quick.
-      registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
-    });
-    rigs.push(rig);
+    const rig = await registering(port, HOUR_S);
     const server = rig.server;
     const status = await until(
       () => server.registrations().find((r) => r.state === "registered"),
@@ -98,21 +98,7 @@ describe("a registration whose TCP connection is dropped", () => {
 describe("a registrar that is not listening yet", () => {
   it("says the connection was refused, retries, and registers once the registrar is up", async () => {
     const port = await freePort();
-    const rig = await startServerRig({
-      sip: {
-        registrations: [
-          {
-            user: USER,
-            password: PASSWORD,
-            registrar: { host: "127.0.0.1", port },
-            transport: "tcp",
-            expires: 60,
-          },
-        ],
-      },
-      registrationTiming: { backoffMs: { first: 1000, max: 2000 }, watchMs: 250 },
-    });
-    rigs.push(rig);
+    const rig = await registering(port, 60);
     // Default SIP timers: before the fix the refused REGISTER waited 32 s (Timer F), past this wait.
     const failed = await until(
       () => rig.server.registrations().find((r) => r.state === "failed"),
