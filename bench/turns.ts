@@ -11,7 +11,8 @@
 //            them, e.g. `--noise babble:16,hiss:24` (backgrounds and dB below the caller's speech:
 //            bench/lib/turns-backgrounds.ts, turns-noisy*.ts); --gain -15 plays every call 15 dB
 //            quieter on the line, caller and room alike; --draw N (not 0) draws the set anew:
-//            other offsets, gains, coughs and stretches of the room, one it was not tuned on
+//            other offsets, gains, coughs and stretches of the room, one it was not tuned on;
+//            with --cases flite, the held-out flite set's callers under that room instead
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
@@ -61,7 +62,7 @@ import { parseNoise } from "./lib/turns-backgrounds.ts";
 import { buildCases, type Category, type TurnCase } from "./lib/turns-cases.ts";
 import { buildFliteCases } from "./lib/turns-flite.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
-import { buildNoisyCases } from "./lib/turns-noisy.ts";
+import { buildFliteNoisyCases, buildNoisyCases } from "./lib/turns-noisy.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { summarize } from "./lib/turns-summary.ts";
 import { TtsTap } from "./lib/turns-tts-tap.ts";
@@ -82,6 +83,10 @@ const draw = Number(arg("draw") ?? 0);
 if (!Number.isInteger(draw))
   throw new Error(`--draw wants a whole number (0: the quoted set), got ${arg("draw")}`);
 if (draw !== 0 && !layers) throw new Error("--draw draws the noisy set anew: give --noise too");
+/** The held-out flite callers under the room (--noise with --cases flite), not the noisy set's. */
+const fliteUnderRoom = layers !== undefined && which === "flite";
+if (fliteUnderRoom && draw !== 0)
+  throw new Error("--draw draws the noisy set anew; the flite set has one draw");
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const latency = latencyArg();
@@ -113,7 +118,9 @@ function prepare(cases: TurnCase[]): TurnCase[] {
 const t0 = performance.now();
 // The machine may be shared: its load says how much the timings (ASR above all) were squeezed.
 const loadBefore = loadavg()[0]!;
-const noisy = layers ? prepare(buildNoisyCases(layers, gainDb, draw)) : [];
+const noisy = !layers
+  ? []
+  : prepare(fliteUnderRoom ? buildFliteNoisyCases(layers, gainDb) : buildNoisyCases(layers, gainDb, draw));
 const project = layers || which === "flite" ? [] : prepare(buildCases());
 const flite = layers || which === "project" ? [] : prepare(buildFliteCases());
 const buildS = (performance.now() - t0) / 1000;
@@ -173,7 +180,11 @@ console.log(
     ...(flite.length ? { flite: { ...summarize(fliteOutcomes), ...fliteTime } } : {}),
     sets: {
       ...(noisy.length
-        ? { noisy: `espeak-ng callers of its own, ${noisy.length} cases, under ${noise}` }
+        ? {
+            noisy: fliteUnderRoom
+              ? `the flite set's callers (HELD OUT, never tuned on), ${noisy.length} cases, under ${noise}`
+              : `espeak-ng callers of its own, ${noisy.length} cases, under ${noise}`,
+          }
         : {}),
       project: `espeak-ng, ${project.length} cases: turn-taking settings are tuned on it`,
       flite: `flite, ${flite.length} cases: HELD OUT, phrases and pauses written before tuning and never tuned on`,

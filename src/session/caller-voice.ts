@@ -99,6 +99,8 @@ export class CallerVoice {
   readonly #events: CallerVoiceEvents;
   readonly #short = new ShortLevel(SHORT_FRAMES);
   readonly #db = new Float64Array(RING);
+  /** Each frame's own power (mean square), for levels over part of the short window. */
+  readonly #pow = new Float64Array(RING);
   readonly #endMs = new Float64Array(RING);
   /** Frames of the caller's speech (the room never learns from them). */
   readonly #mine = new Uint8Array(RING);
@@ -160,6 +162,7 @@ export class CallerVoice {
     if (this.#enabled) this.#print.frame(pcm, rate);
     const k = this.#written++ % RING;
     this.#db[k] = db;
+    this.#pow[k] = power;
     this.#endMs[k] = this.#nowMs;
     this.#mine[k] = this.speaking ? 1 : 0;
     this.#speech[k] = this.#vad ? 1 : 0;
@@ -183,14 +186,19 @@ export class CallerVoice {
     }
     // While the call connects, whatever sounds is the room's (see #learnRoom).
     if (this.#connecting()) return;
-    // Its onset was called late: look back over the frames since for the caller's level.
+    // Its onset was called late: look back over the frames since for the caller's level. A run of
+    // them is the onset only once the detector's own speech has a frame at that level: a loud
+    // sound that ended just before it (a cough, then the room's voice) is not. Right after the
+    // caller stopped it is: their next word's loud first syllable, placed before the detector's.
     const onset = this.#onsetDb();
     let run = 0;
+    let heard = this.#resuming();
     for (let i = Math.max(0, this.#written - RING); i < this.#written; i++) {
-      const db = this.#db[i % RING]!;
-      if (this.#endMs[i % RING]! <= atMs - LOOKBACK_MS) continue;
-      run = db >= onset ? run + 1 : 0;
-      if (run >= ONSET_FRAMES) {
+      const k = i % RING;
+      if (this.#endMs[k]! <= atMs - LOOKBACK_MS) continue;
+      if (this.#endMs[k]! > atMs && Math.min(this.#db[k]!, this.#levelSince(i, atMs)) >= onset) heard = true;
+      run = this.#db[k]! >= onset ? run + 1 : 0;
+      if (run >= ONSET_FRAMES && heard) {
         this.#start(this.#onsetMs(i - run + 1), this.#loudest(i - run + 1, i));
         return;
       }
@@ -359,7 +367,13 @@ export class CallerVoice {
   #whileSilent(db: number): void {
     this.level.callerSilent();
     if (!this.#judges()) return;
-    if (db >= this.#onsetDb()) this.#run++;
+    // In the detector's speech, only its own frames: the short level still carries a loud sound
+    // that ended just before it (a cough, then a room's voice the detector hears).
+    const level =
+      this.#vad && !this.#resuming()
+        ? Math.min(db, this.#levelSince(this.#written - 1, this.#vadStartMs))
+        : db;
+    if (level >= this.#onsetDb()) this.#run++;
     else this.#run = 0;
     if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
       const from = this.#written - this.#run;
@@ -382,6 +396,21 @@ export class CallerVoice {
       i--;
     }
     return Math.max(this.#vadStartMs, this.#frameStartMs(i) - ONSET_LAG_MS);
+  }
+
+  /**
+   * The short level at frame `i` over only the frames that end after `fromMs`: where the detector's
+   * speech began, a sound before it is not its onset, dBFS.
+   */
+  #levelSince(i: number, fromMs: number): number {
+    let sum = 0;
+    let n = 0;
+    for (let j = i; j > i - SHORT_FRAMES && j >= Math.max(0, this.#written - RING); j--) {
+      if (this.#endMs[j % RING]! <= fromMs) break;
+      sum += this.#pow[j % RING]!;
+      n++;
+    }
+    return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
   }
 
   /** Where frame `i` (still in the ring) began, ms. */
@@ -432,7 +461,12 @@ export class CallerVoice {
    * (softer onsets pass: the rest of a sentence after a pause); else their onset level.
    */
   #onsetDb(): number {
-    return this.#nowMs - this.#stoppedAtMs <= RESUME_MS ? this.level.resumeDb() : this.level.onsetDb();
+    return this.#resuming() ? this.level.resumeDb() : this.level.onsetDb();
+  }
+
+  /** Within RESUME_MS of the end of the caller's speech: what begins may be the rest of it. */
+  #resuming(): boolean {
+    return this.#nowMs - this.#stoppedAtMs <= RESUME_MS;
   }
 
   /** The gate is on and has sound to judge. */

@@ -85,6 +85,38 @@ describe("the caller's voice and the room's", () => {
     expect(f.roomHeldMs).toBeGreaterThan(6000);
   });
 
+  it("does not take the room's voice the detector hears right after a cough for the caller's onset", () => {
+    // A room that talks from the first frame (its peaks are known); a cough, no voice, at 1.5 s.
+    // The detector hears speech begin just after the cough (the room's voice): its own frames are
+    // below the bar, but the short level still carries the cough for ~100 ms.
+    const room = () => voiceSignal({ rate: RATE, ms: 5000, dbfs: -32, f0: 190, seed: 21 });
+    const cough = noise(160, RATE, { dbfs: -14, seed: 22, color: "white" });
+    const vad: Vad[] = [
+      { reportMs: 1800, type: "start", atMs: 1680 },
+      { reportMs: 3300, type: "end", atMs: 3000 },
+    ];
+    const roomOnly = play(mixAt([{ pcm: hiss(5000) }, { pcm: room() }, { pcm: cough, at: at(1500) }]), [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 400, type: "end", atMs: 100 },
+      ...vad,
+    ]);
+    expect(roomOnly.events).toEqual([]);
+    // The caller's own voice right after the cough is still theirs.
+    const caller = voiceSignal({ rate: RATE, ms: 1200, dbfs: -18, f0: 110, seed: 23 });
+    const withCaller = play(
+      mixAt([
+        { pcm: hiss(5000) },
+        { pcm: room() },
+        { pcm: cough, at: at(1500) },
+        { pcm: caller, at: at(1680) },
+      ]),
+      [{ reportMs: 120, type: "start", atMs: 0 }, { reportMs: 400, type: "end", atMs: 100 }, ...vad],
+    );
+    expect(withCaller.events[0]).toMatchObject({ type: "start" });
+    expect(withCaller.events[0]!.atMs).toBeGreaterThanOrEqual(1680);
+    expect(withCaller.events[0]!.atMs).toBeLessThan(1800);
+  });
+
   it("takes a talker who began after the call for the caller only until the caller speaks", () => {
     // Nothing but hiss as the call connects; then the room talks; the caller, 16 dB louder, at 3 s.
     const pcm = mixAt([
