@@ -76,8 +76,10 @@ export const fliteSynth: Synth = {
     return { pcm: trimSilence(pcm, CALL_RATE), gap: { from: at(brk.fromS), to: at(brk.toS) } };
   },
 };
-/** The held-out set: flite voices, phrases and pauses nothing was tuned on. */
-/** `noNoiseBeds`: without the faint beds of room noise, for a room laid under the whole call instead. */
+/**
+ * The held-out set: flite voices, phrases and pauses nothing was tuned on. `noNoiseBeds`: without
+ * its faint beds of room noise, for a room laid under the whole call instead (turns-noisy.ts).
+ */
 export function buildFliteCases(noNoiseBeds = false): TurnCase[] {
   return buildSet({
     synth: fliteSynth,
