@@ -14,7 +14,12 @@
 // clock. So the silence of the latest gap stays provisional while it is still held here, and a
 // burst takes its room back from it; audio still running ahead by more than `maxAheadMs` (a
 // stall longer than what is held) is dropped, so the two channels never drift apart. With no
-// frames at all for `holdMs`, the silence up to then is settled and goes out.
+// frames at all for `holdMs`, the silence up to then is settled and goes out. Running ahead
+// before anything is handed out is the other case: frames cannot arrive before they were sent,
+// so the recording began after the call's audio did (the transport held the first frames while
+// the session started, up to a second behind an agent webhook). Then the clock moves, not the
+// audio: the timeline's zero goes back by what ran ahead, for both channels, so the agent's
+// first words stay where they came after the caller's first frames.
 //
 // Agent. Audio is heard from when the transport is given it, or when the audio queued before it
 // ends, in real time: the model the pacer paces by, and the way every transport's far side plays
@@ -107,13 +112,15 @@ export class RecordingTimeline {
   #scratch = new Int16Array(0);
   #droppedCaller = 0;
   #finished = false;
+  /** How far the timeline's zero lies before the clock's, ms (caller audio older than the recording). */
+  #originMs = 0;
 
   constructor(opts: TimelineOptions) {
     this.rate = opts.callerRate;
     this.agentRate = opts.agentRate;
-    this.#gap = this.#index(opts.gapMs ?? 100);
-    this.#maxAhead = this.#index(opts.maxAheadMs ?? 200);
-    this.#hold = this.#index(opts.holdMs ?? 500);
+    this.#gap = this.#samples(opts.gapMs ?? 100);
+    this.#maxAhead = this.#samples(opts.maxAheadMs ?? 200);
+    this.#hold = this.#samples(opts.holdMs ?? 500);
     if (opts.agentRate !== opts.callerRate) this.#resampler = new Resampler(opts.agentRate, opts.callerRate);
   }
 
@@ -145,6 +152,10 @@ export class RecordingTimeline {
       this.#caller.cut(this.#padTo - this.#taken, n);
       this.#padTo -= n;
       ahead -= n;
+    }
+    if (ahead > 0 && this.#taken === 0 && this.#agentDone === 0) {
+      this.#moveOrigin(ahead);
+      ahead = 0;
     }
     if (ahead > this.#maxAhead) {
       this.#droppedCaller += frame.length;
@@ -240,6 +251,14 @@ export class RecordingTimeline {
     this.#agent.length += this.#resampler.pushInto(input, this.#agent.data.subarray(this.#agent.length));
   }
 
+  /** Puts the timeline's zero `n` samples earlier: everything already placed keeps its clock time. */
+  #moveOrigin(n: number): void {
+    this.#originMs += (n * 1000) / this.rate;
+    const agentShift = Math.round((n * this.agentRate) / this.rate);
+    for (const p of this.#pieces) p.start += agentShift;
+    if (this.#agentEnd > 0) this.#agentEnd += agentShift;
+  }
+
   #emit(n: number): Int16Array {
     if (n <= 0) return new Int16Array(0);
     const out = new Int16Array(2 * n);
@@ -255,11 +274,16 @@ export class RecordingTimeline {
     return out;
   }
 
-  #index(ms: number): number {
+  #samples(ms: number): number {
     return Math.floor((ms * this.rate) / 1000);
   }
 
+  /** Timeline position (at `rate`) of the clock time `ms`. */
+  #index(ms: number): number {
+    return Math.floor(((ms + this.#originMs) * this.rate) / 1000);
+  }
+
   #agentIndex(ms: number): number {
-    return Math.floor((ms * this.agentRate) / 1000);
+    return Math.floor(((ms + this.#originMs) * this.agentRate) / 1000);
   }
 }

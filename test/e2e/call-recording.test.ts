@@ -52,12 +52,26 @@ function envelope(pcm: Int16Array, rate = 8000): boolean[] {
   return out;
 }
 
-/** Best share of agreeing windows between two envelopes, shifting `b` by up to ±`maxShift` windows. */
-function agreement(a: boolean[], b: boolean[], maxShift = 10): { share: number; shift: number } {
+/**
+ * Best share of agreeing windows between two envelopes, shifting `b` by up to ±`maxShift` windows.
+ * A window of `a` agrees when `b` has its value within ±`slack` windows of the shifted place: the
+ * simulator plays what it received from its next 20 ms frame on, so each reply lands on its side
+ * up to two windows later than the bridge handed it over, by an amount of its own.
+ */
+function agreement(a: boolean[], b: boolean[], maxShift = 10, slack = 2): { share: number; shift: number } {
   let best = { share: 0, shift: 0 };
-  for (let shift = -maxShift; shift <= maxShift; shift++) {
+  // Nearest shifts first, so that among equally good ones the smallest wins.
+  for (let k = 0; k <= 2 * maxShift; k++) {
+    const shift = k % 2 === 0 ? k / 2 : -(k + 1) / 2;
     let same = 0;
-    for (let i = 0; i < a.length; i++) if (a[i] === (b[i + shift] ?? false)) same++;
+    for (let i = 0; i < a.length; i++) {
+      for (let j = i + shift - slack; j <= i + shift + slack; j++) {
+        if (a[i] === (b[j] ?? false)) {
+          same++;
+          break;
+        }
+      }
+    }
     if (same / a.length > best.share) best = { share: same / a.length, shift };
   }
   return best;

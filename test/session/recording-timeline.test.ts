@@ -1,5 +1,5 @@
 // The recording's timeline: caller frames by arrival on the clock (gaps as silence, late bursts
-// absorbed), agent audio at its playout position, cleared audio cut at the moment of the clear.
+// absorbed, frames held from before it began taken as the call's start), agent audio at its playout position, cleared audio cut at the moment of the clear.
 import { describe, expect, it } from "vitest";
 import { concatPcm } from "../../codecs/pcm.ts";
 import { resample } from "../../codecs/resample.ts";
@@ -103,12 +103,33 @@ describe("RecordingTimeline", () => {
 
   it("drops caller audio that would run more than maxAheadMs ahead of the clock", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE, maxAheadMs: 200 });
-    for (let k = 0; k < 50; k++) t.caller(frame(k + 1), 0); // a second of audio at once
-    const { left } = splitStereo(t.finish(1000));
-    // 200 ms (10 frames) fit ahead of the clock at 0; the rest went.
+    for (let k = 0; k < 5; k++) t.caller(frame(1), 20 * (k + 1));
+    const first = t.take(100);
+    expect(first.length / 2).toBe(at(100));
+    for (let k = 0; k < 50; k++) t.caller(frame(k + 2), 100); // then a second of audio at once
+    const { left } = splitStereo(concatPcm([first, t.finish(1100)]));
+    // 200 ms (10 frames) fit ahead of the clock at 100 ms; the rest went.
     expect(t.droppedCallerSamples).toBe(40 * FRAME);
-    for (let k = 0; k < 10; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
-    expect(valuesIn(left, at(200), at(1000))).toEqual([0]);
+    for (let k = 0; k < 10; k++)
+      expect(valuesIn(left, at(100) + k * FRAME, at(100) + (k + 1) * FRAME)).toEqual([k + 2]);
+    expect(valuesIn(left, at(300), at(1100))).toEqual([0]);
+  });
+
+  it("takes caller frames held from before it began as the call's start, for both channels", () => {
+    const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
+    // The session attached 300 ms into the call: 15 frames at once, then one every 20 ms.
+    for (let k = 0; k < 15; k++) t.caller(frame(k + 1), 0);
+    // The greeting 40 ms later: after the 17th frame of the call, not over its first.
+    for (let k = 15; k < 17; k++) t.caller(frame(k + 1), 20 * (k - 14));
+    t.agent(frame(-7, at(200)), 40);
+    for (let k = 17; k < 40; k++) t.caller(frame(k + 1), 20 * (k - 14));
+    const { left, right } = splitStereo(t.finish(500));
+    expect(t.droppedCallerSamples).toBe(0);
+    expect(left.length).toBe(at(800));
+    for (let k = 0; k < 40; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
+    expect(valuesIn(right, 0, at(340))).toEqual([0]);
+    expect(valuesIn(right, at(340), at(540))).toEqual([-7]);
+    expect(valuesIn(right, at(540), at(800))).toEqual([0]);
   });
 
   it("hands out only what is settled: caller audio as it comes, silence once holdMs has passed", () => {
