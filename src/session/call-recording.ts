@@ -5,7 +5,7 @@
 // channels are laid out); once a second (`flushEveryMs`) the settled stretch goes to the file,
 // which is written off the event loop with its header kept current (wav-file.ts), so a crash
 // loses about a second and leaves a playable file. Memory per call: about two seconds of audio
-// plus the agent audio queued for playout (which the transport holds too). A failure —
+// (per member speaking, on Discord) plus the agent audio queued for playout (which the transport holds too). A failure —
 // permissions, a full disk, a bug here — is reported once and never reaches the call.
 // A recording never replaces another: a call id recorded before (a Twilio stream that
 // reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
@@ -103,7 +103,7 @@ export class RecordingTransport extends PassThroughTransport {
         // Inline rather than through #guard: no closure per 20 ms frame.
         if (!this.#failed && !this.#closing) {
           try {
-            this.#timeline.caller(frame, this.#elapsed());
+            this.#timeline.caller(frame, this.#elapsed(), speaker?.id);
           } catch (err) {
             this.#fail(err as Error);
           }

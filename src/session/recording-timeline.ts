@@ -7,7 +7,10 @@
 // are only copied; the agent's audio, which comes a few times per reply, is what gets resampled
 // (a streaming Resampler over the whole channel, silence included, so there is no seam).
 //
-// Caller. Frames are laid end to end in arrival order. A frame that arrives more than
+// Caller. Frames are laid end to end in arrival order, one lane per speaker, the lanes mixed (a
+// Discord channel's members each send their own frames, and only while they speak; a phone call
+// has one lane). A lane with nothing held and no frame for `holdMs` goes, and the speaker's next
+// frame starts it anew by the clock. Within a lane, a frame that arrives more than
 // `gapMs` after the end of the audio before it means frames were missing: the gap is filled with
 // silence so the frame lands where the clock says it ended. But over TCP (Twilio) frames are
 // never lost, only late: a stall ends in a burst, which would run the channel ahead of the
@@ -49,6 +52,16 @@ export interface TimelineOptions {
 interface Piece {
   start: number;
   pcm: Int16Array;
+}
+
+/** One speaker's caller audio from the timeline's #taken on. */
+interface Lane {
+  readonly run: SampleRun;
+  /** The latest gap's silence, [from, to) at `rate`, which a burst of late frames may take back. */
+  padFrom: number;
+  padTo: number;
+  /** Timeline index of the latest frame's arrival. */
+  lastArrival: number;
 }
 
 /** Samples from a known timeline position on, growing as needed and consumed from the front. */
@@ -96,11 +109,8 @@ export class RecordingTimeline {
   readonly #hold: number;
   /** Timeline index (at `rate`) of the first sample not yet handed out. */
   #taken = 0;
-  /** Caller samples from #taken on. */
-  readonly #caller = new SampleRun();
-  /** The latest gap's silence, [from, to) at `rate`, which a burst of late frames may take back. */
-  #padFrom = 0;
-  #padTo = 0;
+  /** Each speaker's lane (a phone call's one under ""). */
+  readonly #lanes = new Map<string, Lane>();
   /** Agent audio placed but not yet rendered, in time order; agent-rate indices. */
   #pieces: Piece[] = [];
   /** End of the agent audio queued so far, and how far the agent channel is rendered. */
@@ -134,23 +144,33 @@ export class RecordingTimeline {
     return this.#taken;
   }
 
-  /** An inbound frame that arrived at `atMs`. Copied: the transport may reuse its buffer. */
-  caller(frame: Int16Array, atMs: number): void {
+  /**
+   * An inbound frame that arrived at `atMs`, from `speaker` on a transport that carries several.
+   * Copied: the transport may reuse its buffer.
+   */
+  caller(frame: Int16Array, atMs: number, speaker = ""): void {
     if (this.#finished || frame.length === 0) return;
+    let lane = this.#lanes.get(speaker);
+    if (!lane) {
+      lane = { run: new SampleRun(), padFrom: 0, padTo: 0, lastArrival: 0 };
+      this.#lanes.set(speaker, lane);
+    }
+    const run = lane.run;
     const arrival = this.#index(atMs);
-    const end = this.#taken + this.#caller.length;
+    lane.lastArrival = arrival;
+    const end = this.#taken + run.length;
     const start = arrival - frame.length;
     if (start - end > this.#gap) {
-      this.#padFrom = end;
-      this.#padTo = start;
-      this.#caller.zeros(start - end);
+      lane.padFrom = end;
+      lane.padTo = start;
+      run.zeros(start - end);
     }
-    let ahead = this.#taken + this.#caller.length + frame.length - arrival;
-    const reclaimable = this.#padTo - Math.max(this.#padFrom, this.#taken);
+    let ahead = this.#taken + run.length + frame.length - arrival;
+    const reclaimable = lane.padTo - Math.max(lane.padFrom, this.#taken);
     if (ahead > 0 && reclaimable > 0) {
       const n = Math.min(ahead, reclaimable);
-      this.#caller.cut(this.#padTo - this.#taken, n);
-      this.#padTo -= n;
+      run.cut(lane.padTo - this.#taken, n);
+      lane.padTo -= n;
       ahead -= n;
     }
     if (ahead > 0 && this.#taken === 0 && this.#agentDone === 0) {
@@ -161,7 +181,7 @@ export class RecordingTimeline {
       this.#droppedCaller += frame.length;
       return;
     }
-    this.#caller.push(frame);
+    run.push(frame);
   }
 
   /** Agent audio handed to the transport at `atMs`: heard from then, or once what is queued ends. */
@@ -190,11 +210,18 @@ export class RecordingTimeline {
   /** Stereo samples (interleaved, caller left) that no event after `atMs` can change; may be empty. */
   take(atMs: number): Int16Array {
     if (this.#finished) return new Int16Array(0);
-    const now = this.#index(atMs);
-    const callerEnd = this.#taken + this.#caller.length;
-    if (now - this.#hold > callerEnd) this.#caller.zeros(now - this.#hold - callerEnd);
+    const settled = this.#index(atMs) - this.#hold;
+    // With no lane, nobody has sent anything for holdMs: silence up to then.
+    let caller = this.#lanes.size === 0 ? Math.max(0, settled - this.#taken) : Number.POSITIVE_INFINITY;
+    for (const { run } of this.#lanes.values()) {
+      if (settled > this.#taken + run.length) run.zeros(settled - this.#taken - run.length);
+      caller = Math.min(caller, run.length);
+    }
     this.#renderAgent(this.#agentIndex(atMs));
-    return this.#emit(Math.min(this.#caller.length, this.#agent.length));
+    const out = this.#emit(Math.min(caller, this.#agent.length));
+    for (const [speaker, lane] of this.#lanes)
+      if (lane.run.length === 0 && lane.lastArrival <= settled) this.#lanes.delete(speaker);
+    return out;
   }
 
   /**
@@ -204,8 +231,9 @@ export class RecordingTimeline {
   finish(atMs: number): Int16Array {
     if (this.#finished) return new Int16Array(0);
     this.clearAgent(atMs);
-    const end = Math.max(this.#index(atMs), this.#taken + this.#caller.length);
-    this.#caller.zeros(end - this.#taken - this.#caller.length);
+    let end = this.#index(atMs);
+    for (const { run } of this.#lanes.values()) end = Math.max(end, this.#taken + run.length);
+    for (const { run } of this.#lanes.values()) run.zeros(end - this.#taken - run.length);
     this.#renderAgent(Math.ceil((end * this.agentRate) / this.rate));
     if (this.#resampler) this.#agent.push(this.#resampler.flush());
     const n = end - this.#taken;
@@ -262,13 +290,20 @@ export class RecordingTimeline {
   #emit(n: number): Int16Array {
     if (n <= 0) return new Int16Array(0);
     const out = new Int16Array(2 * n);
-    const left = this.#caller.data;
     const right = this.#agent.data;
-    for (let i = 0; i < n; i++) {
-      out[2 * i] = left[i]!;
-      out[2 * i + 1] = right[i]!;
+    for (let i = 0; i < n; i++) out[2 * i + 1] = right[i]!;
+    const lanes = [...this.#lanes.values()];
+    if (lanes.length === 1) {
+      const left = lanes[0]!.run.data;
+      for (let i = 0; i < n; i++) out[2 * i] = left[i]!;
+    } else if (lanes.length > 1) {
+      for (let i = 0; i < n; i++) {
+        let v = 0;
+        for (const lane of lanes) v += lane.run.data[i]!;
+        out[2 * i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      }
     }
-    this.#caller.consume(n);
+    for (const lane of lanes) lane.run.consume(n);
     this.#agent.consume(n);
     this.#taken += n;
     return out;

@@ -183,6 +183,30 @@ describe("RecordingTransport", () => {
     expect(levelDbfs(window(910, 1500))).toBeLessThan(-80);
   });
 
+  it("records members who talk at once (a Discord channel) mixed on the left, neither dropped", async () => {
+    const clock = new VirtualClock();
+    const inner = new FakeTransport({ input: 16000, output: 48000 });
+    const path = join(dir, "group.wav");
+    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => expect.fail(e.message) });
+    rec.attach(sessionListener().listener);
+    const ann = { id: "ann", name: "Ann" };
+    const bob = { id: "bob", name: "Bob" };
+    // Both speak from 0.2 to 1.2 s, each member's frame every 20 ms (Discord sends them apart).
+    for (let ms = 20; ms <= 2000; ms += 20) {
+      clock.advance(20);
+      if (ms > 200 && ms <= 1200) {
+        inner.listener!.audio(new Int16Array(320).fill(1000), ann);
+        inner.listener!.audio(new Int16Array(320).fill(300), bob);
+      }
+    }
+    await rec.close();
+    expect(Number(soxi("-D", path))).toBeCloseTo(2, 3);
+    const { left } = splitStereo(parseWav(new Uint8Array(readFileSync(path))).samples);
+    expect(valuesIn(left, 0, 200 * 16)).toEqual([0]);
+    expect(valuesIn(left, 200 * 16, 1200 * 16)).toEqual([1300]);
+    expect(valuesIn(left, 1200 * 16, 2000 * 16)).toEqual([0]);
+  });
+
   it("goes on recording when a slow disk makes it drop audio, leaving silence in its place", async () => {
     const clock = new VirtualClock();
     const inner = new FakeTransport({ input: 8000, output: 8000 });

@@ -132,6 +132,27 @@ describe("RecordingTimeline", () => {
     expect(valuesIn(right, at(540), at(800))).toEqual([0]);
   });
 
+  it("mixes speakers who talk at once (a Discord channel), each laid by the clock, none dropped", () => {
+    const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
+    const out: Int16Array[] = [];
+    // Ann speaks 0-400 ms; Bob from 200 to 600 ms, over her; each member's frames come every 20 ms.
+    for (let k = 0; k < 20; k++) t.caller(frame(100), 20 * (k + 1), "ann");
+    for (let k = 10; k < 30; k++) t.caller(frame(10), 20 * (k + 1), "bob");
+    out.push(t.take(1200));
+    // Ann again at 2 s, after both went quiet (neither sends anything then).
+    for (let k = 100; k < 110; k++) t.caller(frame(100), 20 * (k + 1), "ann");
+    out.push(t.finish(2400));
+    const { left } = splitStereo(concatPcm(out));
+    expect(t.droppedCallerSamples).toBe(0);
+    expect(left.length).toBe(at(2400));
+    expect(valuesIn(left, 0, at(200))).toEqual([100]);
+    expect(valuesIn(left, at(200), at(400))).toEqual([110]);
+    expect(valuesIn(left, at(400), at(600))).toEqual([10]);
+    expect(valuesIn(left, at(600), at(2000))).toEqual([0]);
+    expect(valuesIn(left, at(2000), at(2200))).toEqual([100]);
+    expect(valuesIn(left, at(2200), at(2400))).toEqual([0]);
+  });
+
   it("hands out only what is settled: caller audio as it comes, silence once holdMs has passed", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE, holdMs: 500 });
     for (let k = 0; k < 10; k++) t.caller(frame(1), 20 * (k + 1));
