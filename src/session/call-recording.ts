@@ -5,8 +5,9 @@
 // channels are laid out); once a second (`flushEveryMs`) the settled stretch goes to the file,
 // which is written off the event loop with its header kept current (wav-file.ts), so a crash
 // loses about a second and leaves a playable file. Memory per call: about two seconds of audio
-// (per member speaking, on Discord) plus the agent audio queued for playout (which the transport holds too). A failure —
-// permissions, a full disk, a bug here — is reported once and never reaches the call.
+// (per member speaking, on Discord) plus the agent audio queued for playout (which the transport
+// holds too). A failure — permissions, a full disk, a bug here — is reported once and never
+// reaches the call.
 // A recording never replaces another: a call id recorded before (a Twilio stream that
 // reconnected with the same CallSid, a call before a restart) gets `<callId>-2.wav`, `-3`, ….
 import { existsSync, mkdirSync } from "node:fs";
