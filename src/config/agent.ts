@@ -439,7 +439,7 @@ export const defaultAgentSchema = z
     recordingDir: z.string().min(1).optional().meta({
       env: "AGENT_RECORDING_DIR",
       description:
-        "When set, calls are recorded here as <callId>.wav: stereo, caller left, agent (as heard) right.",
+        "When set, calls are recorded here as <callId>.wav: stereo, caller left (a Discord channel's members mixed), agent (as heard) right.",
     }),
   })
   .superRefine(checkEndOfTurn);
