@@ -89,6 +89,14 @@ class SampleRun {
     this.length += n;
   }
 
+  /** Puts `n` samples of silence before the run's first. */
+  zerosBefore(n: number): void {
+    this.reserve(n);
+    this.data.copyWithin(n, 0, this.length);
+    this.data.fill(0, 0, n);
+    this.length += n;
+  }
+
   /** Removes `n` samples ending at `end` (an index into the run). */
   cut(end: number, n: number): void {
     this.data.copyWithin(end - n, end, this.length);
@@ -174,7 +182,8 @@ export class RecordingTimeline {
       ahead -= n;
     }
     if (ahead > 0 && this.#taken === 0 && this.#agentDone === 0) {
-      this.#moveOrigin(ahead);
+      this.#moveOrigin(ahead, lane);
+      lane.lastArrival += ahead;
       ahead = 0;
     }
     if (ahead > this.#maxAhead) {
@@ -279,12 +288,22 @@ export class RecordingTimeline {
     this.#agent.length += this.#resampler.pushInto(input, this.#agent.data.subarray(this.#agent.length));
   }
 
-  /** Puts the timeline's zero `n` samples earlier: everything already placed keeps its clock time. */
-  #moveOrigin(n: number): void {
+  /**
+   * Puts the timeline's zero `n` samples earlier (nothing handed out yet) for the lane running
+   * ahead: everything else already placed keeps its clock time, so it moves `n` later.
+   */
+  #moveOrigin(n: number, ahead: Lane): void {
     this.#originMs += (n * 1000) / this.rate;
     const agentShift = Math.round((n * this.agentRate) / this.rate);
     for (const p of this.#pieces) p.start += agentShift;
     if (this.#agentEnd > 0) this.#agentEnd += agentShift;
+    for (const lane of this.#lanes.values()) {
+      if (lane === ahead) continue;
+      lane.run.zerosBefore(n);
+      lane.padFrom += n;
+      lane.padTo += n;
+      lane.lastArrival += n;
+    }
   }
 
   #emit(n: number): Int16Array {

@@ -132,6 +132,22 @@ describe("RecordingTimeline", () => {
     expect(valuesIn(right, at(540), at(800))).toEqual([0]);
   });
 
+  it("takes two members' frames held from before it began as ending together, when it began", () => {
+    const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
+    // Attached 300 ms into the conversation: Bob had spoken 100-300 ms, Ann 0-300 ms; Bob's come first.
+    for (let k = 0; k < 10; k++) t.caller(frame(10), 0, "bob");
+    for (let k = 0; k < 15; k++) t.caller(frame(100), 0, "ann");
+    t.agent(frame(-7, at(100)), 20);
+    const { left, right } = splitStereo(t.finish(100));
+    expect(t.droppedCallerSamples).toBe(0);
+    expect(left.length).toBe(at(400));
+    expect(valuesIn(left, 0, at(100))).toEqual([100]);
+    expect(valuesIn(left, at(100), at(300))).toEqual([110]);
+    expect(valuesIn(left, at(300), at(400))).toEqual([0]);
+    expect(valuesIn(right, 0, at(320))).toEqual([0]);
+    expect(valuesIn(right, at(320), at(400))).toEqual([-7]);
+  });
+
   it("mixes speakers who talk at once (a Discord channel), each laid by the clock, none dropped", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
     const out: Int16Array[] = [];
