@@ -8,6 +8,10 @@ export default defineConfig({
     // Real engines (espeak-ng, PocketSphinx, onnxruntime) are slower than unit code on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits on a condition; its default of one second is a timed assertion in
+    // disguise. With three files at a time a browser page's live feed took longer than that to
+    // connect (console-dial, 2026-12-03), so a wait gives up only after 15 s.
+    expect: { poll: { timeout: 15_000 } },
     // Three files at a time. Vitest's default on this 2-core machine is one (cores - 1), and most of
     // the suite's time is real time, not CPU: calls paced at 20 ms, rings, pauses, child processes
     // (baresip, SIPp, Kamailio, PostgreSQL, Chromium) that wait on sockets. Two files at a time left
