@@ -165,7 +165,6 @@ export class RecordingTimeline {
     }
     const run = lane.run;
     const arrival = this.#index(atMs);
-    lane.lastArrival = arrival;
     const end = this.#taken + run.length;
     const start = arrival - frame.length;
     if (start - end > this.#gap) {
@@ -183,9 +182,9 @@ export class RecordingTimeline {
     }
     if (ahead > 0 && this.#taken === 0 && this.#agentDone === 0) {
       this.#moveOrigin(ahead, lane);
-      lane.lastArrival += ahead;
       ahead = 0;
     }
+    lane.lastArrival = this.#index(atMs);
     if (ahead > this.#maxAhead) {
       this.#droppedCaller += frame.length;
       return;
@@ -310,19 +309,14 @@ export class RecordingTimeline {
     if (n <= 0) return new Int16Array(0);
     const out = new Int16Array(2 * n);
     const right = this.#agent.data;
-    for (let i = 0; i < n; i++) out[2 * i + 1] = right[i]!;
-    const lanes = [...this.#lanes.values()];
-    if (lanes.length === 1) {
-      const left = lanes[0]!.run.data;
-      for (let i = 0; i < n; i++) out[2 * i] = left[i]!;
-    } else if (lanes.length > 1) {
-      for (let i = 0; i < n; i++) {
-        let v = 0;
-        for (const lane of lanes) v += lane.run.data[i]!;
-        out[2 * i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
-      }
+    const lefts = [...this.#lanes.values()].map((lane) => lane.run.data);
+    for (let i = 0; i < n; i++) {
+      let v = 0;
+      for (let l = 0; l < lefts.length; l++) v += lefts[l]![i]!;
+      out[2 * i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+      out[2 * i + 1] = right[i]!;
     }
-    for (const lane of lanes) lane.run.consume(n);
+    for (const lane of this.#lanes.values()) lane.run.consume(n);
     this.#agent.consume(n);
     this.#taken += n;
     return out;
