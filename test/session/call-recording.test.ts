@@ -71,6 +71,16 @@ function sessionListener() {
 const soxi = (flag: string, file: string) => execFileSync("soxi", [flag, file], { encoding: "utf8" }).trim();
 const valuesIn = (pcm: Int16Array, from: number, to: number) => [...new Set(pcm.subarray(from, to))];
 
+/** A recording to `<dir>/<name>` around a fake transport of these rates, attached, on virtual time. */
+function attachedRecording(rates: { input: number; output: number }, name: string) {
+  const clock = new VirtualClock();
+  const inner = new FakeTransport(rates);
+  const path = join(dir, name);
+  const rec = new RecordingTransport(inner, { path, clock, onError: (e) => expect.fail(e.message) });
+  rec.attach(sessionListener().listener);
+  return { clock, inner, path, rec };
+}
+
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "vb-call-recording-"));
@@ -157,11 +167,7 @@ describe("RecordingTransport", () => {
   });
 
   it("resamples the agent to the inbound rate when the transport's rates differ", async () => {
-    const clock = new VirtualClock();
-    const inner = new FakeTransport({ input: 16000, output: 8000 });
-    const path = join(dir, "wide.wav");
-    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => expect.fail(e.message) });
-    rec.attach(sessionListener().listener);
+    const { clock, inner, path, rec } = attachedRecording({ input: 16000, output: 8000 }, "wide.wav");
     const tone = Int16Array.from({ length: 4000 }, (_, i) =>
       Math.round(8000 * Math.sin((2 * Math.PI * 500 * i) / 8000)),
     );
@@ -184,11 +190,7 @@ describe("RecordingTransport", () => {
   });
 
   it("records members who talk at once (a Discord channel) mixed on the left, neither dropped", async () => {
-    const clock = new VirtualClock();
-    const inner = new FakeTransport({ input: 16000, output: 48000 });
-    const path = join(dir, "group.wav");
-    const rec = new RecordingTransport(inner, { path, clock, onError: (e) => expect.fail(e.message) });
-    rec.attach(sessionListener().listener);
+    const { clock, inner, path, rec } = attachedRecording({ input: 16000, output: 48000 }, "group.wav");
     const ann = { id: "ann", name: "Ann" };
     const bob = { id: "bob", name: "Bob" };
     // Both speak from 0.2 to 1.2 s, each member's frame every 20 ms (Discord sends them apart).

@@ -18,6 +18,11 @@ const at = (ms: number) => (ms * RATE) / 1000;
 /** Every distinct value in `pcm[from, to)`. */
 const valuesIn = (pcm: Int16Array, from: number, to: number) => [...new Set(pcm.subarray(from, to))];
 
+/** The first `count` frames of `left` are frames 0, 1, 2… (value k+1), each at its own place. */
+function framesInOrder(left: Int16Array, count: number): void {
+  for (let k = 0; k < count; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
+}
+
 describe("RecordingTimeline", () => {
   it("lays caller frames end to end and agent audio from when it is played", () => {
     const t = new RecordingTimeline({ callerRate: RATE, agentRate: RATE });
@@ -31,7 +36,7 @@ describe("RecordingTimeline", () => {
     out.push(t.finish(1000));
     const { left, right } = splitStereo(concatPcm(out));
     expect(left.length).toBe(at(1000));
-    for (let k = 0; k < 50; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
+    framesInOrder(left, 50);
     expect(valuesIn(right, 0, at(100))).toEqual([0]);
     expect(valuesIn(right, at(100), at(400))).toEqual([-7]);
     expect(valuesIn(right, at(400), at(1000))).toEqual([0]);
@@ -97,7 +102,7 @@ describe("RecordingTimeline", () => {
     for (let k = 10; k < 30; k++) t.caller(frame(k + 1), 600);
     for (let k = 30; k < 40; k++) t.caller(frame(k + 1), 20 * (k + 1));
     const { left } = splitStereo(t.finish(800));
-    for (let k = 0; k < 40; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
+    framesInOrder(left, 40);
     expect(t.droppedCallerSamples).toBe(0);
   });
 
@@ -126,7 +131,7 @@ describe("RecordingTimeline", () => {
     const { left, right } = splitStereo(t.finish(500));
     expect(t.droppedCallerSamples).toBe(0);
     expect(left.length).toBe(at(800));
-    for (let k = 0; k < 40; k++) expect(valuesIn(left, k * FRAME, (k + 1) * FRAME)).toEqual([k + 1]);
+    framesInOrder(left, 40);
     expect(valuesIn(right, 0, at(340))).toEqual([0]);
     expect(valuesIn(right, at(340), at(540))).toEqual([-7]);
     expect(valuesIn(right, at(540), at(800))).toEqual([0]);
