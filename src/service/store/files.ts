@@ -4,9 +4,8 @@
 // an acknowledged one survives a restart. Every lookup is by (account, id), so one account never
 // reaches another's files, and ids are checked against a strict pattern before they touch a path.
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
-import { createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { rename, rm, unlink } from "node:fs/promises";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { open, rename, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { FileObject } from "../../api/types/index.ts";
@@ -150,7 +149,10 @@ export class FileStore {
     opts: { onOverflow?: () => void; param?: string } = {},
   ): Promise<StagedUpload> {
     const tmpPath = join(this.tmp, `${randomBytes(12).toString("hex")}.part`);
-    const out = createWriteStream(tmpPath, { flush: true });
+    // A file handle, not a write stream: each write is awaited, so a disk error is this upload's
+    // error, never an 'error' event with nobody listening (which took the process down).
+    const out = await open(tmpPath, "w");
+    let isOpen = true;
     const head: Buffer[] = [];
     let headLen = 0;
     let bytes = 0;
@@ -169,13 +171,14 @@ export class FileStore {
             head.push(Buffer.from(chunk.subarray(0, SNIFF_BYTES - headLen)));
             headLen += Math.min(chunk.length, SNIFF_BYTES - headLen);
           }
-          if (!out.write(chunk)) await once(out, "drain");
+          for (let at = 0; at < chunk.length; ) at += (await out.write(chunk, at)).bytesWritten;
         }
       } catch (err) {
         if (!overflow) throw err;
       }
-      out.end();
-      await once(out, "finish");
+      await out.sync();
+      isOpen = false;
+      await out.close();
       if (overflow) {
         throw tooLarge(
           `file too large: at most ${this.maxBytes} bytes (128 MB) per file`,
@@ -184,7 +187,7 @@ export class FileStore {
       }
       return { tmpPath, bytes, sniffed: sniff(Buffer.concat(head)) };
     } catch (err) {
-      out.destroy();
+      if (isOpen) await out.close().catch(() => {});
       await rm(tmpPath, { force: true });
       throw err;
     }
