@@ -120,6 +120,16 @@ export class CallerLevel {
     return this.#roomPeaks.value;
   }
 
+  /** The share of the room's recent frames the detector called speech (0–1). */
+  get roomVoiceShare(): number {
+    return this.#roomVoiceShare;
+  }
+
+  /** The room seldom sounds like a voice (music, traffic, a hum: not a talker). */
+  get roomSeldomVoice(): boolean {
+    return this.#roomVoiceShare < ROOM_SELDOM_VOICE;
+  }
+
   /** Every frame's level, whoever made it. */
   heard(db: number): void {
     this.#floor.push(db);
@@ -221,7 +231,7 @@ export class CallerLevel {
    */
   resumeDb(): number {
     if (!this.#caller.known) return this.onsetDb();
-    if (this.#roomVoiceShare < ROOM_SELDOM_VOICE) return this.softDb();
+    if (this.roomSeldomVoice) return this.softDb();
     const room = this.#roomPeaks.value + this.#roomMargin();
     return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
   }

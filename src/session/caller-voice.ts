@@ -18,7 +18,7 @@
 // Allocates nothing per frame.
 import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
 import type { CallLevels } from "../records/call-record.ts";
-import { CallerLevel, LOUDER_VOICE_DB } from "./caller-level.ts";
+import { CallerLevel, LOUDER_VOICE_DB, ONSET_BELOW_DB } from "./caller-level.ts";
 import { VoicePrint } from "./voice-print.ts";
 
 export interface CallerVoiceEvents {
@@ -197,7 +197,7 @@ export class CallerVoice {
       const k = i % RING;
       if (this.#endMs[k]! <= atMs - LOOKBACK_MS) continue;
       if (this.#endMs[k]! > atMs && Math.min(this.#db[k]!, this.#levelSince(i, atMs)) >= onset) heard = true;
-      run = this.#db[k]! >= onset ? run + 1 : 0;
+      run = this.#onsetLevel(i) >= onset ? run + 1 : 0;
       if (run >= ONSET_FRAMES && heard) {
         this.#start(this.#onsetMs(i - run + 1), this.#loudest(i - run + 1, i));
         return;
@@ -368,11 +368,11 @@ export class CallerVoice {
     this.level.callerSilent();
     if (!this.#judges()) return;
     // In the detector's speech, only its own frames: the short level still carries a loud sound
-    // that ended just before it (a cough, then a room's voice the detector hears).
-    const level =
-      this.#vad && !this.#resuming()
-        ? Math.min(db, this.#levelSince(this.#written - 1, this.#vadStartMs))
-        : db;
+    // that ended just before it (a cough, then a room's voice the detector hears). Right after the
+    // caller stopped, the rest of their sentence (#onsetLevel).
+    let level = db;
+    if (this.#resuming()) level = this.#onsetLevel(this.#written - 1);
+    else if (this.#vad) level = Math.min(db, this.#levelSince(this.#written - 1, this.#vadStartMs));
     if (level >= this.#onsetDb()) this.#run++;
     else this.#run = 0;
     if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
@@ -411,6 +411,22 @@ export class CallerVoice {
       n++;
     }
     return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
+  }
+
+  /**
+   * Frame `i`'s level as an onset: its short level; or, right after the caller stopped and over a
+   * room that seldom sounds like a voice, the louder of that and its last two frames' (40 ms)
+   * where those are within ONSET_BELOW_DB of the caller's level, dBFS. The rest of a sentence
+   * after a pause may begin with one short syllable at their level, which the short level's
+   * 100 ms dilutes below a bar the room's peaks set at their level (music at 10 dB): they were
+   * heard at their next stressed syllable, a third of a second late. Over a talker, the talker's
+   * syllables would pass as often; over music, without the bound by their level, its own sounds.
+   */
+  #onsetLevel(i: number): number {
+    const db = this.#db[i % RING]!;
+    if (!this.#resuming() || !this.level.roomSeldomVoice || i < 1 || i - 1 < this.#written - RING) return db;
+    const pair = powerDb((this.#pow[i % RING]! + this.#pow[(i - 1) % RING]!) / 2);
+    return pair >= this.level.callerDb - ONSET_BELOW_DB ? Math.max(db, pair) : db;
   }
 
   /** Where frame `i` (still in the ring) began, ms. */

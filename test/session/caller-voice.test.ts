@@ -251,6 +251,32 @@ describe("the caller's voice and the room's", () => {
     expect(events[0]!.atMs).toBeLessThan(4700);
   });
 
+  it("hears the short first syllable of a caller's resumption over music as loud as they are", () => {
+    // Music whose first chord, as the call connected, was 2 dB below the caller (its peaks, and its
+    // usual loudness, set the bar at their level), then 12 dB below them; the detector never calls
+    // it speech. The caller
+    // speaks, pauses 700 ms, and goes on with a 60 ms syllable at their level, then the rest of
+    // their sentence 300 ms later: the short level's 100 ms never brings that syllable to theirs.
+    const voice = (ms: number, dbfs: number, seed: number) =>
+      voiceSignal({ rate: RATE, ms, dbfs, f0: 120, seed });
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: noise(250, RATE, { dbfs: -20, seed: 31, color: "pink" }) },
+      { pcm: noise(8000, RATE, { dbfs: -30, seed: 32, color: "pink" }), at: at(250) },
+      { pcm: voice(1000, -18, 33), at: at(3000) },
+      { pcm: voice(60, -17, 34), at: at(4700) },
+      { pcm: voice(1000, -18, 35), at: at(5000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 3120, type: "start", atMs: 3000 },
+      { reportMs: 4300, type: "end", atMs: 4000 },
+      { reportMs: 4820, type: "start", atMs: 4700 },
+      { reportMs: 6300, type: "end", atMs: 6000 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
+    expect(events[2]!.atMs).toBeLessThan(4800);
+  });
+
   it("keeps a soft last word (12 dB down) in the caller's speech, not what follows it", () => {
     // The detector calls the end late (as a far talker coming in after the caller would make it).
     const pcm = mixAt([
