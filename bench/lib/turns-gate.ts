@@ -15,9 +15,10 @@
 // room stopped (`greeting_stopped`: a room's voice taken for the caller before they spoke). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
-// that window. --gain plays the whole call louder or quieter on the line, caller and room alike
-// (e.g. --gain=-15): the gate judges levels against each other, and the detector's energy gate
-// follows the line down (vad-detector.ts), so a quieter call should be judged as the same call.
+// that window, and the detector's speech probability for its last window. --gain plays the whole
+// call louder or quieter on the line, caller and room alike (e.g. --gain=-15): the gate judges
+// levels against each other, and the detector's energy gate follows the line down
+// (vad-detector.ts), so a quieter call should be judged as the same call.
 // --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on. --set flite
 // plays the held-out flite set under the room instead: other voices and phrases, a check only.
 import { parseArgs } from "node:util";
@@ -157,6 +158,8 @@ async function gateOnsets(c: TurnCase): Promise<{
   let nowMs = 0;
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
+  /** The detector's last window's speech probability, for --levels. */
+  let probability0 = 0;
   for (let i = 0; i + 160 <= heard.length; i += 160) {
     // The first frames come out shorter (the filter's delay).
     const need = resampler.outputLength(160);
@@ -166,7 +169,9 @@ async function gateOnsets(c: TurnCase): Promise<{
     resampler.pushInto(heard.subarray(i, i + 160), frame);
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
-    await vad.push(frame);
+    const decided = await vad.push(frame);
+    const probability = decided.windows.at(-1)?.probability ?? probability0;
+    probability0 = probability;
     const goingOn = gate.goingOn();
     barge?.frame(nowMs, goingOn);
     greeting?.frame(nowMs, goingOn);
@@ -176,7 +181,7 @@ async function gateOnsets(c: TurnCase): Promise<{
         `${c.id} ${ms} ms: frame ${powerDb(meanSquare(frame)).toFixed(1)} dBFS, onset bar ${l.onsetDb().toFixed(1)}, ` +
           `resume bar ${l.resumeDb().toFixed(1)}, soft ${l.softDb().toFixed(1)}, room voice ${l.roomVoiceShare.toFixed(2)}, ` +
           `continue ${l.continueDb().toFixed(1)}, room peak ${l.roomPeakDb.toFixed(1)}, caller ${l.callerDb.toFixed(1)}, ` +
-          `detector onset ${vad.onsetPending ? "pending" : "-"}, gate onset ${gate.onsetPending(vad.onsetPending) ? "pending" : "-"}`,
+          `detector ${probability.toFixed(2)}, onset ${vad.onsetPending ? "pending" : "-"}, gate onset ${gate.onsetPending(vad.onsetPending) ? "pending" : "-"}`,
       );
     }
   }
