@@ -62,7 +62,7 @@ describe("FileStore", () => {
     expect(existsSync(join(dir, "tmp", "uploads", "dead.part"))).toBe(false);
     expect(existsSync(join(dir, "files", a, "file-000000000000000000000000"))).toBe(false);
     expect(store.get(a, kept.id)).toEqual(kept);
-    expect(store.sizeOnDisk(kept)).toBe(kept.bytes);
+    expect(await store.sizeOnDisk(kept)).toBe(kept.bytes);
     db.close();
   });
 });

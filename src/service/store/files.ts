@@ -4,8 +4,8 @@
 // an acknowledged one survives a restart. Every lookup is by (account, id), so one account never
 // reaches another's files, and ids are checked against a strict pattern before they touch a path.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { open, rename, rm, unlink } from "node:fs/promises";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdir, open, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { FileObject } from "../../api/types/index.ts";
@@ -232,7 +232,7 @@ export class FileStore {
       assertAccount(account);
       const id = `file-${randomBytes(12).toString("hex")}`;
       const dir = join(this.root, account);
-      mkdirSync(dir, { recursive: true });
+      await mkdir(dir, { recursive: true });
       this.assertRoom(account);
       const finalPath = join(dir, id);
       await rename(staged.tmpPath, finalPath);
@@ -313,8 +313,8 @@ export class FileStore {
   }
 
   /** Size on disk (to check the store against the metadata in tests and sweeps). */
-  sizeOnDisk(file: StoredFile): number {
-    return statSync(this.pathOf(file)).size;
+  async sizeOnDisk(file: StoredFile): Promise<number> {
+    return (await stat(this.pathOf(file))).size;
   }
 }
 
