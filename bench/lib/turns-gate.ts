@@ -159,7 +159,7 @@ async function gateOnsets(c: TurnCase): Promise<{
   const resampler = new Resampler(8000, 16000);
   let frame = new Int16Array(0);
   /** The detector's last window's speech probability, for --levels. */
-  let probability0 = 0;
+  let probability = 0;
   for (let i = 0; i + 160 <= heard.length; i += 160) {
     // The first frames come out shorter (the filter's delay).
     const need = resampler.outputLength(160);
@@ -169,9 +169,7 @@ async function gateOnsets(c: TurnCase): Promise<{
     resampler.pushInto(heard.subarray(i, i + 160), frame);
     gate.frame(frame, 16000);
     // One frame at a time, its detector events before the next frame: as the bridge hears them.
-    const decided = await vad.push(frame);
-    const probability = decided.windows.at(-1)?.probability ?? probability0;
-    probability0 = probability;
+    probability = (await vad.push(frame)).windows.at(-1)?.probability ?? probability;
     const goingOn = gate.goingOn();
     barge?.frame(nowMs, goingOn);
     greeting?.frame(nowMs, goingOn);
