@@ -7,6 +7,12 @@ export interface SpeechSegmenterOptions {
   threshold?: number;
   /** Probability below which a window counts as silence; in between, the current state holds. Default threshold − 0.15. */
   negThreshold?: number;
+  /**
+   * The threshold for a window update() is told stands out as a near voice (its `near`): a voice
+   * loud on the line under a loud room, which Silero scores lower than the same voice in quiet.
+   * Its silence threshold is this − 0.15 (at most negThreshold). Default threshold: no difference.
+   */
+  nearThreshold?: number;
   /** Speech must last this long (from its first speech window) before speech-start is reported. Default 64. */
   minSpeechMs?: number;
   /** Silence must last this long before speech-end is reported. Default 160. */
@@ -29,6 +35,8 @@ export interface VadEvent {
 export class SpeechSegmenter {
   readonly threshold: number;
   readonly negThreshold: number;
+  readonly nearThreshold: number;
+  readonly nearNegThreshold: number;
   readonly minSpeechMs: number;
   readonly minSilenceMs: number;
   readonly speechPadMs: number;
@@ -51,6 +59,8 @@ export class SpeechSegmenter {
   constructor(options: SpeechSegmenterOptions = {}) {
     this.threshold = options.threshold ?? 0.5;
     this.negThreshold = options.negThreshold ?? Math.max(0.01, this.threshold - 0.15);
+    this.nearThreshold = Math.min(this.threshold, options.nearThreshold ?? this.threshold);
+    this.nearNegThreshold = Math.max(0.01, Math.min(this.negThreshold, this.nearThreshold - 0.15));
     this.minSpeechMs = options.minSpeechMs ?? 64;
     this.minSilenceMs = options.minSilenceMs ?? 160;
     this.speechPadMs = options.speechPadMs ?? 0;
@@ -93,17 +103,25 @@ export class SpeechSegmenter {
    * noise, like a final "s" under loud hiss, are lost to both cues.) Decisions, and so their timing,
    * are made on probabilities alone.
    */
-  update(probability: number, startMs: number, endMs: number, loud?: boolean): VadEvent | null {
+  update(
+    probability: number,
+    startMs: number,
+    endMs: number,
+    loud?: boolean,
+    near?: boolean,
+  ): VadEvent | null {
     this.lastWindowEndMs = endMs;
+    const on = near === true ? this.nearThreshold : this.threshold;
+    const off = near === true ? this.nearNegThreshold : this.negThreshold;
     if (loud === true) this.loudRunMs ??= startMs;
     else this.loudRunMs = null;
     if (!this.inSpeech) {
-      if (probability >= this.threshold) {
+      if (probability >= on) {
         if (this.candidateMs === null) {
           this.candidateMs = startMs;
           this.candidateLoudMs = this.loudRunMs;
         }
-      } else if (probability < this.negThreshold) {
+      } else if (probability < off) {
         this.candidateMs = null;
       }
       if (this.candidateMs !== null && endMs - this.candidateMs >= this.minSpeechMs) {
@@ -120,9 +138,9 @@ export class SpeechSegmenter {
       return null;
     }
     if (loud === true) this.lastLoudEndMs = endMs;
-    if (probability >= this.threshold) {
+    if (probability >= on) {
       this.silenceSinceMs = null;
-    } else if (probability < this.negThreshold) {
+    } else if (probability < off) {
       this.silenceSinceMs ??= startMs;
     }
     if (this.silenceSinceMs !== null && endMs - this.silenceSinceMs >= this.minSilenceMs) {

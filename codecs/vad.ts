@@ -42,6 +42,11 @@ export interface VoiceActivityOptions extends SpeechSegmenterOptions {
    * (docs/dev/2026-12-02-quiet-line-vad-gate.md).
    */
   energyGateBelowLoudestDb?: number;
+  /**
+   * Whether the window [startMs, endMs) stands out as a near voice (see nearThreshold), asked as it
+   * is decided; the audio's owner measures that (the caller's gate keeps each frame's level).
+   */
+  near?: (startMs: number, endMs: number) => boolean;
   /** Rate of the PCM given to push(). Default 16000. */
   sampleRate?: SileroRate;
   /** Called with each event as it is decided, in addition to being returned by push(). */
@@ -109,6 +114,7 @@ export class VoiceActivityDetector {
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
+  private readonly near: ((startMs: number, endMs: number) => boolean) | undefined;
   private readonly onError: ((err: Error) => void) | undefined;
   private stream: SileroStream;
   private readonly cue: LoudnessCue;
@@ -150,6 +156,7 @@ export class VoiceActivityDetector {
     this.gateBelowLoudestDb = options.energyGateBelowLoudestDb;
     this.segmenter = new SpeechSegmenter(options);
     this.onEvent = options.onEvent;
+    this.near = options.near;
     this.onError = options.onError;
     this.stream = model.createStream(this.sampleRate);
     this.cue = new LoudnessCue({ windowMs: this.windowMs });
@@ -372,7 +379,9 @@ export class VoiceActivityDetector {
     const head = this.waiters[0];
     const result = head && k >= head.from && k < head.until ? head.result : undefined;
     result?.windows.push({ startMs, probability, gated });
-    const event = this.segmenter.update(probability, startMs, startMs + this.windowMs, loud);
+    const endMs = startMs + this.windowMs;
+    const near = !gated && this.near !== undefined && this.near(startMs, endMs);
+    const event = this.segmenter.update(probability, startMs, endMs, loud, near);
     if (!event) return;
     result?.events.push(event);
     try {

@@ -28,7 +28,7 @@ import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
-import { VAD_GATE_BELOW_LOUDEST_DB } from "../../src/session/vad-detector.ts";
+import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
@@ -146,6 +146,8 @@ async function gateOnsets(c: TurnCase): Promise<{
   const vad = new VoiceActivityDetector(model, {
     sampleRate: 16000,
     energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
+    nearThreshold: VAD_NEAR_THRESHOLD,
+    near: (s, e) => gate.near(s, e),
     onEvent: (e) => {
       note(e.type === "speech-start" ? "v" : "^")(e.atMs);
       if (e.type === "speech-start") gate.vadStart(e.atMs);

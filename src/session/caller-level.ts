@@ -55,6 +55,13 @@ const ROOM_SELDOM_VOICE = 0.25;
 const ROOM_VOICE_FRAMES = 250;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
+/**
+ * A sound stands out as a near voice (see nearDb) this far above the onset level while the
+ * caller's own is unknown, dB...
+ */
+const NEAR_ABOVE_ONSET_DB = 3;
+/** ...and over a room whose median is no more than this far under the sound, dB. */
+const NEAR_ROOM_WITHIN_DB = 20;
 /** The caller's level learns from their frames no more than this far below it, dB. */
 const LEARN_BELOW_DB = 6;
 /**
@@ -251,6 +258,16 @@ export class CallerLevel {
     // but nothing that never lets up does.
     const voice = this.#caller.known ? Math.min(c, Math.max(room, c - ONSET_BELOW_DB)) : room;
     return Math.max(voice, this.#steadyDb());
+  }
+
+  /**
+   * The level at which a sound stands out as a near voice over a loud room (the caller's, at
+   * their level or, before it is known, well above the room's peaks), dBFS; +Infinity in a room
+   * quiet against `db` (NEAR_ROOM_WITHIN_DB), where no voice needs telling apart.
+   */
+  nearDb(db: number): number {
+    if (!this.#room.known || this.#room.value < db - NEAR_ROOM_WITHIN_DB) return Number.POSITIVE_INFINITY;
+    return this.#caller.known ? this.onsetDb() : this.onsetDb() + NEAR_ABOVE_ONSET_DB;
   }
 
   /** The level that keeps the caller's speech going (at most the onset's), dBFS. */

@@ -106,6 +106,8 @@ export class CallerVoice {
   readonly #mine = new Uint8Array(RING);
   /** Frames that came while the detector heard speech. */
   readonly #speech = new Uint8Array(RING);
+  /** Frames at the level of a near voice (CallerLevel.nearDb) that are voiced (a pitch). */
+  readonly #nearVoiced = new Uint8Array(RING);
   #written = 0;
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -166,6 +168,7 @@ export class CallerVoice {
     this.#endMs[k] = this.#nowMs;
     this.#mine[k] = this.speaking ? 1 : 0;
     this.#speech[k] = this.#vad ? 1 : 0;
+    this.#nearVoiced[k] = this.#enabled && this.#isNearVoiced() ? 1 : 0;
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -232,6 +235,38 @@ export class CallerVoice {
     return (
       (this.#vad || detectorPending) && this.#rawDb >= Math.min(this.level.continueDb(), this.#onsetDb())
     );
+  }
+
+  /**
+   * Whether the stretch [startMs, endMs) of the audio stands out as a near voice over a loud room
+   * (CallerLevel.nearDb): Silero scores a voice under a café's or a street's noise lower than in
+   * quiet, a caller 10 dB over it 0.3–0.44, under its threshold, and their question went unheard.
+   * The detector asks this of each window it decides (VoiceActivityOptions.near), whose frames
+   * have all come by then.
+   */
+  near(startMs: number, endMs: number): boolean {
+    if (!this.#judges() || this.#connecting()) return false;
+    let sum = 0;
+    let n = 0;
+    let voiced = false;
+    for (let i = this.#written - 1; i >= Math.max(0, this.#written - RING); i--) {
+      if (this.#endMs[i % RING]! <= startMs) break;
+      if (this.#frameStartMs(i) >= endMs) continue;
+      sum += this.#pow[i % RING]!;
+      n++;
+      if (this.#nearVoiced[i % RING] === 1) voiced = true;
+    }
+    if (n === 0 || !voiced) return false;
+    const db = powerDb(sum / n);
+    return db >= this.level.nearDb(db);
+  }
+
+  /**
+   * The last frame is at a near voice's level and voiced: a cough or a door as loud is not a voice.
+   * The pitch is found only for such frames (YIN costs 5–15 µs a frame).
+   */
+  #isNearVoiced(): boolean {
+    return this.#rawDb >= this.level.nearDb(this.#rawDb) && !Number.isNaN(this.#print.pitch());
   }
 
   /**

@@ -107,11 +107,14 @@ export class SpeakerListener {
         this.#openUpload();
       },
     });
-    this.#detector = opts.createSpeechDetector((e) => {
-      if (this.#closed) return;
-      if (e.type === "speech-start") this.#voice.vadStart(e.atMs);
-      else this.#voice.vadEnd(e.atMs);
-    });
+    this.#detector = opts.createSpeechDetector(
+      (e) => {
+        if (this.#closed) return;
+        if (e.type === "speech-start") this.#voice.vadStart(e.atMs);
+        else this.#voice.vadEnd(e.atMs);
+      },
+      (startMs, endMs) => this.#voice.near(startMs, endMs),
+    );
   }
 
   #speechStart(atMs: number): void {

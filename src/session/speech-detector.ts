@@ -21,4 +21,14 @@ export interface SpeechDetector {
   close(): void;
 }
 
-export type SpeechDetectorFactory = (onEvent: (event: SpeechEvent) => void) => SpeechDetector;
+/**
+ * Whether the audio [startMs, endMs) stands out as a near voice over a loud room (the caller's
+ * gate measures it, caller-voice.ts `near`): the detector may take such a stretch for speech on
+ * less evidence (vad-detector.ts VAD_NEAR_THRESHOLD).
+ */
+export type NearVoice = (startMs: number, endMs: number) => boolean;
+
+export type SpeechDetectorFactory = (
+  onEvent: (event: SpeechEvent) => void,
+  near?: NearVoice,
+) => SpeechDetector;

@@ -20,16 +20,26 @@ export const VAD_MAX_BACKLOG_MS = 2000;
  */
 export const VAD_GATE_BELOW_LOUDEST_DB = 40;
 
+/**
+ * The detector's threshold for a window the caller's gate says stands out as a near voice over a
+ * loud room (codecs/speech-segmenter.ts nearThreshold; 0.5 elsewhere). Silero scored a caller
+ * 10 dB over a café 0.3–0.44 and never called their question speech; 0.35 for every window
+ * took more coughs and room sounds for speech, where the gate's level bar keeps them out.
+ */
+export const VAD_NEAR_THRESHOLD = 0.3;
+
 export async function sileroDetectorFactory(
   options: VadOptions = {},
   log?: Logger,
 ): Promise<SpeechDetectorFactory> {
   const model = await loadSileroModel();
   let warned = Number.NEGATIVE_INFINITY;
-  return (onEvent) => {
+  return (onEvent, near) => {
     const vad = new VoiceActivityDetector(model, {
       maxBacklogMs: VAD_MAX_BACKLOG_MS,
       energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
+      nearThreshold: VAD_NEAR_THRESHOLD,
+      ...(near ? { near } : {}),
       ...options,
       onSkip: (ms) => {
         options.onSkip?.(ms);

@@ -106,6 +106,37 @@ describe("SpeechSegmenter (virtual time)", () => {
     expect(seg.onsetPending).toBe(true);
   });
 
+  it("takes a near voice at nearThreshold, and only the windows said to be near", () => {
+    const probs = [0, 0.35, 0.4, 0.38, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1];
+    const run = (near: (i: number) => boolean) => {
+      const seg = new SpeechSegmenter({
+        nearThreshold: 0.3,
+        minSpeechMs: 64,
+        minSilenceMs: 96,
+        maxRefineMs: 0,
+      });
+      const events: VadEvent[] = [];
+      probs.forEach((p, i) => {
+        const e = seg.update(p, i * 32, (i + 1) * 32, false, near(i));
+        if (e) events.push(e);
+      });
+      return events;
+    };
+    // Near: speech from 0.35 on; 0.2 holds (above 0.3 − 0.15), 0.1 is silence.
+    expect(run((i) => i >= 1 && i <= 5)).toEqual([
+      { type: "speech-start", atMs: 32 },
+      { type: "speech-end", atMs: 192 },
+    ]);
+    // The same probabilities not near: under the threshold (0.5), no speech.
+    expect(run(() => false)).toEqual([]);
+    // Near only once the speech has begun: its end still comes at the usual thresholds.
+    expect(run((i) => i <= 3)).toEqual([
+      { type: "speech-start", atMs: 32 },
+      { type: "speech-end", atMs: 128 },
+    ]);
+    expect(new SpeechSegmenter({ nearThreshold: 0.9 }).nearThreshold).toBe(0.5);
+  });
+
   it("validates its thresholds", () => {
     expect(() => new SpeechSegmenter({ threshold: 0 })).toThrow(RangeError);
     expect(() => new SpeechSegmenter({ threshold: 0.5, negThreshold: 0.6 })).toThrow(RangeError);
@@ -338,6 +369,24 @@ describe("VoiceActivityDetector on real speech (espeak-ng)", () => {
     }
     const quiet = await run(new VoiceActivityDetector(model), sources[3]!);
     expect(quiet.windows.every((w) => w.gated)).toBe(true);
+  });
+
+  it("asks whether each window it runs the model on is a near voice, and takes those at nearThreshold", async () => {
+    const pcm = noise(2000, 16000, { color: "pink", dbfs: -30, seed: 12 });
+    const asked: Array<[number, number]> = [];
+    const near = (startMs: number, endMs: number) => {
+      asked.push([startMs, endMs]);
+      return startMs >= 1000;
+    };
+    const vad = new VoiceActivityDetector(model, { nearThreshold: 0.01, near });
+    const result = await run(vad, pcm);
+    expect(asked).toEqual(result.windows.map((w) => [w.startMs, w.startMs + 32]));
+    // Noise alone scores above 0.01: only where it is said to be near does it pass for speech.
+    expect(result.windows.filter((w) => w.startMs < 1000).some((w) => w.probability >= 0.01)).toBe(true);
+    expect(result.events[0]).toMatchObject({ type: "speech-start" });
+    expect(result.events[0]!.atMs).toBeGreaterThanOrEqual(1000);
+    const plain = await run(new VoiceActivityDetector(model, { nearThreshold: 0.01 }), pcm);
+    expect(plain.events).toEqual([]);
   });
 
   it("gives the same windows whatever the chunk sizes, and queues pushes that are not awaited", async () => {

@@ -277,6 +277,42 @@ describe("the caller's voice and the room's", () => {
     expect(events[2]!.atMs).toBeLessThan(4800);
   });
 
+  it("tells the detector where a voiced sound stands out over a loud room as a near voice", () => {
+    // The windows the detector asks about, 32 ms each, as it decides them (their frames have come).
+    const nearShare = (pcm: Int16Array, fromMs: number, toMs: number) => {
+      const gate = new CallerVoice(true, { start: () => {}, end: () => {}, restart: () => {} });
+      let near = 0;
+      let asked = 0;
+      let next = fromMs;
+      for (let s = 0; s + FRAME <= pcm.length; s += FRAME) {
+        gate.frame(pcm.subarray(s, s + FRAME), RATE);
+        const nowMs = ((s + FRAME) * 1000) / RATE;
+        while (next + 32 <= nowMs && next + 32 <= toMs) {
+          asked++;
+          if (gate.near(next, next + 32)) near++;
+          next += 32;
+        }
+      }
+      return near / asked;
+    };
+    // A room of noise 10 dB under a voice; the voice, and a burst of unvoiced noise as loud.
+    const room = noise(7000, RATE, { dbfs: -30, seed: 41, color: "pink" });
+    const voice = voiceSignal({ rate: RATE, ms: 1000, dbfs: -20, f0: 130, seed: 42, pauseShare: 0 });
+    const burst = noise(300, RATE, { dbfs: -20, seed: 43 });
+    const loud = mixAt([
+      { pcm: hiss(7000) },
+      { pcm: room },
+      { pcm: voice, at: at(3000) },
+      { pcm: burst, at: at(5000) },
+    ]);
+    expect(nearShare(loud, 1000, 2900)).toBe(0);
+    expect(nearShare(loud, 3100, 3900)).toBeGreaterThan(0.5);
+    expect(nearShare(loud, 5000, 5300)).toBe(0);
+    // In a quiet room the detector is left to itself.
+    const quiet = mixAt([{ pcm: hiss(7000) }, { pcm: voice, at: at(3000) }]);
+    expect(nearShare(quiet, 3100, 3900)).toBe(0);
+  });
+
   it("keeps a soft last word (12 dB down) in the caller's speech, not what follows it", () => {
     // The detector calls the end late (as a far talker coming in after the caller would make it).
     const pcm = mixAt([
