@@ -12,7 +12,8 @@
 // (`false_barge_in`: a backchannel or cough the voice alone takes for an interruption, before its
 // words are recognized, interruptions.ts; `missed_barge_in`; over the greeting from the call's
 // first frame), and the calls with no sound of the caller's over the greeting whose greeting the
-// room stopped (`greeting_stopped`: a room's voice taken for the caller before they spoke). With
+// room stopped (`greeting_stopped`: a room's voice taken for the caller before they spoke), and the
+// utterances whose speech the gate ended over 500 ms before their words did (`cut_short`). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
 // that window, and the detector's speech probability for its last window. --gain plays the whole
@@ -198,6 +199,10 @@ const resumeLate: { id: string; ms: number }[] = [];
 const falseBarge: string[] = [];
 const missedBarge: string[] = [];
 let overAgent = 0;
+/** Utterances whose speech the gate ended before their words did (see CUT_MS). */
+const cutShort: string[] = [];
+/** How long before the caller's last word an end of their speech counts as cutting it short, ms. */
+const CUT_MS = 500;
 /** Cases with no sound of the caller's over the greeting whose greeting the room's voice stopped. */
 const greetingStopped: string[] = [];
 for (const c of cases) {
@@ -216,6 +221,22 @@ for (const c of cases) {
     const resumed = end === undefined ? undefined : starts.find((s) => s > end);
     if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
   }
+  // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
+  // heard again before them: the session would answer part of what they said, or over the rest.
+  const inPause = (e: number) =>
+    c.pauseFromMs !== undefined &&
+    c.pauseToMs !== undefined &&
+    e >= c.pauseFromMs - 300 &&
+    e <= c.pauseToMs + 200;
+  if (
+    c.category !== "cough" &&
+    c.category !== "backchannel" &&
+    ends.some(
+      (e) =>
+        e > c.startMs && e < c.endMs - CUT_MS && !inPause(e) && !starts.some((a) => a >= e && a < c.endMs),
+    )
+  )
+    cutShort.push(c.id);
   const inUtterance = starts.some((a) => a >= c.startMs - 200 && a <= c.endMs);
   // The caller's own: the labelled sound, and the question asked before an over-the-reply sound.
   const theirs = (a: number) =>
@@ -249,5 +270,6 @@ console.log(
     false_barge_in: falseBarge,
     missed_barge_in: missedBarge,
     greeting_stopped: greetingStopped,
+    cut_short: cutShort,
   }),
 );
