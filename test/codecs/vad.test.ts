@@ -106,9 +106,11 @@ describe("SpeechSegmenter (virtual time)", () => {
     expect(seg.onsetPending).toBe(true);
   });
 
-  it("takes a near voice at nearThreshold, and only the windows said to be near", () => {
-    const probs = [0, 0.35, 0.4, 0.38, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1];
-    const run = (near: (i: number) => boolean) => {
+  it("takes a near voice at nearThreshold and holds it, only the windows said to be near", () => {
+    const run = (
+      near: (i: number) => boolean,
+      probs = [0, 0.35, 0.4, 0.38, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1],
+    ) => {
       const seg = new SpeechSegmenter({
         nearThreshold: 0.3,
         minSpeechMs: 64,
@@ -129,6 +131,11 @@ describe("SpeechSegmenter (virtual time)", () => {
     ]);
     // The same probabilities not near: under the threshold (0.5), no speech.
     expect(run(() => false)).toEqual([]);
+    // Inside speech a near window is never silence, however low it scores.
+    expect(run((i) => i >= 1 && i <= 6, [0, 0.4, 0.4, 0.05, 0.05, 0.05, 0.05, 0.1, 0.1, 0.1, 0.1])).toEqual([
+      { type: "speech-start", atMs: 32 },
+      { type: "speech-end", atMs: 224 },
+    ]);
     // Near only once the speech has begun: its end still comes at the usual thresholds.
     expect(run((i) => i <= 3)).toEqual([
       { type: "speech-start", atMs: 32 },
