@@ -19,10 +19,13 @@ export class VoicePrint {
   readonly #high = new QuantileTracker(0.9, 1);
   #frames = 0;
   #tick = 0;
+  /** The last frame's pitch once found (it is asked for up to three times a frame), else undefined. */
+  #st: number | undefined;
 
   /** Every frame of the speaker's audio (20 ms at 8 or 16 kHz), in order. */
   frame(pcm: Int16Array, rate: number): void {
     this.#pitch.push(pcm, rate);
+    this.#st = undefined;
   }
 
   /** The range has been learned. */
@@ -32,7 +35,8 @@ export class VoicePrint {
 
   /** The last frame's pitch (semitones above 100 Hz), NaN when unvoiced. */
   pitch(): number {
-    return this.#pitch.pitch();
+    this.#st ??= this.#pitch.pitch();
+    return this.#st;
   }
 
   /** Pitch `st` lies outside the range learned by OTHER_PITCH_ST or more. */
@@ -43,7 +47,7 @@ export class VoicePrint {
   /** The last frame is the caller's: its pitch, if voiced, joins the range. */
   learn(): void {
     if (this.known && ++this.#tick % LEARN_EVERY !== 0) return;
-    const st = this.#pitch.pitch();
+    const st = this.pitch();
     if (Number.isNaN(st)) return;
     this.#low.push(st);
     this.#high.push(st);
