@@ -13,7 +13,8 @@
 // words are recognized, interruptions.ts; `missed_barge_in`; over the greeting from the call's
 // first frame), and the calls with no sound of the caller's over the greeting whose greeting the
 // room stopped (`greeting_stopped`: a room's voice taken for the caller before they spoke), and the
-// utterances whose speech the gate ended over 500 ms before their words did (`cut_short`). With
+// utterances whose speech the gate ended over 500 ms before their words did (`cut_short`); for
+// questions, how long after their last word it ended (`end_late_ms`; `held_open`: over 400). With
 // --events, each case's detector events (v start, ^ end) and the gate's (S start, E end, R
 // restart) at their stream positions; with --levels, each frame's level and the gate's bars in
 // that window, and the detector's speech probability for its last window. --gain plays the whole
@@ -201,6 +202,10 @@ const missedBarge: string[] = [];
 let overAgent = 0;
 /** Utterances whose speech the gate ended before their words did (see CUT_MS). */
 const cutShort: string[] = [];
+/** Questions (complete, pause): how long after their last word the gate ended their speech, ms. */
+const endLate: { id: string; ms: number }[] = [];
+/** An end this late is a turn held open (the wait for its end begins there), ms. */
+const HELD_MS = 400;
 /** How long before the caller's last word an end of their speech counts as cutting it short, ms. */
 const CUT_MS = 500;
 /** Cases with no sound of the caller's over the greeting whose greeting the room's voice stopped. */
@@ -237,6 +242,10 @@ for (const c of cases) {
     )
   )
     cutShort.push(c.id);
+  if (c.category === "complete" || c.category === "pause") {
+    const end = ends.find((e) => e >= c.endMs - CUT_MS);
+    if (end !== undefined) endLate.push({ id: c.id, ms: Math.round(end - c.endMs) });
+  }
   const inUtterance = starts.some((a) => a >= c.startMs - 200 && a <= c.endMs);
   // The caller's own: the labelled sound, and the question asked before an over-the-reply sound.
   const theirs = (a: number) =>
@@ -251,6 +260,13 @@ for (const c of cases) {
   if (values.events) console.log(`${c.id} [${c.startMs}-${c.endMs}] ${events.join(" ")}`);
 }
 const lates = resumeLate.map((r) => r.ms).sort((a, b) => a - b);
+/** p50 and p90 of `ms`, and how many. */
+function quantiles(ms: number[]): { n: number; p50: number; p90: number } | undefined {
+  const sorted = [...ms].sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: sorted.length, p50: at(0.5), p90: at(0.9) };
+}
 console.log(
   JSON.stringify({
     noise,
@@ -271,5 +287,7 @@ console.log(
     missed_barge_in: missedBarge,
     greeting_stopped: greetingStopped,
     cut_short: cutShort,
+    end_late_ms: quantiles(endLate.map((r) => r.ms)),
+    held_open: endLate.filter((r) => r.ms > HELD_MS).map((r) => `${r.id} (${r.ms})`),
   }),
 );
