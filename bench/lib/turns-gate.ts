@@ -31,6 +31,7 @@ import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
+import { percentile } from "./measure.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
@@ -218,21 +219,22 @@ for (const c of cases) {
     if (c.category === "interrupt" && !barge.interrupted) missedBarge.push(c.id);
     if (c.category !== "interrupt" && barge.interrupted) falseBarge.push(c.id);
   }
-  if (c.pauseFromMs !== undefined && c.pauseToMs !== undefined) {
-    // The gate's end in the pause (if it ended the caller's speech there), and its next start: the
-    // first end, as a gap inside the resumption (the detector's, between two of its words) ends
-    // the speech again within the window, and is no lateness.
-    const end = ends.find((e) => e >= c.pauseFromMs! - 300 && e <= c.pauseToMs! + 200);
-    const resumed = end === undefined ? undefined : starts.find((s) => s > end);
-    if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
-  }
-  // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
-  // heard again before them: the session would answer part of what they said, or over the rest.
+  /** An end of the gate's in the caller's pause (if the case has one), give or take its edges. */
   const inPause = (e: number) =>
     c.pauseFromMs !== undefined &&
     c.pauseToMs !== undefined &&
     e >= c.pauseFromMs - 300 &&
     e <= c.pauseToMs + 200;
+  if (c.pauseToMs !== undefined) {
+    // The gate's end in the pause (if it ended the caller's speech there), and its next start: the
+    // first end, as a gap inside the resumption (the detector's, between two of its words) ends
+    // the speech again within the window, and is no lateness.
+    const end = ends.find(inPause);
+    const resumed = end === undefined ? undefined : starts.find((s) => s > end);
+    if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
+  }
+  // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
+  // heard again before them: the session would answer part of what they said, or over the rest.
   if (
     c.category !== "cough" &&
     c.category !== "backchannel" &&
@@ -260,13 +262,7 @@ for (const c of cases) {
   if (values.events) console.log(`${c.id} [${c.startMs}-${c.endMs}] ${events.join(" ")}`);
 }
 const lates = resumeLate.map((r) => r.ms).sort((a, b) => a - b);
-/** p50 and p90 of `ms`, and how many. */
-function quantiles(ms: number[]): { n: number; p50: number; p90: number } | undefined {
-  const sorted = [...ms].sort((a, b) => a - b);
-  if (sorted.length === 0) return undefined;
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: sorted.length, p50: at(0.5), p90: at(0.9) };
-}
+const endLates = endLate.map((r) => r.ms);
 console.log(
   JSON.stringify({
     noise,
@@ -287,7 +283,9 @@ console.log(
     missed_barge_in: missedBarge,
     greeting_stopped: greetingStopped,
     cut_short: cutShort,
-    end_late_ms: quantiles(endLate.map((r) => r.ms)),
+    end_late_ms: endLate.length
+      ? { n: endLate.length, p50: percentile(endLates, 50), p90: percentile(endLates, 90) }
+      : undefined,
     held_open: endLate.filter((r) => r.ms > HELD_MS).map((r) => `${r.id} (${r.ms})`),
   }),
 );
