@@ -236,7 +236,7 @@ describe("warm transfer on a Twilio call", () => {
     // The caller: the hold tone from the bridge, then the person's line — only once in the
     // conference, the bridge's stream gone: the bridge relayed none of it.
     const heardByCaller = callerResult.agentAudio;
-    const callerJoined = callerResult.conference!.atMs / 20;
+    const callerJoined = callerResult.conference!.fromMs / 20;
     expect(callerResult.mediaReceivedMs.at(-1)!).toBeLessThanOrEqual(callerResult.conference!.atMs);
     const hold = toneFrames(heardByCaller, HOLD_HZ);
     const personAtCaller = toneFrames(heardByCaller, PERSON_HZ);
@@ -248,7 +248,7 @@ describe("warm transfer on a Twilio call", () => {
     expect(voiceFrames(heardByCaller.subarray(personAtCaller[0]! * 160))).toBeLessThanOrEqual(10);
     // The person: the brief from the bridge, then the caller's line in the conference, never the hold tone.
     const heardByPerson = person.agentAudio;
-    const personJoined = person.conference!.atMs / 20;
+    const personJoined = person.conference!.fromMs / 20;
     const callerAtPerson = toneFrames(heardByPerson, CALLER_HZ);
     expect(callerAtPerson.length).toBeGreaterThanOrEqual(50);
     expect(callerAtPerson[0]!).toBeGreaterThanOrEqual(personJoined);

@@ -112,6 +112,8 @@ export class SimulatedStream {
   /** The conference the call is in, once new TwiML moved it there (its stream stopped). */
   #seat: ConferenceSeat | undefined;
   #conferenceAtMs = 0;
+  /** The timeline position of the first frame the conference played (SimulatedCall.conference). */
+  #conferenceFromMs = 0;
   #resolveDone: () => void = () => {};
   readonly #done = new Promise<void>((r) => {
     this.#resolveDone = r;
@@ -229,7 +231,15 @@ export class SimulatedStream {
       clears: this.#clears,
       turns: this.#turns(),
       agentKeys: this.#agentKeys,
-      ...(this.#seat ? { conference: { name: this.#seat.conference.name, atMs: this.#conferenceAtMs } } : {}),
+      ...(this.#seat
+        ? {
+            conference: {
+              name: this.#seat.conference.name,
+              atMs: this.#conferenceAtMs,
+              fromMs: this.#conferenceFromMs,
+            },
+          }
+        : {}),
     };
   }
 
@@ -237,6 +247,8 @@ export class SimulatedStream {
   #enterConference(seat: ConferenceSeat): void {
     this.#seat = seat;
     this.#conferenceAtMs = this.#nowMs();
+    // Frames play on their due time, k × 20 ms; frame k is the next one stepped, and hears the conference.
+    this.#conferenceFromMs = this.#k * FRAME_MS;
     // What the bridge sent and was not yet played goes with the stream.
     this.#playout.clear();
     this.#emit("conference", seat.conference.name);

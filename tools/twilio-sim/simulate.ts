@@ -152,8 +152,12 @@ export interface SimResult {
   rate: 8000;
   /** What the caller heard, on the call's timeline: the bridge, then the conference once in one. */
   agentAudio: Int16Array;
-  /** The conference new TwiML moved the call into, and when (its stream stopped then), ms. */
-  conference?: { name: string; atMs: number };
+  /**
+   * The conference new TwiML moved the call into: when (its stream stopped then), ms, and where on
+   * the call's timeline (agentAudio's, frame k at k × 20 ms) the first frame it played is. The two
+   * differ by up to a frame, more when the simulator's timer ran late and caught its frames up.
+   */
+  conference?: { name: string; atMs: number; fromMs: number };
   /** What the caller sent, on the same timeline. */
   callerAudio: Int16Array;
   mediaSent: number;
