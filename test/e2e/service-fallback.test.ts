@@ -93,6 +93,9 @@ async function callWith(bridge: Bridge, questions: string[]) {
     bridgeToken: bridge.token,
     authToken: AUTH_TOKEN,
     says: questions.map(say),
+    // The caller asks again after 2 s of the agent's silence, not the simulator's 0.7: a machine
+    // busy with other tests stalled an answer mid-sentence that long, and the next question cut it.
+    replyGapMs: 2000,
     maxSeconds: 60,
   });
   const record = r.transcript as CallRecord;
