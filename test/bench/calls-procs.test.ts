@@ -38,11 +38,13 @@ describe("calls benchmark processes", () => {
     expect(cpu).toBeGreaterThanOrEqual(main);
   });
 
-  it("counts the main thread's wake-ups: each sleep on a timer is one", async () => {
+  it("counts the main thread's wake-ups: a sleep on a timer is one", async () => {
     const w0 = mainThreadWakeups(process.pid);
-    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 20));
     const woken = mainThreadWakeups(process.pid) - w0;
-    expect(woken).toBeGreaterThanOrEqual(10);
+    // Not all ten: on a loaded machine a timer can be due before the loop reaches its wait, and
+    // the thread then polls without sleeping (9 of 10, seen with a container build beside the suite).
+    expect(woken).toBeGreaterThanOrEqual(5);
     expect(woken).toBeLessThan(200);
   });
 });
