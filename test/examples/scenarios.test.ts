@@ -26,7 +26,10 @@ describe("the examples' scenarios", () => {
         cwd: ROOT,
         env: userEnv(),
       },
-    );
+    ).catch((e: Error & { stdout?: string; stderr?: string }) => {
+      // Its own report says which scenario and expectation failed: keep it in the failure.
+      throw new Error(`${e.message}\n${e.stdout ?? ""}\n${(e.stderr ?? "").slice(-3000)}`);
+    });
     const lines = stdout.split("\n");
     const files = [
       "discord-persona/persona",
