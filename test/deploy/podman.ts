@@ -72,6 +72,9 @@ export async function buildImage(): Promise<void> {
       "--format",
       "docker",
       "--isolation=chroot",
+      // The ffmpeg and build stages at once: one compiles while the other mostly downloads.
+      "--jobs",
+      "2",
       "--network",
       "host",
       "--build-arg",
