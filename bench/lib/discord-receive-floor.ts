@@ -112,3 +112,4 @@ if (skipped > 0 || windows === 0) {
 }
 const memberSeconds = (windows * WINDOW) / RATE;
 console.log(Math.round(us / memberSeconds));
+process.exit(0);
