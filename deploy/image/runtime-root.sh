@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Gathers under ROOTFS the file tree the image runs, from a build stage that scripts/bootstrap.sh
-# --runtime set up (and deploy/image/ffmpeg.sh's ffmpeg in FFMPEG_DIR): Node, the production
+# --image set up (and deploy/image/ffmpeg.sh's ffmpeg in FFMPEG_DIR): Node, the production
 # node_modules, the native pieces, ffmpeg, a shell and coreutils, each with the shared libraries it
 # loads (as ldd resolves them, with their symlinks), the speech engines' data, CA certificates and
 # the users. No package manager, compiler or header comes along: the image is this tree and the
 # project's code (docs/deployment.md).
-#   deploy/image/runtime-root.sh ROOTFS [FFMPEG_DIR]     (FFMPEG_DIR: /opt/ffmpeg/bin; needs binutils)
+#   deploy/image/runtime-root.sh ROOTFS [FFMPEG_DIR]     (FFMPEG_DIR: /opt/ffmpeg/bin, its copyright in
+#                                                        ../share/doc/ffmpeg; needs binutils)
 set -euo pipefail
 APP="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${1:?usage: deploy/image/runtime-root.sh ROOTFS [FFMPEG_DIR]}"
@@ -110,8 +111,9 @@ if [ -f "$node_license" ]; then cp -a "$node_license" "$OUT/app/.tools/node/"; f
     - /var/lib/dpkg/info/*.list | sort -u | while read -r pkg; do
     if [ -f "/usr/share/doc/$pkg/copyright" ]; then add "/usr/share/doc/$pkg/copyright"; fi
   done
-# Debian's ffmpeg package is built from the same source as deploy/image/ffmpeg.sh's.
-add /usr/share/doc/ffmpeg/copyright
+# ffmpeg's, from the Debian source deploy/image/ffmpeg.sh built it from.
+mkdir -p "$OUT/usr/share/doc/ffmpeg"
+cp "$FFMPEG_DIR/../share/doc/ffmpeg/copyright" "$OUT/usr/share/doc/ffmpeg/copyright"
 
 ldconfig -r "$OUT"
 log "$(du -sh "$OUT" | cut -f1) in $OUT"
