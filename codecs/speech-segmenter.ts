@@ -27,6 +27,13 @@ export interface SpeechSegmenterOptions {
   maxRefineMs?: number;
 }
 
+/**
+ * What the audio's owner says of a window (SpeechSegmenter.update's `near`): it stands out as a
+ * near voice (true), or as one so clear of a room that seldom sounds like a voice that it is
+ * speech whatever the model scored it ("clear"; caller-voice.ts says when).
+ */
+export type NearWindow = boolean | "clear";
+
 export interface VadEvent {
   type: "speech-start" | "speech-end";
   /** Position of the boundary in the audio stream, in ms since the detector started. */
@@ -109,15 +116,16 @@ export class SpeechSegmenter {
     startMs: number,
     endMs: number,
     loud?: boolean,
-    near?: boolean,
+    near?: NearWindow,
   ): VadEvent | null {
     this.lastWindowEndMs = endMs;
-    const on = near === true ? this.nearThreshold : this.threshold;
-    const off = near === true ? this.nearNegThreshold : this.negThreshold;
+    const isNear = near === true || near === "clear";
+    const speech = probability >= (isNear ? this.nearThreshold : this.threshold) || near === "clear";
+    const off = isNear ? this.nearNegThreshold : this.negThreshold;
     if (loud === true) this.loudRunMs ??= startMs;
     else this.loudRunMs = null;
     if (!this.inSpeech) {
-      if (probability >= on) {
+      if (speech) {
         if (this.candidateMs === null) {
           this.candidateMs = startMs;
           this.candidateLoudMs = this.loudRunMs;
@@ -141,7 +149,7 @@ export class SpeechSegmenter {
     if (loud === true) this.lastLoudEndMs = endMs;
     // A near voice goes on however Silero scores it: a caller 10 dB over a café, heard at 0.3–0.44,
     // scored 0.1–0.29 for the rest of their question, and their speech ended 670 ms before it did.
-    if (probability >= on || near === true) {
+    if (speech || isNear) {
       this.silenceSinceMs = null;
     } else if (probability < off) {
       this.silenceSinceMs ??= startMs;

@@ -25,10 +25,15 @@ import {
   type SileroStream,
   sileroWindowSamples,
 } from "./silero.ts";
-import { SpeechSegmenter, type SpeechSegmenterOptions, type VadEvent } from "./speech-segmenter.ts";
+import {
+  type NearWindow,
+  SpeechSegmenter,
+  type SpeechSegmenterOptions,
+  type VadEvent,
+} from "./speech-segmenter.ts";
 
 export { loadSileroModel } from "./silero.ts";
-export type { VadEvent } from "./speech-segmenter.ts";
+export type { NearWindow, VadEvent } from "./speech-segmenter.ts";
 
 export interface VoiceActivityOptions extends SpeechSegmenterOptions {
   /** Windows quieter than this (RMS, dBFS) skip inference and count as silence. Default -55. */
@@ -46,7 +51,7 @@ export interface VoiceActivityOptions extends SpeechSegmenterOptions {
    * Whether the window [startMs, endMs) stands out as a near voice (see nearThreshold), asked as it
    * is decided; the audio's owner measures that (the caller's gate keeps each frame's level).
    */
-  near?: (startMs: number, endMs: number) => boolean;
+  near?: (startMs: number, endMs: number) => NearWindow;
   /** Rate of the PCM given to push(). Default 16000. */
   sampleRate?: SileroRate;
   /** Called with each event as it is decided, in addition to being returned by push(). */
@@ -114,7 +119,7 @@ export class VoiceActivityDetector {
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
-  private readonly near: ((startMs: number, endMs: number) => boolean) | undefined;
+  private readonly near: ((startMs: number, endMs: number) => NearWindow) | undefined;
   private readonly onError: ((err: Error) => void) | undefined;
   private stream: SileroStream;
   private readonly cue: LoudnessCue;

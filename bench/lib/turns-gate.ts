@@ -183,7 +183,7 @@ async function gateOnsets(c: TurnCase): Promise<{
       console.log(
         `${c.id} ${ms} ms: frame ${powerDb(meanSquare(frame)).toFixed(1)} dBFS, onset bar ${l.onsetDb().toFixed(1)}, ` +
           `resume bar ${l.resumeDb().toFixed(1)}, soft ${l.softDb().toFixed(1)}, room voice ${l.roomVoiceShare.toFixed(2)}, ` +
-          `continue ${l.continueDb().toFixed(1)}, room peak ${l.roomPeakDb.toFixed(1)}, caller ${l.callerDb.toFixed(1)}, ` +
+          `continue ${l.continueDb().toFixed(1)}, clear ${l.clearDb().toFixed(1)}, room peak ${l.roomPeakDb.toFixed(1)}, room ${l.roomDb.toFixed(1)}, caller ${l.callerDb.toFixed(1)}, ` +
           `detector ${probability.toFixed(2)}, onset ${vad.onsetPending ? "pending" : "-"}, gate onset ${gate.onsetPending(vad.onsetPending) ? "pending" : "-"}`,
       );
     }

@@ -53,6 +53,14 @@ export const LOUDER_VOICE_DB = 12;
 const ROOM_SELDOM_VOICE = 0.25;
 /** The share is a running mean over the room's last frames, this many (5 s of 20 ms frames). */
 const ROOM_VOICE_FRAMES = 250;
+/**
+ * Over a room that seldom sounds like a voice (a street, music), a voiced sound of the caller's
+ * pitch this far above the room's loudness (the 95th percentile of all its frames) and its voices'
+ * peaks is theirs whatever the detector scores it (clearDb), dB. Silero scored callers raising
+ * their voice over a street (10 dB) 0.05–0.14, and their interruptions went unheard; a talker is
+ * not a room that seldom sounds like a voice, and a horn or a siren is not of the caller's pitch.
+ */
+const CLEAR_ABOVE_DB = 10;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
 /**
@@ -97,6 +105,8 @@ export class CallerLevel {
   readonly #roomPeaks = new PeakTracker(0.01);
   /** Everything not the caller's: its median. */
   readonly #room = new QuantileTracker(0.5, 0.5);
+  /** ...and its 95th percentile: how loud the room gets, a voice or not (clearDb). */
+  readonly #roomAll = new QuantileTracker(0.95, 1);
   /** The room's voices' 90th percentile: how loud its talk usually is (what may not hold a turn). */
   readonly #roomLoud = new QuantileTracker(0.9, 1);
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
@@ -146,10 +156,13 @@ export class CallerLevel {
    * A frame's level that was not the caller's. Only a room's voice (`voice`: the detector heard
    * speech in it) raises its peaks and its usual loudness: a passing lorry or a drum is no voice,
    * the detector tells it from the caller's own, and it must not raise the bar their voice has to
-   * reach.
+   * reach. Nor does a frame `clear` of it (clearDb) raise its loudness: a caller raising their
+   * voice over a street is seldom heard by the detector, and the frames the gate did not take for
+   * theirs raised the bar by 13 dB in 300 ms.
    */
-  room(db: number, voice = true): void {
+  room(db: number, voice = true, clear = false): void {
     this.#room.push(db);
+    if (!clear) this.#roomAll.push(db);
     // Every frame of the room's counts to knowing it, a voice's or not: counting voices' alone,
     // a room of music (the detector rarely calls it speech) kept the early margin for ever, over
     // peaks set by its first chord, and a caller 10 dB above it was never heard.
@@ -268,6 +281,22 @@ export class CallerLevel {
   nearDb(db: number): number {
     if (!this.#room.known || this.#room.value < db - NEAR_ROOM_WITHIN_DB) return Number.POSITIVE_INFINITY;
     return this.#caller.known ? this.onsetDb() : this.onsetDb() + NEAR_ABOVE_ONSET_DB;
+  }
+
+  /**
+   * The level at which a voiced sound of the caller's pitch is theirs whatever the detector scores
+   * it: CLEAR_ABOVE_DB over the room's loudness and its voices' peaks, and at least their onset
+   * level, once the room is known and seldom sounds like a voice and the caller has been heard;
+   * +Infinity otherwise, dBFS.
+   */
+  clearDb(): number {
+    if (!this.#caller.known || !this.roomSeldomVoice || this.#roomFrames < ROOM_KNOWN_FRAMES)
+      return Number.POSITIVE_INFINITY;
+    return Math.max(
+      this.#roomAll.value + CLEAR_ABOVE_DB,
+      this.#roomPeaks.value + CLEAR_ABOVE_DB,
+      this.onsetDb(),
+    );
   }
 
   /** The level that keeps the caller's speech going (at most the onset's), dBFS. */

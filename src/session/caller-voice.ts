@@ -17,6 +17,7 @@
 // test's scripted detector) there is nothing to judge, and the detector alone decides, as before.
 // Allocates nothing per frame.
 import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
+import type { NearWindow } from "../../codecs/speech-segmenter.ts";
 import type { CallLevels } from "../records/call-record.ts";
 import { CallerLevel, LOUDER_VOICE_DB, ONSET_BELOW_DB } from "./caller-level.ts";
 import { VoicePrint } from "./voice-print.ts";
@@ -108,6 +109,8 @@ export class CallerVoice {
   readonly #speech = new Uint8Array(RING);
   /** Frames at the level of a near voice (CallerLevel.nearDb) that are voiced (a pitch). */
   readonly #nearVoiced = new Uint8Array(RING);
+  /** Frames at a voice's level clear of the room (CallerLevel.clearDb), of the caller's pitch. */
+  readonly #clearVoiced = new Uint8Array(RING);
   #written = 0;
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -169,6 +172,7 @@ export class CallerVoice {
     this.#mine[k] = this.speaking ? 1 : 0;
     this.#speech[k] = this.#vad ? 1 : 0;
     this.#nearVoiced[k] = this.#enabled && this.#isNearVoiced() ? 1 : 0;
+    this.#clearVoiced[k] = this.#enabled && this.#isClearVoice() ? 1 : 0;
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -241,24 +245,29 @@ export class CallerVoice {
    * Whether the stretch [startMs, endMs) of the audio stands out as a near voice over a loud room
    * (CallerLevel.nearDb): Silero scores a voice under a café's or a street's noise lower than in
    * quiet, a caller 10 dB over it 0.3–0.44, under its threshold, and their question went unheard.
+   * "clear" when most of its frames are a voice of the caller's pitch clear of a room that seldom
+   * sounds like one (CallerLevel.clearDb): the detector takes it for speech however it scored it.
    * The detector asks this of each window it decides (VoiceActivityOptions.near), whose frames
    * have all come by then.
    */
-  near(startMs: number, endMs: number): boolean {
+  near(startMs: number, endMs: number): NearWindow {
     if (!this.#judges() || this.#connecting()) return false;
     let sum = 0;
     let n = 0;
     let voiced = false;
+    let clear = 0;
     for (let i = this.#written - 1; i >= Math.max(0, this.#written - RING); i--) {
       if (this.#endMs[i % RING]! <= startMs) break;
       if (this.#frameStartMs(i) >= endMs) continue;
       sum += this.#pow[i % RING]!;
       n++;
       if (this.#nearVoiced[i % RING] === 1) voiced = true;
+      clear += this.#clearVoiced[i % RING]!;
     }
     if (n === 0 || !voiced) return false;
     const db = powerDb(sum / n);
-    return db >= this.level.nearDb(db);
+    if (db < this.level.nearDb(db)) return false;
+    return clear * 2 > n && db >= this.level.clearDb() ? "clear" : true;
   }
 
   /**
@@ -267,6 +276,13 @@ export class CallerVoice {
    */
   #isNearVoiced(): boolean {
     return this.#rawDb >= this.level.nearDb(this.#rawDb) && !Number.isNaN(this.#print.pitch());
+  }
+
+  /** The last frame is clear of the room (CallerLevel.clearDb) and voiced in the caller's pitch. */
+  #isClearVoice(): boolean {
+    if (!this.#print.known || this.#rawDb < this.level.clearDb()) return false;
+    const st = this.#print.pitch();
+    return !Number.isNaN(st) && !this.#print.isOther(st);
   }
 
   /**
@@ -541,7 +557,7 @@ export class CallerVoice {
       const k = this.#roomNext % RING;
       if (this.#endMs[k]! > ready) break;
       if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB)
-        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1);
+        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1, this.#clearVoiced[k] === 1);
       this.#roomNext++;
     }
   }

@@ -1,4 +1,6 @@
 // The voice activity port the session listens to: speech start/end at stream positions.
+import type { NearWindow } from "../../codecs/speech-segmenter.ts";
+
 export interface SpeechEvent {
   type: "speech-start" | "speech-end";
   /** Position in the inbound audio stream (ms since the call's first frame). */
@@ -24,9 +26,10 @@ export interface SpeechDetector {
 /**
  * Whether the audio [startMs, endMs) stands out as a near voice over a loud room (the caller's
  * gate measures it, caller-voice.ts `near`): the detector may take such a stretch for speech on
- * less evidence (vad-detector.ts VAD_NEAR_THRESHOLD).
+ * less evidence (vad-detector.ts VAD_NEAR_THRESHOLD), or, "clear" of the room, on none.
  */
-export type NearVoice = (startMs: number, endMs: number) => boolean;
+export type { NearWindow };
+export type NearVoice = (startMs: number, endMs: number) => NearWindow;
 
 export type SpeechDetectorFactory = (
   onEvent: (event: SpeechEvent) => void,

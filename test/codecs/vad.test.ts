@@ -3,7 +3,7 @@ import * as ort from "onnxruntime-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LoudnessCue } from "../../codecs/loudness-cue.ts";
 import { type SileroModel, sileroModelPath } from "../../codecs/silero.ts";
-import { SpeechSegmenter } from "../../codecs/speech-segmenter.ts";
+import { type NearWindow, SpeechSegmenter } from "../../codecs/speech-segmenter.ts";
 import { loadSileroModel, type VadEvent, type VadResult, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { noise } from "../helpers/noise.ts";
 import { buildScene, type Scene, type ScenePart } from "../helpers/speech.ts";
@@ -108,7 +108,7 @@ describe("SpeechSegmenter (virtual time)", () => {
 
   it("takes a near voice at nearThreshold and holds it, only the windows said to be near", () => {
     const run = (
-      near: (i: number) => boolean,
+      near: (i: number) => NearWindow,
       probs = [0, 0.35, 0.4, 0.38, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1],
     ) => {
       const seg = new SpeechSegmenter({
@@ -141,6 +141,13 @@ describe("SpeechSegmenter (virtual time)", () => {
       { type: "speech-start", atMs: 32 },
       { type: "speech-end", atMs: 128 },
     ]);
+    // A window clear of the room is speech however low it scores, and holds it as a near one does.
+    const low = [0, 0.05, 0.08, 0.05, 0.05, 0.02, 0.02, 0.02, 0.02, 0.02];
+    expect(run((i) => (i >= 1 && i <= 3 ? "clear" : false), low)).toEqual([
+      { type: "speech-start", atMs: 32 },
+      { type: "speech-end", atMs: 128 },
+    ]);
+    expect(run((i) => i >= 1 && i <= 3, low)).toEqual([]);
     expect(new SpeechSegmenter({ nearThreshold: 0.9 }).nearThreshold).toBe(0.5);
   });
 

@@ -313,6 +313,66 @@ describe("the caller's voice and the room's", () => {
     expect(nearShare(quiet, 3100, 3900)).toBe(0);
   });
 
+  it("tells the detector where the caller's voice stands clear of a room that seldom sounds like one", () => {
+    // A steady room (pink noise), the caller at their level for 2 s, then raising their voice 18 dB
+    // over it (an interruption); then a horn as loud, of another pitch. The windows the detector
+    // asks about, 32 ms each, as it decides them.
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: noise(9000, RATE, { dbfs: -32, seed: 61, color: "pink" }) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -20, f0: 120, seed: 62, pauseShare: 0 }),
+        at: at(3000),
+      },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -14, f0: 125, seed: 63, pauseShare: 0 }),
+        at: at(6000),
+      },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -14, f0: 420, seed: 64, pauseShare: 0 }),
+        at: at(8000),
+      },
+    ]);
+    const said = (roomTalks: boolean) => {
+      const vad: Vad[] = [
+        { reportMs: 3120, type: "start", atMs: 3000 },
+        { reportMs: 5300, type: "end", atMs: 5000 },
+      ];
+      // A talking room instead: the detector hears speech in it before the caller's.
+      if (roomTalks)
+        vad.unshift({ reportMs: 420, type: "start", atMs: 300 }, { reportMs: 2950, type: "end", atMs: 2900 });
+      const gate = new CallerVoice(true, { start: () => {}, end: () => {}, restart: () => {} });
+      const pending = [...vad].sort((a, b) => a.reportMs - b.reportMs);
+      const windows = new Map<number, ReturnType<CallerVoice["near"]>>();
+      let next = 0;
+      for (let s = 0; s + FRAME <= pcm.length; s += FRAME) {
+        gate.frame(pcm.subarray(s, s + FRAME), RATE);
+        const nowMs = ((s + FRAME) * 1000) / RATE;
+        while (pending.length && pending[0]!.reportMs <= nowMs) {
+          const e = pending.shift()!;
+          if (e.type === "start") gate.vadStart(e.atMs);
+          else gate.vadEnd(e.atMs);
+        }
+        for (; next + 32 <= nowMs; next += 32) windows.set(next, gate.near(next, next + 32));
+      }
+      const share = (fromMs: number, toMs: number, value: "clear" | true) => {
+        const inside = [...windows].filter(([ms]) => ms >= fromMs && ms + 32 <= toMs);
+        return inside.filter(([, v]) => v === value).length / inside.length;
+      };
+      return { share, windows };
+    };
+    const steady = said(false);
+    // Its syllables' peaks (the windows between them dip under the bar).
+    expect(steady.share(6050, 6550, "clear")).toBeGreaterThan(0.3);
+    // The horn stands out as loud as the caller's voice, but is not theirs.
+    expect(steady.share(8050, 8550, true)).toBeGreaterThan(0.5);
+    expect(steady.share(8050, 8550, "clear")).toBe(0);
+    // Nor is anything before the caller was heard, or over a room that talks.
+    expect(steady.share(0, 3000, "clear")).toBe(0);
+    const talking = said(true);
+    expect([...talking.windows.values()].filter((v) => v === "clear")).toEqual([]);
+  });
+
   it("keeps a soft last word (12 dB down) in the caller's speech, not what follows it", () => {
     // The detector calls the end late (as a far talker coming in after the caller would make it).
     const pcm = mixAt([

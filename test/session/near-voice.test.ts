@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import type { Recognizer } from "../../src/session/services.ts";
 import { SpeakerListener } from "../../src/session/speaker-listener.ts";
-import type { NearVoice } from "../../src/session/speech-detector.ts";
+import type { NearVoice, NearWindow } from "../../src/session/speech-detector.ts";
 import type { Speaker } from "../../src/session/transport.ts";
 import { noise } from "../helpers/noise.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
@@ -52,7 +52,7 @@ describe("the near voice the detector is told of", () => {
     const near = play(pcm, undefined);
     expect(near).toBeDefined();
     const windows = (from: number, to: number) => {
-      const said: boolean[] = [];
+      const said: NearWindow[] = [];
       for (let ms = from; ms + 32 <= to; ms += 32) said.push(near!(ms, ms + 32));
       return said;
     };
