@@ -22,9 +22,10 @@ import tarfile
 import tempfile
 import urllib.parse
 import urllib.request
+from typing import NoReturn
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     print(f"registry-fetch: {message}", file=sys.stderr)
     sys.exit(1)
 
@@ -35,7 +36,6 @@ def get(url: str) -> bytes:
             return response.read()
     except OSError as err:
         fail(f"{url}: {err}")
-        raise
 
 
 def main() -> None:
