@@ -31,6 +31,8 @@ export class AmdGate extends PassThroughTransport {
   /** Time passing without frames (a callee that suppresses silence) is silence to the detector. */
   #gapTimer: NodeJS.Timeout | undefined;
   #lastFrameAt = performance.now();
+  /** A tick saw the gap; the next one counts it if still no frame came (see the timer). */
+  #gapSeen = false;
 
   /**
    * `detect` false: the carrier decides (Twilio's AMD); audio waits unheard until it has.
@@ -75,7 +77,19 @@ export class AmdGate extends PassThroughTransport {
       this.#gapTimer = setInterval(() => {
         const now = performance.now();
         const gap = now - this.#lastFrameAt;
-        if (gap < GAP_MS) return;
+        if (gap < GAP_MS) {
+          this.#gapSeen = false;
+          return;
+        }
+        // After the event loop stalled, this runs before the frames that came meanwhile are read:
+        // counted at once, the stall was silence, and then its frames' time again (a voicemail's
+        // greeting ended early and the message began over it). A gap is counted a tick later,
+        // once no frame has come after all.
+        if (!this.#gapSeen) {
+          this.#gapSeen = true;
+          return;
+        }
+        this.#gapSeen = false;
         this.#lastFrameAt = now;
         this.#msSinceAnswer += gap;
         this.#handle(this.#detector.silence(gap));

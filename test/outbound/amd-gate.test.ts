@@ -56,6 +56,29 @@ describe("AmdGate", () => {
     expect(heard).toEqual([160, 160]);
   });
 
+  it("does not take an event-loop stall for silence: the frames that came meanwhile are the time", async () => {
+    const { transport, send } = line();
+    const gate = new AmdGate(transport, { decided: () => {}, cue: () => {}, ended: () => {} });
+    const greeting = speak("Hi, you have reached Morgan. Please leave a message after the tone.", {
+      rate: RATE,
+    });
+    const ms = (n: number) => (n / RATE) * 1000;
+    send(greeting.subarray(0, 8000));
+    // The loop is blocked for 600 ms while 600 ms of the greeting arrive; they are read after the
+    // timers due meanwhile have run, as a socket's are.
+    const blockedUntil = performance.now() + 600;
+    while (performance.now() < blockedUntil) {}
+    const arrived = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        send(greeting.subarray(8000, 8000 + 4800));
+        resolve();
+      }, 0),
+    );
+    await arrived;
+    expect(gate.elapsedMs).toBeCloseTo(ms(8000 + 4800), 0);
+    gate.attach({ audio: () => {}, dtmf: () => {}, played: () => {}, ended: () => {} });
+  });
+
   it("a key press before the decision is a person", () => {
     const { transport } = line();
     const decided: string[] = [];
