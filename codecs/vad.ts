@@ -119,7 +119,7 @@ export class VoiceActivityDetector {
   private readonly segmenter: SpeechSegmenter;
   private readonly model: SileroModel;
   private readonly onEvent: ((event: VadEvent) => void) | undefined;
-  private readonly near: ((startMs: number, endMs: number) => NearWindow) | undefined;
+  private readonly near: VoiceActivityOptions["near"];
   private readonly onError: ((err: Error) => void) | undefined;
   private stream: SileroStream;
   private readonly cue: LoudnessCue;

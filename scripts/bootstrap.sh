@@ -17,7 +17,8 @@ cd "$ROOT"
 # playwright-core) and flite (a second synthesizer, so the turn-taking benchmark has caller voices
 # nothing was tuned on) and postgresql (the call store's PostgreSQL engine: tests start their own
 # server).
-RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ffmpeg ca-certificates libsrtp2-1
+# ffmpeg joins them below, but for --image.
+RUNTIME_PACKAGES=(espeak-ng pocketsphinx pocketsphinx-en-us ca-certificates libsrtp2-1
   libwebrtc-audio-processing1)
 BUILD_PACKAGES=(libespeak-ng-dev libpocketsphinx-dev libsphinxbase-dev libsrtp2-dev libssl-dev libwebrtc-audio-processing-dev dpkg-dev pkg-config gcc g++
   make python3)
@@ -44,11 +45,7 @@ for arg in "$@"; do
       ;;
   esac
 done
-if [ -n "$IMAGE" ]; then
-  kept=()
-  for pkg in "${RUNTIME_PACKAGES[@]}"; do [ "$pkg" = ffmpeg ] || kept+=("$pkg"); done
-  RUNTIME_PACKAGES=("${kept[@]}")
-fi
+[ -n "$IMAGE" ] || RUNTIME_PACKAGES+=(ffmpeg)
 APT_PACKAGES=("${RUNTIME_PACKAGES[@]}" "${BUILD_PACKAGES[@]}")
 [ "$MODE" = "dev" ] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 # The Node we install when the machine's is older than NODE_MIN (npm serves Node itself).
