@@ -91,6 +91,11 @@ const LOUDER_WITHIN_MS = 600;
 const LOUDER_KNOWN_FRAMES = 100;
 /** Frames within this of the caller's level are theirs to learn their pitch from, dB. */
 const PRINT_WITHIN_DB = 4;
+/**
+ * ...and above the room's voices' peaks by this much, or at their level: a talker's loudest
+ * syllables are not theirs (a caller's level a talker pulled down took the talker's pitch for theirs).
+ */
+const PRINT_OVER_ROOM_DB = 3;
 
 export class CallerVoice {
   readonly level = new CallerLevel();
@@ -278,6 +283,16 @@ export class CallerVoice {
     return this.#rawDb >= this.level.nearDb(this.#rawDb) && !Number.isNaN(this.#print.pitch());
   }
 
+  /**
+   * The last frame is voiced in a pitch outside the caller's, softer than their onset level: the
+   * room's voice (a talker 10 dB under them held a turn open 2.8 s after their voice ended).
+   */
+  #otherSoftVoice(): boolean {
+    if (!this.#print.known || this.#rawDb >= this.level.onsetDb()) return false;
+    const st = this.#print.pitch();
+    return !Number.isNaN(st) && this.#print.isOther(st);
+  }
+
   /** The last frame is clear of the room (CallerLevel.clearDb) and voiced in the caller's pitch. */
   #isClearVoice(): boolean {
     if (!this.#print.known || this.#rawDb < this.level.clearDb()) return false;
@@ -328,7 +343,6 @@ export class CallerVoice {
       return;
     }
     if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
-    if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
     const caller = this.#louderRef();
     if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
       if (++this.#run >= ONSET_FRAMES) {
@@ -343,9 +357,14 @@ export class CallerVoice {
     } else this.#run = 0;
     this.#voicePrint(this.#rawDb);
     if (db > NO_SIGNAL_DB) this.level.caller(db);
-    if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
-    else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
-      this.#lastSoftEndMs = this.#nowMs;
+    // A voice of another pitch, softer than theirs, does not keep their speech going: the room's
+    // talker going on as they stop.
+    if (!this.#otherSoftVoice()) {
+      if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
+      if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
+      else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
+        this.#lastSoftEndMs = this.#nowMs;
+    }
     if (this.#nowMs - this.#lastSoftEndMs >= HANG_MS) {
       // The room goes on; the caller's own voice stopped at their last frame at their level (or
       // at the end of a soft last word), and what came after it is the room's to learn from.
@@ -389,7 +408,12 @@ export class CallerVoice {
       return;
     }
     // Not from what may be another voice's.
-    if (this.#otherCount === 0 && Math.abs(db - caller) < PRINT_WITHIN_DB) this.#print.learn();
+    if (
+      this.#otherCount === 0 &&
+      Math.abs(db - caller) < PRINT_WITHIN_DB &&
+      db >= Math.min(caller, this.level.roomPeakDb + PRINT_OVER_ROOM_DB)
+    )
+      this.#print.learn();
   }
 
   /**

@@ -201,6 +201,34 @@ describe("the caller's voice and the room's", () => {
     expect(short.map((e) => e.type)).not.toContain("restart");
   });
 
+  it("ends the caller's turn with their voice when a talker of another pitch, 5 dB under them, goes on", () => {
+    // A talker heard from the start, louder from the moment the caller stops: their syllables
+    // stand within the 10 dB under the caller that keeps the caller's speech going, and taught
+    // the caller's level to fall toward them (their speech ran on a second, then the talker's
+    // started it twice more). Their pitch is another's than the caller's.
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 9000, dbfs: -32, f0: 210, seed: 31, pauseShare: 0.05 }) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 2500, dbfs: -20, f0: 110, seed: 32, pauseShare: 0.1 }),
+        at: at(2000),
+      },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 4500, dbfs: -25, f0: 210, seed: 33, pauseShare: 0.05 }),
+        at: at(4300),
+      },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 8900, type: "end", atMs: 8700 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeGreaterThanOrEqual(1900);
+    expect(events[0]!.atMs).toBeLessThan(2300);
+    expect(events[1]!.atMs).toBeGreaterThan(4200);
+    expect(events[1]!.atMs).toBeLessThan(4800);
+  });
+
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
     // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([
