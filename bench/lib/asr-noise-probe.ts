@@ -1,0 +1,107 @@
+// Word error rate of the embedded recognizer (PocketSphinx, as the local service runs it) on the
+// noisy set's labelled utterances, cut from the call as the line carries them (μ-law, 8 kHz, up to
+// 16 kHz), with and without WebRTC's noise suppressor first (8 kHz, run over the call from its
+// first frame, as agent.noiseSuppression does). Coughs apart. It measures whether suppression
+// helps recognition, not the bridge: one run of the recognizer per utterance and variant.
+//   node bench/lib/asr-noise-probe.ts NOISE [--set flite] [--draw N] [--level 0-3] [--args="-maxhmmpf 30000"]
+// (--args: PocketSphinx options added to the engine's own.)
+import { parseArgs } from "node:util";
+import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
+import { NoiseSuppressor } from "../../codecs/noise-suppressor.ts";
+import { Resampler } from "../../codecs/resample.ts";
+import { SphinxEngine } from "../../src/service/engines/asr/sphinx-engine.ts";
+import { parseNoise } from "./turns-backgrounds.ts";
+import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    set: { type: "string" },
+    draw: { type: "string" },
+    level: { type: "string" },
+    args: { type: "string" },
+  },
+});
+const noise = positionals[0]!;
+const cases = (
+  values.set === "flite"
+    ? buildFliteNoisyCases(parseNoise(noise))
+    : buildNoisyCases(parseNoise(noise), 0, Number(values.draw ?? 0))
+).filter((c) => c.category !== "cough");
+const engine = new SphinxEngine({ decoders: 1, args: values.args ? values.args.split(" ") : [] });
+await engine.start();
+const norm = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z' ]+/g, " ")
+    .split(/\s+/)
+    .filter(Boolean);
+function edits(a: string[], b: string[]): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)] as number[]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++)
+      d[i]![j] = Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+  return d[a.length]![b.length]!;
+}
+const to16 = (pcm: Int16Array) => {
+  const r = new Resampler(8000, 16000);
+  const a = r.push(pcm);
+  const b = r.flush();
+  const out = new Int16Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+};
+const level = Number(values.level ?? 2);
+const tot: Record<string, { e: number; n: number; empty: number }> = {};
+for (const c of cases) {
+  const heard = mulawDecode(mulawEncode(c.caller));
+  const ns = new NoiseSuppressor(8000, level);
+  const cleaned = new Int16Array(heard);
+  for (let i = 0; i + 80 <= cleaned.length; i += 80) ns.process(cleaned.subarray(i, i + 80));
+  const ref = norm(c.text);
+  const from = Math.max(0, Math.round(((c.startMs - 200) * 8000) / 1000));
+  const to = Math.round(((c.endMs + 300) * 8000) / 1000);
+  const row: string[] = [c.id];
+  for (const [name, pcm] of [
+    ["raw", heard],
+    ["ns", cleaned],
+  ] as const) {
+    const words = (await engine.recognize(to16(pcm.subarray(from, to)))).map((w) => w.word);
+    const e = edits(ref, words);
+    const key = `${c.category}:${name}`;
+    tot[key] ??= { e: 0, n: 0, empty: 0 };
+    const t = tot[key];
+    t.e += e;
+    t.n += ref.length;
+    if (!words.length) t.empty++;
+    row.push(`${name}=${e}/${ref.length} "${words.join(" ")}"`);
+  }
+  console.error(row.join("  "));
+}
+const all = (name: string) =>
+  Object.entries(tot)
+    .filter(([k]) => k.endsWith(`:${name}`))
+    .reduce((a, [, v]) => ({ e: a.e + v.e, n: a.n + v.n, empty: a.empty + v.empty }), {
+      e: 0,
+      n: 0,
+      empty: 0,
+    });
+console.log(
+  JSON.stringify({
+    noise,
+    set: values.set ?? "noisy",
+    level,
+    wer_raw: +(all("raw").e / all("raw").n).toFixed(3),
+    wer_ns: +(all("ns").e / all("ns").n).toFixed(3),
+    by: Object.fromEntries(
+      Object.entries(tot).map(([k, v]) => [k, { wer: +(v.e / v.n).toFixed(2), empty: v.empty }]),
+    ),
+  }),
+);
+await engine.close();
