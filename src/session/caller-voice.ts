@@ -288,16 +288,12 @@ export class CallerVoice {
    * room's voice (a talker 10 dB under them held a turn open 2.8 s after their voice ended).
    */
   #otherSoftVoice(): boolean {
-    if (!this.#print.known || this.#rawDb >= this.level.onsetDb()) return false;
-    const st = this.#print.pitch();
-    return !Number.isNaN(st) && this.#print.isOther(st);
+    return this.#print.known && this.#rawDb < this.level.onsetDb() && this.#print.whose() === "other";
   }
 
   /** The last frame is clear of the room (CallerLevel.clearDb) and voiced in the caller's pitch. */
   #isClearVoice(): boolean {
-    if (!this.#print.known || this.#rawDb < this.level.clearDb()) return false;
-    const st = this.#print.pitch();
-    return !Number.isNaN(st) && !this.#print.isOther(st);
+    return this.#print.known && this.#rawDb >= this.level.clearDb() && this.#print.whose() === "theirs";
   }
 
   /**
@@ -358,8 +354,8 @@ export class CallerVoice {
     this.#voicePrint(this.#rawDb);
     if (db > NO_SIGNAL_DB) this.level.caller(db);
     // A voice of another pitch, softer than theirs, does not keep their speech going: the room's
-    // talker going on as they stop.
-    if (!this.#otherSoftVoice()) {
+    // talker going on as they stop. Only a frame that would keep it going needs its pitch found.
+    if (Math.max(db, this.#rawDb) >= this.level.softDb() && !this.#otherSoftVoice()) {
       if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
       if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
       else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
@@ -388,9 +384,9 @@ export class CallerVoice {
     // Against the level before the other voice began: the caller's level learns from its frames.
     const ref = this.#otherCount > 0 ? this.#otherRefDb : caller;
     if (this.#print.known && db >= ref + OTHER_VOICE_DB) {
-      const st = this.#print.pitch();
-      if (Number.isNaN(st)) return;
-      if (!this.#print.isOther(st)) {
+      const whose = this.#print.whose();
+      if (whose === undefined) return;
+      if (whose === "theirs") {
         this.#otherCount = 0;
         return;
       }

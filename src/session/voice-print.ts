@@ -39,9 +39,16 @@ export class VoicePrint {
     return this.#st;
   }
 
-  /** Pitch `st` lies outside the range learned by OTHER_PITCH_ST or more. */
-  isOther(st: number): boolean {
-    return st <= this.#low.value - OTHER_PITCH_ST || st >= this.#high.value + OTHER_PITCH_ST;
+  /**
+   * The last frame's voice against the range learned: "other" when its pitch lies OTHER_PITCH_ST
+   * or more outside it, else "theirs"; undefined when the frame is unvoiced.
+   */
+  whose(): "theirs" | "other" | undefined {
+    const st = this.pitch();
+    if (Number.isNaN(st)) return undefined;
+    return st <= this.#low.value - OTHER_PITCH_ST || st >= this.#high.value + OTHER_PITCH_ST
+      ? "other"
+      : "theirs";
   }
 
   /** The last frame is the caller's: its pitch, if voiced, joins the range. */
