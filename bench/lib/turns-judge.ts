@@ -53,6 +53,11 @@ export interface Outcome {
   /** A `clear` reached the caller during (or within 1 s after) the sound: the agent paused or stopped. */
   paused?: boolean;
   falseBargeIn?: boolean;
+  /**
+   * Backchannels and coughs the agent paused for and went on after: the end of the sound (truth) →
+   * the agent heard again. The silence the caller hears after their "mm hmm".
+   */
+  resumedAfterMs?: number;
   missed?: boolean;
   /** Caller speech start (truth) → `clear` received. */
   clearMs?: number;
@@ -180,6 +185,9 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     if (cut?.metrics.bargeInMs !== undefined) out.bridgeBargeInMs = cut.metrics.bargeInMs;
   } else {
     out.falseBargeIn = out.bargeIns.interrupted > 0 || stoppedUnrecorded;
+    const back =
+      clear === undefined || out.falseBargeIn ? null : firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
+    if (back !== null) out.resumedAfterMs = Math.round(back - c.endMs);
   }
   return out;
 }

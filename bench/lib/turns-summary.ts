@@ -139,11 +139,15 @@ export function summarize(outcomes: readonly Outcome[]) {
       resumed_ms: of("backchannel")
         .filter((o) => !o.falseBargeIn)
         .map((o) => o.soundMs),
+      // The silence after a backchannel the agent paused for and went on after: its end → the agent heard again.
+      resumed_after_ms_p50: p(nums(of("backchannel").map((o) => o.resumedAfterMs)), 50),
+      resumed_after_ms_max: p(nums(of("backchannel").map((o) => o.resumedAfterMs)), 100),
     },
     cough: {
       false_barge_ins: of("cough").filter((o) => o.falseBargeIn).length,
       paused_then_resumed: of("cough").filter((o) => o.paused && !o.falseBargeIn).length,
       ignored: of("cough").filter((o) => !o.paused).length,
+      resumed_after_ms_p50: p(nums(of("cough").map((o) => o.resumedAfterMs)), 50),
     },
     interrupt: {
       missed: missed.length,
