@@ -56,6 +56,9 @@ export function summarize(outcomes: readonly Outcome[]) {
   // Heard twice within one reply (turns-repeats.ts), over every call that was judged.
   const repeated = outcomes.filter((o) => (o.repeats?.ms ?? 0) > 0);
 
+  // The silence after a backchannel the agent went on after (turns-judge.ts resumedAfterMs).
+  const backchannelSilences = nums(of("backchannel").map((o) => o.resumedAfterMs));
+
   // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
   const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
@@ -140,8 +143,8 @@ export function summarize(outcomes: readonly Outcome[]) {
         .filter((o) => !o.falseBargeIn)
         .map((o) => o.soundMs),
       // The silence after a backchannel the agent paused for and went on after: its end → the agent heard again.
-      resumed_after_ms_p50: p(nums(of("backchannel").map((o) => o.resumedAfterMs)), 50),
-      resumed_after_ms_max: p(nums(of("backchannel").map((o) => o.resumedAfterMs)), 100),
+      resumed_after_ms_p50: p(backchannelSilences, 50),
+      resumed_after_ms_max: p(backchannelSilences, 100),
     },
     cough: {
       false_barge_ins: of("cough").filter((o) => o.falseBargeIn).length,
