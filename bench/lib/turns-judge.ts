@@ -168,6 +168,16 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   }
 
   const clear = sim.clears.find((t) => t >= c.startMs - 20 && t <= c.endMs + 1000);
+  // A reply that ran out as the sound began left nothing to interrupt: it was never cleared, no
+  // talk over the agent was recorded, and nothing of it was heard from when the bridge could first
+  // have paused it (bargeInMinMs) to the sound's end. The bridge then rightly takes the sound as a
+  // turn of its own.
+  const pauseFrom = c.startMs + DEFAULT_SESSION_CONFIG.turn.bargeInMinMs;
+  const ranOut =
+    clear === undefined &&
+    out.bargeIns.interrupted + out.bargeIns.resumed === 0 &&
+    !audibleBetween(agent, RATE, pauseFrom, Math.max(c.endMs, c.startMs + 700));
+  if (ranOut) return { ...out, valid: false, invalidWhy: "the agent's reply ran out as the sound began" };
   out.paused = clear !== undefined;
   // An interruption is held silent until its words are in (src/session/interruptions.ts): one still
   // held when the call ended is recorded neither way, and what the caller heard is an agent that
