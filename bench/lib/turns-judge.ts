@@ -76,6 +76,11 @@ export interface Outcome {
 const RATE = 8000;
 /** The bench's agent keeps the default apology (no --set agent.apologyText in its runs). */
 const APOLOGY = DEFAULT_SESSION_CONFIG.apologyText;
+/**
+ * How far into a sound over the agent, at least, a reply that went on would be heard, ms: a cough
+ * ends before the bridge could pause for it, and the reply's next words may be a breath away.
+ */
+const RAN_OUT_LOOK_MS = 700;
 
 function asRecord(t: unknown): CallRecord | undefined {
   if (typeof t !== "object" || t === null || !Array.isArray((t as CallRecord).events)) return undefined;
@@ -176,7 +181,7 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   const ranOut =
     clear === undefined &&
     out.bargeIns.interrupted + out.bargeIns.resumed === 0 &&
-    !audibleBetween(agent, RATE, pauseFrom, Math.max(c.endMs, c.startMs + 700));
+    !audibleBetween(agent, RATE, pauseFrom, Math.max(c.endMs, c.startMs + RAN_OUT_LOOK_MS));
   if (ranOut) return { ...out, valid: false, invalidWhy: "the agent's reply ran out as the sound began" };
   out.paused = clear !== undefined;
   // An interruption is held silent until its words are in (src/session/interruptions.ts): one still
