@@ -97,6 +97,16 @@ const PRINT_WITHIN_DB = 4;
  */
 const PRINT_OVER_ROOM_DB = 3;
 
+/**
+ * Over a room that seldom sounds like a voice, frames within this many of one in the caller's
+ * pitch at their onset level are not the room's to learn, whether or not the detector heard
+ * speech there (200 ms each side: their syllables and what lies between them). Silero misses a
+ * caller raising their voice over a street, and the room's loudest, learning it, followed them up
+ * 7 dB in 300 ms: the rest of "Wait, how much did you say?" stood no longer clear of the room.
+ * Over a talking room it is left out: a talker of the caller's pitch is the room there.
+ */
+const THEIR_SPAN = 10;
+
 export class CallerVoice {
   readonly level = new CallerLevel();
   /** The caller is speaking (as far as the session is concerned). */
@@ -116,6 +126,8 @@ export class CallerVoice {
   readonly #nearVoiced = new Uint8Array(RING);
   /** Frames at a voice's level clear of the room (CallerLevel.clearDb), of the caller's pitch. */
   readonly #clearVoiced = new Uint8Array(RING);
+  /** Frames at the caller's onset level or above, in their pitch (THEIR_SPAN). */
+  readonly #theirVoice = new Uint8Array(RING);
   #written = 0;
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -178,6 +190,7 @@ export class CallerVoice {
     this.#speech[k] = this.#vad ? 1 : 0;
     this.#nearVoiced[k] = this.#enabled && this.#isNearVoiced() ? 1 : 0;
     this.#clearVoiced[k] = this.#enabled && this.#isClearVoice() ? 1 : 0;
+    this.#theirVoice[k] = this.#enabled && !this.#connecting() && this.#isTheirVoice() ? 1 : 0;
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -294,6 +307,19 @@ export class CallerVoice {
   /** The last frame is clear of the room (CallerLevel.clearDb) and voiced in the caller's pitch. */
   #isClearVoice(): boolean {
     return this.#print.known && this.#rawDb >= this.level.clearDb() && this.#print.whose() === "theirs";
+  }
+
+  /** Frame `i` lies within THEIR_SPAN frames of one at the caller's onset level in their pitch. */
+  #nearTheirVoice(i: number): boolean {
+    const to = Math.min(this.#written, i + THEIR_SPAN + 1);
+    for (let j = Math.max(0, i - THEIR_SPAN, this.#written - RING); j < to; j++)
+      if (this.#theirVoice[j % RING] === 1) return true;
+    return false;
+  }
+
+  /** The last frame is at the caller's onset level and voiced in their pitch (the detector may miss it). */
+  #isTheirVoice(): boolean {
+    return this.#print.known && this.#rawDb >= this.level.onsetDb() && this.#print.whose() === "theirs";
   }
 
   /**
@@ -576,7 +602,8 @@ export class CallerVoice {
     while (this.#roomNext < this.#written) {
       const k = this.#roomNext % RING;
       if (this.#endMs[k]! > ready) break;
-      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB)
+      const theirs = this.level.roomSeldomVoice && this.#nearTheirVoice(this.#roomNext);
+      if (!this.#mine[k] && !theirs && this.#db[k]! > NO_SIGNAL_DB)
         this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1, this.#clearVoiced[k] === 1);
       this.#roomNext++;
     }
