@@ -2,7 +2,7 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
@@ -23,15 +23,19 @@
 // (vad-detector.ts), so a quieter call should be judged as the same call.
 // --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on. --set flite
 // plays the held-out flite set under the room instead: other voices and phrases, a check only.
+// --latency plays the timelines `npm run bench -- turns --latency` does (turns-allowance.ts): each
+// sound later, so over another stretch of the room.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
+import { parseLatency } from "../../src/config/latency.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
 import { percentile } from "./measure.ts";
+import { allowanceFor, withAllowance } from "./turns-allowance.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import type { TurnCase } from "./turns-cases.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
@@ -44,12 +48,13 @@ const { values, positionals } = parseArgs({
     gain: { type: "string" },
     draw: { type: "string" },
     set: { type: "string" },
+    latency: { type: "string" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
@@ -62,9 +67,11 @@ const built =
   values.set === "flite"
     ? buildFliteNoisyCases(parseNoise(noise), gainDb)
     : buildNoisyCases(parseNoise(noise), gainDb, draw);
-const cases = built.filter(
-  (c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)),
-);
+// The timelines the bench plays under --latency: later sounds, over other stretches of the room.
+const allowance = allowanceFor(parseLatency(values.latency ?? "none"));
+const cases = built
+  .filter((c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)))
+  .map((c) => withAllowance(c, allowance));
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
