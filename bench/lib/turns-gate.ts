@@ -75,7 +75,7 @@ const cases = built
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
-/** The greeting plays from ~0.1–0.3 s into the call for ~3 s (turns-cases.ts), ms. */
+/** The greeting plays from ~0.1–0.3 s into the call (later by the allowance's lead) for ~3 s (turns-cases.ts), ms. */
 const GREETING_MS = 3300;
 
 /**
@@ -137,7 +137,10 @@ async function gateOnsets(c: TurnCase): Promise<{
       ? undefined
       : new BargeVerdict(c.over === "greeting" ? 0 : c.startMs - 200, c.endMs + 200);
   // Every call opens with the greeting: with no sound of the caller's over it, whatever stops it is the room.
-  const greeting = c.over === "greeting" ? undefined : new BargeVerdict(0, GREETING_MS - bargeInConfirmMs);
+  const greeting =
+    c.over === "greeting"
+      ? undefined
+      : new BargeVerdict(0, allowance.leadMs + GREETING_MS - bargeInConfirmMs);
   const gate = new CallerVoice(true, {
     start: (atMs) => {
       starts.push(atMs);
