@@ -300,6 +300,15 @@ export class CallerLevel {
     );
   }
 
+  /**
+   * A window at `db`, mostly frames clear of the room (clearDb), stands clear of it: the room's
+   * loudness, not its median, within NEAR_ROOM_WITHIN_DB of it. A street's median lies far under a
+   * caller between its lorries, where Silero still scored their interruption 0.05–0.39.
+   */
+  clearOfRoom(db: number): boolean {
+    return db >= this.clearDb() && this.#roomAll.value >= db - NEAR_ROOM_WITHIN_DB;
+  }
+
   /** The level that keeps the caller's speech going (at most the onset's), dBFS. */
   continueDb(): number {
     return this.#continueDb(CONTINUE_BELOW_DB);
