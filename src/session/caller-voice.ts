@@ -98,12 +98,13 @@ const PRINT_WITHIN_DB = 4;
 const PRINT_OVER_ROOM_DB = 3;
 
 /**
- * Over a room that seldom sounds like a voice, frames within this many of one in the caller's
- * pitch at their onset level are not the room's to learn, whether or not the detector heard
- * speech there (200 ms each side: their syllables and what lies between them). Silero misses a
- * caller raising their voice over a street, and the room's loudest, learning it, followed them up
- * 7 dB in 300 ms: the rest of "Wait, how much did you say?" stood no longer clear of the room.
- * Over a talking room it is left out: a talker of the caller's pitch is the room there.
+ * Frames within this many of one in the caller's pitch at their onset level do not raise the
+ * room's loudness (CallerLevel.clearDb), whether or not the detector heard speech there (200 ms
+ * each side: their syllables and what lies between them). Silero misses a caller raising their
+ * voice over a street, and the room's loudness, learning it, followed them up 7 dB in 300 ms: the
+ * rest of "Wait, how much did you say?" stood no longer clear of the room. The room's other levels
+ * still learn such frames: kept from them, a talker of the caller's pitch, taken for the caller
+ * early in the call, was later kept from the room's peaks too, and held an interruption's onset.
  */
 const THEIR_SPAN = 10;
 
@@ -605,9 +606,10 @@ export class CallerVoice {
     while (this.#roomNext < this.#written) {
       const k = this.#roomNext % RING;
       if (this.#endMs[k]! > ready) break;
-      const theirs = this.level.roomSeldomVoice && this.#nearTheirVoice(this.#roomNext);
-      if (!this.#mine[k] && !theirs && this.#db[k]! > NO_SIGNAL_DB)
-        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1, this.#clearVoiced[k] === 1);
+      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB) {
+        const clear = this.#clearVoiced[k] === 1 || this.#nearTheirVoice(this.#roomNext);
+        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1, clear);
+      }
       this.#roomNext++;
     }
   }
