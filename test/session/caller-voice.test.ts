@@ -404,7 +404,7 @@ describe("the caller's voice and the room's", () => {
   it("keeps the caller's raised voice clear of a steady room for as long as the detector misses it", () => {
     // Silero scores a caller raising their voice over a street low, and what the gate does not take
     // for theirs is the room's to learn: its loudness, and the clear bar with it, followed their
-    // voice up 13 dB in 600 ms, and the rest of their interruption went unheard. A pink room, the
+    // voice up 13 dB in 700 ms, and the rest of their interruption went unheard. A pink room, the
     // caller heard at their level, then 1.6 s of their voice ~10 dB over the room that the detector
     // never calls speech.
     const pcm = mixAt([
