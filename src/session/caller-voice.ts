@@ -190,8 +190,9 @@ export class CallerVoice {
     this.#mine[k] = this.speaking ? 1 : 0;
     this.#speech[k] = this.#vad ? 1 : 0;
     this.#nearVoiced[k] = this.#enabled && this.#isNearVoiced() ? 1 : 0;
-    this.#clearVoiced[k] = this.#enabled && this.#isClearVoice() ? 1 : 0;
-    this.#theirVoice[k] = this.#enabled && !this.#connecting() && this.#isTheirVoice() ? 1 : 0;
+    this.#clearVoiced[k] = this.#enabled && this.#theirVoiceAt(this.level.clearDb()) ? 1 : 0;
+    this.#theirVoice[k] =
+      this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb()) ? 1 : 0;
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -308,9 +309,9 @@ export class CallerVoice {
     return this.#print.known && this.#rawDb < this.level.onsetDb() && this.#print.whose() === "other";
   }
 
-  /** The last frame is clear of the room (CallerLevel.clearDb) and voiced in the caller's pitch. */
-  #isClearVoice(): boolean {
-    return this.#print.known && this.#rawDb >= this.level.clearDb() && this.#print.whose() === "theirs";
+  /** The last frame is at `barDb` or above and voiced in the caller's pitch. */
+  #theirVoiceAt(barDb: number): boolean {
+    return this.#print.known && this.#rawDb >= barDb && this.#print.whose() === "theirs";
   }
 
   /** Frame `i` lies within THEIR_SPAN frames of one at the caller's onset level in their pitch. */
@@ -319,11 +320,6 @@ export class CallerVoice {
     for (let j = Math.max(0, i - THEIR_SPAN, this.#written - RING); j < to; j++)
       if (this.#theirVoice[j % RING] === 1) return true;
     return false;
-  }
-
-  /** The last frame is at the caller's onset level and voiced in their pitch (the detector may miss it). */
-  #isTheirVoice(): boolean {
-    return this.#print.known && this.#rawDb >= this.level.onsetDb() && this.#print.whose() === "theirs";
   }
 
   /**
