@@ -75,7 +75,10 @@ const cases = built
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
-/** The greeting plays from ~0.1–0.3 s into the call (later by the allowance's lead) for ~3 s (turns-cases.ts), ms. */
+/**
+ * The greeting plays from ~0.1–0.3 s into the call (later by the allowance's lead) for ~3 s
+ * (turns-cases.ts), ms.
+ */
 const GREETING_MS = 3300;
 
 /**
