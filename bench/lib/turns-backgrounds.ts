@@ -1,11 +1,13 @@
 // Backgrounds for the noisy turn-taking set: the room behind the caller, synthesized (no
-// recording under a free licence can be fetched here) and seeded, so every run plays the same
-// samples. Each is made at an active level of 0 dB (full scale = 1) and laid under the caller at
-// a stated distance below the caller's own speech level (`--noise babble:16,hiss:24`).
+// recording under a free licence can be fetched here) or an operator's own recording
+// (turns-recording.ts), and seeded, so every run plays the same samples. Each is made at an
+// active level of 0 dB (full scale = 1) and laid under the caller at a stated distance below the
+// caller's own speech level (`--noise babble:16,hiss:24`, `--noise ./shop.wav:16,hiss:24`).
 import { seededRandom } from "../../test/helpers/noise.ts";
 import { CALL_RATE, espeakSynth } from "./turns-cases.ts";
 import { fliteSynth } from "./turns-flite.ts";
 import { ROOM_TEXTS, ROOM_VOICES } from "./turns-noisy-phrases.ts";
+import { loadRecording, recordedRoom } from "./turns-recording.ts";
 
 export const BACKGROUNDS = {
   talker: "one far-off voice reading a paragraph",
@@ -20,21 +22,28 @@ export const BACKGROUNDS = {
 
 export type BackgroundKind = keyof typeof BACKGROUNDS;
 
-export interface BackgroundLayer {
-  kind: BackgroundKind;
+/** One layer of the room: a synthesized background, or a recording (a file's path). */
+export type BackgroundLayer = ({ kind: BackgroundKind } | { kind: "recording"; path: string }) & {
   /** How far below the caller's speech level, dB. */
   belowDb: number;
-}
+};
 
-/** `babble:16,hiss:24` → its layers; the error names what is wrong. */
+/**
+ * `babble:16,hiss:24` → its layers; a KIND that is not a background's name but a file's path
+ * (`./shop.wav:16`, any format ffmpeg reads) is that recording. The error names what is wrong.
+ */
 export function parseNoise(spec: string): BackgroundLayer[] {
   return spec.split(",").map((part) => {
-    const m = /^([a-z]+):(-?\d+(?:\.\d+)?)$/.exec(part.trim());
-    if (!m || !(m[1]! in BACKGROUNDS))
-      throw new Error(
-        `--noise wants KIND:DB[,KIND:DB…] (DB below the caller's speech) with KIND one of ${Object.keys(BACKGROUNDS).join(", ")}; got "${part}"`,
-      );
-    return { kind: m[1] as BackgroundKind, belowDb: Number(m[2]) };
+    const m = /^(.+):(-?\d+(?:\.\d+)?)$/.exec(part.trim());
+    const what = m?.[1] ?? "";
+    if (m && what in BACKGROUNDS) return { kind: what as BackgroundKind, belowDb: Number(m[2]) };
+    if (m && /[/.]/.test(what)) {
+      loadRecording(what); // now, so a bad file fails the run before any call
+      return { kind: "recording", path: what, belowDb: Number(m[2]) };
+    }
+    throw new Error(
+      `--noise wants KIND:DB[,KIND:DB…] (DB below the caller's speech) with KIND one of ${Object.keys(BACKGROUNDS).join(", ")} or a recording's path (./room.wav); got "${part}"`,
+    );
   });
 }
 
@@ -227,11 +236,13 @@ function music(n: number, rand: () => number): Float64Array {
   return out;
 }
 
-/** `ms` of background `kind` at an active level of 0 dB, from seed `seed`. */
-export function background(kind: BackgroundKind, ms: number, seed: number): Float64Array {
+/** `ms` of the background of `layer` at an active level of 0 dB, from seed `seed`. */
+export function background(layer: BackgroundLayer, ms: number, seed: number): Float64Array {
   const n = Math.round((ms * CALL_RATE) / 1000);
   const rand = seededRandom(seed);
-  switch (kind) {
+  switch (layer.kind) {
+    case "recording":
+      return normalize(recordedRoom(layer.path, n, rand));
     case "talker":
       return normalize(reading(Math.floor(rand() * ROOM_VOICES.length), n, rand));
     case "babble":
@@ -268,7 +279,7 @@ export function underCaller(
   for (let i = 0; i < caller.length; i++) mix[i] = caller[i]!;
   layers.forEach((layer, k) => {
     const g = 32768 * 10 ** ((speechDb - layer.belowDb) / 20);
-    const bed = background(layer.kind, ms, seed * 31 + k);
+    const bed = background(layer, ms, seed * 31 + k);
     for (let i = 0; i < bed.length && i < n; i++) mix[i]! += g * bed[i]!;
   });
   const pcm = Int16Array.from(mix, (v) => Math.max(-32768, Math.min(32767, Math.round(v))));
