@@ -4,9 +4,10 @@
 // and the session sits this gate: the caller's speech starts only where the detector hears speech
 // AND the level is the caller's (caller-level.ts), and it ends where the detector's speech ends
 // or, while the room goes on talking, once nothing at the caller's level has been heard for
-// HANG_MS: the end of the turn follows the end of the caller's own voice. A talker who began before
-// the caller spoke is taken for them (nothing else has been heard) until the caller's voice shows:
-// far louder (#louderRef), or louder and of another pitch than the one learned (#voicePrint).
+// HANG_MS, or nothing near their usual level for USUAL_LEVEL_GONE_MS: the end of the turn follows
+// the end of the caller's own voice. A talker who began before the caller spoke is taken for them
+// (nothing else has been heard) until the caller's voice shows: far louder (#louderRef), or louder
+// and of another pitch than the one learned (#voicePrint).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -49,6 +50,15 @@ const ONSET_FRAMES = 2;
 export const HANG_MS = 450;
 /** How long after their last frame at their level a caller's soft last word may go on, ms. */
 const SOFT_MS = 600;
+/**
+ * A room's voice within CONTINUE_BELOW_DB of the caller keeps their speech going, but seldom
+ * reaches their usual level (its median), which theirs reaches at every stressed syllable: nothing
+ * within USUAL_LEVEL_DB of it for USUAL_LEVEL_GONE_MS ends their speech, where their last such
+ * frame and a soft last word after it end (a reverberant television 10 dB under the caller held
+ * their turns open 1–3 s), dB and ms.
+ */
+const USUAL_LEVEL_DB = 2;
+const USUAL_LEVEL_GONE_MS = 1000;
 /**
  * For this long after the caller's speech ended, its resumption may begin softly (a pause
  * mid-sentence, as long as the longest wait for the end of a turn), ms.
@@ -146,6 +156,8 @@ export class CallerVoice {
   #lastLoudEndMs = 0;
   /** ...and of the last at their soft level (a soft last word). */
   #lastSoftEndMs = 0;
+  /** ...and of the last within USUAL_LEVEL_DB of their usual level. */
+  #lastUsualEndMs = 0;
   /** End of the last frame whose own level (not the short one) kept the caller's speech going. */
   #lastRawContEndMs = 0;
   #lastRawLoudEndMs = 0;
@@ -359,6 +371,7 @@ export class CallerVoice {
     if (!this.#judges()) {
       this.#lastLoudEndMs =
         this.#lastSoftEndMs =
+        this.#lastUsualEndMs =
         this.#lastRawLoudEndMs =
         this.#lastRawContEndMs =
           this.#nowMs;
@@ -387,10 +400,14 @@ export class CallerVoice {
       else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
         this.#lastSoftEndMs = this.#nowMs;
     }
-    if (this.#nowMs - this.#lastSoftEndMs >= HANG_MS) {
+    if (db >= this.level.callerDb - USUAL_LEVEL_DB) this.#lastUsualEndMs = this.#nowMs;
+    const usualGone = this.#nowMs - this.#lastUsualEndMs >= USUAL_LEVEL_GONE_MS;
+    if (this.#nowMs - this.#lastSoftEndMs >= HANG_MS || usualGone) {
       // The room goes on; the caller's own voice stopped at their last frame at their level (or
       // at the end of a soft last word), and what came after it is the room's to learn from.
-      const end = this.#lastSoftEndMs;
+      const end = usualGone
+        ? Math.min(this.#lastSoftEndMs, this.#lastUsualEndMs + SOFT_MS)
+        : this.#lastSoftEndMs;
       if (this.#vad) this.#endedByLevelAt = end;
       for (let i = this.#roomNext; i < this.#written; i++)
         if (this.#endMs[i % RING]! > end) this.#mine[i % RING] = 0;
@@ -544,6 +561,7 @@ export class CallerVoice {
     this.#startMs = atMs;
     this.#run = 0;
     this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
+    this.#lastUsualEndMs = this.#nowMs;
     if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.

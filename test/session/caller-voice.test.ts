@@ -3,10 +3,12 @@
 // are scripted as Silero reports them: a voice's onset ~120 ms late, its end ~300 ms late, and a
 // room that talks on keeps it in speech.
 import { describe, expect, it } from "vitest";
+import { fliteSynth } from "../../bench/lib/turns-flite.ts";
 import { MinimumTracker, PeakTracker, QuantileTracker, ShortLevel } from "../../codecs/level-tracker.ts";
 import { CallerLevel } from "../../src/session/caller-level.ts";
 import { CallerVoice, HANG_MS } from "../../src/session/caller-voice.ts";
 import { noise } from "../helpers/noise.ts";
+import { speak } from "../helpers/speech.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 
 const RATE = 8000;
@@ -52,6 +54,19 @@ function play(
 }
 
 const hiss = (ms: number, dbfs = -60) => noise(ms, RATE, { dbfs, seed: 11 });
+
+const TALKER_TEXT =
+  "The weather over the weekend should stay mild, with light winds from the west and a chance of showers on Sunday afternoon. In local news, the council has approved plans for a new library near the station, and work is expected to begin early next spring.";
+/** How long after the caller's voice their speech may end: a soft last word's time, ms. */
+const SOFT_END_MS = 600;
+
+/** `pcm` scaled to an RMS of `dbfs`. */
+function atRms(pcm: Int16Array, dbfs: number): Int16Array {
+  let sum = 0;
+  for (const v of pcm) sum += v * v;
+  const k = 10 ** (dbfs / 20) / Math.sqrt(sum / pcm.length / 32768 ** 2);
+  return Int16Array.from(pcm, (v) => Math.max(-32768, Math.min(32767, Math.round(v * k))));
+}
 
 /**
  * Plays `pcm` as play() does, asking the gate of each 32 ms window the detector decides, as it
@@ -244,6 +259,29 @@ describe("the caller's voice and the room's", () => {
     expect(events[0]!.atMs).toBeLessThan(2300);
     expect(events[1]!.atMs).toBeGreaterThan(4200);
     expect(events[1]!.atMs).toBeLessThan(4800);
+  });
+
+  it("ends the caller's turn with their voice when a talker of their pitch, 11 dB under them, taken for them first, goes on", () => {
+    // Real voices: flite's kal reading from the call's first moment, taken for the caller (nothing
+    // else has been heard), and the caller 11 dB over it, too close to it in level and pitch to
+    // show it was the room's. The talker's syllables stand within the 10 dB under the caller that
+    // keeps their speech going, and their level, learned from both, is theirs: before, the
+    // caller's speech went on for as long as the talker talked. It seldom reaches the caller's
+    // usual level, though, which the caller's own voice does at every stressed syllable.
+    const talker = atRms(fliteSynth.speak(TALKER_TEXT, { voice: "kal", speed: 1 }), -31);
+    const caller = atRms(speak("I would like to check on the order I placed last week", { rate: RATE }), -20);
+    const callerEndMs = 2000 + (caller.length * 1000) / RATE;
+    const pcm = mixAt([
+      { pcm: hiss(10_000) },
+      { pcm: talker.subarray(0, at(10_000)) },
+      { pcm: caller, at: at(2000) },
+    ]);
+    const { events } = play(pcm, [{ reportMs: 120, type: "start", atMs: 0 }]);
+    const end = events.find((e) => e.type === "end");
+    expect(end).toBeDefined();
+    expect(end!.atMs).toBeGreaterThan(callerEndMs - 300);
+    expect(end!.atMs).toBeLessThan(callerEndMs + SOFT_END_MS);
+    expect(end!.nowMs).toBeLessThan(callerEndMs + 1500);
   });
 
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
