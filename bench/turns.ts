@@ -10,8 +10,8 @@
 //   noisy    with --noise (instead of the two above): callers of its own with the room behind
 //            them, e.g. `--noise babble:16,hiss:24` (backgrounds and dB below the caller's speech:
 //            bench/lib/turns-backgrounds.ts, turns-noisy*.ts; a KIND that is a file's path, as in
-//            `--noise ./shop.wav:16`, lays that recording under them); --gain -15 plays every call 15 dB
-//            quieter on the line, caller and room alike; --draw N (not 0) draws the set anew:
+//            `--noise ./shop.wav:16`, lays that recording under them); --gain -15 plays every
+//            call 15 dB quieter on the line, caller and room alike; --draw N (not 0) draws the set anew:
 //            other offsets, gains, coughs and stretches of the room, one it was not tuned on;
 //            with --cases flite, the held-out flite set's callers under that room instead
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
