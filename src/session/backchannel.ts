@@ -53,18 +53,49 @@ const PHRASES = [
 const MAX_WORDS = 5;
 
 /**
+ * A hum, however a recognizer spells it: "hm", "mmm", "mhm", "mm-hmm", "hmmm". Recognizers agree
+ * on no spelling of it, and one that knows letters as words writes it letter by letter ("m m h m
+ * m", the embedded PocketSphinx on a long "mm hmm"), so a run of single m's and h's is one word.
+ * Not "mm-mm": that one says no.
+ */
+const HUM = /^(?:m+|(?=[mh-]*m)(?=[mh-]*h)[mh]+(?:-[mh]+)*)$/;
+
+/** `words` with each run of single-letter "m"s and "h"s joined into one word. */
+function joinLetters(words: readonly string[]): string[] {
+  const out: string[] = [];
+  let run = "";
+  for (const w of words) {
+    if (w === "m" || w === "h") {
+      run += w;
+      continue;
+    }
+    if (run) out.push(run);
+    run = "";
+    out.push(w);
+  }
+  if (run) out.push(run);
+  return out;
+}
+
+/**
  * Whether `text`, said over the agent, only acknowledges what it says (or has no words at all: a
  * noise, a cough the recognizer heard nothing in).
  */
 export function onlyAcknowledges(text: string): boolean {
-  const words = text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}'\s-]/gu, " ")
-    .split(/\s+/)
-    .filter(Boolean);
+  const words = joinLetters(
+    text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}'\s-]/gu, " ")
+      .split(/\s+/)
+      .filter(Boolean),
+  );
   if (words.length > MAX_WORDS) return false;
   let i = 0;
   while (i < words.length) {
+    if (HUM.test(words[i]!)) {
+      i++;
+      continue;
+    }
     const phrase = PHRASES.find((p) => p.every((w, k) => words[i + k] === w));
     if (!phrase) return false;
     i += phrase.length;

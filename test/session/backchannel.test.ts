@@ -16,6 +16,11 @@ describe("words that only acknowledge", () => {
       expect(onlyAcknowledges(text), text).toBe(true);
   });
 
+  it("include a hum however it is spelled, letter by letter too", () => {
+    for (const text of ["Mm-hmm.", "Mhm.", "Hmmm.", "mmm", "mmhmm", "m-hm", "m m h m m", "m h m", "hmm okay"])
+      expect(onlyAcknowledges(text), text).toBe(true);
+  });
+
   it("include no words at all: a noise the recognizer heard nothing in", () => {
     expect(onlyAcknowledges("")).toBe(true);
     expect(onlyAcknowledges(" , ")).toBe(true);
@@ -32,6 +37,10 @@ describe("words that only acknowledge", () => {
       "okay okay okay okay okay okay",
       "ja genau",
       "sorry",
+      "mm-mm",
+      "h",
+      "m m h m m wait",
+      "hmm what",
     ])
       expect(onlyAcknowledges(text), text).toBe(false);
   });
