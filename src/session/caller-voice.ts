@@ -560,8 +560,12 @@ export class CallerVoice {
     this.speaking = true;
     this.#startMs = atMs;
     this.#run = 0;
-    this.#lastLoudEndMs = this.#lastSoftEndMs = this.#lastRawLoudEndMs = this.#lastRawContEndMs = this.#nowMs;
-    this.#lastUsualEndMs = this.#nowMs;
+    this.#lastLoudEndMs =
+      this.#lastSoftEndMs =
+      this.#lastUsualEndMs =
+      this.#lastRawLoudEndMs =
+      this.#lastRawContEndMs =
+        this.#nowMs;
     if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.

@@ -85,6 +85,28 @@ function nearWindows(pcm: Int16Array, vad: Vad[]) {
   return { gate, windows, share };
 }
 
+/**
+ * The caller heard at `levelDbfs` for 2 s from `fromMs` (the detector's speech, as it reports it),
+ * then raising their voice to `raised.dbfs` for `raised.ms` 3 s after they began.
+ */
+function callerThenRaised(fromMs: number, levelDbfs: number, raised: { ms: number; dbfs: number }) {
+  const parts = [
+    {
+      pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: levelDbfs, f0: 120, seed: 62, pauseShare: 0 }),
+      at: at(fromMs),
+    },
+    {
+      pcm: voiceSignal({ rate: RATE, ms: raised.ms, dbfs: raised.dbfs, f0: 125, seed: 63, pauseShare: 0 }),
+      at: at(fromMs + 3000),
+    },
+  ];
+  const vad: Vad[] = [
+    { reportMs: fromMs + 120, type: "start", atMs: fromMs },
+    { reportMs: fromMs + 2300, type: "end", atMs: fromMs + 2000 },
+  ];
+  return { parts, vad };
+}
+
 describe("the caller's voice and the room's", () => {
   it("in a quiet room passes the detector's speech through as it is", () => {
     const pcm = mixAt([
@@ -409,27 +431,18 @@ describe("the caller's voice and the room's", () => {
     // A steady room (pink noise), the caller at their level for 2 s, then raising their voice 18 dB
     // over it (an interruption); then a horn as loud, of another pitch. The windows the detector
     // asks about, 32 ms each, as it decides them.
+    const caller = callerThenRaised(3000, -20, { ms: 600, dbfs: -14 });
     const pcm = mixAt([
       { pcm: hiss(9000) },
       { pcm: noise(9000, RATE, { dbfs: -32, seed: 61, color: "pink" }) },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -20, f0: 120, seed: 62, pauseShare: 0 }),
-        at: at(3000),
-      },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -14, f0: 125, seed: 63, pauseShare: 0 }),
-        at: at(6000),
-      },
+      ...caller.parts,
       {
         pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -14, f0: 420, seed: 64, pauseShare: 0 }),
         at: at(8000),
       },
     ]);
     const said = (roomTalks: boolean) => {
-      const vad: Vad[] = [
-        { reportMs: 3120, type: "start", atMs: 3000 },
-        { reportMs: 5300, type: "end", atMs: 5000 },
-      ];
+      const vad = [...caller.vad];
       // A talking room instead: the detector hears speech in it before the caller's.
       if (roomTalks)
         vad.unshift({ reportMs: 420, type: "start", atMs: 300 }, { reportMs: 2950, type: "end", atMs: 2900 });
@@ -453,23 +466,13 @@ describe("the caller's voice and the room's", () => {
     // voice up 13 dB in 700 ms, and the rest of their interruption went unheard. A pink room, the
     // caller heard at their level, then 1.6 s of their voice ~10 dB over the room that the detector
     // never calls speech.
+    const caller = callerThenRaised(3000, -24, { ms: 1600, dbfs: -22 });
     const pcm = mixAt([
       { pcm: hiss(9000) },
       { pcm: noise(9000, RATE, { dbfs: -32, seed: 61, color: "pink" }) },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -24, f0: 120, seed: 62, pauseShare: 0 }),
-        at: at(3000),
-      },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 1600, dbfs: -22, f0: 125, seed: 63, pauseShare: 0 }),
-        at: at(6000),
-      },
+      ...caller.parts,
     ]);
-    const vad: Vad[] = [
-      { reportMs: 3120, type: "start", atMs: 3000 },
-      { reportMs: 5300, type: "end", atMs: 5000 },
-    ];
-    const { gate, share } = nearWindows(pcm, vad);
+    const { gate, share } = nearWindows(pcm, caller.vad);
     expect(share(6050, 6800, "clear")).toBeGreaterThan(0.3);
     // Its last 800 ms as clear as its first: the bar stayed where the room had put it.
     expect(share(6800, 7600, "clear")).toBeGreaterThan(0.3);
@@ -484,24 +487,14 @@ describe("the caller's voice and the room's", () => {
       pcm: noise(300, RATE, { dbfs: -24, seed: 70 + s, color: "pink" }),
       at: at(s * 1000),
     }));
+    const caller = callerThenRaised(3350, -22, { ms: 600, dbfs: -14 });
     const pcm = mixAt([
       { pcm: hiss(9000) },
       { pcm: noise(9000, RATE, { dbfs: -48, seed: 69, color: "pink" }) },
       ...lorries,
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -22, f0: 120, seed: 62, pauseShare: 0 }),
-        at: at(3350),
-      },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -14, f0: 125, seed: 63, pauseShare: 0 }),
-        at: at(6350),
-      },
+      ...caller.parts,
     ]);
-    const vad: Vad[] = [
-      { reportMs: 3470, type: "start", atMs: 3350 },
-      { reportMs: 5650, type: "end", atMs: 5350 },
-    ];
-    const { share } = nearWindows(pcm, vad);
+    const { share } = nearWindows(pcm, caller.vad);
     expect(share(6400, 6900, "clear")).toBeGreaterThan(0.3);
     // The lorries themselves are no voice of theirs.
     expect(share(7000, 7300, "clear")).toBe(0);
