@@ -75,7 +75,7 @@ const which = arg("cases") ?? "both";
 if (!["both", "project", "flite"].includes(which))
   throw new Error(`--cases wants both, project or flite, got ${which}`);
 const noise = arg("noise");
-const layers = noise === undefined ? undefined : parseNoise(noise);
+const layers = noise === undefined ? undefined : await parseNoise(noise);
 const gainDb = Number(arg("gain") ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain wants dB (e.g. -15), got ${arg("gain")}`);
 if (gainDb !== 0 && !layers)

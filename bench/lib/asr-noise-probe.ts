@@ -24,10 +24,9 @@ const { values, positionals } = parseArgs({
   },
 });
 const noise = positionals[0]!;
+const layers = await parseNoise(noise);
 const cases = (
-  values.set === "flite"
-    ? buildFliteNoisyCases(parseNoise(noise))
-    : buildNoisyCases(parseNoise(noise), 0, Number(values.draw ?? 0))
+  values.set === "flite" ? buildFliteNoisyCases(layers) : buildNoisyCases(layers, 0, Number(values.draw ?? 0))
 ).filter((c) => c.category !== "cough");
 const engine = new SphinxEngine({ decoders: 1, args: values.args ? values.args.split(" ") : [] });
 await engine.start();

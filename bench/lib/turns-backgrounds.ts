@@ -30,21 +30,21 @@ export type BackgroundLayer = ({ kind: BackgroundKind } | { kind: "recording"; p
 
 /**
  * `babble:16,hiss:24` → its layers; a KIND that is not a background's name but a file's path
- * (`./shop.wav:16`, any format ffmpeg reads) is that recording. The error names what is wrong.
+ * (`./shop.wav:16`, any format ffmpeg reads) is that recording, loaded now, so a bad file fails
+ * the run before any call. The error names what is wrong.
  */
-export function parseNoise(spec: string): BackgroundLayer[] {
-  return spec.split(",").map((part) => {
+export async function parseNoise(spec: string): Promise<BackgroundLayer[]> {
+  const layers = spec.split(",").map((part): BackgroundLayer => {
     const m = /^(.+):(-?\d+(?:\.\d+)?)$/.exec(part.trim());
     const what = m?.[1] ?? "";
     if (m && what in BACKGROUNDS) return { kind: what as BackgroundKind, belowDb: Number(m[2]) };
-    if (m && /[/.]/.test(what)) {
-      loadRecording(what); // now, so a bad file fails the run before any call
-      return { kind: "recording", path: what, belowDb: Number(m[2]) };
-    }
+    if (m && /[/.]/.test(what)) return { kind: "recording", path: what, belowDb: Number(m[2]) };
     throw new Error(
       `--noise wants KIND:DB[,KIND:DB…] (DB below the caller's speech) with KIND one of ${Object.keys(BACKGROUNDS).join(", ")} or a recording's path (./room.wav); got "${part}"`,
     );
   });
+  for (const layer of layers) if (layer.kind === "recording") await loadRecording(layer.path);
+  return layers;
 }
 
 const FRAME = CALL_RATE / 50;

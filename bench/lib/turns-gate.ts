@@ -65,8 +65,8 @@ if (values.set !== undefined && values.set !== "noisy" && values.set !== "flite"
   throw new Error(`--set: ${values.set} is neither noisy nor flite`);
 const built =
   values.set === "flite"
-    ? buildFliteNoisyCases(parseNoise(noise), gainDb)
-    : buildNoisyCases(parseNoise(noise), gainDb, draw);
+    ? buildFliteNoisyCases(await parseNoise(noise), gainDb)
+    : buildNoisyCases(await parseNoise(noise), gainDb, draw);
 // The timelines the bench plays under --latency: later sounds, over other stretches of the room.
 const allowance = allowanceFor(parseLatency(values.latency ?? "none"));
 const cases = built

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { activeLevelDb, background, parseNoise } from "../../bench/lib/turns-backgrounds.ts";
-import { recordedRoom } from "../../bench/lib/turns-recording.ts";
+import { loadRecording, recordedRoom } from "../../bench/lib/turns-recording.ts";
 import { encodeWav } from "../../codecs/wav.ts";
 import { seededRandom } from "../helpers/noise.ts";
 
@@ -37,15 +37,15 @@ describe("a recorded room under the noisy set", () => {
   // crossfade, it would step from its peak to zero.
   const tone = sineWav("tone.wav", 2.5, 436.9, 0.5);
 
-  it("is parsed beside the synthesized rooms", () => {
-    expect(parseNoise(`${tone}:16,hiss:24`)).toEqual([
+  it("is parsed beside the synthesized rooms", async () => {
+    expect(await parseNoise(`${tone}:16,hiss:24`)).toEqual([
       { kind: "recording", path: tone, belowDb: 16 },
       { kind: "hiss", belowDb: 24 },
     ]);
   });
 
-  it("plays at 8 kHz, levelled as the synthesized rooms are, the same for the same seed", () => {
-    const [layer] = parseNoise(`${tone}:10`);
+  it("plays at 8 kHz, levelled as the synthesized rooms are, the same for the same seed", async () => {
+    const [layer] = await parseNoise(`${tone}:10`);
     const a = background(layer!, 7000, 3);
     expect(a.length).toBe(56_000);
     expect(activeLevelDb(a, 1)).toBeCloseTo(0, 1);
@@ -53,23 +53,24 @@ describe("a recorded room under the noisy set", () => {
     expect(background(layer!, 7000, 4)).not.toEqual(a);
   });
 
-  it("loops under a call longer than itself without a click where it starts again", () => {
+  it("loops under a call longer than itself without a click where it starts again", async () => {
+    await loadRecording(tone);
     const room = recordedRoom(tone, 8000 * 8, seededRandom(1));
     // The sine moves at most 2π·437/8000 of its amplitude (0.5) per sample: 0.17.
     expect(maxStep(room)).toBeLessThan(0.2);
     expect(Math.max(...room.map(Math.abs))).toBeGreaterThan(0.45);
   });
 
-  it("refuses a file that cannot be a room, naming it", () => {
-    expect(() => parseNoise(join(dir, "nowhere.wav:16"))).toThrow(/no recording at .*nowhere\.wav/);
+  it("refuses a file that cannot be a room, naming it", async () => {
+    await expect(parseNoise(join(dir, "nowhere.wav:16"))).rejects.toThrow(/no recording at .*nowhere\.wav/);
     const short = sineWav("short.wav", 1, 300, 0.5);
-    expect(() => parseNoise(`${short}:16`)).toThrow(
+    await expect(parseNoise(`${short}:16`)).rejects.toThrow(
       /short\.wav holds 1\.0 s of audio; a room needs at least 2 s/,
     );
     const text = join(dir, "notes.txt");
     writeFileSync(text, "not a sound\n".repeat(100));
-    expect(() => parseNoise(`${text}:16`)).toThrow(/ffmpeg could not read .*notes\.txt as audio/);
-    expect(() => parseNoise("rain:16")).toThrow(
+    await expect(parseNoise(`${text}:16`)).rejects.toThrow(/ffmpeg could not read .*notes\.txt as audio/);
+    await expect(parseNoise("rain:16")).rejects.toThrow(
       /KIND one of talker, .* or a recording's path .*got "rain:16"/,
     );
   });
