@@ -36,7 +36,8 @@ export async function loadRecording(path: string): Promise<void> {
       `--noise: ${path} holds ${(samples.length / CALL_RATE).toFixed(1)} s of audio; a room needs at least ${MIN_SECONDS} s`,
     );
   if (samples.every((v) => v === 0)) throw new Error(`--noise: ${path} is silent`);
-  decoded.set(path, Float64Array.from(samples, (v) => v / 32768));
+  const pcm = Float64Array.from(samples, (v) => v / 32768);
+  decoded.set(path, pcm);
 }
 
 /**
