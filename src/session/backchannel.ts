@@ -4,7 +4,7 @@
 // them apart (870 and 920 ms in the noisy turn set), their words can. English only: in another
 // language nothing matches, and an interruption stands as it did.
 
-/** Acknowledgements, as a recognizer writes them (lower case, no punctuation). */
+/** Acknowledgements, as a recognizer writes them (lower case, no punctuation); hums apart (HUM). */
 const PHRASES = [
   "ok",
   "okay",
@@ -32,13 +32,6 @@ const PHRASES = [
   "aha",
   "uh huh",
   "uh-huh",
-  "mhm",
-  "mm",
-  "mmm",
-  "hmm",
-  "hm",
-  "mm hmm",
-  "mm-hmm",
   "thanks",
   "thank you",
   "exactly",
@@ -46,7 +39,7 @@ const PHRASES = [
   "wow",
 ]
   .map((p) => p.split(" "))
-  // Longest first, so "mm hmm" is taken whole before "mm".
+  // Longest first, so "sure thing" is taken whole before "sure".
   .sort((a, b) => b.length - a.length);
 
 /** The longest run of words a backchannel takes ("okay okay", "oh I see, thanks"). */
