@@ -37,6 +37,24 @@ const PHRASES = [
   "exactly",
   "indeed",
   "wow",
+  // Continuers: the caller telling the agent to go on, or that they follow.
+  "go on",
+  "go ahead",
+  "perfect",
+  "sounds good",
+  "absolutely",
+  "definitely",
+  "of course",
+  "correct",
+  "that's right",
+  "understood",
+  "i understand",
+  "makes sense",
+  "no problem",
+  "awesome",
+  "excellent",
+  "lovely",
+  "cheers",
 ]
   .map((p) => p.split(" "))
   // Longest first, so "sure thing" is taken whole before "sure".

@@ -16,6 +16,18 @@ describe("words that only acknowledge", () => {
       expect(onlyAcknowledges(text), text).toBe(true);
   });
 
+  it("include the caller telling the agent to go on, or that they follow", () => {
+    for (const text of [
+      "Go on.",
+      "Okay, go ahead.",
+      "Perfect, thanks.",
+      "Sounds good.",
+      "That's right.",
+      "Uh-huh, makes sense.",
+    ])
+      expect(onlyAcknowledges(text), text).toBe(true);
+  });
+
   it("include a hum however it is spelled, letter by letter too", () => {
     for (const text of ["Mm-hmm.", "Mhm.", "Hmmm.", "mmm", "mmhmm", "m-hm", "m m h m m", "m h m", "hmm okay"])
       expect(onlyAcknowledges(text), text).toBe(true);
@@ -41,6 +53,9 @@ describe("words that only acknowledge", () => {
       "h",
       "m m h m m wait",
       "hmm what",
+      "that's not right",
+      "go back",
+      "no problem at all but wait",
     ])
       expect(onlyAcknowledges(text), text).toBe(false);
   });
