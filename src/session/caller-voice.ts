@@ -20,6 +20,7 @@
 import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
 import type { NearWindow } from "../../codecs/speech-segmenter.ts";
 import type { CallLevels } from "../records/call-record.ts";
+import { CallerFrames, type FrameMarks } from "./caller-frames.ts";
 import { CallerLevel, LOUDER_VOICE_DB, ONSET_BELOW_DB } from "./caller-level.ts";
 import { VoicePrint } from "./voice-print.ts";
 
@@ -38,8 +39,6 @@ export interface CallerVoiceEvents {
 /** What the call's record and metrics keep of its levels. */
 export type CallerVoiceFigures = CallLevels;
 
-/** Frames kept (5 s of 20 ms frames). */
-const RING = 256;
 /** The short running level's frames (~100 ms). */
 const SHORT_FRAMES = 5;
 /** Frames are learned into the room's levels this long after they arrived (see above), ms. */
@@ -125,21 +124,15 @@ export class CallerVoice {
   readonly #enabled: boolean;
   readonly #events: CallerVoiceEvents;
   readonly #short = new ShortLevel(SHORT_FRAMES);
-  readonly #db = new Float64Array(RING);
-  /** Each frame's own power (mean square), for levels over part of the short window. */
-  readonly #pow = new Float64Array(RING);
-  readonly #endMs = new Float64Array(RING);
-  /** Frames of the caller's speech (the room never learns from them). */
-  readonly #mine = new Uint8Array(RING);
-  /** Frames that came while the detector heard speech. */
-  readonly #speech = new Uint8Array(RING);
-  /** Frames at the level of a near voice (CallerLevel.nearDb) that are voiced (a pitch). */
-  readonly #nearVoiced = new Uint8Array(RING);
-  /** Frames at a voice's level clear of the room (CallerLevel.clearDb), of the caller's pitch. */
-  readonly #clearVoiced = new Uint8Array(RING);
-  /** Frames at the caller's onset level or above, in their pitch (THEIR_SPAN). */
-  readonly #theirVoice = new Uint8Array(RING);
-  #written = 0;
+  readonly #frames = new CallerFrames();
+  /** What was found in the frame being added (one object, reused). */
+  readonly #marks: FrameMarks = {
+    mine: false,
+    speech: false,
+    nearVoiced: false,
+    clearVoiced: false,
+    theirVoice: false,
+  };
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
   #nowMs = 0;
@@ -195,16 +188,16 @@ export class CallerVoice {
     const db = this.#short.push(power);
     // Pitch is only ever asked for where the gate judges.
     if (this.#enabled) this.#print.frame(pcm, rate);
-    const k = this.#written++ % RING;
-    this.#db[k] = db;
-    this.#pow[k] = power;
-    this.#endMs[k] = this.#nowMs;
-    this.#mine[k] = this.speaking ? 1 : 0;
-    this.#speech[k] = this.#vad ? 1 : 0;
-    this.#nearVoiced[k] = this.#enabled && this.#isNearVoiced() ? 1 : 0;
-    this.#clearVoiced[k] = this.#enabled && this.#theirVoiceAt(this.level.clearDb()) ? 1 : 0;
-    this.#theirVoice[k] =
-      this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb()) ? 1 : 0;
+    const marks = this.#marks;
+    marks.mine = this.speaking;
+    marks.speech = this.#vad;
+    // Frames at the level of a near voice (CallerLevel.nearDb) that are voiced (a pitch); at a
+    // voice's level clear of the room (CallerLevel.clearDb) in the caller's pitch; and at their
+    // onset level or above in their pitch (THEIR_SPAN).
+    marks.nearVoiced = this.#enabled && this.#isNearVoiced();
+    marks.clearVoiced = this.#enabled && this.#theirVoiceAt(this.level.clearDb());
+    marks.theirVoice = this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb());
+    this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -232,13 +225,13 @@ export class CallerVoice {
     const onset = this.#onsetDb();
     let run = 0;
     let heard = this.#resuming();
-    for (let i = Math.max(0, this.#written - RING); i < this.#written; i++) {
-      const k = i % RING;
-      if (this.#endMs[k]! <= atMs - LOOKBACK_MS) continue;
-      if (this.#endMs[k]! > atMs && Math.min(this.#db[k]!, this.#levelSince(i, atMs)) >= onset) heard = true;
+    const f = this.#frames;
+    for (let i = f.oldest; i < f.written; i++) {
+      if (f.endMs(i) <= atMs - LOOKBACK_MS) continue;
+      if (f.endMs(i) > atMs && Math.min(f.db(i), f.levelSince(i, atMs, SHORT_FRAMES)) >= onset) heard = true;
       run = this.#onsetLevel(i) >= onset ? run + 1 : 0;
       if (run >= ONSET_FRAMES && heard) {
-        this.#start(this.#onsetMs(i - run + 1), this.#loudest(i - run + 1, i));
+        this.#start(this.#onsetMs(i - run + 1), f.loudest(i - run + 1, i));
         return;
       }
     }
@@ -288,13 +281,14 @@ export class CallerVoice {
     let n = 0;
     let voiced = false;
     let clear = 0;
-    for (let i = this.#written - 1; i >= Math.max(0, this.#written - RING); i--) {
-      if (this.#endMs[i % RING]! <= startMs) break;
-      if (this.#frameStartMs(i) >= endMs) continue;
-      sum += this.#pow[i % RING]!;
+    const f = this.#frames;
+    for (let i = f.written - 1; i >= f.oldest; i--) {
+      if (f.endMs(i) <= startMs) break;
+      if (f.startMs(i) >= endMs) continue;
+      sum += f.power(i);
       n++;
-      if (this.#nearVoiced[i % RING] === 1) voiced = true;
-      clear += this.#clearVoiced[i % RING]!;
+      if (f.nearVoiced(i)) voiced = true;
+      if (f.clearVoiced(i)) clear++;
     }
     if (n === 0) return false;
     const db = powerDb(sum / n);
@@ -324,14 +318,6 @@ export class CallerVoice {
   /** The last frame is at `barDb` or above and voiced in the caller's pitch. */
   #theirVoiceAt(barDb: number): boolean {
     return this.#print.known && this.#rawDb >= barDb && this.#print.whose() === "theirs";
-  }
-
-  /** Frame `i` lies within THEIR_SPAN frames of one at the caller's onset level in their pitch. */
-  #nearTheirVoice(i: number): boolean {
-    const to = Math.min(this.#written, i + THEIR_SPAN + 1);
-    for (let j = Math.max(0, i - THEIR_SPAN, this.#written - RING); j < to; j++)
-      if (this.#theirVoice[j % RING] === 1) return true;
-    return false;
   }
 
   /**
@@ -382,12 +368,12 @@ export class CallerVoice {
     if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
       if (++this.#run >= ONSET_FRAMES) {
         // A far louder voice than the one taken for the caller: that one was the room.
-        const from = this.#written - this.#run;
+        const from = this.#frames.written - this.#run;
         this.#run = 0;
         this.level.otherVoice();
         this.#learnAnew();
         // From its own first loud frame: the softer frames before it are the room's.
-        this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(from) - ONSET_LAG_MS));
+        this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(from) - ONSET_LAG_MS));
       }
     } else this.#run = 0;
     this.#voicePrint(this.#rawDb);
@@ -409,8 +395,7 @@ export class CallerVoice {
         ? Math.min(this.#lastSoftEndMs, this.#lastUsualEndMs + SOFT_MS)
         : this.#lastSoftEndMs;
       if (this.#vad) this.#endedByLevelAt = end;
-      for (let i = this.#roomNext; i < this.#written; i++)
-        if (this.#endMs[i % RING]! > end) this.#mine[i % RING] = 0;
+      this.#frames.markMine(this.#roomNext, end, false);
       this.#end(end);
     }
   }
@@ -434,7 +419,7 @@ export class CallerVoice {
         return;
       }
       if (this.#otherCount++ === 0) {
-        this.#otherFrom = this.#written - 1;
+        this.#otherFrom = this.#frames.written - 1;
         this.#otherRefDb = caller;
         this.#otherUntilMs = this.#nowMs + OTHER_WITHIN_MS;
       }
@@ -443,7 +428,7 @@ export class CallerVoice {
       this.#run = 0;
       this.level.otherVoice();
       this.#learnAnew();
-      this.#events.restart(Math.max(this.#vadStartMs, this.#frameStartMs(this.#otherFrom) - ONSET_LAG_MS));
+      this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(this.#otherFrom) - ONSET_LAG_MS));
       return;
     }
     // Not from what may be another voice's.
@@ -485,13 +470,14 @@ export class CallerVoice {
     // that ended just before it (a cough, then a room's voice the detector hears). Right after the
     // caller stopped, the rest of their sentence (#onsetLevel).
     let level = db;
-    if (this.#resuming()) level = this.#onsetLevel(this.#written - 1);
-    else if (this.#vad) level = Math.min(db, this.#levelSince(this.#written - 1, this.#vadStartMs));
+    const last = this.#frames.written - 1;
+    if (this.#resuming()) level = this.#onsetLevel(last);
+    else if (this.#vad) level = Math.min(db, this.#frames.levelSince(last, this.#vadStartMs, SHORT_FRAMES));
     if (level >= this.#onsetDb()) this.#run++;
     else this.#run = 0;
     if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
-      const from = this.#written - this.#run;
-      this.#start(this.#onsetMs(from), this.#loudest(from, this.#written - 1));
+      const from = last + 1 - this.#run;
+      this.#start(this.#onsetMs(from), this.#frames.loudest(from, last));
     }
   }
 
@@ -502,29 +488,13 @@ export class CallerVoice {
    */
   #onsetMs(first: number): number {
     const cont = this.level.continueDb();
-    const oldest = Math.max(0, this.#written - RING);
+    const f = this.#frames;
     let i = first;
-    while (i > oldest && this.#frameStartMs(i) > this.#vadStartMs) {
-      const db = this.#db[(i - 1) % RING]!;
-      if (db < cont) break;
+    while (i > f.oldest && f.startMs(i) > this.#vadStartMs) {
+      if (f.db(i - 1) < cont) break;
       i--;
     }
-    return Math.max(this.#vadStartMs, this.#frameStartMs(i) - ONSET_LAG_MS);
-  }
-
-  /**
-   * The short level at frame `i` over only the frames that end after `fromMs`: where the detector's
-   * speech began, a sound before it is not its onset, dBFS.
-   */
-  #levelSince(i: number, fromMs: number): number {
-    let sum = 0;
-    let n = 0;
-    for (let j = i; j > i - SHORT_FRAMES && j >= Math.max(0, this.#written - RING); j--) {
-      if (this.#endMs[j % RING]! <= fromMs) break;
-      sum += this.#pow[j % RING]!;
-      n++;
-    }
-    return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
+    return Math.max(this.#vadStartMs, f.startMs(i) - ONSET_LAG_MS);
   }
 
   /**
@@ -537,22 +507,11 @@ export class CallerVoice {
    * syllables would pass as often; over music, without the bound by their level, its own sounds.
    */
   #onsetLevel(i: number): number {
-    const db = this.#db[i % RING]!;
-    if (!this.#resuming() || !this.level.roomSeldomVoice || i < 1 || i - 1 < this.#written - RING) return db;
-    const pair = powerDb((this.#pow[i % RING]! + this.#pow[(i - 1) % RING]!) / 2);
+    const f = this.#frames;
+    const db = f.db(i);
+    if (!this.#resuming() || !this.level.roomSeldomVoice || i < 1 || i - 1 < f.oldest) return db;
+    const pair = powerDb((f.power(i) + f.power(i - 1)) / 2);
     return pair >= this.level.callerDb - ONSET_BELOW_DB ? Math.max(db, pair) : db;
-  }
-
-  /** Where frame `i` (still in the ring) began, ms. */
-  #frameStartMs(i: number): number {
-    return i > Math.max(0, this.#written - RING) ? this.#endMs[(i - 1) % RING]! : this.#endMs[i % RING]! - 20;
-  }
-
-  /** The loudest short level among frames `from`..`to`, dBFS. */
-  #loudest(from: number, to: number): number {
-    let max = NO_SIGNAL_DB;
-    for (let i = Math.max(0, from); i <= to; i++) max = Math.max(max, this.#db[i % RING]!);
-    return max;
   }
 
   #start(atMs: number, onsetDb: number): void {
@@ -569,8 +528,7 @@ export class CallerVoice {
     if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.
-    for (let i = this.#roomNext; i < this.#written; i++)
-      if (this.#endMs[i % RING]! > atMs) this.#mine[i % RING] = 1;
+    this.#frames.markMine(this.#roomNext, atMs, true);
     this.#events.start(atMs);
   }
 
@@ -579,16 +537,8 @@ export class CallerVoice {
     this.#stoppedAtMs = this.#nowMs;
     this.#run = 0;
     if (this.#judges() && this.#lastLoudEndMs - this.#startMs < BURST_MS)
-      this.level.roomBurst(this.#loudestSince(this.#startMs));
+      this.level.roomBurst(this.#frames.loudestSince(this.#startMs));
     this.#events.end(atMs);
-  }
-
-  /** The loudest short level of the frames after `fromMs` still in the ring, dBFS. */
-  #loudestSince(fromMs: number): number {
-    let max = NO_SIGNAL_DB;
-    for (let i = Math.max(0, this.#written - RING); i < this.#written; i++)
-      if (this.#endMs[i % RING]! > fromMs) max = Math.max(max, this.#db[i % RING]!);
-    return max;
   }
 
   /**
@@ -621,12 +571,13 @@ export class CallerVoice {
   #learnRoom(): void {
     const connecting = this.#nowMs <= ROOM_DELAY_MS;
     const ready = connecting ? this.#nowMs : this.#nowMs - ROOM_DELAY_MS;
-    while (this.#roomNext < this.#written) {
-      const k = this.#roomNext % RING;
-      if (this.#endMs[k]! > ready) break;
-      if (!this.#mine[k] && this.#db[k]! > NO_SIGNAL_DB) {
-        const clear = this.#clearVoiced[k] === 1 || this.#nearTheirVoice(this.#roomNext);
-        this.level.room(this.#db[k]!, connecting || this.#speech[k] === 1, clear);
+    const f = this.#frames;
+    while (this.#roomNext < f.written) {
+      const i = this.#roomNext;
+      if (f.endMs(i) > ready) break;
+      if (!f.mine(i) && f.db(i) > NO_SIGNAL_DB) {
+        const clear = f.clearVoiced(i) || f.nearTheirVoice(i, THEIR_SPAN);
+        this.level.room(f.db(i), connecting || f.speech(i), clear);
       }
       this.#roomNext++;
     }

@@ -1,0 +1,140 @@
+// The last five seconds of a caller's audio as the gate (caller-voice.ts) saw it, frame by frame:
+// each frame's short level, power and end, and what the gate found in it. The detector calls
+// onsets and ends 100–300 ms late, referring back to stream positions, and the room learns a
+// frame only once it is old enough to be sure it was not the caller's: both read back through
+// this ring. Frame `i` is the `i`th of the call, kept while `i >= oldest`. Allocates nothing.
+import { NO_SIGNAL_DB, powerDb } from "../../codecs/level-tracker.ts";
+
+/** Frames kept (5 s of 20 ms frames). */
+const RING = 256;
+/** A frame's length where the ring no longer holds the one before it, ms. */
+const FRAME_MS = 20;
+
+/** What the gate found in a frame as it came. */
+export interface FrameMarks {
+  /** It was taken for the caller's speech (the room never learns from it). */
+  mine: boolean;
+  /** The detector heard speech. */
+  speech: boolean;
+  /** At a near voice's level, and voiced. */
+  nearVoiced: boolean;
+  /** At a voice's level clear of the room, in the caller's pitch. */
+  clearVoiced: boolean;
+  /** At the caller's onset level or above, in their pitch. */
+  theirVoice: boolean;
+}
+
+export class CallerFrames {
+  readonly #db = new Float64Array(RING);
+  readonly #pow = new Float64Array(RING);
+  readonly #endMs = new Float64Array(RING);
+  readonly #mine = new Uint8Array(RING);
+  readonly #speech = new Uint8Array(RING);
+  readonly #nearVoiced = new Uint8Array(RING);
+  readonly #clearVoiced = new Uint8Array(RING);
+  readonly #theirVoice = new Uint8Array(RING);
+  #written = 0;
+
+  /** Frames written since the call began: the next frame's index. */
+  get written(): number {
+    return this.#written;
+  }
+
+  /** The oldest frame still held. */
+  get oldest(): number {
+    return Math.max(0, this.#written - RING);
+  }
+
+  /** A frame: its short level (dBFS), its own power (mean square), where it ended (ms), and marks. */
+  add(db: number, power: number, endMs: number, marks: Readonly<FrameMarks>): void {
+    const k = this.#written++ % RING;
+    this.#db[k] = db;
+    this.#pow[k] = power;
+    this.#endMs[k] = endMs;
+    this.#mine[k] = marks.mine ? 1 : 0;
+    this.#speech[k] = marks.speech ? 1 : 0;
+    this.#nearVoiced[k] = marks.nearVoiced ? 1 : 0;
+    this.#clearVoiced[k] = marks.clearVoiced ? 1 : 0;
+    this.#theirVoice[k] = marks.theirVoice ? 1 : 0;
+  }
+
+  /** Frame `i`'s short level, dBFS. */
+  db(i: number): number {
+    return this.#db[i % RING]!;
+  }
+
+  /** Frame `i`'s own power (mean square). */
+  power(i: number): number {
+    return this.#pow[i % RING]!;
+  }
+
+  /** Where frame `i` ended, ms. */
+  endMs(i: number): number {
+    return this.#endMs[i % RING]!;
+  }
+
+  /** Where frame `i` began, ms. */
+  startMs(i: number): number {
+    return i > this.oldest ? this.#endMs[(i - 1) % RING]! : this.#endMs[i % RING]! - FRAME_MS;
+  }
+
+  mine(i: number): boolean {
+    return this.#mine[i % RING] === 1;
+  }
+
+  speech(i: number): boolean {
+    return this.#speech[i % RING] === 1;
+  }
+
+  nearVoiced(i: number): boolean {
+    return this.#nearVoiced[i % RING] === 1;
+  }
+
+  clearVoiced(i: number): boolean {
+    return this.#clearVoiced[i % RING] === 1;
+  }
+
+  /** The frames from `from` on that end after `afterMs` are the caller's (`mine`) or not. */
+  markMine(from: number, afterMs: number, mine: boolean): void {
+    for (let i = Math.max(from, this.oldest); i < this.#written; i++)
+      if (this.#endMs[i % RING]! > afterMs) this.#mine[i % RING] = mine ? 1 : 0;
+  }
+
+  /** Frame `i` lies within `span` frames of one marked theirVoice. */
+  nearTheirVoice(i: number, span: number): boolean {
+    const to = Math.min(this.#written, i + span + 1);
+    for (let j = Math.max(0, i - span, this.oldest); j < to; j++)
+      if (this.#theirVoice[j % RING] === 1) return true;
+    return false;
+  }
+
+  /**
+   * The level over frame `i` and up to `frames − 1` before it, of those that end after `fromMs`:
+   * where the detector's speech began, a sound before it is not its onset, dBFS.
+   */
+  levelSince(i: number, fromMs: number, frames: number): number {
+    let sum = 0;
+    let n = 0;
+    for (let j = i; j > i - frames && j >= this.oldest; j--) {
+      if (this.#endMs[j % RING]! <= fromMs) break;
+      sum += this.#pow[j % RING]!;
+      n++;
+    }
+    return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
+  }
+
+  /** The loudest short level among frames `from`..`to`, dBFS. */
+  loudest(from: number, to: number): number {
+    let max = NO_SIGNAL_DB;
+    for (let i = Math.max(0, from); i <= to; i++) max = Math.max(max, this.#db[i % RING]!);
+    return max;
+  }
+
+  /** The loudest short level of the frames held that end after `fromMs`, dBFS. */
+  loudestSince(fromMs: number): number {
+    let max = NO_SIGNAL_DB;
+    for (let i = this.oldest; i < this.#written; i++)
+      if (this.#endMs[i % RING]! > fromMs) max = Math.max(max, this.#db[i % RING]!);
+    return max;
+  }
+}
