@@ -6,8 +6,7 @@
 // or, while the room goes on talking, once nothing at the caller's level has been heard for
 // HANG_MS, or nothing near their usual level for USUAL_LEVEL_GONE_MS: the end of the turn follows
 // the end of the caller's own voice. A talker who began before the caller spoke is taken for them
-// (nothing else has been heard) until the caller's voice shows: far louder (#louderRef), or louder
-// and of another pitch than the one learned (#voicePrint).
+// (nothing else has been heard) until the caller's nearer voice shows (nearer-voice.ts).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -21,7 +20,8 @@ import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/leve
 import type { NearWindow } from "../../codecs/speech-segmenter.ts";
 import type { CallLevels } from "../records/call-record.ts";
 import { CallerFrames, type FrameMarks } from "./caller-frames.ts";
-import { CallerLevel, LOUDER_VOICE_DB, ONSET_BELOW_DB } from "./caller-level.ts";
+import { CallerLevel, ONSET_BELOW_DB } from "./caller-level.ts";
+import { NearerVoice } from "./nearer-voice.ts";
 import { VoicePrint } from "./voice-print.ts";
 
 export interface CallerVoiceEvents {
@@ -79,32 +79,6 @@ const BURST_MS = 350;
 const ONSET_LAG_MS = 40;
 /** A detector start is the caller's if their onset is found from this long before it, ms. */
 const LOOKBACK_MS = 100;
-/**
- * A voice this much louder than the caller's level, of another pitch than theirs (voice-print.ts),
- * in OTHER_FRAMES voiced frames within OTHER_WITHIN_MS (and none of their pitch as loud between
- * them), is another, nearer voice: the one taken for the caller's was the room's (a talker heard
- * before the caller spoke). Level alone takes LOUDER_VOICE_DB, dB.
- */
-const OTHER_VOICE_DB = 6;
-const OTHER_FRAMES = 3;
-const OTHER_WITHIN_MS = 400;
-/**
- * For this long from a frame OTHER_VOICE_DB above the caller's level, a louder voice is judged
- * against their level before it (#louderRef), ms...
- */
-const LOUDER_WITHIN_MS = 600;
-/**
- * ...once that level has been learned from this many frames (2 s of speech): a level learned
- * from less may be the caller's own soft start, and their next stressed syllable is not another.
- */
-const LOUDER_KNOWN_FRAMES = 100;
-/** Frames within this of the caller's level are theirs to learn their pitch from, dB. */
-const PRINT_WITHIN_DB = 4;
-/**
- * ...and above the room's voices' peaks by this much, or at their level: a talker's loudest
- * syllables are not theirs (a caller's level a talker pulled down took the talker's pitch for theirs).
- */
-const PRINT_OVER_ROOM_DB = 3;
 
 /**
  * Frames within this many of one in the caller's pitch at their onset level do not raise the
@@ -162,17 +136,7 @@ export class CallerVoice {
   #roomHeldMs = 0;
   /** The caller's pitch. */
   readonly #print = new VoicePrint();
-  /**
-   * Voiced frames of another voice (see OTHER_VOICE_DB) within OTHER_WITHIN_MS of the first (until
-   * `#otherUntilMs`), where they began, and the caller's level then.
-   */
-  #otherCount = 0;
-  #otherFrom = 0;
-  #otherUntilMs = 0;
-  #otherRefDb = 0;
-  /** The level a louder voice is judged against until `#louderUntilMs` (#louderRef). */
-  #louderRefDb = 0;
-  #louderUntilMs = Number.NEGATIVE_INFINITY;
+  readonly #nearer = new NearerVoice(this.level, this.#print);
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
   constructor(enabled: boolean, events: CallerVoiceEvents) {
@@ -242,6 +206,7 @@ export class CallerVoice {
   vadEnd(atMs: number): void {
     this.#vad = false;
     this.#run = 0;
+    this.#nearer.restartRun();
     if (this.#endedByLevelAt !== undefined) this.#roomHeldMs += Math.max(0, atMs - this.#endedByLevelAt);
     this.#endedByLevelAt = undefined;
     // Speech the detector calls over before the caller's began was the room's (the caller's
@@ -364,19 +329,10 @@ export class CallerVoice {
       return;
     }
     if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
-    const caller = this.#louderRef();
-    if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
-      if (++this.#run >= ONSET_FRAMES) {
-        // A far louder voice than the one taken for the caller: that one was the room.
-        const from = this.#frames.written - this.#run;
-        this.#run = 0;
-        this.level.otherVoice();
-        this.#learnAnew();
-        // From its own first loud frame: the softer frames before it are the room's.
-        this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(from) - ONSET_LAG_MS));
-      }
-    } else this.#run = 0;
-    this.#voicePrint(this.#rawDb);
+    // A nearer voice than the one taken for the caller: that one was the room's.
+    const from = this.#nearer.frame(db, this.#rawDb, this.#nowMs, this.#frames.written - 1);
+    if (from !== undefined)
+      this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(from) - ONSET_LAG_MS));
     if (db > NO_SIGNAL_DB) this.level.caller(db);
     // A voice of another pitch, softer than theirs, does not keep their speech going: the room's
     // talker going on as they stop. Only a frame that would keep it going needs its pitch found.
@@ -398,69 +354,6 @@ export class CallerVoice {
       this.#frames.markMine(this.#roomNext, end, false);
       this.#end(end);
     }
-  }
-
-  /**
-   * The caller's pitch, learned from frames at their level; and another voice told from theirs by
-   * pitch, louder than theirs by less than LOUDER_VOICE_DB (the room's voice, taken for theirs
-   * before they spoke, is still the one learned).
-   */
-  #voicePrint(db: number): void {
-    const caller = this.level.callerDb;
-    if (!Number.isFinite(caller)) return;
-    if (this.#otherCount > 0 && this.#nowMs > this.#otherUntilMs) this.#otherCount = 0;
-    // Against the level before the other voice began: the caller's level learns from its frames.
-    const ref = this.#otherCount > 0 ? this.#otherRefDb : caller;
-    if (this.#print.known && db >= ref + OTHER_VOICE_DB) {
-      const whose = this.#print.whose();
-      if (whose === undefined) return;
-      if (whose === "theirs") {
-        this.#otherCount = 0;
-        return;
-      }
-      if (this.#otherCount++ === 0) {
-        this.#otherFrom = this.#frames.written - 1;
-        this.#otherRefDb = caller;
-        this.#otherUntilMs = this.#nowMs + OTHER_WITHIN_MS;
-      }
-      if (this.#otherCount < OTHER_FRAMES) return;
-      this.#otherCount = 0;
-      this.#run = 0;
-      this.level.otherVoice();
-      this.#learnAnew();
-      this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(this.#otherFrom) - ONSET_LAG_MS));
-      return;
-    }
-    // Not from what may be another voice's.
-    if (
-      this.#otherCount === 0 &&
-      Math.abs(db - caller) < PRINT_WITHIN_DB &&
-      db >= Math.min(caller, this.level.roomPeakDb + PRINT_OVER_ROOM_DB)
-    )
-      this.#print.learn();
-  }
-
-  /**
-   * The caller's level a louder voice is judged against: from a frame OTHER_VOICE_DB above it on,
-   * for LOUDER_WITHIN_MS, the level before it (their level learns from the louder voice's frames,
-   * and a caller 10 dB above a talker taken for them was never 12 dB above a level that followed
-   * them up).
-   */
-  #louderRef(): number {
-    const caller = this.level.callerDb;
-    if (this.#nowMs <= this.#louderUntilMs) return Math.min(caller, this.#louderRefDb);
-    if (this.level.callerFrames >= LOUDER_KNOWN_FRAMES && this.#rawDb >= caller + OTHER_VOICE_DB) {
-      this.#louderRefDb = caller;
-      this.#louderUntilMs = this.#nowMs + LOUDER_WITHIN_MS;
-    }
-    return caller;
-  }
-
-  /** The caller's level is learned anew (another voice was theirs): and so is all else of theirs. */
-  #learnAnew(): void {
-    this.#louderUntilMs = Number.NEGATIVE_INFINITY;
-    this.#otherCount = 0;
-    this.#print.reset();
   }
 
   #whileSilent(db: number): void {
@@ -525,7 +418,8 @@ export class CallerVoice {
       this.#lastRawLoudEndMs =
       this.#lastRawContEndMs =
         this.#nowMs;
-    if (this.#judges() && this.level.onset(onsetDb)) this.#learnAnew();
+    this.#nearer.restartRun();
+    if (this.#judges() && this.level.onset(onsetDb)) this.#nearer.reset();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.
     this.#frames.markMine(this.#roomNext, atMs, true);
