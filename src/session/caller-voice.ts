@@ -155,9 +155,6 @@ export class CallerVoice {
     const marks = this.#marks;
     marks.mine = this.speaking;
     marks.speech = this.#vad;
-    // Frames at the level of a near voice (CallerLevel.nearDb) that are voiced (a pitch); at a
-    // voice's level clear of the room (CallerLevel.clearDb) in the caller's pitch; and at their
-    // onset level or above in their pitch (THEIR_SPAN).
     marks.nearVoiced = this.#enabled && this.#isNearVoiced();
     marks.clearVoiced = this.#enabled && this.#theirVoiceAt(this.level.clearDb());
     marks.theirVoice = this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb());
@@ -320,12 +317,7 @@ export class CallerVoice {
 
   #whileSpeaking(db: number): void {
     if (!this.#judges()) {
-      this.#lastLoudEndMs =
-        this.#lastSoftEndMs =
-        this.#lastUsualEndMs =
-        this.#lastRawLoudEndMs =
-        this.#lastRawContEndMs =
-          this.#nowMs;
+      this.#voiceHeardNow();
       return;
     }
     if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
@@ -402,7 +394,7 @@ export class CallerVoice {
   #onsetLevel(i: number): number {
     const f = this.#frames;
     const db = f.db(i);
-    if (!this.#resuming() || !this.level.roomSeldomVoice || i < 1 || i - 1 < f.oldest) return db;
+    if (!this.#resuming() || !this.level.roomSeldomVoice || i - 1 < f.oldest) return db;
     const pair = powerDb((f.power(i) + f.power(i - 1)) / 2);
     return pair >= this.level.callerDb - ONSET_BELOW_DB ? Math.max(db, pair) : db;
   }
@@ -412,18 +404,23 @@ export class CallerVoice {
     this.speaking = true;
     this.#startMs = atMs;
     this.#run = 0;
-    this.#lastLoudEndMs =
-      this.#lastSoftEndMs =
-      this.#lastUsualEndMs =
-      this.#lastRawLoudEndMs =
-      this.#lastRawContEndMs =
-        this.#nowMs;
+    this.#voiceHeardNow();
     this.#nearer.restartRun();
     if (this.#judges() && this.level.onset(onsetDb)) this.#nearer.reset();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.
     this.#frames.markMine(this.#roomNext, atMs, true);
     this.#events.start(atMs);
+  }
+
+  /** The caller's voice, at every level that keeps their speech going, was last heard now. */
+  #voiceHeardNow(): void {
+    this.#lastLoudEndMs =
+      this.#lastSoftEndMs =
+      this.#lastUsualEndMs =
+      this.#lastRawLoudEndMs =
+      this.#lastRawContEndMs =
+        this.#nowMs;
   }
 
   #end(atMs: number): void {
