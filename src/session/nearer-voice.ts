@@ -68,9 +68,7 @@ export class NearerVoice {
     if (Number.isFinite(caller) && db >= caller + LOUDER_VOICE_DB) {
       if (++this.#run >= LOUDER_FRAMES) {
         // From its own first loud frame: the softer frames before it are the room's.
-        const from = index + 1 - this.#run;
-        this.#run = 0;
-        return this.#found(from);
+        return this.#found(index + 1 - this.#run);
       }
     } else this.#run = 0;
     return this.#byPitch(rawDb, nowMs, index);
@@ -88,7 +86,9 @@ export class NearerVoice {
     this.#print.reset();
   }
 
+  /** The nearer voice begins at frame `from`: all that was learned of the caller's is learned anew. */
   #found(from: number): number {
+    this.#run = 0;
     this.#level.otherVoice();
     this.reset();
     return from;
@@ -118,8 +118,6 @@ export class NearerVoice {
         this.#otherUntilMs = nowMs + OTHER_WITHIN_MS;
       }
       if (this.#otherCount < OTHER_FRAMES) return undefined;
-      this.#otherCount = 0;
-      this.#run = 0;
       return this.#found(this.#otherFrom);
     }
     // Not from what may be another voice's.
