@@ -284,7 +284,8 @@ export class CallerVoice {
 
   /**
    * The caller's voice is sounding now: they are speaking and were at their level within the last
-   * GOING_ON_MS (the detector calls the end of speech later, ~300 ms after the voice stops).
+   * GOING_ON_MS (the detector calls the end of speech later, ~300 ms after the voice stops), in a
+   * frame with some period in it (not a noise as loud, VoicePrint.aperiodic).
    */
   goingOn(): boolean {
     if (!this.#judges() || !this.speaking) return this.speaking;
@@ -320,7 +321,9 @@ export class CallerVoice {
       this.#voiceHeardNow();
       return;
     }
-    if (this.#rawDb >= this.level.onsetDb()) this.#lastRawLoudEndMs = this.#nowMs;
+    // A noise as loud as they are is not their voice going on: a street's right after a short
+    // "okay" made it an interruption, held for words the embedded recognizer then misheard.
+    if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) this.#lastRawLoudEndMs = this.#nowMs;
     // A nearer voice than the one taken for the caller: that one was the room's.
     const from = this.#nearer.frame(db, this.#rawDb, this.#nowMs, this.#frames.written - 1);
     if (from !== undefined)

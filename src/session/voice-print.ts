@@ -12,6 +12,13 @@ const OTHER_PITCH_ST = 2;
 const KNOWN_FRAMES = 25;
 /** Once known, it learns from one frame in this many (YIN costs 5–15 µs a frame). */
 const LEARN_EVERY = 4;
+/**
+ * A frame whose YIN difference dips under this at some lag came near a period. Noise does now and
+ * then, by chance (a street's frames 3 % of the time, brown noise's 5 %), for a frame; a voice does
+ * frame after frame, even where music or a TV hides its pitch (0.2–0.46 in a caller's last word
+ * under music).
+ */
+const NEAR_PERIOD_DIFFERENCE = 0.5;
 
 export class VoicePrint {
   readonly #pitch = new FramePitch();
@@ -21,10 +28,15 @@ export class VoicePrint {
   #tick = 0;
   /** The last frame's pitch once found (it is asked for up to three times a frame), else undefined. */
   #st: number | undefined;
+  /** The last frame came near a period (voiced, or nearly), once its pitch was found. */
+  #nearPeriod = false;
+  /** ...and the frame before it (false if its pitch was never asked for). */
+  #nearPeriodBefore = false;
 
   /** Every frame of the speaker's audio (20 ms at 8 or 16 kHz), in order. */
   frame(pcm: Int16Array, rate: number): void {
     this.#pitch.push(pcm, rate);
+    this.#nearPeriodBefore = this.#st !== undefined && this.#nearPeriod;
     this.#st = undefined;
   }
 
@@ -35,8 +47,19 @@ export class VoicePrint {
 
   /** The last frame's pitch (semitones above 100 Hz), NaN when unvoiced. */
   pitch(): number {
-    this.#st ??= this.#pitch.pitch();
+    if (this.#st === undefined) {
+      this.#st = this.#pitch.pitch();
+      this.#nearPeriod = !Number.isNaN(this.#st) || this.#pitch.lowestDifference <= NEAR_PERIOD_DIFFERENCE;
+    }
     return this.#st;
+  }
+
+  /**
+   * The last frame is a noise, whatever its loudness, not a voice: unvoiced, and it and the frame
+   * before did not both come near a period.
+   */
+  aperiodic(): boolean {
+    return Number.isNaN(this.pitch()) && !(this.#nearPeriod && this.#nearPeriodBefore);
   }
 
   /**

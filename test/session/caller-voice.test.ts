@@ -522,6 +522,47 @@ describe("the caller's voice and the room's", () => {
     expect(events[1]!.atMs).toBeLessThan(2600);
   });
 
+  it("does not take a lorry passing as the caller stops for their voice going on", () => {
+    // Over a street's bed: the caller heard for 2 s (YIN finds their pitch in their loudest frames),
+    // then a short "okay", and right after it a lorry's rumble 2.5 dB under their level for 500 ms.
+    // The detector stays in speech through the lorry; the caller is still speaking to the gate.
+    const pcm = mixAt([
+      { pcm: hiss(6000) },
+      { pcm: noise(6000, RATE, { dbfs: -46, seed: 69, color: "pink" }) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -22, f0: 120, seed: 62, pauseShare: 0.1 }),
+        at: at(1000),
+      },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 600, dbfs: -22, f0: 120, seed: 64, pauseShare: 0 }),
+        at: at(4000),
+      },
+      { pcm: noise(500, RATE, { dbfs: -24.5, seed: 71, color: "pink" }), at: at(4620) },
+    ]);
+    const goingOn = new Map<number, boolean>();
+    const speaking = new Map<number, boolean>();
+    play(
+      pcm,
+      [
+        { reportMs: 1120, type: "start", atMs: 1000 },
+        { reportMs: 3300, type: "end", atMs: 3000 },
+        { reportMs: 4120, type: "start", atMs: 4000 },
+        { reportMs: 5400, type: "end", atMs: 5100 },
+      ],
+      true,
+      (gate, nowMs) => {
+        goingOn.set(nowMs, gate.goingOn());
+        speaking.set(nowMs, gate.speaking);
+      },
+    );
+    const over = (fromMs: number, toMs: number, map: Map<number, boolean>) =>
+      [...map].filter(([ms]) => ms >= fromMs && ms < toMs).map(([, v]) => v);
+    expect(over(4200, 4600, goingOn).every(Boolean)).toBe(true);
+    // Their voice stopped at 4,600 ms: it goes on for GOING_ON_MS, then the lorry is not it.
+    expect(over(4880, 5100, speaking).every(Boolean)).toBe(true);
+    expect(over(4880, 5100, goingOn).some(Boolean)).toBe(false);
+  });
+
   it("does not judge digital silence: the detector's word stands", () => {
     const { events } = play(new Int16Array(at(2000)), [
       { reportMs: 400, type: "start", atMs: 400 },
