@@ -30,13 +30,13 @@ export class VoicePrint {
   #st: number | undefined;
   /** The last frame came near a period (voiced, or nearly), once its pitch was found. */
   #nearPeriod = false;
-  /** ...and the frame before it (false if its pitch was never asked for). */
+  /** ...and the frame before it (true if its pitch was never asked for: nothing says otherwise). */
   #nearPeriodBefore = false;
 
   /** Every frame of the speaker's audio (20 ms at 8 or 16 kHz), in order. */
   frame(pcm: Int16Array, rate: number): void {
     this.#pitch.push(pcm, rate);
-    this.#nearPeriodBefore = this.#st !== undefined && this.#nearPeriod;
+    this.#nearPeriodBefore = this.#st === undefined || this.#nearPeriod;
     this.#st = undefined;
   }
 
@@ -56,7 +56,7 @@ export class VoicePrint {
 
   /**
    * The last frame is a noise, whatever its loudness, not a voice: unvoiced, and it and the frame
-   * before did not both come near a period.
+   * before (where that was looked at) did not both come near a period.
    */
   aperiodic(): boolean {
     return Number.isNaN(this.pitch()) && !(this.#nearPeriod && this.#nearPeriodBefore);
