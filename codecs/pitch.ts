@@ -76,24 +76,28 @@ export class FramePitch {
     else this.#x.fill(0, FRAME);
   }
 
+  #lowest = 0;
+
   /**
    * How near to periodic the last frame came where pitch() found it unvoiced: YIN's lowest
    * normalized difference over the lags looked at (0 periodic; white noise ~1). 0 when voiced.
    */
-  lowestDifference = 0;
+  get lowestDifference(): number {
+    return this.#lowest;
+  }
 
   /** The pitch of the last frame pushed (with the one before it), semitones; NaN when unvoiced. */
   pitch(): number {
     const d = this.#d;
     const period = yinPeriod(this.#x, this.#x.length - YIN_WINDOW - MAX_LAG, d);
     if (period > 0) {
-      this.lowestDifference = 0;
+      this.#lowest = 0;
       return semitones(PITCH_RATE / period);
     }
     // Unvoiced: yinPeriod went through every lag.
     let lowest = 1;
     for (let tau = MIN_LAG; tau <= MAX_LAG; tau++) if (d[tau]! < lowest) lowest = d[tau]!;
-    this.lowestDifference = lowest;
+    this.#lowest = lowest;
     return Number.NaN;
   }
 }
