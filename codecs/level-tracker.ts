@@ -128,6 +128,13 @@ export class MinimumTracker {
     }
   }
 
+  /** The lowest value of the window, or of what there has been of it so far, dB (+Infinity before any). */
+  get lowest(): number {
+    let v = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.#mins.length; i++) if (this.#mins[i]! < v) v = this.#mins[i]!;
+    return v;
+  }
+
   /** The floor, dB; −Infinity until a whole window has been heard (no floor is claimed sooner). */
   get value(): number {
     if (this.#filled < this.#mins.length) return Number.NEGATIVE_INFINITY;

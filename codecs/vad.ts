@@ -49,9 +49,10 @@ export interface VoiceActivityOptions extends SpeechSegmenterOptions {
   energyGateBelowLoudestDb?: number;
   /**
    * Whether the window [startMs, endMs) stands out as a near voice (see nearThreshold), asked as it
-   * is decided; the audio's owner measures that (the caller's gate keeps each frame's level).
+   * is decided, with the model's probability for it; the audio's owner measures that (the caller's
+   * gate keeps each frame's level).
    */
-  near?: (startMs: number, endMs: number) => NearWindow;
+  near?: (startMs: number, endMs: number, probability: number) => NearWindow;
   /** Rate of the PCM given to push(). Default 16000. */
   sampleRate?: SileroRate;
   /** Called with each event as it is decided, in addition to being returned by push(). */
@@ -385,7 +386,7 @@ export class VoiceActivityDetector {
     const result = head && k >= head.from && k < head.until ? head.result : undefined;
     result?.windows.push({ startMs, probability, gated });
     const endMs = startMs + this.windowMs;
-    const near = !gated && this.near !== undefined && this.near(startMs, endMs);
+    const near = !gated && this.near !== undefined && this.near(startMs, endMs, probability);
     const event = this.segmenter.update(probability, startMs, endMs, loud, near);
     if (!event) return;
     result?.events.push(event);

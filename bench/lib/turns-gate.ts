@@ -163,7 +163,7 @@ async function gateOnsets(c: TurnCase): Promise<{
     sampleRate: 16000,
     energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
     nearThreshold: VAD_NEAR_THRESHOLD,
-    near: (s, e) => gate.near(s, e),
+    near: (s, e, p) => gate.near(s, e, p),
     onEvent: (e) => {
       note(e.type === "speech-start" ? "v" : "^")(e.atMs);
       if (e.type === "speech-start") gate.vadStart(e.atMs);

@@ -104,6 +104,8 @@ export class CallerLevel {
   readonly #caller = new QuantileTracker(0.5, 1);
   /** The room's voices at their loudest (a talker's loudest syllable), fading 0.5 dB/s. */
   readonly #roomPeaks = new PeakTracker(0.01);
+  /** ...from what the detector called speech only, not what sounded as the call connected (firstVoiceDb). */
+  readonly #heardPeaks = new PeakTracker(0.01);
   /** Everything not the caller's: its median. */
   readonly #room = new QuantileTracker(0.5, 0.5);
   /** ...and its 95th percentile: how loud the room gets, a voice or not (clearDb). */
@@ -154,14 +156,14 @@ export class CallerLevel {
   }
 
   /**
-   * A frame's level that was not the caller's. Only a room's voice (`voice`: the detector heard
-   * speech in it) raises its peaks and its usual loudness: a passing lorry or a drum is no voice,
-   * the detector tells it from the caller's own, and it must not raise the bar their voice has to
-   * reach. Nor does a frame `clear` of it (clearDb), or by the caller's voice (caller-voice.ts,
+   * A frame's level that was not the caller's (`connecting`: heard as the call connected, a voice's
+   * or not). Only a room's voice (`voice`: the detector heard speech in it) raises its peaks and
+   * its usual loudness: a passing lorry or a drum is no voice, the detector tells it from the
+   * caller's own, and it must not raise the bar their voice has to reach. Nor does a frame `clear` of it (clearDb), or by the caller's voice (caller-voice.ts,
    * THEIR_SPAN), raise its loudness: a caller raising their voice over a street is seldom heard by
    * the detector, and the frames the gate did not take for theirs raised the bar by 13 dB in 300 ms.
    */
-  room(db: number, voice = true, clear = false): void {
+  room(db: number, voice = true, clear = false, connecting = false): void {
     this.#room.push(db);
     if (!clear) this.#roomAll.push(db);
     // Every frame of the room's counts to knowing it, a voice's or not: counting voices' alone,
@@ -171,6 +173,7 @@ export class CallerLevel {
     if (this.#roomVoiceFrames < ROOM_VOICE_FRAMES) this.#roomVoiceFrames++;
     this.#roomVoiceShare += ((voice ? 1 : 0) - this.#roomVoiceShare) / this.#roomVoiceFrames;
     if (!voice) return;
+    if (!connecting) this.#heardPeaks.push(db);
     this.#roomPeaks.push(db);
     this.#roomLoud.push(db);
   }
@@ -307,6 +310,22 @@ export class CallerLevel {
    */
   clearOfRoom(db: number): boolean {
     return db >= this.clearDb() && this.#roomAll.value >= db - NEAR_ROOM_WITHIN_DB;
+  }
+
+  /**
+   * The level a voice the detector is sure of must reach to start the caller's speech when it is
+   * the call's first, begun after the call connected: at most the onset level, and no more than
+   * FLOOR_MARGIN_DB over the quietest the room has been (as over a steady room), or over the peaks
+   * of what the detector has called speech since (a talker it has heard for a while), dBFS. Not
+   * necessarily over the peaks of what sounded while the call connected: those frames are all
+   * taken for a voice's in case a talker was already going (caller-voice.ts #learnRoom), and with
+   * no speech there they were music's opening chord or a lorry. A caller's first syllable 3–6 dB
+   * over such a chord stood under the bar, the room learned it as its own voice's peak, and the
+   * rest of their interruption went unheard (music at 10 dB).
+   */
+  firstVoiceDb(): number {
+    const quietest = this.#floor.lowest + FLOOR_MARGIN_DB;
+    return Math.min(this.onsetDb(), Math.max(this.#heardPeaks.value + this.#roomMargin(), quietest));
   }
 
   /** The level that keeps the caller's speech going (at most the onset's), dBFS. */

@@ -91,6 +91,14 @@ const LOOKBACK_MS = 100;
  */
 const THEIR_SPAN = 10;
 
+/**
+ * The detector's probability from which the call's first speech, begun after it connected, is a
+ * voice, and need not stand over the peaks the room learned while the call connected
+ * (CallerLevel.firstVoiceDb). Silero scored callers' first words over music 0.99–1.0, and music's
+ * own stretches it called speech 0.55–0.92.
+ */
+const SURE_VOICE = 0.97;
+
 export class CallerVoice {
   readonly level = new CallerLevel();
   /** The caller is speaking (as far as the session is concerned). */
@@ -117,6 +125,12 @@ export class CallerVoice {
   /** The detector hears speech, since `#vadStartMs`. */
   #vad = false;
   #vadStartMs = 0;
+  /** The detector has called speech in this call. */
+  #detectorHeard = false;
+  /** Its speech now is the call's first, begun after the call connected, and not yet the caller's. */
+  #firstSpeech = false;
+  /** Where the last window the detector was sure of a voice in (SURE_VOICE) began. */
+  #sureAtMs = Number.NEGATIVE_INFINITY;
   /** Frames in a row at the onset level (outside the caller's speech), or far above it (inside). */
   #run = 0;
   /** End of the last frame at the caller's level in their current speech (short level; own level). */
@@ -172,6 +186,10 @@ export class CallerVoice {
   vadStart(atMs: number): void {
     this.#vad = true;
     this.#vadStartMs = atMs;
+    // Begun where the look back for its onset lies after the call connected: a talker already going
+    // then, whose first words the detector called speech only later, set the room's peaks.
+    this.#firstSpeech = !this.#detectorHeard && atMs - LOOKBACK_MS > ROOM_DELAY_MS;
+    this.#detectorHeard = true;
     this.#endedByLevelAt = undefined;
     if (!this.#judges()) {
       this.#start(atMs, NO_SIGNAL_DB);
@@ -202,6 +220,7 @@ export class CallerVoice {
   /** The detector heard speech end at `atMs`. */
   vadEnd(atMs: number): void {
     this.#vad = false;
+    this.#firstSpeech = false;
     this.#run = 0;
     this.#nearer.restartRun();
     if (this.#endedByLevelAt !== undefined) this.#roomHeldMs += Math.max(0, atMs - this.#endedByLevelAt);
@@ -235,9 +254,10 @@ export class CallerVoice {
    * "clear" when most of its frames are a voice of the caller's pitch clear of a room that seldom
    * sounds like one (CallerLevel.clearDb): the detector takes it for speech however it scored it.
    * The detector asks this of each window it decides (VoiceActivityOptions.near), whose frames
-   * have all come by then.
+   * have all come by then, with its `probability` for it.
    */
-  near(startMs: number, endMs: number): NearWindow {
+  near(startMs: number, endMs: number, probability = 0): NearWindow {
+    if (probability >= SURE_VOICE) this.#sureAtMs = startMs;
     if (!this.#judges() || this.#connecting()) return false;
     let sum = 0;
     let n = 0;
@@ -406,6 +426,7 @@ export class CallerVoice {
     if (this.speaking) return;
     this.speaking = true;
     this.#startMs = atMs;
+    this.#firstSpeech = false;
     this.#run = 0;
     this.#voiceHeardNow();
     this.#nearer.restartRun();
@@ -437,9 +458,12 @@ export class CallerVoice {
 
   /**
    * The level that starts the caller's speech now: right after they stopped, their resumption
-   * (softer onsets pass: the rest of a sentence after a pause); else their onset level.
+   * (softer onsets pass: the rest of a sentence after a pause); in the call's first speech, once
+   * the detector is sure of a voice in it, a level that may be lower (CallerLevel.firstVoiceDb);
+   * else their onset level.
    */
   #onsetDb(): number {
+    if (this.#firstSpeech && this.#sureAtMs >= this.#vadStartMs) return this.level.firstVoiceDb();
     return this.#resuming() ? this.level.resumeDb() : this.level.onsetDb();
   }
 
@@ -471,7 +495,7 @@ export class CallerVoice {
       if (f.endMs(i) > ready) break;
       if (!f.mine(i) && f.db(i) > NO_SIGNAL_DB) {
         const clear = f.clearVoiced(i) || f.nearTheirVoice(i, THEIR_SPAN);
-        this.level.room(f.db(i), connecting || f.speech(i), clear);
+        this.level.room(f.db(i), connecting || f.speech(i), clear, connecting);
       }
       this.#roomNext++;
     }

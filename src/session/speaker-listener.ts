@@ -113,7 +113,7 @@ export class SpeakerListener {
         if (e.type === "speech-start") this.#voice.vadStart(e.atMs);
         else this.#voice.vadEnd(e.atMs);
       },
-      (startMs, endMs) => this.#voice.near(startMs, endMs),
+      (startMs, endMs, probability) => this.#voice.near(startMs, endMs, probability),
     );
   }
 

@@ -26,10 +26,11 @@ export interface SpeechDetector {
 /**
  * Whether the audio [startMs, endMs) stands out as a near voice over a loud room (the caller's
  * gate measures it, caller-voice.ts `near`): the detector may take such a stretch for speech on
- * less evidence (vad-detector.ts VAD_NEAR_THRESHOLD), or, "clear" of the room, on none.
+ * less evidence (vad-detector.ts VAD_NEAR_THRESHOLD), or, "clear" of the room, on none. Asked
+ * with the detector's speech probability for it (0 where the detector has none).
  */
 export type { NearWindow };
-export type NearVoice = (startMs: number, endMs: number) => NearWindow;
+export type NearVoice = (startMs: number, endMs: number, probability: number) => NearWindow;
 
 export type SpeechDetectorFactory = (
   onEvent: (event: SpeechEvent) => void,

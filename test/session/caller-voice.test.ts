@@ -85,6 +85,14 @@ function nearWindows(pcm: Int16Array, vad: Vad[]) {
   return { gate, windows, share };
 }
 
+/** Plays `pcm` as play() does, the detector scoring each 32 ms window `score(its start)` as it decides it. */
+function playScored(pcm: Int16Array, vad: Vad[], score: (ms: number) => number) {
+  let next = 0;
+  return play(pcm, vad, true, (g, nowMs) => {
+    for (; next + 32 <= nowMs; next += 32) g.near(next, next + 32, score(next));
+  });
+}
+
 /**
  * The caller heard at `levelDbfs` for 2 s from `fromMs` (the detector's speech, as it reports it),
  * then raising their voice to `raised.dbfs` for `raised.ms` 3 s after they began.
@@ -363,6 +371,54 @@ describe("the caller's voice and the room's", () => {
     ]);
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
     expect(events[0]!.atMs).toBeLessThan(4700);
+  });
+
+  it("hears a caller's first words the detector is sure of, over a chord as loud as the call connected", () => {
+    // Music whose chord, as the call connected, was nearly as loud as the caller's first words (its
+    // peaks set the bar above them), then 12 dB below them. The caller speaks 0.9 s in, the call's
+    // first speech to the detector.
+    const pcm = mixAt([
+      { pcm: hiss(4000) },
+      { pcm: noise(250, RATE, { dbfs: -19, seed: 41, color: "pink" }) },
+      { pcm: noise(4000, RATE, { dbfs: -32, seed: 42, color: "pink" }), at: at(250) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1200, dbfs: -20, f0: 120, seed: 43 }), at: at(900) },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 1020, type: "start", atMs: 900 },
+      { reportMs: 2400, type: "end", atMs: 2100 },
+    ];
+    /** The gate's events, the detector scoring the sound `score` (0 elsewhere). */
+    const run = (score: number) => playScored(pcm, vad, (ms) => (ms >= 900 && ms < 2100 ? score : 0)).events;
+    const sure = run(0.99);
+    expect(sure.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(sure[0]!.atMs).toBeLessThan(1000);
+    // Unsure of it (music's own stretches the detector called speech scored 0.55–0.92), the gate
+    // keeps the chord's bar: the same sound is not the caller's.
+    expect(run(0.9)).toEqual([]);
+  });
+
+  it("keeps the peaks of a talker the detector is sure of, begun after the call connected, in its bar", () => {
+    // A hiss, then a talker from 0.6 s just over it, the call's first speech to the detector, which
+    // is sure of it throughout; from 1.8 s the talker louder, still 14 dB under the caller, who
+    // speaks from 3.5 s. What the talker said since 0.6 s set the bar its louder words must reach.
+    const talker = (ms: number, dbfs: number, seed: number) =>
+      voiceSignal({ rate: RATE, ms, dbfs, f0: 200, seed, pauseShare: 0 });
+    const pcm = mixAt([
+      { pcm: hiss(6000, -46) },
+      { pcm: talker(1200, -45, 5), at: at(600) },
+      { pcm: talker(4000, -40, 6), at: at(1800) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -26, f0: 110, seed: 7, pauseShare: 0 }),
+        at: at(3500),
+      },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 720, type: "start", atMs: 600 },
+      { reportMs: 5900, type: "end", atMs: 5700 },
+    ];
+    const { events } = playScored(pcm, vad, (ms) => (ms >= 600 ? 0.99 : 0));
+    expect(events[0]?.type).toBe("start");
+    expect(events[0]!.atMs).toBeGreaterThanOrEqual(3400);
   });
 
   it("hears the short first syllable of a caller's resumption over music as loud as they are", () => {

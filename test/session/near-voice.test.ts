@@ -53,7 +53,7 @@ describe("the near voice the detector is told of", () => {
     expect(near).toBeDefined();
     const windows = (from: number, to: number) => {
       const said: NearWindow[] = [];
-      for (let ms = from; ms + 32 <= to; ms += 32) said.push(near!(ms, ms + 32));
+      for (let ms = from; ms + 32 <= to; ms += 32) said.push(near!(ms, ms + 32, 0));
       return said;
     };
     expect(windows(3100, 3900).filter(Boolean).length).toBeGreaterThan(12);
@@ -64,6 +64,6 @@ describe("the near voice the detector is told of", () => {
   it("is never so in a voice channel, where each member has their own stream", () => {
     const near = play(pcm, { id: "member-1", name: "Sam" });
     expect(near).toBeDefined();
-    expect(near!(3200, 3232)).toBe(false);
+    expect(near!(3200, 3232, 0)).toBe(false);
   });
 });
