@@ -387,14 +387,15 @@ describe("VoiceActivityDetector on real speech (espeak-ng)", () => {
 
   it("asks whether each window it runs the model on is a near voice, and takes those at nearThreshold", async () => {
     const pcm = noise(2000, 16000, { color: "pink", dbfs: -30, seed: 12 });
-    const asked: Array<[number, number]> = [];
-    const near = (startMs: number, endMs: number) => {
-      asked.push([startMs, endMs]);
+    const asked: Array<[number, number, number]> = [];
+    const near = (startMs: number, endMs: number, probability: number) => {
+      asked.push([startMs, endMs, probability]);
       return startMs >= 1000;
     };
     const vad = new VoiceActivityDetector(model, { nearThreshold: 0.01, near });
     const result = await run(vad, pcm);
-    expect(asked).toEqual(result.windows.map((w) => [w.startMs, w.startMs + 32]));
+    // Each with the model's probability for it (the caller's gate weighs how sure it was).
+    expect(asked).toEqual(result.windows.map((w) => [w.startMs, w.startMs + 32, w.probability]));
     // Noise alone scores above 0.01: only where it is said to be near does it pass for speech.
     expect(result.windows.filter((w) => w.startMs < 1000).some((w) => w.probability >= 0.01)).toBe(true);
     expect(result.events[0]).toMatchObject({ type: "speech-start" });
