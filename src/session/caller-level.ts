@@ -159,9 +159,10 @@ export class CallerLevel {
    * A frame's level that was not the caller's (`connecting`: heard as the call connected, a voice's
    * or not). Only a room's voice (`voice`: the detector heard speech in it) raises its peaks and
    * its usual loudness: a passing lorry or a drum is no voice, the detector tells it from the
-   * caller's own, and it must not raise the bar their voice has to reach. Nor does a frame `clear` of it (clearDb), or by the caller's voice (caller-voice.ts,
-   * THEIR_SPAN), raise its loudness: a caller raising their voice over a street is seldom heard by
-   * the detector, and the frames the gate did not take for theirs raised the bar by 13 dB in 300 ms.
+   * caller's own, and it must not raise the bar their voice has to reach. Nor does a frame `clear`
+   * of it (clearDb), or by the caller's voice (caller-voice.ts, THEIR_SPAN), raise its loudness: a
+   * caller raising their voice over a street is seldom heard by the detector, and the frames the
+   * gate did not take for theirs raised the bar by 13 dB in 300 ms.
    */
   room(db: number, voice = true, clear = false, connecting = false): void {
     this.#room.push(db);

@@ -186,8 +186,8 @@ export class CallerVoice {
   vadStart(atMs: number): void {
     this.#vad = true;
     this.#vadStartMs = atMs;
-    // Begun where the look back for its onset lies after the call connected: a talker already going
-    // then, whose first words the detector called speech only later, set the room's peaks.
+    // Only one whose look-back for its onset lies wholly after the call connected: a talker already
+    // talking then, called speech by the detector only at 352 ms, had set the peaks it learned.
     this.#firstSpeech = !this.#detectorHeard && atMs - LOOKBACK_MS > ROOM_DELAY_MS;
     this.#detectorHeard = true;
     this.#endedByLevelAt = undefined;
