@@ -55,6 +55,15 @@ function play(
 
 const hiss = (ms: number, dbfs = -60) => noise(ms, RATE, { dbfs, seed: 11 });
 
+/**
+ * Music, to the level gate (pink noise), whose chord as the call connected was louder: its first
+ * 250 ms at `chordDbfs`, then `musicDbfs` until `ms`.
+ */
+const musicWithChord = (ms: number, chordDbfs: number, musicDbfs: number, seed: number) => [
+  { pcm: noise(250, RATE, { dbfs: chordDbfs, seed, color: "pink" }) },
+  { pcm: noise(ms, RATE, { dbfs: musicDbfs, seed: seed + 1, color: "pink" }), at: at(250) },
+];
+
 const TALKER_TEXT =
   "The weather over the weekend should stay mild, with light winds from the west and a chance of showers on Sunday afternoon. In local news, the council has approved plans for a new library near the station, and work is expected to begin early next spring.";
 /** How long after the caller's voice their speech may end: a soft last word's time, ms. */
@@ -361,8 +370,7 @@ describe("the caller's voice and the room's", () => {
     // 4.5 s, when the room has been heard for longer than its early margin lasts.
     const pcm = mixAt([
       { pcm: hiss(8000) },
-      { pcm: noise(250, RATE, { dbfs: -25, seed: 21, color: "pink" }) },
-      { pcm: noise(8000, RATE, { dbfs: -32, seed: 22, color: "pink" }), at: at(250) },
+      ...musicWithChord(8000, -25, -32, 21),
       { pcm: voiceSignal({ rate: RATE, ms: 2000, dbfs: -22, f0: 120, seed: 23 }), at: at(4500) },
     ]);
     const { events } = play(pcm, [
@@ -379,8 +387,7 @@ describe("the caller's voice and the room's", () => {
     // first speech to the detector.
     const pcm = mixAt([
       { pcm: hiss(4000) },
-      { pcm: noise(250, RATE, { dbfs: -19, seed: 41, color: "pink" }) },
-      { pcm: noise(4000, RATE, { dbfs: -32, seed: 42, color: "pink" }), at: at(250) },
+      ...musicWithChord(4000, -19, -32, 41),
       { pcm: voiceSignal({ rate: RATE, ms: 1200, dbfs: -20, f0: 120, seed: 43 }), at: at(900) },
     ]);
     const vad: Vad[] = [
@@ -431,8 +438,7 @@ describe("the caller's voice and the room's", () => {
       voiceSignal({ rate: RATE, ms, dbfs, f0: 120, seed });
     const pcm = mixAt([
       { pcm: hiss(8000) },
-      { pcm: noise(250, RATE, { dbfs: -20, seed: 31, color: "pink" }) },
-      { pcm: noise(8000, RATE, { dbfs: -30, seed: 32, color: "pink" }), at: at(250) },
+      ...musicWithChord(8000, -20, -30, 31),
       { pcm: voice(1000, -18, 33), at: at(3000) },
       { pcm: voice(60, -17, 34), at: at(4700) },
       { pcm: voice(1000, -18, 35), at: at(5000) },
