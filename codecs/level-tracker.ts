@@ -137,10 +137,7 @@ export class MinimumTracker {
 
   /** The floor, dB; −Infinity until a whole window has been heard (no floor is claimed sooner). */
   get value(): number {
-    if (this.#filled < this.#mins.length) return Number.NEGATIVE_INFINITY;
-    let v = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < this.#mins.length; i++) if (this.#mins[i]! < v) v = this.#mins[i]!;
-    return v;
+    return this.#filled < this.#mins.length ? Number.NEGATIVE_INFINITY : this.lowest;
   }
 }
 

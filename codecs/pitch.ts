@@ -67,6 +67,8 @@ export class FramePitch {
   readonly #x = new Float32Array(2 * FRAME);
   readonly #d = new Float32Array(MAX_LAG + 1);
   readonly #half = new Float32Array(FRAME);
+  /** YIN's lowest difference in the last frame found unvoiced (lowestDifference). */
+  #lowest = 0;
 
   /** Takes a 20 ms frame at 8 or 16 kHz (others leave the pitch unvoiced). */
   push(pcm: Int16Array, rate: number): void {
@@ -75,8 +77,6 @@ export class FramePitch {
     else if (rate === PITCH_RATE && pcm.length === FRAME) this.#x.set(pcm, FRAME);
     else this.#x.fill(0, FRAME);
   }
-
-  #lowest = 0;
 
   /**
    * How near to periodic the last frame came where pitch() found it unvoiced: YIN's lowest
