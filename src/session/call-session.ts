@@ -483,7 +483,7 @@ export class CallSession {
       }
       if (this.#ended || this.#job !== job) return;
     }
-    // Not yet confirmed, a failure is confirmed at the shortest wait: no words are coming.
+    // Not yet confirmed, a failure waits for the end of the turn, weighed without words (end-of-turn.ts).
     if (job.failed && job.confirmed) {
       this.#apologize(job, "speech recognition failed");
       return;

@@ -164,9 +164,12 @@ export class TurnEndWait {
   /** The utterance's words (or the failure to get them). */
   recognized(text: string, failed: boolean): void {
     if (this.#done) return;
-    // A failed recognition is answered (with an apology) soon; no words at all was noise, which
-    // is dropped when confirmed, so the long wait costs nothing and lets speech that follows merge.
-    if (failed) this.#confirmAfter(this.#turn.minEndOfTurnMs);
+    // A failed recognition is weighed without its words (the voice's end and this caller's pauses):
+    // the caller may be pausing mid-sentence, and the apology at the shortest wait cut them off
+    // (the hosted service's 503s over the noisy set, "The front light … only works now and then").
+    // No words at all was noise, which is dropped when confirmed, so the long wait costs nothing
+    // and lets speech that follows merge.
+    if (failed) this.#decide("", undefined);
     if (failed || !text.trim()) return;
     const lmEnd = this.#in.completion?.endProbability(text);
     if (lmEnd instanceof Promise)

@@ -67,6 +67,24 @@ describe("a caller turn the agent cannot answer", () => {
     expect(h.transport.speechStarts.at(-1)).toBeGreaterThan(stoppedAt);
   });
 
+  it("does not apologize in a pause mid-sentence when the words before it could not be recognized", async () => {
+    const h = await startedHarness();
+    h.asrAnswers = [
+      new Error("asr 503"),
+      new Error("asr 503 again"),
+      new Error("asr 503 a third time"),
+      "the front light only works now and then",
+    ];
+    const starts = h.transport.speechStarts.length;
+    await h.say(700); // "The front light", whose recognition fails at once, three times
+    await h.run(500); // a pause as long as a mid-sentence one
+    await h.say(1200); // "only works now and then"
+    await h.untilAgentSilent();
+    expect(apologies(h)).toEqual([]);
+    expect(h.historyOf("user")).toEqual(["the front light only works now and then"]);
+    expect(h.transport.speechStarts.slice(starts)).toHaveLength(1);
+  });
+
   it("drops the apology due when the caller's next words are answered", async () => {
     const h = await startedHarness();
     h.asrDelaysMs = [1000, 1000];
