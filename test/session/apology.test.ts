@@ -7,6 +7,13 @@ import { DEFAULT_SERVICE_DEADLINES } from "../../src/session/config.ts";
 import { type Harness, startedHarness } from "./harness.ts";
 
 const { asrMs } = DEFAULT_SERVICE_DEADLINES;
+/** The upload and both retries answered 503, then `answers` for the recognitions after them. */
+const failedThrice = (...answers: string[]) => [
+  new Error("asr 503"),
+  new Error("asr 503 again"),
+  new Error("asr 503 a third time"),
+  ...answers,
+];
 const apologies = (h: Harness) =>
   h.events().filter((e) => e.type === "assistant" && e.generated.startsWith("Sorry"));
 
@@ -30,7 +37,7 @@ describe("a caller turn the agent cannot answer", () => {
 
   it("apologizes once when the retries fail too, then answers the next turn", async () => {
     const h = await startedHarness();
-    h.asrAnswers = [new Error("asr 503"), new Error("asr 503 again"), new Error("asr 503 a third time")];
+    h.asrAnswers = failedThrice();
     await h.say(800);
     await h.untilAgentSilent();
     expect(apologies(h)).toHaveLength(1);
@@ -49,7 +56,7 @@ describe("a caller turn the agent cannot answer", () => {
   it("waits for the caller's silence before it apologizes, and says it if what they said was noise", async () => {
     const h = await startedHarness();
     h.asrDelaysMs = [1000, 1000];
-    h.asrAnswers = [new Error("asr 503"), new Error("asr 503 again"), new Error("asr 503 a third time"), ""];
+    h.asrAnswers = failedThrice("");
     await h.say(800);
     // With no words yet the turn is confirmed after the longest wait (1.2 s after the speech); the
     // first attempt failed at 1.1 s, the retry is on its way.
@@ -69,12 +76,7 @@ describe("a caller turn the agent cannot answer", () => {
 
   it("does not apologize in a pause mid-sentence when the words before it could not be recognized", async () => {
     const h = await startedHarness();
-    h.asrAnswers = [
-      new Error("asr 503"),
-      new Error("asr 503 again"),
-      new Error("asr 503 a third time"),
-      "the front light only works now and then",
-    ];
+    h.asrAnswers = failedThrice("the front light only works now and then");
     const starts = h.transport.speechStarts.length;
     await h.say(700); // "The front light", whose recognition fails at once, three times
     await h.run(500); // a pause as long as a mid-sentence one
@@ -88,12 +90,7 @@ describe("a caller turn the agent cannot answer", () => {
   it("drops the apology due when the caller's next words are answered", async () => {
     const h = await startedHarness();
     h.asrDelaysMs = [1000, 1000];
-    h.asrAnswers = [
-      new Error("asr 503"),
-      new Error("asr 503 again"),
-      new Error("asr 503 a third time"),
-      "i said where are you",
-    ];
+    h.asrAnswers = failedThrice("i said where are you");
     h.chatReplies = [[{ text: "On Main Street." }]];
     await h.say(800);
     await h.run(1400);
@@ -108,12 +105,7 @@ describe("a caller turn the agent cannot answer", () => {
 
   it("is stopped by a barge-in like any reply, and the caller's words answered", async () => {
     const h = await startedHarness();
-    h.asrAnswers = [
-      new Error("asr 503"),
-      new Error("asr 503 again"),
-      new Error("asr 503 a third time"),
-      "i want a person",
-    ];
+    h.asrAnswers = failedThrice("i want a person");
     await h.say(800);
     await h.untilAgentStarts();
     await h.run(1300); // past the moment when speaking again would still be the same turn
