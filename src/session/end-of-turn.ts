@@ -140,8 +140,8 @@ export interface TurnEndInputs {
 
 /**
  * The wait after one utterance before its turn is confirmed: chosen from its evidence once its
- * words arrive (until then, and if they never do, the long wait holds), and never over while the
- * caller audibly starts again.
+ * words arrive, or without them once they are known to have failed (until then, and if no answer
+ * comes, the long wait holds), and never over while the caller audibly starts again.
  */
 export class TurnEndWait {
   readonly #clock: Clock;
@@ -164,13 +164,16 @@ export class TurnEndWait {
   /** The utterance's words (or the failure to get them). */
   recognized(text: string, failed: boolean): void {
     if (this.#done) return;
-    // A failed recognition is weighed without its words (the voice's end and this caller's pauses):
-    // the caller may be pausing mid-sentence, and the apology at the shortest wait cut them off
-    // (the hosted service's 503s over the noisy set, "The front light … only works now and then").
+    if (failed) {
+      // Weighed without its words (the voice's end, this caller's pauses): the caller may be
+      // pausing mid-sentence, and the apology at the shortest wait cut them off (the hosted
+      // service's 503s over the noisy set, "The front light … only works now and then").
+      this.#decide("", undefined);
+      return;
+    }
     // No words at all was noise, which is dropped when confirmed, so the long wait costs nothing
     // and lets speech that follows merge.
-    if (failed) this.#decide("", undefined);
-    if (failed || !text.trim()) return;
+    if (!text.trim()) return;
     const lmEnd = this.#in.completion?.endProbability(text);
     if (lmEnd instanceof Promise)
       void lmEnd.then(
