@@ -1,6 +1,6 @@
 // `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,… [--gain DB] [--draw N]] [--concurrency N]
-// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--set agent.KEY=VALUE]… [--trace FILE]
-// [--verbose]`: turn-taking quality of the
+// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--hello MS] [--set agent.KEY=VALUE]…
+// [--trace FILE] [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
 // simulator against an in-process bridge with the embedded local service:
 //   project  espeak-ng voices and synthetic coughs, some under seeded background noise: the set
@@ -14,6 +14,7 @@
 //            call 15 dB quieter on the line, caller and room alike; --draw N (not 0) draws the set anew:
 //            other offsets, gains, coughs and stretches of the room, one it was not tuned on;
 //            with --cases flite, the held-out flite set's callers under that room instead
+// --hello MS: every caller first says "Hello?" MS into the call, as the call connects (turns-hello.ts)
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
@@ -60,8 +61,9 @@ import { chatRequestCounter, serviceTimeFigures } from "./lib/service-time.ts";
 import { allowanceFor, withAllowance } from "./lib/turns-allowance.ts";
 import { hedgedPerTurn, setFacts } from "./lib/turns-answers.ts";
 import { parseNoise } from "./lib/turns-backgrounds.ts";
-import { buildCases, type Category, type TurnCase } from "./lib/turns-cases.ts";
-import { buildFliteCases } from "./lib/turns-flite.ts";
+import { buildCases, type Category, espeakSynth, type Synth, type TurnCase } from "./lib/turns-cases.ts";
+import { buildFliteCases, fliteSynth } from "./lib/turns-flite.ts";
+import { parseHello, withHello } from "./lib/turns-hello.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./lib/turns-noisy.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
@@ -88,6 +90,7 @@ if (draw !== 0 && !layers) throw new Error("--draw draws the noisy set anew: giv
 const fliteUnderRoom = layers !== undefined && which === "flite";
 if (fliteUnderRoom && draw !== 0)
   throw new Error("--draw draws the noisy set anew; the flite set has one draw");
+const helloMs = parseHello(arg("hello"));
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const latency = latencyArg();
@@ -107,13 +110,14 @@ for (let i = 0; i < process.argv.length; i++) {
 
 /** The set's cases (of one category with --only), interleaved by category (seeded), so every
  * stretch of the run carries a similar load. */
-function prepare(cases: TurnCase[]): TurnCase[] {
+function prepare(cases: TurnCase[], synth: Synth): TurnCase[] {
   const chosen = only ? cases.filter((c) => c.category === only) : cases;
   const rand = seededRandom(42);
   return chosen
     .map((c) => ({ c, k: rand() }))
     .sort((a, b) => a.k - b.k)
-    .map((o) => withAllowance(o.c, allowance));
+    .map((o) => withAllowance(o.c, allowance))
+    .map((c) => (helloMs === undefined ? c : withHello(c, helloMs, synth)));
 }
 
 const t0 = performance.now();
@@ -121,9 +125,11 @@ const t0 = performance.now();
 const loadBefore = loadavg()[0]!;
 const noisy = !layers
   ? []
-  : prepare(fliteUnderRoom ? buildFliteNoisyCases(layers, gainDb) : buildNoisyCases(layers, gainDb, draw));
-const project = layers || which === "flite" ? [] : prepare(buildCases());
-const flite = layers || which === "project" ? [] : prepare(buildFliteCases());
+  : fliteUnderRoom
+    ? prepare(buildFliteNoisyCases(layers, gainDb), fliteSynth)
+    : prepare(buildNoisyCases(layers, gainDb, draw), espeakSynth);
+const project = layers || which === "flite" ? [] : prepare(buildCases(), espeakSynth);
+const flite = layers || which === "project" ? [] : prepare(buildFliteCases(), fliteSynth);
 const buildS = (performance.now() - t0) / 1000;
 
 const tracePath = arg("trace");
@@ -168,6 +174,7 @@ console.log(
     bench: "turns",
     latency: latency.description,
     faults: faults.description,
+    ...(helloMs !== undefined ? { hello_ms: helloMs } : {}),
     ...(noisy.length
       ? {
           noise,

@@ -2,7 +2,7 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE] [--hello MS]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
@@ -24,7 +24,8 @@
 // --draw N plays the set drawn anew (turns-noisy.ts): one the gate was not tuned on. --set flite
 // plays the held-out flite set under the room instead: other voices and phrases, a check only.
 // --latency plays the timelines `npm run bench -- turns --latency` does (turns-allowance.ts): each
-// sound later, so over another stretch of the room.
+// sound later, so over another stretch of the room. --hello MS has every caller say "Hello?" MS
+// into the call first, as the bench's --hello does (turns-hello.ts).
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -37,7 +38,9 @@ import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session
 import { percentile } from "./measure.ts";
 import { allowanceFor, withAllowance } from "./turns-allowance.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
-import type { TurnCase } from "./turns-cases.ts";
+import { espeakSynth, type TurnCase } from "./turns-cases.ts";
+import { fliteSynth } from "./turns-flite.ts";
+import { parseHello, withHello } from "./turns-hello.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
 
 const { values, positionals } = parseArgs({
@@ -49,12 +52,13 @@ const { values, positionals } = parseArgs({
     draw: { type: "string" },
     set: { type: "string" },
     latency: { type: "string" },
+    hello: { type: "string" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
@@ -63,6 +67,7 @@ if (!Number.isInteger(draw)) throw new Error(`--draw: ${values.draw} is not a wh
 const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Number) : [-1, -1];
 if (values.set !== undefined && values.set !== "noisy" && values.set !== "flite")
   throw new Error(`--set: ${values.set} is neither noisy nor flite`);
+const helloMs = parseHello(values.hello);
 const built =
   values.set === "flite"
     ? buildFliteNoisyCases(await parseNoise(noise), gainDb)
@@ -71,7 +76,10 @@ const built =
 const allowance = allowanceFor(parseLatency(values.latency ?? "none"));
 const cases = built
   .filter((c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)))
-  .map((c) => withAllowance(c, allowance));
+  .map((c) => withAllowance(c, allowance))
+  .map((c) =>
+    helloMs === undefined ? c : withHello(c, helloMs, values.set === "flite" ? fliteSynth : espeakSynth),
+  );
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;

@@ -1,0 +1,42 @@
+// `--hello MS` (the turns bench, turns-gate): every caller says "Hello?" MS into the call, in their
+// own voice at their own speech level, as people do when a call connects. Heard as the call
+// connects, a voice may be a TV already going and is learned as the room's; a caller's own must
+// still not bar their later words (caller-voice.ts, the voice heard as the call connected).
+// Cases whose caller says nothing but a cough keep no voice to say it in, and are left as they are.
+import { trimSilence } from "../../test/helpers/speech.ts";
+import { gain } from "./turns-audio.ts";
+import { activeLevelDb } from "./turns-backgrounds.ts";
+import { CALL_RATE, type Synth, type TurnCase } from "./turns-cases.ts";
+
+/** `--hello`'s value: where the "Hello?" starts, ms into the call (undefined: no --hello). */
+export function parseHello(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new Error(`--hello wants ms into the call (e.g. 0), got ${value}`);
+  return ms;
+}
+
+const samplesAt = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
+
+/** `c` with its caller saying "Hello?" `atMs` into the call, said by `synth` in the case's voice. */
+export function withHello(c: TurnCase, atMs: number, synth: Synth): TurnCase {
+  // Their own speech: the question asked first, else the labelled sound unless it is a cough.
+  const [from, to] =
+    c.questionStartMs !== undefined && c.questionEndMs !== undefined
+      ? [c.questionStartMs, c.questionEndMs]
+      : c.category === "cough"
+        ? [undefined, undefined]
+        : [c.startMs, c.endMs];
+  if (from === undefined || to === undefined) return c;
+  const said = trimSilence(synth.speak("Hello?", { voice: c.voice, speed: c.speed }), CALL_RATE);
+  const hello = gain(
+    said,
+    activeLevelDb(c.caller.subarray(samplesAt(from), samplesAt(to))) - activeLevelDb(said),
+  );
+  const caller = Int16Array.from(c.caller);
+  const at = samplesAt(atMs);
+  for (let i = 0; i < hello.length && at + i < caller.length; i++)
+    caller[at + i] = Math.max(-32768, Math.min(32767, caller[at + i]! + hello[i]!));
+  return { ...c, caller };
+}
