@@ -98,6 +98,12 @@ export class QuantileTracker {
     this.known = false;
     this.#value = 0;
   }
+
+  /** Takes `other`'s estimate (a tracker of the same quantile that learned from other values). */
+  copyFrom(other: QuantileTracker): void {
+    this.#value = other.#value;
+    this.known = other.known;
+  }
 }
 
 /**
@@ -161,5 +167,11 @@ export class PeakTracker {
       this.#value = this.known ? Math.max(db, this.#value - this.#fade) : db;
       this.known = true;
     } else this.#value -= this.#fade;
+  }
+
+  /** Takes `other`'s peak (a tracker that learned from other values). */
+  copyFrom(other: PeakTracker): void {
+    this.#value = other.#value;
+    this.known = other.known;
   }
 }

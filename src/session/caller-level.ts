@@ -14,7 +14,8 @@
 // on while it stays above a lower level (continueDb: above the room's usual loudness, within
 // CONTINUE_BELOW_DB of theirs; a little while longer within SOFT_BELOW_DB, softDb). Before anyone
 // has spoken the room alone decides, so the first caller onset in a quiet room passes as it did.
-import { MinimumTracker, PeakTracker, QuantileTracker } from "../../codecs/level-tracker.ts";
+import { MinimumTracker, QuantileTracker } from "../../codecs/level-tracker.ts";
+import { ROOM_KNOWN_FRAMES, RoomLevels } from "./room-levels.ts";
 
 /** How far above the room's peaks a sound must be to be the caller's, dB. */
 export const ROOM_MARGIN_DB = 3;
@@ -24,7 +25,6 @@ export const ROOM_MARGIN_DB = 3;
  * first ROOM_KNOWN_FRAMES frames learned (3 s), dB.
  */
 const EARLY_ROOM_MARGIN_DB = 3;
-const ROOM_KNOWN_FRAMES = 150;
 /**
  * ...and above the floor, dB: a voice swings 15–25 dB between its dips and its peaks, a steady
  * noise a few dB.
@@ -51,8 +51,6 @@ export const LOUDER_VOICE_DB = 12;
  * usual loudness, not its peaks (resumeDb).
  */
 const ROOM_SELDOM_VOICE = 0.25;
-/** The share is a running mean over the room's last frames, this many (5 s of 20 ms frames). */
-const ROOM_VOICE_FRAMES = 250;
 /**
  * Over a room that seldom sounds like a voice (a street, music), a voiced sound of the caller's
  * pitch this far above the room's loudness (the 95th percentile of all its frames) and its voices'
@@ -62,6 +60,11 @@ const ROOM_VOICE_FRAMES = 250;
  * The held-out flite caller interrupting over a street 10 dB down stood 9–11 dB over its loudness.
  */
 const CLEAR_ABOVE_DB = 8;
+/**
+ * A frame of the voice heard as the call connected this far under its loudest is the room's, not
+ * that voice's (see settleEarly), dB: as far under as a caller's speech goes on (CONTINUE_BELOW_DB).
+ */
+const EARLY_UNDER_DB = CONTINUE_BELOW_DB;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
 /**
@@ -102,26 +105,20 @@ const FLOOR_FRAMES = 150;
 export class CallerLevel {
   /** The caller's speech: its median, following a change at ~0.5 dB per frame. */
   readonly #caller = new QuantileTracker(0.5, 1);
-  /** The room's voices at their loudest (a talker's loudest syllable), fading 0.5 dB/s. */
-  readonly #roomPeaks = new PeakTracker(0.01);
-  /** ...from what the detector called speech only, not what sounded as the call connected (firstVoiceDb). */
-  readonly #heardPeaks = new PeakTracker(0.01);
-  /** Everything not the caller's: its median. */
-  readonly #room = new QuantileTracker(0.5, 0.5);
-  /** ...and its 95th percentile: how loud the room gets, a voice or not (clearDb). */
-  readonly #roomAll = new QuantileTracker(0.95, 1);
-  /** The room's voices' 90th percentile: how loud its talk usually is (what may not hold a turn). */
-  readonly #roomLoud = new QuantileTracker(0.9, 1);
+  /** The room's levels (room-levels.ts). */
+  readonly #room = new RoomLevels();
+  /**
+   * ...learned without the voice heard as the call connected, until that voice is settled
+   * (settleEarly): it may have been the caller's own "Hello?".
+   */
+  #roomSinceEarly: RoomLevels | undefined = new RoomLevels();
+  /** The loudest frame of that voice, dBFS (−Infinity if none, or once settled). */
+  #earlyDb = Number.NEGATIVE_INFINITY;
   readonly #floor = new MinimumTracker(FLOOR_FRAMES);
   /** Frames the caller's level has learned from since it was last learned anew. */
   #callerFrames = 0;
   /** The caller's level at its highest in their current speech (speechStarted()), fading. */
   #speechTopDb = Number.NEGATIVE_INFINITY;
-  /** Frames the room's levels have learned from (up to ROOM_KNOWN_FRAMES). */
-  #roomFrames = 0;
-  /** The share of the room's frames the detector called speech (a running mean). */
-  #roomVoiceShare = 0;
-  #roomVoiceFrames = 0;
   /** A voice of the room was taken for the caller's, until a louder one showed it (onset()). */
   #roomTookFor = false;
 
@@ -132,22 +129,22 @@ export class CallerLevel {
 
   /** The room's median level: the call's noise level, dBFS (−Infinity until anything was heard). */
   get roomDb(): number {
-    return this.#room.value;
+    return this.#room.median.value;
   }
 
   /** How loud the room's voices get: their loudest level, fading, dBFS. */
   get roomPeakDb(): number {
-    return this.#roomPeaks.value;
+    return this.#room.peaks.value;
   }
 
   /** The share of the room's recent frames the detector called speech (0–1). */
   get roomVoiceShare(): number {
-    return this.#roomVoiceShare;
+    return this.#room.voiceShare;
   }
 
   /** The room seldom sounds like a voice (music, traffic, a hum: not a talker). */
   get roomSeldomVoice(): boolean {
-    return this.#roomVoiceShare < ROOM_SELDOM_VOICE;
+    return this.#room.voiceShare < ROOM_SELDOM_VOICE;
   }
 
   /** Every frame's level, whoever made it. */
@@ -162,21 +159,40 @@ export class CallerLevel {
    * caller's own, and it must not raise the bar their voice has to reach. Nor does a frame `clear`
    * of it (clearDb), or by the caller's voice (caller-voice.ts, THEIR_SPAN), raise its loudness: a
    * caller raising their voice over a street is seldom heard by the detector, and the frames the
-   * gate did not take for theirs raised the bar by 13 dB in 300 ms.
+   * gate did not take for theirs raised the bar by 13 dB in 300 ms. `early`: the frame is of the
+   * voice heard as the call connected (see settleEarly).
    */
-  room(db: number, voice = true, clear = false, connecting = false): void {
-    this.#room.push(db);
-    if (!clear) this.#roomAll.push(db);
-    // Every frame of the room's counts to knowing it, a voice's or not: counting voices' alone,
-    // a room of music (the detector rarely calls it speech) kept the early margin for ever, over
-    // peaks set by its first chord, and a caller 10 dB above it was never heard.
-    if (this.#roomFrames < ROOM_KNOWN_FRAMES) this.#roomFrames++;
-    if (this.#roomVoiceFrames < ROOM_VOICE_FRAMES) this.#roomVoiceFrames++;
-    this.#roomVoiceShare += ((voice ? 1 : 0) - this.#roomVoiceShare) / this.#roomVoiceFrames;
-    if (!voice) return;
-    if (!connecting) this.#heardPeaks.push(db);
-    this.#roomPeaks.push(db);
-    this.#roomLoud.push(db);
+  room(db: number, voice = true, clear = false, connecting = false, early = connecting): void {
+    this.#room.learn(db, voice, clear, connecting);
+    const since = this.#roomSinceEarly;
+    if (!since) return;
+    if (early && voice && db > this.#earlyDb) this.#earlyDb = db;
+    // What sounded well under that voice was the room's, whoever that voice was (a talker going on
+    // behind a caller's "Hello?", the detector's speech for both).
+    if (!early || db < this.#earlyDb - EARLY_UNDER_DB) since.learn(db, voice, clear, connecting);
+  }
+
+  /**
+   * The loudest frame of the voice heard as the call connected, while it is still unsettled whose
+   * it was (settleEarly), dBFS; −Infinity otherwise.
+   */
+  get earlyDb(): number {
+    return this.#earlyDb;
+  }
+
+  /**
+   * Whose was the voice heard as the call connected, learned as the room's (`early` frames)? The
+   * room's (`wasRoom`): it stays learned. Else it is dropped: the room's levels become what was
+   * learned without it, as if it had never sounded. A caller who says "Hello?" as the call connects
+   * and then listens to the greeting is not the room: learned as its peaks, their "Hello?" barred
+   * every word of theirs at the same level, and they went unheard for the rest of the call.
+   */
+  settleEarly(wasRoom: boolean): void {
+    const since = this.#roomSinceEarly;
+    if (!since) return;
+    if (!wasRoom) this.#room.copyFrom(since);
+    this.#roomSinceEarly = undefined;
+    this.#earlyDb = Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -185,7 +201,7 @@ export class CallerLevel {
    * it (its frames were kept from them as the caller's), so the same talker does not pass again.
    */
   roomBurst(db: number): void {
-    if (this.#caller.known && db < this.#caller.value) this.#roomPeaks.push(db);
+    if (this.#caller.known && db < this.#caller.value) this.#room.peaks.push(db);
   }
 
   /**
@@ -202,14 +218,14 @@ export class CallerLevel {
   /** The voice taken for the caller's so far was the room's: theirs is another (caller-voice.ts). */
   otherVoice(): void {
     if (!this.#caller.known) return;
-    this.#roomPeaks.push(this.#caller.value);
-    this.#roomLoud.atLeast(this.#caller.value);
+    this.#room.peaks.push(this.#caller.value);
+    this.#room.loud.atLeast(this.#caller.value);
     this.#caller.reset();
     this.#callerFrames = 0;
     this.#speechTopDb = Number.NEGATIVE_INFINITY;
     this.#roomTookFor = true;
     // The room is known now: from all the frames its voice was taken for the caller's.
-    this.#roomFrames = ROOM_KNOWN_FRAMES;
+    this.#room.frames = ROOM_KNOWN_FRAMES;
   }
 
   /** A frame's level while the caller spoke: their level learns from what stands above the room. */
@@ -233,7 +249,7 @@ export class CallerLevel {
 
   /** A frame passed without the caller speaking. */
   callerSilent(): void {
-    this.#caller.relax(CALLER_FADE_DB_PER_FRAME, this.#roomPeaks.value + CALLER_OVER_ROOM_DB);
+    this.#caller.relax(CALLER_FADE_DB_PER_FRAME, this.#room.peaks.value + CALLER_OVER_ROOM_DB);
   }
 
   /**
@@ -242,7 +258,7 @@ export class CallerLevel {
    */
   roomIsLoud(): boolean {
     if (!this.#caller.known) return this.#roomTookFor;
-    return this.#roomLoud.value >= this.#caller.value - QUIET_ROOM_DB;
+    return this.#room.loud.value >= this.#caller.value - QUIET_ROOM_DB;
   }
 
   /**
@@ -257,20 +273,21 @@ export class CallerLevel {
   resumeDb(): number {
     if (!this.#caller.known) return this.onsetDb();
     if (this.roomSeldomVoice) return this.softDb();
-    const room = this.#roomPeaks.value + this.#roomMargin();
+    const room = this.#room.peaks.value + this.#roomMargin();
     return Math.min(this.onsetDb(), Math.max(room, this.#caller.value - SOFT_BELOW_DB, this.#steadyDb()));
   }
 
   /** How much later than in a quiet room an onset of the caller's is heard over this one, ms. */
   onsetMaskMs(): number {
-    if (!this.#caller.known || !this.#room.known) return 0;
-    const above = this.#caller.value - this.#room.value;
+    const room = this.#room.median;
+    if (!this.#caller.known || !room.known) return 0;
+    const above = this.#caller.value - room.value;
     return Math.round(Math.min(MASK_MAX_MS, Math.max(0, (MASK_FREE_DB - above) * MASK_MS_PER_DB)));
   }
 
   /** The level a sound must reach to start the caller's speech, dBFS. */
   onsetDb(): number {
-    const room = this.#roomPeaks.value + this.#roomMargin();
+    const room = this.#room.peaks.value + this.#roomMargin();
     const c = this.#caller.value;
     // However loud the room's peaks, half the caller's own speech still reaches the onset level;
     // but nothing that never lets up does.
@@ -284,7 +301,8 @@ export class CallerLevel {
    * quiet against `db` (NEAR_ROOM_WITHIN_DB), where no voice needs telling apart.
    */
   nearDb(db: number): number {
-    if (!this.#room.known || this.#room.value < db - NEAR_ROOM_WITHIN_DB) return Number.POSITIVE_INFINITY;
+    const room = this.#room.median;
+    if (!room.known || room.value < db - NEAR_ROOM_WITHIN_DB) return Number.POSITIVE_INFINITY;
     return this.#caller.known ? this.onsetDb() : this.onsetDb() + NEAR_ABOVE_ONSET_DB;
   }
 
@@ -295,11 +313,11 @@ export class CallerLevel {
    * +Infinity otherwise, dBFS.
    */
   clearDb(): number {
-    if (!this.#caller.known || !this.roomSeldomVoice || this.#roomFrames < ROOM_KNOWN_FRAMES)
+    if (!this.#caller.known || !this.roomSeldomVoice || this.#room.frames < ROOM_KNOWN_FRAMES)
       return Number.POSITIVE_INFINITY;
     return Math.max(
-      this.#roomAll.value + CLEAR_ABOVE_DB,
-      this.#roomPeaks.value + CLEAR_ABOVE_DB,
+      this.#room.all.value + CLEAR_ABOVE_DB,
+      this.#room.peaks.value + CLEAR_ABOVE_DB,
       this.onsetDb(),
     );
   }
@@ -310,7 +328,7 @@ export class CallerLevel {
    * caller between its lorries, where Silero still scored their interruption 0.05–0.39.
    */
   clearOfRoom(db: number): boolean {
-    return db >= this.clearDb() && this.#roomAll.value >= db - NEAR_ROOM_WITHIN_DB;
+    return db >= this.clearDb() && this.#room.all.value >= db - NEAR_ROOM_WITHIN_DB;
   }
 
   /**
@@ -326,7 +344,7 @@ export class CallerLevel {
    */
   firstVoiceDb(): number {
     const quietest = this.#floor.lowest + FLOOR_MARGIN_DB;
-    return Math.min(this.onsetDb(), Math.max(this.#heardPeaks.value + this.#roomMargin(), quietest));
+    return Math.min(this.onsetDb(), Math.max(this.#room.heardPeaks.value + this.#roomMargin(), quietest));
   }
 
   /** The level that keeps the caller's speech going (at most the onset's), dBFS. */
@@ -342,14 +360,14 @@ export class CallerLevel {
   #continueDb(belowDb: number): number {
     // Against the room's usual loudness, not its peaks: a word of the caller's that is softer than
     // the room's loudest syllable is still theirs, and ending their speech at it cuts them off.
-    const room = this.#roomLoud.value + this.#roomMargin();
+    const room = this.#room.loud.value + this.#roomMargin();
     if (!this.#caller.known) return Math.max(room, this.#steadyDb());
     const voice = Math.max(room, this.#caller.value - belowDb);
     return Math.min(this.onsetDb(), Math.max(voice, this.#steadyDb()));
   }
 
   #roomMargin(): number {
-    return ROOM_MARGIN_DB + EARLY_ROOM_MARGIN_DB * (1 - this.#roomFrames / ROOM_KNOWN_FRAMES);
+    return ROOM_MARGIN_DB + EARLY_ROOM_MARGIN_DB * (1 - this.#room.frames / ROOM_KNOWN_FRAMES);
   }
 
   /** Above the floor: a sound that has not let up for the floor's window is no voice. */
@@ -361,6 +379,6 @@ export class CallerLevel {
     // Below their level as it stood at its highest in this speech, not as it is: a lorry swelling
     // after a short "mm hmm", each frame within reach of a level that followed it down, took it
     // down 9 dB in 700 ms, and the rumble went on as their voice (street at 10 dB).
-    return Math.max(this.#roomPeaks.value + 1, this.#speechTopDb - LEARN_BELOW_DB, this.#steadyDb());
+    return Math.max(this.#room.peaks.value + 1, this.#speechTopDb - LEARN_BELOW_DB, this.#steadyDb());
   }
 }

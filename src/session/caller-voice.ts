@@ -99,6 +99,16 @@ const THEIR_SPAN = 10;
  */
 const SURE_VOICE = 0.97;
 
+/**
+ * The voice heard as the call connected is learned as the room's (a TV already going), but a
+ * caller may have said "Hello?" then. Once nothing the detector calls speech has come within
+ * EARLY_AGAIN_DB of its loudest for EARLY_GONE_MS (longer than a talker pauses between sentences,
+ * shorter than a greeting), it was no room that goes on talking: it is dropped from the room's
+ * levels (CallerLevel.settleEarly), dB and ms.
+ */
+const EARLY_AGAIN_DB = 6;
+const EARLY_GONE_MS = 2500;
+
 export class CallerVoice {
   readonly level = new CallerLevel();
   /** The caller is speaking (as far as the session is concerned). */
@@ -129,6 +139,13 @@ export class CallerVoice {
   #detectorHeard = false;
   /** Its speech now is the call's first, begun after the call connected, and not yet the caller's. */
   #firstSpeech = false;
+  /**
+   * Frames that began before this are the voice heard as the call connected (the detector's speech
+   * begun then, to its end; +Infinity while it goes on), learned as the room's until settled.
+   */
+  #earlyEndMs = ROOM_DELAY_MS;
+  /** When that voice was last heard (a frame of speech near its loudest). */
+  #earlyHeardMs = 0;
   /** Where the last window the detector was sure of a voice in (SURE_VOICE) began. */
   #sureAtMs = Number.NEGATIVE_INFINITY;
   /** Frames in a row at the onset level (outside the caller's speech), or far above it (inside). */
@@ -174,6 +191,9 @@ export class CallerVoice {
     marks.theirVoice = this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb());
     this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
+    // Only speech heard as the call connected may have been the caller's (a chord or a lorry then is no "Hello?").
+    if (this.#earlyEndMs > ROOM_DELAY_MS && this.level.earlyDb > NO_SIGNAL_DB && !this.speaking)
+      this.#watchEarlyVoice();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
       this.level.heard(db);
@@ -188,7 +208,9 @@ export class CallerVoice {
     this.#vadStartMs = atMs;
     // Only one whose look-back for its onset lies wholly after the call connected: a talker already
     // talking then, called speech by the detector only at 352 ms, had set the peaks it learned.
-    this.#firstSpeech = !this.#detectorHeard && atMs - LOOKBACK_MS > ROOM_DELAY_MS;
+    const connected = atMs - LOOKBACK_MS > ROOM_DELAY_MS;
+    if (!this.#detectorHeard && !connected) this.#earlyEndMs = Number.POSITIVE_INFINITY;
+    this.#firstSpeech = !this.#detectorHeard && connected;
     this.#detectorHeard = true;
     this.#endedByLevelAt = undefined;
     if (!this.#judges()) {
@@ -221,6 +243,9 @@ export class CallerVoice {
   vadEnd(atMs: number): void {
     this.#vad = false;
     this.#firstSpeech = false;
+    // To the end as reported: the frames until then were marked the detector's speech (and the
+    // short level carries the voice's last for its window past the end the detector placed).
+    if (this.#earlyEndMs === Number.POSITIVE_INFINITY) this.#earlyEndMs = this.#nowMs;
     this.#run = 0;
     this.#nearer.restartRun();
     if (this.#endedByLevelAt !== undefined) this.#roomHeldMs += Math.max(0, atMs - this.#endedByLevelAt);
@@ -430,6 +455,8 @@ export class CallerVoice {
     this.#run = 0;
     this.#voiceHeardNow();
     this.#nearer.restartRun();
+    // The caller has spoken: a voice heard as the call connected was the room's.
+    this.level.settleEarly(true);
     if (this.#judges() && this.level.onset(onsetDb)) this.#nearer.reset();
     this.level.speechStarted();
     // The frames from the onset on are the caller's: the room must not learn them.
@@ -485,6 +512,20 @@ export class CallerVoice {
     return this.#nowMs <= ROOM_DELAY_MS && this.#rawDb > NO_SIGNAL_DB;
   }
 
+  /**
+   * The voice heard as the call connected, learned as the room's: while it goes on, or the
+   * detector hears speech near its loudest, it may be a room that talks on; gone for EARLY_GONE_MS,
+   * it was not, and it is dropped, as if it had never sounded (a next voice is the call's first).
+   */
+  #watchEarlyVoice(): void {
+    if (this.#connecting() || (this.#vad && this.#rawDb >= this.level.earlyDb - EARLY_AGAIN_DB)) {
+      this.#earlyHeardMs = this.#nowMs;
+    } else if (this.#nowMs - this.#earlyHeardMs >= EARLY_GONE_MS) {
+      this.level.settleEarly(false);
+      this.#detectorHeard = false;
+    }
+  }
+
   /** The room learns each frame once it is ROOM_DELAY_MS old (at once while the call connects). */
   #learnRoom(): void {
     const connecting = this.#nowMs <= ROOM_DELAY_MS;
@@ -495,7 +536,13 @@ export class CallerVoice {
       if (f.endMs(i) > ready) break;
       if (!f.mine(i) && f.db(i) > NO_SIGNAL_DB) {
         const clear = f.clearVoiced(i) || f.nearTheirVoice(i, THEIR_SPAN);
-        this.level.room(f.db(i), connecting || f.speech(i), clear, connecting);
+        this.level.room(
+          f.db(i),
+          connecting || f.speech(i),
+          clear,
+          connecting,
+          f.startMs(i) < this.#earlyEndMs,
+        );
       }
       this.#roomNext++;
     }

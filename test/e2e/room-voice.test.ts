@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bridge } from "../../app/bridge/start.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
+import { noise } from "../helpers/noise.ts";
 import { mixPcm, silence, speak } from "../helpers/speech.ts";
 import {
   TWILIO_TEST_AUTH_TOKEN as AUTH_TOKEN,
@@ -51,8 +52,27 @@ function callerWithRoom(): Int16Array {
   return mixPcm(room, caller, 4.5 * RATE);
 }
 
+/** The caller says "Hello?" as the call connects, listens to the greeting, and asks at 4.5 s. */
+function callerSaysHelloFirst(): Int16Array {
+  const hello = speak("Hello?", { rate: RATE, voice: "en-us", wpm: 165 });
+  const asked = speak("Where are you located?", { rate: RATE, voice: "en-us", wpm: 165 });
+  return mixPcm(mixPcm(noise(9000, RATE, { dbfs: -60, seed: 5 }), hello, 0), asked, 4.5 * RATE);
+}
+
 let bridge: Bridge;
 let dir: string;
+
+/** A call through the simulator with `samples` as the caller's line; its record. */
+async function callWith(samples: Int16Array, maxSeconds: number): Promise<CallRecord> {
+  const r = await simulateCall({
+    url: bridge.url,
+    bridgeToken: bridge.token,
+    authToken: AUTH_TOKEN,
+    caller: { samples, rate: RATE },
+    maxSeconds,
+  });
+  return r.transcript as CallRecord;
+}
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "vb-e2e-room-"));
   const config = twilioTestConfig(dir);
@@ -65,14 +85,7 @@ afterAll(async () => {
 
 describe("a caller with a voice behind them", () => {
   it("has their turn ended by their own voice and answered, the greeting heard whole", async () => {
-    const r = await simulateCall({
-      url: bridge.url,
-      bridgeToken: bridge.token,
-      authToken: AUTH_TOKEN,
-      caller: { samples: callerWithRoom(), rate: RATE },
-      maxSeconds: 30,
-    });
-    const record = r.transcript as CallRecord;
+    const record = await callWith(callerWithRoom(), 30);
     const turns = record.turns as TurnView[];
     // The greeting, the caller's one turn, and an answer to it heard after it: in that order (and
     // no other turn of the caller's; the agent may ask whether they are still there at the end).
@@ -94,5 +107,15 @@ describe("a caller with a voice behind them", () => {
     const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
     expect(metrics).toMatch(/voice_bridge_caller_speech_level_dbfs_count [1-9]/);
     expect(metrics).toMatch(/voice_bridge_call_room_held_seconds_count [1-9]/);
+  }, 60_000);
+
+  it("answers a caller who said hello as the call connected, their hello taken for no turn", async () => {
+    const turns = (await callWith(callerSaysHelloFirst(), 25)).turns as TurnView[];
+    // Heard as the call connected, the "Hello?" might have been a TV's: it is no turn, and the
+    // greeting plays on. But it must not bar the caller's voice: their question is answered.
+    expect(turns.slice(0, 3).map((t) => t.role)).toEqual(["assistant", "user", "assistant"]);
+    expect(turns.filter((t) => t.role === "user")).toHaveLength(1);
+    expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(false);
+    expect(turns[2]!.text.length).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -220,6 +220,74 @@ describe("the caller's voice and the room's", () => {
     expect(events[2]!.atMs).toBeLessThan(4700);
   });
 
+  it("hears a caller who said hello as the call connected, when they speak after the greeting", () => {
+    // Near silence; the caller's "Hello?" (0–0.5 s) as the call connects; their question at 4 s.
+    const caller = (ms: number, seed: number) =>
+      voiceSignal({ rate: RATE, ms, dbfs: -20, f0: 115, seed, pauseShare: 0.1 });
+    const pcm = mixAt([
+      { pcm: hiss(7000) },
+      { pcm: caller(500, 71) },
+      { pcm: caller(1500, 72), at: at(4000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 800, type: "end", atMs: 500 },
+      { reportMs: 4120, type: "start", atMs: 4000 },
+      { reportMs: 5800, type: "end", atMs: 5500 },
+    ]);
+    // The "Hello?" is not a turn (it might have been a TV's), but neither does it bar their voice.
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeGreaterThanOrEqual(3900);
+    expect(events[0]!.atMs).toBeLessThan(4200);
+    expect(events[1]!.atMs).toBeGreaterThan(5200);
+  });
+
+  it("hears a caller who said hello as the call connected over a talker who goes on behind them", () => {
+    // The caller's "Hello?" as the call connects, a talker 16 dB under them from 0.2 s on (the
+    // detector in speech throughout), and the caller's question at 4 s.
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 500, dbfs: -20, f0: 115, seed: 73 }) },
+      { pcm: voiceSignal({ rate: RATE, ms: 7800, dbfs: -36, f0: 200, seed: 74 }), at: at(200) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 115, seed: 75, pauseShare: 0.1 }),
+        at: at(4000),
+      },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 7950, type: "end", atMs: 7800 },
+    ]);
+    // Neither the "Hello?" nor the talker is a turn; the question is, and it ends with their voice.
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeGreaterThanOrEqual(3900);
+    expect(events[0]!.atMs).toBeLessThan(4300);
+    expect(events[1]!.atMs).toBeGreaterThan(5200);
+    expect(events[1]!.atMs).toBeLessThan(6000);
+  });
+
+  it("keeps a talker heard as the call connected for the room's across its pauses between sentences", () => {
+    // A talker 16 dB under the caller's usual level from the first frame, pausing 0.8 s between
+    // sentences (the detector's speech ends and starts again); nobody else speaks.
+    const sentence = (seed: number) =>
+      voiceSignal({ rate: RATE, ms: 2000, dbfs: -36, f0: 200, seed, pauseShare: 0 });
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: sentence(76) },
+      { pcm: sentence(77), at: at(2800) },
+      { pcm: sentence(78), at: at(5600) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 2300, type: "end", atMs: 2000 },
+      { reportMs: 2920, type: "start", atMs: 2800 },
+      { reportMs: 5100, type: "end", atMs: 4800 },
+      { reportMs: 5720, type: "start", atMs: 5600 },
+      { reportMs: 7900, type: "end", atMs: 7600 },
+    ]);
+    expect(events).toEqual([]);
+  });
+
   it("tells the caller from a talker taken for them by pitch, when they are only 10 dB louder", () => {
     // As above, but the caller is only 10 dB above the talker: by level alone (LOUDER_VOICE_DB)
     // they would pass for the talker getting louder. Their pitch, far from the talker's, tells them.

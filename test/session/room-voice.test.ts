@@ -25,6 +25,19 @@ function harnessWith(pcm: Int16Array): Harness {
 
 const hiss = (ms: number) => noise(ms, RATE, { dbfs: -60, seed: 21 });
 
+/**
+ * The caller's one question ("where are you") is answered, and nothing else happened: the greeting
+ * was never stopped, and nothing but the question made a turn (one recognition).
+ */
+async function expectTheQuestionAloneAnswered(h: Harness): Promise<void> {
+  await h.untilAgentStarts(3000);
+  await h.untilAgentSilent(6000);
+  expect(h.historyOf("user")).toEqual(["where are you"]);
+  expect(h.historyOf("assistant")).toEqual(["Hello.", "Okay."]);
+  expect(h.transport.clears).toBe(0);
+  expect(h.asrStreams).toBe(1);
+}
+
 describe("a voice behind the caller", () => {
   it("does not hold the caller's turn open: it ends with their voice, and is answered", async () => {
     // A talker 16 dB below the caller from before the call to its end; the caller at 3 s.
@@ -38,13 +51,34 @@ describe("a voice behind the caller", () => {
     await h.run(2860);
     expect(h.events().filter((e) => e.type === "barge-in")).toEqual([]);
     await h.run(1500); // the caller speaks
-    await h.untilAgentStarts(3000);
-    await h.untilAgentSilent(6000);
-    expect(h.historyOf("user")).toEqual(["where are you"]);
-    expect(h.historyOf("assistant")).toEqual(["Hello.", "Okay."]);
     // The greeting was never stopped, and the room made no turn of its own.
-    expect(h.transport.clears).toBe(0);
-    expect(h.asrStreams).toBe(1);
+    await expectTheQuestionAloneAnswered(h);
+  });
+
+  it('is not the caller\'s "Hello?" as the call connects: the question they ask after the greeting is answered', async () => {
+    // Near silence; the caller says "Hello?" as the call connects, listens to the greeting, and asks at 3.5 s.
+    const h = harnessWith(
+      mixAt([
+        { pcm: hiss(8000) },
+        { pcm: voiceSignal({ rate: RATE, ms: 500, dbfs: -20, f0: 115, seed: 26 }) },
+        {
+          pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 115, seed: 27, pauseShare: 0.1 }),
+          at: at(3500),
+        },
+      ]),
+    );
+    h.asrAnswers = ["where are you"];
+    h.start();
+    await h.run(120);
+    h.startSpeaking(0);
+    await h.run(680);
+    await h.stopSpeaking(0, 500);
+    await h.run(2820);
+    h.startSpeaking(0);
+    await h.run(1500);
+    await h.stopSpeaking(0, 5000);
+    // The "Hello?" neither stopped the greeting nor made a turn of its own.
+    await expectTheQuestionAloneAnswered(h);
   });
 
   it("neither pauses nor stops the agent when it talks over it, once the caller has been heard", async () => {
