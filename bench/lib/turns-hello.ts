@@ -2,7 +2,7 @@
 // own voice at their own speech level, as people do when a call connects. Heard as the call
 // connects, a voice may be a TV already going and is learned as the room's; a caller's own must
 // still not bar their later words (caller-voice.ts, the voice heard as the call connected).
-// Cases whose caller says nothing but a cough keep no voice to say it in, and are left as they are.
+// Cough cases are left as they are: their caller's voice is not on record (the case's is "synthetic").
 import { trimSilence } from "../../test/helpers/speech.ts";
 import { gain } from "./turns-audio.ts";
 import { activeLevelDb } from "./turns-backgrounds.ts";
@@ -21,14 +21,9 @@ const samplesAt = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
 
 /** `c` with its caller saying "Hello?" `atMs` into the call, said by `synth` in the case's voice. */
 export function withHello(c: TurnCase, atMs: number, synth: Synth): TurnCase {
-  // Their own speech: the question asked first, else the labelled sound unless it is a cough.
-  const [from, to] =
-    c.questionStartMs !== undefined && c.questionEndMs !== undefined
-      ? [c.questionStartMs, c.questionEndMs]
-      : c.category === "cough"
-        ? [undefined, undefined]
-        : [c.startMs, c.endMs];
-  if (from === undefined || to === undefined) return c;
+  if (c.category === "cough") return c;
+  // Their own speech: the question asked first, else the labelled sound.
+  const [from, to] = [c.questionStartMs ?? c.startMs, c.questionEndMs ?? c.endMs];
   const said = trimSilence(synth.speak("Hello?", { voice: c.voice, speed: c.speed }), CALL_RATE);
   const hello = gain(
     said,

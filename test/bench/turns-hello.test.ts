@@ -43,7 +43,7 @@ describe("a caller who says hello as the call connects", () => {
     expect(activeLevelDb(h.caller.subarray(at(200), at(250)))).toBeGreaterThan(-50);
   });
 
-  it("leaves a caller who only coughs as they were: there is no voice of theirs to say it in", () => {
+  it("leaves a cough case as it was: its caller's voice is not on record", () => {
     const cough: TurnCase = { ...questionCase(), id: "cough-1", category: "cough", over: "greeting" };
     expect(withHello(cough, 0, espeakSynth)).toBe(cough);
   });
