@@ -60,11 +60,6 @@ const ROOM_SELDOM_VOICE = 0.25;
  * The held-out flite caller interrupting over a street 10 dB down stood 9–11 dB over its loudness.
  */
 const CLEAR_ABOVE_DB = 8;
-/**
- * A frame of the voice heard as the call connected this far under its loudest is the room's, not
- * that voice's (see settleEarly), dB: as far under as a caller's speech goes on (CONTINUE_BELOW_DB).
- */
-const EARLY_UNDER_DB = CONTINUE_BELOW_DB;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
 /**
@@ -166,10 +161,8 @@ export class CallerLevel {
     this.#room.learn(db, voice, clear, connecting);
     const since = this.#roomSinceEarly;
     if (!since) return;
-    if (early && voice && db > this.#earlyDb) this.#earlyDb = db;
-    // What sounded well under that voice was the room's, whoever that voice was (a talker going on
-    // behind a caller's "Hello?", the detector's speech for both).
-    if (!early || db < this.#earlyDb - EARLY_UNDER_DB) since.learn(db, voice, clear, connecting);
+    if (!early) since.learn(db, voice, clear, connecting);
+    else if (voice && db > this.#earlyDb) this.#earlyDb = db;
   }
 
   /**

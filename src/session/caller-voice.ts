@@ -12,8 +12,9 @@
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
 // room's levels only once ROOM_DELAY_MS old, so that the onset of the caller's speech, which the
 // detector calls 100–150 ms late, is not taken for the room before it is called the caller's
-// (while the call connects they are learned at once: what is there before anyone could have
-// spoken is the room). Until a frame with any sound in it has come (a line of digital silence, a
+// (while the call connects they are learned at once: what is there then is taken for the room, a
+// TV already going, until a voice among it proves to have been the caller's "Hello?": EARLY_GONE_MS).
+// Until a frame with any sound in it has come (a line of digital silence, a
 // test's scripted detector) there is nothing to judge, and the detector alone decides, as before.
 // Allocates nothing per frame.
 import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
@@ -141,7 +142,9 @@ export class CallerVoice {
   #firstSpeech = false;
   /**
    * Frames that began before this are the voice heard as the call connected (the detector's speech
-   * begun then, to its end; +Infinity while it goes on), learned as the room's until settled.
+   * begun then, to its end; +Infinity while it goes on), learned as the room's until settled; of
+   * them, those more than SOFT_MS after it was last heard near its loudest are the room's whoever it
+   * was (a talker going on behind a caller's "Hello?", the detector's speech for both).
    */
   #earlyEndMs = ROOM_DELAY_MS;
   /** When that voice was last heard (a frame of speech near its loudest). */
@@ -541,7 +544,7 @@ export class CallerVoice {
           connecting || f.speech(i),
           clear,
           connecting,
-          f.startMs(i) < this.#earlyEndMs,
+          f.startMs(i) < Math.min(this.#earlyEndMs, this.#earlyHeardMs + SOFT_MS),
         );
       }
       this.#roomNext++;

@@ -229,7 +229,7 @@ describe("the caller's voice and the room's", () => {
       { pcm: caller(500, 71) },
       { pcm: caller(1500, 72), at: at(4000) },
     ]);
-    const { events } = play(pcm, [
+    const { events, gate } = play(pcm, [
       { reportMs: 120, type: "start", atMs: 0 },
       { reportMs: 800, type: "end", atMs: 500 },
       { reportMs: 4120, type: "start", atMs: 4000 },
@@ -240,6 +240,9 @@ describe("the caller's voice and the room's", () => {
     expect(events[0]!.atMs).toBeGreaterThanOrEqual(3900);
     expect(events[0]!.atMs).toBeLessThan(4200);
     expect(events[1]!.atMs).toBeGreaterThan(5200);
+    // Nor does its soft end stay behind as a room that talks within 20 dB of them.
+    expect(gate.level.roomIsLoud()).toBe(false);
+    expect(gate.level.roomPeakDb).toBeLessThan(-45);
   });
 
   it("hears a caller who said hello as the call connected over a talker who goes on behind them", () => {
