@@ -3,7 +3,7 @@
 // connects, a voice may be a TV already going and is learned as the room's; a caller's own must
 // still not bar their later words (caller-voice.ts, the voice heard as the call connected).
 // Cough cases are left as they are: their caller's voice is not on record (the case's is "synthetic").
-import { trimSilence } from "../../test/helpers/speech.ts";
+import { mixPcm, trimSilence } from "../../test/helpers/speech.ts";
 import { gain } from "./turns-audio.ts";
 import { activeLevelDb } from "./turns-backgrounds.ts";
 import { CALL_RATE, type Synth, type TurnCase } from "./turns-cases.ts";
@@ -29,9 +29,5 @@ export function withHello(c: TurnCase, atMs: number, synth: Synth): TurnCase {
     said,
     activeLevelDb(c.caller.subarray(samplesAt(from), samplesAt(to))) - activeLevelDb(said),
   );
-  const caller = Int16Array.from(c.caller);
-  const at = samplesAt(atMs);
-  for (let i = 0; i < hello.length && at + i < caller.length; i++)
-    caller[at + i] = Math.max(-32768, Math.min(32767, caller[at + i]! + hello[i]!));
-  return { ...c, caller };
+  return { ...c, caller: mixPcm(c.caller, hello, samplesAt(atMs)) };
 }
