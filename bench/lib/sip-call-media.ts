@@ -12,6 +12,7 @@ import { rtpSender } from "../../bridges/sip/rtp/native-sender.ts";
 import type { BoundSocket } from "../../bridges/sip/rtp/port-pool.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { alawEncode, mulawEncode } from "../../codecs/g711.ts";
+import { performanceMsOf } from "./monotonic-clock.ts";
 import { RtpLateness } from "./rtp-lateness.ts";
 
 export interface BenchMediaOptions {
@@ -73,7 +74,7 @@ export class BenchCallMedia {
       if (Number.isNaN(this.#answeredAt)) return;
       // Still this message's stamp: nothing was read from the socket since it.
       // NaN only for a packet that came before stamping was on: then its read time stands in.
-      const stamped = addon.rxStampMs(fd) - performance.timeOrigin;
+      const stamped = performanceMsOf(addon.rxStampMs(fd));
       const now = Number.isNaN(stamped) ? read : stamped;
       counts.rtpReceived++;
       if (o.keep) counts.arrivalsMs.push(now - this.#answeredAt);

@@ -12,6 +12,7 @@ import { bindRtpSocket } from "../../bridges/sip/rtp/port-pool.ts";
 import { buildRtp, emptyRtpHeader, parseRtp } from "../../bridges/sip/rtp/rtp-packet.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { toneShare as toneShareAt } from "../../codecs/tone.ts";
+import { performanceMsOf } from "./monotonic-clock.ts";
 
 export type Heard = "quiet" | "hold" | "caller" | "person" | "voice";
 
@@ -60,7 +61,7 @@ export class RtpParty {
     socket.on("message", (msg) => {
       const read = performance.now();
       if (parseRtp(msg, h) || h.payloadType !== 0 || h.payloadEnd - h.payloadStart !== FRAME) return;
-      const stamped = addon.rxStampMs(this.#fd) - performance.timeOrigin;
+      const stamped = performanceMsOf(addon.rxStampMs(this.#fd));
       mulawDecode(msg.subarray(h.payloadStart, h.payloadEnd), pcm);
       this.onHeard(classify(pcm), Number.isNaN(stamped) ? read : stamped);
     });

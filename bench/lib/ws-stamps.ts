@@ -10,6 +10,7 @@ import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
 import type { SimulateCallOptions } from "../../tools/twilio-sim/simulate.ts";
+import { performanceMsOf } from "./monotonic-clock.ts";
 
 export const WS_STAMPS_ADDON_PATH = fileURLToPath(
   new URL("../../native/build/ws-stamps.node", import.meta.url),
@@ -26,7 +27,7 @@ interface WsStampsAddon {
 
 /** What a stamped socket hears: each whole message (text or binary), and the stream's end. */
 export interface StampedHandlers {
-  /** `stampMs`: epoch ms when its last byte reached this host (the read time if the kernel gave none). */
+  /** `stampMs`: when its last byte reached this host, performance.now() time (the read time if the kernel gave none). */
   message(data: Buffer, isBinary: boolean, stampMs: number): void;
   /** The bridge closed the stream (a close frame or end of the TCP stream). */
   end(): void;
@@ -94,7 +95,7 @@ export class StampedReader {
   #drain(): void {
     const buf = this.#addon.drain();
     if (!buf) return;
-    const readAt = performance.timeOrigin + performance.now();
+    const readAt = performance.now();
     for (let at = 0; at + HEAD <= buf.length; ) {
       const id = buf.readUInt32LE(at);
       const kind = buf[at + 4]!;
@@ -135,7 +136,7 @@ export class StampedReader {
         data = Buffer.concat(s.parts);
         s.parts.length = 0;
       }
-      s.handlers.message(data, s.binary, Number.isNaN(stamp) ? readAt : stamp);
+      s.handlers.message(data, s.binary, Number.isNaN(stamp) ? readAt : performanceMsOf(stamp));
     }
   }
 
@@ -161,9 +162,5 @@ export class StampedReader {
 export function stampedAttach(readerNice?: number): SimulateCallOptions["attachReader"] {
   const reader = StampedReader.get(readerNice);
   if (!reader) return undefined;
-  return (ws, onMessage) =>
-    reader.attach(ws, {
-      message: (data, isBinary, stampMs) => onMessage(data, isBinary, stampMs - performance.timeOrigin),
-      end: () => {},
-    });
+  return (ws, onMessage) => reader.attach(ws, { message: onMessage, end: () => {} });
 }

@@ -23,8 +23,8 @@
 // (once each time the queue goes from empty to not). remove() unregisters and closes the dup.
 //
 // drain()'s buffer holds records: u32 handle (add()'s), u8 kind (0 frame, 1 end of stream), u8 the frame's
-// first header byte (FIN and opcode), u16 0, u32 payload length, f64 stamp (epoch ms, NaN if the
-// kernel gave none), then the payload.
+// first header byte (FIN and opcode), u16 0, u32 payload length, f64 stamp (ms on the monotonic
+// clock, process.hrtime's; NaN if the kernel gave none), then the payload.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -122,6 +122,20 @@ static void release(Slot *s) {
   reset_frame(s);
 }
 
+/**
+ * A kernel receive stamp (CLOCK_REALTIME) moved onto CLOCK_MONOTONIC, in ms: the clock of
+ * process.hrtime() and performance.now(). Why: NTP slews and steps the wall clock, so an epoch stamp
+ * less performance.timeOrigin (the wall clock once, at the thread's start) is off by a few ms that
+ * grow as the process runs. Moved at once, while the two clocks have not drifted apart.
+ */
+static double monotonic_ms_of(const struct timespec *stamp) {
+  struct timespec wall, mono;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  double age = (double)(wall.tv_sec - stamp->tv_sec) * 1e3 + (double)(wall.tv_nsec - stamp->tv_nsec) / 1e6;
+  return (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6 - age;
+}
+
 /** One recvmsg of up to `want` bytes; the segment's receive stamp, if the kernel gave one, into *stamp. */
 static ssize_t read_stamped(int fd, uint8_t *dst, size_t want, double *stamp) {
   struct iovec iov = {dst, want};
@@ -140,7 +154,7 @@ static ssize_t read_stamped(int fd, uint8_t *dst, size_t want, double *stamp) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
       struct timespec ts;
       memcpy(&ts, CMSG_DATA(c), sizeof ts);
-      *stamp = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+      *stamp = monotonic_ms_of(&ts);
     }
   }
   return r;

@@ -313,7 +313,22 @@ static napi_value bind_udp(napi_env env, napi_callback_info info) {
 }
 
 /**
- * rxStampMs(fd): when the kernel received the datagram last read from fd, epoch ms (SIOCGSTAMPNS),
+ * A kernel receive stamp (CLOCK_REALTIME) moved onto CLOCK_MONOTONIC, in ms: the clock of
+ * process.hrtime() and performance.now(). Why: NTP slews and steps the wall clock, so an epoch stamp
+ * less performance.timeOrigin (the wall clock once, at the thread's start) is off by a few ms that
+ * grow as the process runs. Moved at once, while the two clocks have not drifted apart.
+ */
+static double monotonic_ms_of(const struct timespec *stamp) {
+  struct timespec wall, mono;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  double age = (double)(wall.tv_sec - stamp->tv_sec) * 1e3 + (double)(wall.tv_nsec - stamp->tv_nsec) / 1e6;
+  return (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6 - age;
+}
+
+/**
+ * rxStampMs(fd): when the kernel received the datagram last read from fd (SIOCGSTAMPNS), ms on the
+ * monotonic clock (process.hrtime's),
  * or NaN before the first stamped one. The first call turns stamping on for the socket. Why: a
  * receiver that reads late (a busy event loop) still learns when the packet came, which on
  * loopback is the moment its sender sent it. libuv hands each datagram to JS right after its
@@ -328,7 +343,7 @@ static napi_value rx_stamp(napi_env env, napi_callback_info info) {
     return throw_range(env, "rxStampMs(fd): expected a socket's file descriptor");
   struct timespec ts;
   double ms = NAN;
-  if (ioctl(fd, SIOCGSTAMPNS, &ts) == 0) ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  if (ioctl(fd, SIOCGSTAMPNS, &ts) == 0) ms = monotonic_ms_of(&ts);
   CHECK(napi_create_double(env, ms, &out));
   return out;
 }

@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { performanceMsOf } from "../../bench/lib/monotonic-clock.ts";
 import { StampedReader, WS_STAMPS_ADDON_PATH } from "../../bench/lib/ws-stamps.ts";
 import { until } from "../helpers/until.ts";
 
@@ -38,7 +39,7 @@ function server(script: Array<{ hex: string; waitMs: number }>): Worker {
            sock.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n");
            setTimeout(async () => {
              for (let i = 0; i < workerData.length; i++) {
-               parentPort.postMessage({ sent: i, at: Date.now() });
+               parentPort.postMessage({ sent: i, at: Number(process.hrtime.bigint()) / 1e6 });
                sock.write(Buffer.from(workerData[i].hex, "hex"));
                await new Promise((r) => setTimeout(r, workerData[i].waitMs));
              }
@@ -116,7 +117,7 @@ async function run(
   const port = await new Promise<number>((resolve) => {
     w.on("message", (m: { port?: number; sent?: number; at?: number; pong?: string }) => {
       if (m.port !== undefined) resolve(m.port);
-      if (m.sent !== undefined) sent[m.sent] = m.at!;
+      if (m.sent !== undefined) sent[m.sent] = performanceMsOf(m.at!);
       if (m.pong !== undefined) pongs.push(m.pong);
     });
   });
@@ -126,9 +127,7 @@ async function run(
   const closed = new Promise<void>((r) => ws.once("close", () => r()));
   reader.attach(ws, {
     message: (data, isBinary, stamp) => {
-      // The wall clock the kernel stamps with, as the server's send times: each thread's
-      // performance.timeOrigin is its own estimate of it, and two differed by over 1 ms.
-      seen.push({ data: data.toString(), isBinary, stamp, read: Date.now() });
+      seen.push({ data: data.toString(), isBinary, stamp, read: performance.now() });
       onMessage?.(seen);
     },
     end: () => {
@@ -157,8 +156,9 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
     );
     expect(seen.map((s) => s.data)).toEqual(steps.map((_, i) => `m${i}`));
     seen.forEach((s, i) => {
-      expect(s.stamp - sent[i]!).toBeGreaterThan(-1); // sent is read before the write, to the ms below
-      expect(s.stamp).toBeLessThanOrEqual(s.read + 1);
+      // The server's send times are its thread's monotonic clock, the stamps' own.
+      expect(s.stamp).toBeGreaterThan(sent[i]!);
+      expect(s.stamp).toBeLessThan(s.read);
     });
     const burst = seen.filter((s) => s.read - s.stamp > 40);
     expect(burst.length).toBeGreaterThanOrEqual(3);
@@ -197,7 +197,7 @@ describe("ws-stamps (the simulated Twilio's kernel-stamped WebSocket reader)", (
       "fragment",
     ]);
     // The split frame is stamped by the write that completed it, not by its first byte.
-    expect(seen[4]!.stamp).toBeGreaterThanOrEqual(sent[6]! - 1);
+    expect(seen[4]!.stamp).toBeGreaterThan(sent[6]!);
   });
 
   it("answers a ping with a pong and sees the server close the stream", async () => {

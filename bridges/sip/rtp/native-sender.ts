@@ -56,7 +56,8 @@ export interface RtpSenderAddon {
   /** A UDP socket bound to host:port (an IP literal), for dgram to adopt: its fd, or −errno. */
   bindUdp(host: string, port: number): number;
   /**
-   * When the kernel received the datagram last read from `fd` (epoch ms, SIOCGSTAMPNS), NaN before
+   * When the kernel received the datagram last read from `fd` (SIOCGSTAMPNS), in ms on the monotonic
+   * clock (process.hrtime's: bench/lib/monotonic-clock.ts makes it performance.now() time), NaN before
    * the first stamped one; the first call turns stamping on. In a dgram 'message' handler, that
    * message's arrival.
    */
