@@ -1,5 +1,5 @@
 // `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,… [--gain DB] [--draw N]] [--concurrency N]
-// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--hello MS] [--set agent.KEY=VALUE]…
+// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--hello MS] [--softer DB] [--set agent.KEY=VALUE]…
 // [--trace FILE] [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
 // simulator against an in-process bridge with the embedded local service:
@@ -15,6 +15,7 @@
 //            other offsets, gains, coughs and stretches of the room, one it was not tuned on;
 //            with --cases flite, the held-out flite set's callers under that room instead
 // --hello MS: every caller first says "Hello?" MS into the call, as the call connects (turns-hello.ts)
+// --softer DB (with --noise): callers speak over the agent's reply DB softer than they asked (turns-softer.ts)
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
 //   eou_delay_ms_p50        end of caller speech → turn confirmed (the bridge's eouDelayMs), complete utterances
@@ -67,6 +68,7 @@ import { parseHello, withHello } from "./lib/turns-hello.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./lib/turns-noisy.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
+import { parseSofter } from "./lib/turns-softer.ts";
 import { summarize } from "./lib/turns-summary.ts";
 import { TtsTap } from "./lib/turns-tts-tap.ts";
 
@@ -91,6 +93,9 @@ const fliteUnderRoom = layers !== undefined && which === "flite";
 if (fliteUnderRoom && draw !== 0)
   throw new Error("--draw draws the noisy set anew; the flite set has one draw");
 const helloMs = parseHello(arg("hello"));
+const softerDb = parseSofter(arg("softer"));
+if (softerDb !== undefined && !layers)
+  throw new Error("--softer plays the noisy set's callers softer: give --noise too");
 const verbose = process.argv.includes("--verbose");
 const hotwords = process.argv.includes("--hotwords");
 const latency = latencyArg();
@@ -126,8 +131,8 @@ const loadBefore = loadavg()[0]!;
 const noisy = !layers
   ? []
   : fliteUnderRoom
-    ? prepare(buildFliteNoisyCases(layers, gainDb), fliteSynth)
-    : prepare(buildNoisyCases(layers, gainDb, draw), espeakSynth);
+    ? prepare(buildFliteNoisyCases(layers, gainDb, softerDb), fliteSynth)
+    : prepare(buildNoisyCases(layers, gainDb, draw, softerDb), espeakSynth);
 const project = layers || which === "flite" ? [] : prepare(buildCases(), espeakSynth);
 const flite = layers || which === "project" ? [] : prepare(buildFliteCases(), fliteSynth);
 const buildS = (performance.now() - t0) / 1000;
@@ -175,6 +180,7 @@ console.log(
     latency: latency.description,
     faults: faults.description,
     ...(helloMs !== undefined ? { hello_ms: helloMs } : {}),
+    ...(softerDb !== undefined ? { softer_db: softerDb } : {}),
     ...(noisy.length
       ? {
           noise,

@@ -2,7 +2,7 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE] [--hello MS]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE] [--hello MS] [--softer DB]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
@@ -25,7 +25,8 @@
 // plays the held-out flite set under the room instead: other voices and phrases, a check only.
 // --latency plays the timelines `npm run bench -- turns --latency` does (turns-allowance.ts): each
 // sound later, so over another stretch of the room. --hello MS has every caller say "Hello?" MS
-// into the call first, as the bench's --hello does (turns-hello.ts).
+// into the call first, as the bench's --hello does (turns-hello.ts); --softer DB has callers speak
+// over the agent's reply DB softer than they asked (turns-softer.ts).
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -42,6 +43,7 @@ import { espeakSynth, type TurnCase } from "./turns-cases.ts";
 import { fliteSynth } from "./turns-flite.ts";
 import { parseHello, withHello } from "./turns-hello.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
+import { parseSofter } from "./turns-softer.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -53,12 +55,13 @@ const { values, positionals } = parseArgs({
     set: { type: "string" },
     latency: { type: "string" },
     hello: { type: "string" },
+    softer: { type: "string" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS] [--softer DB]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
@@ -68,10 +71,11 @@ const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Numb
 if (values.set !== undefined && values.set !== "noisy" && values.set !== "flite")
   throw new Error(`--set: ${values.set} is neither noisy nor flite`);
 const helloMs = parseHello(values.hello);
+const softerDb = parseSofter(values.softer) ?? 0;
 const built =
   values.set === "flite"
-    ? buildFliteNoisyCases(await parseNoise(noise), gainDb)
-    : buildNoisyCases(await parseNoise(noise), gainDb, draw);
+    ? buildFliteNoisyCases(await parseNoise(noise), gainDb, softerDb)
+    : buildNoisyCases(await parseNoise(noise), gainDb, draw, softerDb);
 // The timelines the bench plays under --latency: later sounds, over other stretches of the room.
 const allowance = allowanceFor(parseLatency(values.latency ?? "none"));
 const cases = built

@@ -15,6 +15,7 @@ import {
   NOISY_SPEEDS,
   NOISY_VOICES,
 } from "./turns-noisy-phrases.ts";
+import { softerOverReply } from "./turns-softer.ts";
 
 /**
  * `gainDb` plays each whole call that much louder or quieter on the line, caller and room alike (a
@@ -23,7 +24,12 @@ import {
  * and gains, with coughs and stretches of the room it has not played (a set the settings were not
  * tuned on); 0 is the set the figures are quoted on.
  */
-export function buildNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0, draw = 0): TurnCase[] {
+export function buildNoisyCases(
+  layers: readonly BackgroundLayer[],
+  gainDb = 0,
+  draw = 0,
+  softerDb = 0,
+): TurnCase[] {
   const shift = draw * 1000;
   const cases = buildSet({
     synth: espeakSynth,
@@ -40,21 +46,36 @@ export function buildNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0, 
     noiseSeed: 9500 + shift,
     noNoiseBeds: true,
   });
-  return underRoom(cases, layers, gainDb, 9700 + shift);
+  return underRoom(cases, layers, gainDb, 9700 + shift, softerDb);
 }
 
 /**
  * The held-out flite set (turns-flite.ts) under the same rooms: how the gate does on voices and
  * phrases it was never tuned on. A check only: nothing is to be tuned on it.
  */
-export function buildFliteNoisyCases(layers: readonly BackgroundLayer[], gainDb = 0): TurnCase[] {
-  return underRoom(buildFliteCases(true), layers, gainDb, 9900);
+export function buildFliteNoisyCases(
+  layers: readonly BackgroundLayer[],
+  gainDb = 0,
+  softerDb = 0,
+): TurnCase[] {
+  return underRoom(buildFliteCases(true), layers, gainDb, 9900, softerDb);
 }
 
-function underRoom(cases: TurnCase[], layers: readonly BackgroundLayer[], gainDb: number, seed: number) {
+/**
+ * `cases` with the room of `layers` under each caller (from seed `seed` on), at their speech level
+ * less each layer's dB, played `gainDb` louder; `softerDb`: callers speak over the agent's reply
+ * that much softer (turns-softer.ts), the room staying where it was against their question.
+ */
+export function underRoom(
+  cases: TurnCase[],
+  layers: readonly BackgroundLayer[],
+  gainDb: number,
+  seed: number,
+  softerDb: number,
+) {
   return cases.map((c, i) => {
     const { pcm, loudestDbfs } = underCaller(
-      c.caller,
+      softerOverReply(c, softerDb),
       activeLevelDb(c.caller),
       layers,
       c.maxSeconds * 1000,
