@@ -22,6 +22,8 @@ export interface FrameMarks {
   clearVoiced: boolean;
   /** At the caller's onset level or above, in their pitch. */
   theirVoice: boolean;
+  /** Under their onset level, at their softer level or above (CallerLevel.softerDb), in their pitch. */
+  softerTheirs: boolean;
 }
 
 export class CallerFrames {
@@ -33,6 +35,7 @@ export class CallerFrames {
   readonly #nearVoiced = new Uint8Array(RING);
   readonly #clearVoiced = new Uint8Array(RING);
   readonly #theirVoice = new Uint8Array(RING);
+  readonly #softerTheirs = new Uint8Array(RING);
   #written = 0;
 
   /** Frames written since the call began: the next frame's index. */
@@ -56,6 +59,7 @@ export class CallerFrames {
     this.#nearVoiced[k] = marks.nearVoiced ? 1 : 0;
     this.#clearVoiced[k] = marks.clearVoiced ? 1 : 0;
     this.#theirVoice[k] = marks.theirVoice ? 1 : 0;
+    this.#softerTheirs[k] = marks.softerTheirs ? 1 : 0;
   }
 
   /** Frame `i`'s short level, dBFS. */
@@ -98,6 +102,10 @@ export class CallerFrames {
   markMine(from: number, afterMs: number, mine: boolean): void {
     for (let i = Math.max(from, this.oldest); i < this.#written; i++)
       if (this.#endMs[i % RING]! > afterMs) this.#mine[i % RING] = mine ? 1 : 0;
+  }
+
+  softerTheirs(i: number): boolean {
+    return this.#softerTheirs[i % RING] === 1;
   }
 
   /** Frame `i` lies within `span` frames of one marked theirVoice. */

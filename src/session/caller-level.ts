@@ -60,6 +60,19 @@ const ROOM_SELDOM_VOICE = 0.25;
  * The held-out flite caller interrupting over a street 10 dB down stood 9–11 dB over its loudness.
  */
 const CLEAR_ABOVE_DB = 8;
+/**
+ * Under their onset level, a voice in the caller's own pitch is still theirs down to this far
+ * under their level (softerDb), dB...
+ */
+const SOFTER_BELOW_DB = 10;
+/**
+ * ...where the room is quiet against it: its loudness and its voices' peaks this far under it or
+ * more, dB. One caller's utterances differ by several dB: a "wait" after a loud question, 4 dB
+ * softer than it, was heard half a second late, and 6 dB softer not at all, over a room 40 dB
+ * under them; the room then learned the unheard word as its own voice's peak. 8 dB here left a
+ * caller 6 dB softer over a café or a street 16 dB under their question unheard.
+ */
+const SOFTER_QUIET_ROOM_DB = 6;
 /** A room whose usual loudness is this far below the caller or more is a quiet one, dB. */
 const QUIET_ROOM_DB = 20;
 /**
@@ -286,6 +299,18 @@ export class CallerLevel {
     // but nothing that never lets up does.
     const voice = this.#caller.known ? Math.min(c, Math.max(room, c - ONSET_BELOW_DB)) : room;
     return Math.max(voice, this.#steadyDb());
+  }
+
+  /**
+   * The level down to which a voice not of another pitch than the caller's, under their onset
+   * level, starts their speech: SOFTER_BELOW_DB under their level, where the room (its loudness,
+   * its voices' peaks) is SOFTER_QUIET_ROOM_DB under the sound or more; +Infinity before they are
+   * heard, dBFS. A new voice in a quiet room is theirs unless its pitch says otherwise.
+   */
+  softerDb(): number {
+    if (!this.#caller.known) return Number.POSITIVE_INFINITY;
+    const room = Math.max(this.#room.all.value, this.#room.peaks.value) + SOFTER_QUIET_ROOM_DB;
+    return Math.max(this.#caller.value - SOFTER_BELOW_DB, room, this.#steadyDb());
   }
 
   /**

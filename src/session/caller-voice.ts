@@ -125,6 +125,7 @@ export class CallerVoice {
     nearVoiced: false,
     clearVoiced: false,
     theirVoice: false,
+    softerTheirs: false,
   };
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -192,6 +193,8 @@ export class CallerVoice {
     marks.nearVoiced = this.#enabled && this.#isNearVoiced();
     marks.clearVoiced = this.#enabled && this.#theirVoiceAt(this.level.clearDb());
     marks.theirVoice = this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb());
+    // Only a frame that may start the caller's speech under their onset level needs its pitch found.
+    marks.softerTheirs = !marks.mine && !marks.theirVoice && !this.#connecting() && this.#softerTheirs();
     this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
     // Only speech heard as the call connected may have been the caller's (a chord or a lorry then is no "Hello?").
@@ -232,8 +235,12 @@ export class CallerVoice {
     const f = this.#frames;
     for (let i = f.oldest; i < f.written; i++) {
       if (f.endMs(i) <= atMs - LOOKBACK_MS) continue;
-      if (f.endMs(i) > atMs && Math.min(f.db(i), f.levelSince(i, atMs, SHORT_FRAMES)) >= onset) heard = true;
-      run = this.#onsetLevel(i) >= onset ? run + 1 : 0;
+      if (
+        f.endMs(i) > atMs &&
+        this.#startsAt(i, Math.min(f.db(i), f.levelSince(i, atMs, SHORT_FRAMES)), onset)
+      )
+        heard = true;
+      run = this.#startsAt(i, this.#onsetLevel(i), onset) ? run + 1 : 0;
       if (run >= ONSET_FRAMES && heard) {
         this.#start(this.#onsetMs(i - run + 1), f.loudest(i - run + 1, i));
         return;
@@ -325,6 +332,18 @@ export class CallerVoice {
     return this.#print.known && this.#rawDb < this.level.onsetDb() && this.#print.whose() === "other";
   }
 
+  /**
+   * The last frame is at the caller's softer level (CallerLevel.softerDb), a voice's (not a noise:
+   * VoicePrint.aperiodic) and not of another pitch than theirs. Under a pink noise 10 dB down YIN
+   * found no pitch in most frames of a caller's "wait", so a voice of no pitch found passes; so
+   * does any voice before their pitch is known (a short first question leaves it unknown): a new
+   * voice in a quiet room is then theirs, as the call's first voice is.
+   */
+  #softerTheirs(): boolean {
+    if (this.#rawDb < this.level.softerDb() || this.#print.aperiodic()) return false;
+    return !this.#print.known || this.#print.whose() !== "other";
+  }
+
   /** The last frame is at `barDb` or above and voiced in the caller's pitch. */
   #theirVoiceAt(barDb: number): boolean {
     return this.#print.known && this.#rawDb >= barDb && this.#print.whose() === "theirs";
@@ -409,12 +428,20 @@ export class CallerVoice {
     const last = this.#frames.written - 1;
     if (this.#resuming()) level = this.#onsetLevel(last);
     else if (this.#vad) level = Math.min(db, this.#frames.levelSince(last, this.#vadStartMs, SHORT_FRAMES));
-    if (level >= this.#onsetDb()) this.#run++;
+    if (this.#startsAt(last, level, this.#onsetDb())) this.#run++;
     else this.#run = 0;
     if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
       const from = last + 1 - this.#run;
       this.#start(this.#onsetMs(from), this.#frames.loudest(from, last));
     }
+  }
+
+  /**
+   * Frame `i`, at `level`, may start the caller's speech: at the bar `onset`, or under it at their
+   * softer level in their own pitch (CallerLevel.softerDb).
+   */
+  #startsAt(i: number, level: number, onset: number): boolean {
+    return level >= onset || (this.#frames.softerTheirs(i) && level >= this.level.softerDb());
   }
 
   /**

@@ -10,6 +10,7 @@ const none: FrameMarks = {
   nearVoiced: false,
   clearVoiced: false,
   theirVoice: false,
+  softerTheirs: false,
 };
 
 /** `n` 20 ms frames, frame i at level −60 + i % 40 dBFS (its power to match). */

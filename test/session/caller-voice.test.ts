@@ -394,6 +394,42 @@ describe("the caller's voice and the room's", () => {
     expect(end!.nowMs).toBeLessThan(callerEndMs + 1500);
   });
 
+  it("hears the caller's own voice 7 dB softer than they first spoke, over a quiet room", () => {
+    // A question at -20 dBFS; over the reply, a softer "wait" of theirs (same pitch) at -27.
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0: 120, seed: 9 }), at: at(5000) },
+    ]);
+    const { events, gate } = play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2500 },
+      { reportMs: 5120, type: "start", atMs: 5000 },
+      { reportMs: 6200, type: "end", atMs: 5900 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
+    // Heard as it began (give or take its first soft frames), not the room's voice to learn.
+    expect(Math.abs(events[2]!.atMs - 5000)).toBeLessThanOrEqual(60);
+    expect(events[2]!.nowMs).toBeLessThan(5300);
+    expect(gate.level.roomPeakDb).toBeLessThan(-45);
+  });
+
+  it("does not take a new voice of another pitch, as soft as that, for the caller's", () => {
+    // The same call, but what comes at 5 s is a talker of another pitch (a TV switched on).
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0: 220, seed: 9 }), at: at(5000) },
+    ]);
+    const { events } = play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2500 },
+      { reportMs: 5120, type: "start", atMs: 5000 },
+      { reportMs: 6200, type: "end", atMs: 5900 },
+    ]);
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+  });
+
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
     // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([
