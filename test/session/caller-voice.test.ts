@@ -394,19 +394,27 @@ describe("the caller's voice and the room's", () => {
     expect(end!.nowMs).toBeLessThan(callerEndMs + 1500);
   });
 
-  it("hears the caller's own voice 7 dB softer than they first spoke, over a quiet room", () => {
-    // A question at -20 dBFS; over the reply, a softer "wait" of theirs (same pitch) at -27.
+  /**
+   * Over a quiet room, the caller's question at -20 dBFS (120 Hz) at 1 s; then, over the reply at
+   * 5 s, a voice of `f0` at -27 dBFS, which the detector calls speech.
+   */
+  function questionThenSofter(f0: number) {
     const pcm = mixAt([
       { pcm: hiss(8000) },
       { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0: 120, seed: 9 }), at: at(5000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0, seed: 9 }), at: at(5000) },
     ]);
-    const { events, gate } = play(pcm, [
+    return play(pcm, [
       { reportMs: 1120, type: "start", atMs: 1000 },
       { reportMs: 2800, type: "end", atMs: 2500 },
       { reportMs: 5120, type: "start", atMs: 5000 },
       { reportMs: 6200, type: "end", atMs: 5900 },
     ]);
+  }
+
+  it("hears the caller's own voice 7 dB softer than they first spoke, over a quiet room", () => {
+    // Their "wait" over the reply, in their own pitch.
+    const { events, gate } = questionThenSofter(120);
     expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
     // Heard as it began (give or take its first soft frames), not the room's voice to learn.
     expect(Math.abs(events[2]!.atMs - 5000)).toBeLessThanOrEqual(60);
@@ -415,18 +423,8 @@ describe("the caller's voice and the room's", () => {
   });
 
   it("does not take a new voice of another pitch, as soft as that, for the caller's", () => {
-    // The same call, but what comes at 5 s is a talker of another pitch (a TV switched on).
-    const pcm = mixAt([
-      { pcm: hiss(8000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0: 220, seed: 9 }), at: at(5000) },
-    ]);
-    const { events } = play(pcm, [
-      { reportMs: 1120, type: "start", atMs: 1000 },
-      { reportMs: 2800, type: "end", atMs: 2500 },
-      { reportMs: 5120, type: "start", atMs: 5000 },
-      { reportMs: 6200, type: "end", atMs: 5900 },
-    ]);
+    // A talker of another pitch (a TV switched on).
+    const { events } = questionThenSofter(220);
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
   });
 
