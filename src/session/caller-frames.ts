@@ -22,7 +22,7 @@ export interface FrameMarks {
   clearVoiced: boolean;
   /** At the caller's onset level or above, in their pitch. */
   theirVoice: boolean;
-  /** Under their onset level, at their softer level or above (CallerLevel.softerDb), in their pitch. */
+  /** Under their onset level, at their softer level or above (CallerLevel.softerDb), a voice not of another pitch. */
   softerTheirs: boolean;
 }
 

@@ -194,7 +194,8 @@ export class CallerVoice {
     marks.clearVoiced = this.#enabled && this.#theirVoiceAt(this.level.clearDb());
     marks.theirVoice = this.#enabled && !this.#connecting() && this.#theirVoiceAt(this.level.onsetDb());
     // Only a frame that may start the caller's speech under their onset level needs its pitch found.
-    marks.softerTheirs = !marks.mine && !marks.theirVoice && !this.#connecting() && this.#softerTheirs();
+    marks.softerTheirs =
+      this.#enabled && !marks.mine && !marks.theirVoice && !this.#connecting() && this.#softerTheirs();
     this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
     // Only speech heard as the call connected may have been the caller's (a chord or a lorry then is no "Hello?").
@@ -438,7 +439,7 @@ export class CallerVoice {
 
   /**
    * Frame `i`, at `level`, may start the caller's speech: at the bar `onset`, or under it at their
-   * softer level in their own pitch (CallerLevel.softerDb).
+   * softer level, a voice not of another pitch (CallerLevel.softerDb, #softerTheirs).
    */
   #startsAt(i: number, level: number, onset: number): boolean {
     return level >= onset || (this.#frames.softerTheirs(i) && level >= this.level.softerDb());
