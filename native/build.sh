@@ -77,6 +77,7 @@ fi
 
 if stale "$OUT/rtp-sender.node" "$HERE/rtp/sender.c" || stale "$OUT/rtp-sender.node" "$HERE/rtp/srtp.c" ||
   stale "$OUT/rtp-sender.node" "$HERE/rtp/srtp-session.h" || stale "$OUT/rtp-sender.node" "$srtp_lib_file" ||
+  stale "$OUT/rtp-sender.node" "$HERE/monotonic-stamp.h" ||
   ! grep -q "VB_SRTP=${srtp_cflags[-1]}" "$OUT/rtp-sender.flags" 2>/dev/null; then
   # nodelete: a worker thread that loaded it may exit; the send thread still runs its code.
   $CC $CFLAGS -shared -pthread -Wl,-z,nodelete -I"$node_inc" "${srtp_cflags[@]}" \
@@ -96,7 +97,7 @@ if stale "$OUT/discord-voice-socket.node" "$HERE/discord/voice-socket.c"; then
   echo "built native/build/discord-voice-socket.node"
 fi
 
-if stale "$OUT/ws-stamps.node" "$HERE/bench/ws-stamps.c"; then
+if stale "$OUT/ws-stamps.node" "$HERE/bench/ws-stamps.c" || stale "$OUT/ws-stamps.node" "$HERE/monotonic-stamp.h"; then
   $CC $CFLAGS -shared -pthread -I"$node_inc" "$HERE/bench/ws-stamps.c" -o "$OUT/ws-stamps.node"
   echo "built native/build/ws-stamps.node"
 fi

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../monotonic-stamp.h"
+
 #define MAX_SLOTS 8192 /* 2^13: a handle is (generation << 13) | slot, so a reused slot is told apart */
 #define SLOT_BITS 13
 #define GEN_MASK 0x7ffffu
@@ -120,20 +122,6 @@ static void release(Slot *s) {
   s->payload = NULL;
   s->pay_cap = 0;
   reset_frame(s);
-}
-
-/**
- * A kernel receive stamp (CLOCK_REALTIME) moved onto CLOCK_MONOTONIC, in ms: the clock of
- * process.hrtime() and performance.now(). Why: NTP slews and steps the wall clock, so an epoch stamp
- * less performance.timeOrigin (the wall clock once, at the thread's start) is off by a few ms that
- * grow as the process runs. Moved at once, while the two clocks have not drifted apart.
- */
-static double monotonic_ms_of(const struct timespec *stamp) {
-  struct timespec wall, mono;
-  clock_gettime(CLOCK_REALTIME, &wall);
-  clock_gettime(CLOCK_MONOTONIC, &mono);
-  double age = (double)(wall.tv_sec - stamp->tv_sec) * 1e3 + (double)(wall.tv_nsec - stamp->tv_nsec) / 1e6;
-  return (double)mono.tv_sec * 1e3 + (double)mono.tv_nsec / 1e6 - age;
 }
 
 /** One recvmsg of up to `want` bytes; the segment's receive stamp, if the kernel gave one, into *stamp. */
