@@ -3,7 +3,10 @@
 // caller's utterances differ by several dB (a soft "wait" after a loud question). The room stays
 // where it was against the question: only the caller's own voice is softer. The gate learns the
 // caller's level from their question, and must not take their softer voice for the room's.
+import { gain } from "./turns-audio.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
+
+const samplesAt = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
 
 /** `--softer`'s value: how much softer, dB (0: as they asked it; undefined: no --softer). */
 export function parseSofter(value: string | undefined): number | undefined {
@@ -22,9 +25,8 @@ export function parseSofter(value: string | undefined): number | undefined {
  */
 export function softerOverReply(c: TurnCase, db: number): Int16Array {
   if (db === 0 || c.questionStartMs === undefined) return c.caller;
+  const from = samplesAt(c.startMs);
   const out = Int16Array.from(c.caller);
-  const k = 10 ** (-db / 20);
-  const to = Math.min(out.length, Math.round((c.endMs * CALL_RATE) / 1000));
-  for (let i = Math.round((c.startMs * CALL_RATE) / 1000); i < to; i++) out[i] = Math.round(out[i]! * k);
+  out.set(gain(c.caller.subarray(from, samplesAt(c.endMs)), -db), from);
   return out;
 }

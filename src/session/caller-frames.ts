@@ -104,6 +104,7 @@ export class CallerFrames {
       if (this.#endMs[i % RING]! > afterMs) this.#mine[i % RING] = mine ? 1 : 0;
   }
 
+  /** Frame `i` was marked softerTheirs: it may start the caller's speech under their onset level. */
   softerTheirs(i: number): boolean {
     return this.#softerTheirs[i % RING] === 1;
   }
