@@ -14,14 +14,22 @@ export async function measureLoad(
   let cpuStart: NodeJS.CpuUsage | undefined;
   let cpu: NodeJS.CpuUsage | undefined;
   const [w0, w1] = windowMs;
-  setTimeout(() => {
-    cpuStart = process.cpuUsage();
-    delay.enable();
-  }, w0 - Date.now()).unref();
-  setTimeout(() => {
-    if (cpuStart) cpu = process.cpuUsage(cpuStart);
-    delay.disable();
-  }, w1 - Date.now()).unref();
+  // A process started late on a loaded machine finds its window begun: it measures from now (a
+  // negative delay is 1 ms to Node, with a warning on stderr).
+  setTimeout(
+    () => {
+      cpuStart = process.cpuUsage();
+      delay.enable();
+    },
+    Math.max(0, w0 - Date.now()),
+  ).unref();
+  setTimeout(
+    () => {
+      if (cpuStart) cpu = process.cpuUsage(cpuStart);
+      delay.disable();
+    },
+    Math.max(0, w1 - Date.now()),
+  ).unref();
   const calls = await run();
   return {
     calls,
