@@ -109,6 +109,18 @@ const SURE_VOICE = 0.97;
  */
 const EARLY_AGAIN_DB = 6;
 const EARLY_GONE_MS = 2500;
+/**
+ * While the call connects, a frame this far over the median of the frames around it (two each
+ * side) is a pop (a line's answer clicks, up to 20 ms): the room learns without it. Learned, a
+ * pop of 8 ms set the room's voice peaks and loudness 20 dB over a caller whose first words then
+ * went unheard. A voice's first syllable is no pop: the frames after it are as loud. A
+ * television's consonant stood 11 dB over the frames around it; a pop of 8 ms, 6 dB under full
+ * scale, 14 dB over a café 10 dB under the caller, dB.
+ */
+const POP_ABOVE_DB = 12;
+const POP_ABOVE = 10 ** (POP_ABOVE_DB / 10);
+/** Frames each side of a frame that tell whether it was a pop: so many later it is learned. */
+const POP_SIDE_FRAMES = 2;
 
 export class CallerVoice {
   readonly level = new CallerLevel();
@@ -118,6 +130,8 @@ export class CallerVoice {
   readonly #events: CallerVoiceEvents;
   readonly #short = new ShortLevel(SHORT_FRAMES);
   readonly #frames = new CallerFrames();
+  /** The powers of a frame and those around it, sorted (#isPop). */
+  readonly #around = new Float64Array(2 * POP_SIDE_FRAMES + 1);
   /** What was found in the frame being added (one object, reused). */
   readonly #marks: FrameMarks = {
     mine: false,
@@ -557,18 +571,57 @@ export class CallerVoice {
     }
   }
 
-  /** The room learns each frame once it is ROOM_DELAY_MS old (at once while the call connects). */
+  /**
+   * Frame `i` stood POP_ABOVE_DB over the median of the frames around it (POP_SIDE_FRAMES each
+   * side, those heard so far).
+   */
+  #isPop(i: number): boolean {
+    const f = this.#frames;
+    const from = Math.max(f.oldest, i - POP_SIDE_FRAMES);
+    const to = Math.min(f.written - 1, i + POP_SIDE_FRAMES);
+    const w = this.#around;
+    const n = to - from + 1;
+    for (let k = 0; k < n; k++) {
+      // Insertion sort: at most 2 × POP_SIDE_FRAMES + 1 values.
+      const p = f.power(from + k);
+      let j = k;
+      for (; j > 0 && w[j - 1]! > p; j--) w[j] = w[j - 1]!;
+      w[j] = p;
+    }
+    return f.power(i) > w[(n - 1) >> 1]! * POP_ABOVE;
+  }
+
+  /**
+   * Frame `i`'s short level without the pops in its window (#isPop), dBFS; NO_SIGNAL_DB if it
+   * holds nothing else.
+   */
+  #withoutPops(i: number): number {
+    const f = this.#frames;
+    let sum = 0;
+    let kept = 0;
+    for (let j = Math.max(f.oldest, i - (SHORT_FRAMES - 1)); j <= i; j++) {
+      if (this.#isPop(j)) continue;
+      sum += f.power(j);
+      kept++;
+    }
+    return kept === 0 ? NO_SIGNAL_DB : powerDb(sum / kept);
+  }
+
+  /**
+   * The room learns each frame once it is ROOM_DELAY_MS old; while the call connects, as soon as the
+   * POP_SIDE_FRAMES after it have come (they tell a pop).
+   */
   #learnRoom(): void {
-    const connecting = this.#nowMs <= ROOM_DELAY_MS;
-    const ready = connecting ? this.#nowMs : this.#nowMs - ROOM_DELAY_MS;
     const f = this.#frames;
     while (this.#roomNext < f.written) {
       const i = this.#roomNext;
-      if (f.endMs(i) > ready) break;
-      if (!f.mine(i) && f.db(i) > NO_SIGNAL_DB) {
+      const connecting = f.endMs(i) <= ROOM_DELAY_MS;
+      if (connecting ? f.written - 1 < i + POP_SIDE_FRAMES : f.endMs(i) > this.#nowMs - ROOM_DELAY_MS) break;
+      const db = connecting ? this.#withoutPops(i) : f.db(i);
+      if (!f.mine(i) && db > NO_SIGNAL_DB) {
         const clear = f.clearVoiced(i) || f.nearTheirVoice(i, THEIR_SPAN);
         this.level.room(
-          f.db(i),
+          db,
           connecting || f.speech(i),
           clear,
           connecting,

@@ -2,12 +2,15 @@
 // the Twilio simulator: another voice reads a paragraph 16 dB below the caller for the whole call.
 // The voice detector hears speech all along; the caller's turn must still end with their own voice
 // and the agent answer it, and the background must neither stop the greeting nor make turns.
+// The room's sound as the call connects is learned as the room's, but a pop as the line opens is
+// not: a caller in a café who cuts into the greeting right after one is heard.
 // Nothing is asserted about the words (the embedded recognizer gets most of them wrong).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bridge } from "../../app/bridge/start.ts";
+import { background } from "../../bench/lib/turns-backgrounds.ts";
 import type { CallRecord, TurnView } from "../../src/records/call-record.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
 import { noise } from "../helpers/noise.ts";
@@ -57,6 +60,19 @@ function callerSaysHelloFirst(): Int16Array {
   const hello = speak("Hello?", { rate: RATE, voice: "en-us", wpm: 165 });
   const asked = speak("Where are you located?", { rate: RATE, voice: "en-us", wpm: 165 });
   return mixPcm(mixPcm(noise(9000, RATE, { dbfs: -60, seed: 5 }), hello, 0), asked, 4.5 * RATE);
+}
+
+/**
+ * In a café (its voices and clatter 10 dB under the caller), the line opens with a pop (8 ms of
+ * noise 6 dB under full scale, as a line's answer can click); the caller cuts into the greeting at
+ * 1.2 s.
+ */
+function popThenInterruption(): Int16Array {
+  const asked = speak("Sorry, where are you located?", { rate: RATE, voice: "en-us", wpm: 165 });
+  const cafe = background({ kind: "cafe", belowDb: 0 }, 9000, 4);
+  const k = 32768 * 10 ** ((speechLevelDb(asked) - 10) / 20);
+  const room = Int16Array.from(cafe, (v) => Math.round(v * k));
+  return mixPcm(mixPcm(room, noise(8, RATE, { dbfs: -6, seed: 9 }), 0), asked, 1.2 * RATE);
 }
 
 let bridge: Bridge;
@@ -116,6 +132,15 @@ describe("a caller with a voice behind them", () => {
     expect(turns.slice(0, 3).map((t) => t.role)).toEqual(["assistant", "user", "assistant"]);
     expect(turns.filter((t) => t.role === "user")).toHaveLength(1);
     expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(false);
+    expect(turns[2]!.text.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("stops the greeting for a caller who cuts in at once, though the line opened with a pop", async () => {
+    const turns = (await callWith(popThenInterruption(), 20)).turns as TurnView[];
+    // The pop is no voice of the room's: the caller's words over the greeting stop it, and are
+    // their turn, answered.
+    expect(turns.slice(0, 3).map((t) => t.role)).toEqual(["assistant", "user", "assistant"]);
+    expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(true);
     expect(turns[2]!.text.length).toBeGreaterThan(0);
   }, 60_000);
 });

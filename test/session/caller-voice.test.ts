@@ -245,6 +245,32 @@ describe("the caller's voice and the room's", () => {
     expect(gate.level.roomPeakDb).toBeLessThan(-45);
   });
 
+  it("hears a caller's first words though the line opened with a pop", () => {
+    // Near silence but for a pop (8 ms of noise 6 dB under full scale) at 0, 120 or 250 ms into
+    // the call; the caller at 1 s, whose words the detector is not sure of.
+    for (const popMs of [0, 120, 250]) {
+      const pcm = mixAt([
+        { pcm: hiss(4000) },
+        { pcm: noise(8, RATE, { dbfs: -6, seed: 9 }), at: at(popMs) },
+        {
+          pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -22, f0: 110, seed: 13, pauseShare: 0.1 }),
+          at: at(1000),
+        },
+      ]);
+      const { events, gate } = play(pcm, [
+        { reportMs: 1120, type: "start", atMs: 1000 },
+        { reportMs: 2800, type: "end", atMs: 2500 },
+      ]);
+      expect(
+        events.map((e) => e.type),
+        `pop at ${popMs} ms`,
+      ).toEqual(["start", "end"]);
+      expect(events[0]!.atMs).toBeLessThan(1100);
+      // Nor is the pop the room's loudness.
+      expect(gate.level.roomPeakDb).toBeLessThan(-45);
+    }
+  });
+
   it("hears a caller who said hello as the call connected over a talker who goes on behind them", () => {
     // The caller's "Hello?" as the call connects, a talker 16 dB under them from 0.2 s on (the
     // detector in speech throughout), and the caller's question at 4 s.
