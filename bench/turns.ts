@@ -1,5 +1,5 @@
 // `npm run bench -- turns [--cases both|project|flite] [--noise KIND:DB,… [--gain DB] [--draw N]] [--concurrency N]
-// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--hello MS] [--softer DB] [--set agent.KEY=VALUE]…
+// [--only CATEGORY] [--hotwords] [--latency PROFILE] [--faults SPEC] [--hello MS] [--pop MS] [--softer DB] [--set agent.KEY=VALUE]…
 // [--trace FILE] [--verbose]`: turn-taking quality of the
 // real bridge on two labelled sets of caller recordings, each case placed as a Twilio call by the
 // simulator against an in-process bridge with the embedded local service:
@@ -15,6 +15,7 @@
 //            other offsets, gains, coughs and stretches of the room, one it was not tuned on;
 //            with --cases flite, the held-out flite set's callers under that room instead
 // --hello MS: every caller first says "Hello?" MS into the call, as the call connects (turns-hello.ts)
+// --pop MS: every call's line pops MS into the call, as a line can click as it is answered (turns-pop.ts)
 // --softer DB (with --noise): callers speak over the agent's reply DB softer than they asked (turns-softer.ts)
 // Prints one JSON line: the project set's figures at the top level, the held-out set's under
 // "flite", each with
@@ -67,6 +68,7 @@ import { buildFliteCases, fliteSynth } from "./lib/turns-flite.ts";
 import { parseHello, withHello } from "./lib/turns-hello.ts";
 import type { Outcome } from "./lib/turns-judge.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./lib/turns-noisy.ts";
+import { parsePop, withPop } from "./lib/turns-pop.ts";
 import { HOTLINE_HOTWORDS, runCases, startBenchBridge } from "./lib/turns-run.ts";
 import { parseSofter } from "./lib/turns-softer.ts";
 import { summarize } from "./lib/turns-summary.ts";
@@ -93,6 +95,7 @@ const fliteUnderRoom = layers !== undefined && which === "flite";
 if (fliteUnderRoom && draw !== 0)
   throw new Error("--draw draws the noisy set anew; the flite set has one draw");
 const helloMs = parseHello(arg("hello"));
+const popMs = parsePop(arg("pop"));
 const softerDb = parseSofter(arg("softer"));
 if (softerDb !== undefined && !layers)
   throw new Error("--softer plays the noisy set's callers softer: give --noise too");
@@ -122,7 +125,8 @@ function prepare(cases: TurnCase[], synth: Synth): TurnCase[] {
     .map((c) => ({ c, k: rand() }))
     .sort((a, b) => a.k - b.k)
     .map((o) => withAllowance(o.c, allowance))
-    .map((c) => (helloMs === undefined ? c : withHello(c, helloMs, synth)));
+    .map((c) => (helloMs === undefined ? c : withHello(c, helloMs, synth)))
+    .map((c) => (popMs === undefined ? c : withPop(c, popMs)));
 }
 
 const t0 = performance.now();
@@ -180,6 +184,7 @@ console.log(
     latency: latency.description,
     faults: faults.description,
     ...(helloMs !== undefined ? { hello_ms: helloMs } : {}),
+    ...(popMs !== undefined ? { pop_ms: popMs } : {}),
     ...(softerDb !== undefined ? { softer_db: softerDb } : {}),
     ...(noisy.length
       ? {

@@ -2,7 +2,7 @@
 // 8 kHz, resampled to 16 kHz), through the real voice detector and CallerVoice frame by frame,
 // faster than real time and with no bridge, service or simulator. It shows where the gate takes
 // the room for the caller or refuses the caller, in seconds instead of a 4-minute bench run.
-//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE] [--hello MS] [--softer DB]
+//   node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--latency PROFILE] [--hello MS] [--pop MS] [--softer DB]
 // e.g. `node bench/lib/turns-gate.ts music:10,hiss:24 complete complete-3 --levels 4400-5400`.
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
@@ -25,8 +25,9 @@
 // plays the held-out flite set under the room instead: other voices and phrases, a check only.
 // --latency plays the timelines `npm run bench -- turns --latency` does (turns-allowance.ts): each
 // sound later, so over another stretch of the room. --hello MS has every caller say "Hello?" MS
-// into the call first, as the bench's --hello does (turns-hello.ts); --softer DB has callers speak
-// over the agent's reply DB softer than they asked (turns-softer.ts).
+// into the call first, as the bench's --hello does (turns-hello.ts); --pop MS has every call's line
+// pop MS into the call (turns-pop.ts); --softer DB has callers speak over the agent's reply DB softer
+// than they asked (turns-softer.ts).
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -43,6 +44,7 @@ import { espeakSynth, type TurnCase } from "./turns-cases.ts";
 import { fliteSynth } from "./turns-flite.ts";
 import { parseHello, withHello } from "./turns-hello.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
+import { parsePop, withPop } from "./turns-pop.ts";
 import { parseSofter } from "./turns-softer.ts";
 
 const { values, positionals } = parseArgs({
@@ -55,13 +57,14 @@ const { values, positionals } = parseArgs({
     set: { type: "string" },
     latency: { type: "string" },
     hello: { type: "string" },
+    pop: { type: "string" },
     softer: { type: "string" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 if (!noise)
   throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS] [--softer DB]",
+    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS] [--pop MS] [--softer DB]",
   );
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
@@ -71,6 +74,7 @@ const [levelsFrom, levelsTo] = values.levels ? values.levels.split("-").map(Numb
 if (values.set !== undefined && values.set !== "noisy" && values.set !== "flite")
   throw new Error(`--set: ${values.set} is neither noisy nor flite`);
 const helloMs = parseHello(values.hello);
+const popMs = parsePop(values.pop);
 const softerDb = parseSofter(values.softer) ?? 0;
 const built =
   values.set === "flite"
@@ -83,7 +87,8 @@ const cases = built
   .map((c) => withAllowance(c, allowance))
   .map((c) =>
     helloMs === undefined ? c : withHello(c, helloMs, values.set === "flite" ? fliteSynth : espeakSynth),
-  );
+  )
+  .map((c) => (popMs === undefined ? c : withPop(c, popMs)));
 const model = await loadSileroModel();
 
 const { bargeInConfirmMs, bargeInGapMs } = DEFAULT_SESSION_CONFIG.turn;
