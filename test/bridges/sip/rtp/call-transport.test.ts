@@ -154,9 +154,11 @@ describe("RtpCallTransport over real sockets (G.711)", () => {
     const tail = caller.received.slice(-9);
     expect(tail.every((p) => isSilence(p, 0xd5))).toBe(true);
     expect(caller.received.every((p) => p.payloadType === 8)).toBe(true);
-    // The next reply starts where the cleared one stopped on the call's timeline.
+    // The next reply starts where the cleared one stopped on the call's timeline. (Read before it
+    // is queued: the send thread may send it between two reads after.)
+    const stoppedAt = r.transport.playedMs();
     r.transport.play(new Int16Array(160));
-    expect(r.transport.queuedMs()).toBe(r.transport.playedMs() + 20);
+    expect(r.transport.queuedMs()).toBe(stoppedAt + 20);
   });
 
   it("keeps timing but sends nothing while the caller holds, ignores hold music, and resumes", async () => {
