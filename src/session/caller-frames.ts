@@ -7,6 +7,8 @@ import { NO_SIGNAL_DB, powerDb } from "../../codecs/level-tracker.ts";
 
 /** Frames kept (5 s of 20 ms frames). */
 const RING = 256;
+/** The most frames each side of a frame that popAt may look at. */
+const MAX_POP_SIDE = 4;
 /** A frame's length where the ring no longer holds the one before it, ms. */
 const FRAME_MS = 20;
 
@@ -36,6 +38,8 @@ export class CallerFrames {
   readonly #clearVoiced = new Uint8Array(RING);
   readonly #theirVoice = new Uint8Array(RING);
   readonly #softerTheirs = new Uint8Array(RING);
+  /** The powers of a frame and those around it, sorted (popAt). */
+  readonly #around = new Float64Array(2 * MAX_POP_SIDE + 1);
   #written = 0;
 
   /** Frames written since the call began: the next frame's index. */
@@ -126,6 +130,40 @@ export class CallerFrames {
     let n = 0;
     for (let j = i; j > i - frames && j >= this.oldest; j--) {
       if (this.#endMs[j % RING]! <= fromMs) break;
+      sum += this.#pow[j % RING]!;
+      n++;
+    }
+    return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
+  }
+
+  /**
+   * Frame `i` stood `aboveDb` over the median of the frames around it (`side` each side, at most
+   * MAX_POP_SIDE, of those written so far): a pop, if it lasted no more than `side` frames.
+   */
+  popAt(i: number, side: number, aboveDb: number): boolean {
+    if (side > MAX_POP_SIDE) throw new RangeError(`popAt looks ${MAX_POP_SIDE} frames each side at most`);
+    const from = Math.max(this.oldest, i - side);
+    const n = Math.min(this.#written - 1, i + side) - from + 1;
+    const w = this.#around;
+    for (let k = 0; k < n; k++) {
+      // Insertion sort: a handful of values.
+      const p = this.#pow[(from + k) % RING]!;
+      let j = k;
+      for (; j > 0 && w[j - 1]! > p; j--) w[j] = w[j - 1]!;
+      w[j] = p;
+    }
+    return this.#pow[i % RING]! > w[(n - 1) >> 1]! * 10 ** (aboveDb / 10);
+  }
+
+  /**
+   * The level over frame `i` and up to `frames − 1` before it, leaving out the pops among them
+   * (popAt with `side` and `aboveDb`), dBFS; NO_SIGNAL_DB if nothing else is left.
+   */
+  levelWithoutPops(i: number, frames: number, side: number, aboveDb: number): number {
+    let sum = 0;
+    let n = 0;
+    for (let j = Math.max(this.oldest, i - frames + 1); j <= i; j++) {
+      if (this.popAt(j, side, aboveDb)) continue;
       sum += this.#pow[j % RING]!;
       n++;
     }

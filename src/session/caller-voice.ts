@@ -118,7 +118,6 @@ const EARLY_GONE_MS = 2500;
  * scale, 14 dB over a café 10 dB under the caller, dB.
  */
 const POP_ABOVE_DB = 12;
-const POP_ABOVE = 10 ** (POP_ABOVE_DB / 10);
 /** Frames each side of a frame that tell whether it was a pop: so many later it is learned. */
 const POP_SIDE_FRAMES = 2;
 
@@ -130,8 +129,6 @@ export class CallerVoice {
   readonly #events: CallerVoiceEvents;
   readonly #short = new ShortLevel(SHORT_FRAMES);
   readonly #frames = new CallerFrames();
-  /** The powers of a frame and those around it, sorted (#isPop). */
-  readonly #around = new Float64Array(2 * POP_SIDE_FRAMES + 1);
   /** What was found in the frame being added (one object, reused). */
   readonly #marks: FrameMarks = {
     mine: false,
@@ -572,42 +569,6 @@ export class CallerVoice {
   }
 
   /**
-   * Frame `i` stood POP_ABOVE_DB over the median of the frames around it (POP_SIDE_FRAMES each
-   * side, those heard so far).
-   */
-  #isPop(i: number): boolean {
-    const f = this.#frames;
-    const from = Math.max(f.oldest, i - POP_SIDE_FRAMES);
-    const to = Math.min(f.written - 1, i + POP_SIDE_FRAMES);
-    const w = this.#around;
-    const n = to - from + 1;
-    for (let k = 0; k < n; k++) {
-      // Insertion sort: at most 2 × POP_SIDE_FRAMES + 1 values.
-      const p = f.power(from + k);
-      let j = k;
-      for (; j > 0 && w[j - 1]! > p; j--) w[j] = w[j - 1]!;
-      w[j] = p;
-    }
-    return f.power(i) > w[(n - 1) >> 1]! * POP_ABOVE;
-  }
-
-  /**
-   * Frame `i`'s short level without the pops in its window (#isPop), dBFS; NO_SIGNAL_DB if it
-   * holds nothing else.
-   */
-  #withoutPops(i: number): number {
-    const f = this.#frames;
-    let sum = 0;
-    let kept = 0;
-    for (let j = Math.max(f.oldest, i - (SHORT_FRAMES - 1)); j <= i; j++) {
-      if (this.#isPop(j)) continue;
-      sum += f.power(j);
-      kept++;
-    }
-    return kept === 0 ? NO_SIGNAL_DB : powerDb(sum / kept);
-  }
-
-  /**
    * The room learns each frame once it is ROOM_DELAY_MS old; while the call connects, as soon as the
    * POP_SIDE_FRAMES after it have come (they tell a pop).
    */
@@ -617,7 +578,8 @@ export class CallerVoice {
       const i = this.#roomNext;
       const connecting = f.endMs(i) <= ROOM_DELAY_MS;
       if (connecting ? f.written - 1 < i + POP_SIDE_FRAMES : f.endMs(i) > this.#nowMs - ROOM_DELAY_MS) break;
-      const db = connecting ? this.#withoutPops(i) : f.db(i);
+      // While the call connects, its short level without the pops in its window.
+      const db = connecting ? f.levelWithoutPops(i, SHORT_FRAMES, POP_SIDE_FRAMES, POP_ABOVE_DB) : f.db(i);
       if (!f.mine(i) && db > NO_SIGNAL_DB) {
         const clear = f.clearVoiced(i) || f.nearTheirVoice(i, THEIR_SPAN);
         this.level.room(

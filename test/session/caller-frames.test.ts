@@ -50,6 +50,21 @@ describe("the caller's last frames", () => {
     expect(f.levelSince(99, 2000, 5)).toBe(NO_SIGNAL_DB);
   });
 
+  it("tell a pop, a frame or two far over those around it, from a sound that goes on", () => {
+    // A hiss at −60 dBFS; a pop at frames 3 and 4 (−10); a voice from frame 10 on (−30).
+    const level = (i: number) => (i === 3 || i === 4 ? -10 : i >= 10 ? -30 : -60);
+    const f = new CallerFrames();
+    for (let i = 0; i < 16; i++) f.add(level(i), 10 ** (level(i) / 10), (i + 1) * 20, none);
+    expect([3, 4].map((i) => f.popAt(i, 2, 12))).toEqual([true, true]);
+    // The voice's first frames are as loud as those after them: no pop.
+    expect([10, 11, 12].map((i) => f.popAt(i, 2, 12))).toEqual([false, false, false]);
+    expect(f.popAt(2, 2, 12)).toBe(false);
+    // Frames 2..6 without the pop: the hiss; frames 8..12 as they are.
+    expect(f.levelWithoutPops(6, 5, 2, 12)).toBeCloseTo(-60, 9);
+    expect(f.levelWithoutPops(12, 5, 2, 12)).toBeCloseTo(powerDb((2 * 1e-6 + 3 * 1e-3) / 5), 9);
+    expect(() => f.popAt(3, 5, 12)).toThrow(RangeError);
+  });
+
   it("mark the caller's frames from a moment on, and find their voice within a span", () => {
     const f = filled(600, (i) => ({ theirVoice: i === 550, speech: i >= 500 }));
     f.markMine(f.oldest, 11_000, true); // frames ending after 11 s: 550 on
