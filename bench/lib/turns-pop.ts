@@ -1,6 +1,6 @@
 // `--pop MS` (the turns bench, turns-gate): every call's line opens with a pop MS into the call,
 // 8 ms of noise 6 dB under full scale, as a line can click as it is answered. What sounds as the
-// call connects is learned as the room's; a pop must not be (caller-voice.ts, #isPop), or it bars
+// call connects is learned as the room's; a pop must not be (CallerFrames.popAt), or it bars
 // the caller's first words. Every case gets it, coughs too: it is the line's, not the caller's.
 import { noise } from "../../test/helpers/noise.ts";
 import { mixPcm } from "../../test/helpers/speech.ts";
