@@ -7,6 +7,7 @@ import type { Clock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import type { CallEnd } from "../../src/records/outcome.ts";
 import { CallSession } from "../../src/session/call-session.ts";
+import { LineLevels } from "../../src/session/line-level.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import type { SpeechDetectorFactory } from "../../src/session/speech-detector.ts";
 import type { CallInfo, CallTransport, DialPerson } from "../../src/session/transport.ts";
@@ -73,6 +74,8 @@ export function answerCalls(
 
 export function sessionStarter(d: SessionDeps): StartSession {
   const { records, feed, metrics, live, log } = d;
+  // Each transport's callers reach the bridge at their own usual level: each is learned on its own.
+  const lines = new LineLevels();
   return (callTransport, agent, outbound) => {
     if (d.draining()) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");
@@ -110,6 +113,7 @@ export function sessionStarter(d: SessionDeps): StartSession {
       onTurnMetrics: (m) => metrics.observeTurn(m),
       onSpeculation: (sp) => metrics.observeSpeculation(sp),
       trace: tracer?.trace,
+      line: lines.for(transport.info.transport),
       dialPerson: d.dialPerson?.(transport.info),
       // The agents of the call's handoffs: from the directory that chose the first, with its variables.
       handoff: (name) => {

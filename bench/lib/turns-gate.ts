@@ -27,7 +27,8 @@
 // sound later, so over another stretch of the room. --hello MS has every caller say "Hello?" MS
 // into the call first, as the bench's --hello does (turns-hello.ts); --pop MS has every call's line
 // pop MS into the call (turns-pop.ts); --softer DB has callers speak over the agent's reply DB softer
-// than they asked (turns-softer.ts).
+// than they asked (turns-softer.ts). The cases are one line's calls, in order: each teaches the line
+// its caller's level (line-level.ts), as calls through one bridge do.
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -36,6 +37,7 @@ import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { parseLatency } from "../../src/config/latency.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
+import { LineLevel } from "../../src/session/line-level.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
 import { percentile } from "./measure.ts";
 import { allowanceFor, withAllowance } from "./turns-allowance.ts";
@@ -138,6 +140,9 @@ class BargeVerdict {
   }
 }
 
+/** The set's calls come in on one line, as the bench's do through one bridge: each teaches it its caller's level. */
+const line = new LineLevel();
+
 /** The gate's onsets (stream ms) over the case, its events and the detector's as text, and its barge-in. */
 async function gateOnsets(c: TurnCase): Promise<{
   starts: number[];
@@ -161,21 +166,26 @@ async function gateOnsets(c: TurnCase): Promise<{
     c.over === "greeting"
       ? undefined
       : new BargeVerdict(0, allowance.leadMs + GREETING_MS - bargeInConfirmMs);
-  const gate = new CallerVoice(true, {
-    start: (atMs) => {
-      starts.push(atMs);
-      barge?.start(atMs);
-      greeting?.start(atMs);
-      note("S")(atMs);
+  const gate = new CallerVoice(
+    true,
+    {
+      start: (atMs) => {
+        starts.push(atMs);
+        barge?.start(atMs);
+        greeting?.start(atMs);
+        note("S")(atMs);
+      },
+      end: (atMs) => {
+        ends.push(atMs);
+        barge?.end(nowMs);
+        greeting?.end(nowMs);
+        note("E")(atMs);
+      },
+      restart: note("R"),
     },
-    end: (atMs) => {
-      ends.push(atMs);
-      barge?.end(nowMs);
-      greeting?.end(nowMs);
-      note("E")(atMs);
-    },
-    restart: note("R"),
-  });
+    // The greeting's audio is on its way from the call's first frame.
+    { lineDb: line.usualDb(), agentSpeaking: () => nowMs < allowance.leadMs + GREETING_MS },
+  );
   const vad = new VoiceActivityDetector(model, {
     sampleRate: 16000,
     energyGateBelowLoudestDb: VAD_GATE_BELOW_LOUDEST_DB,
@@ -218,6 +228,7 @@ async function gateOnsets(c: TurnCase): Promise<{
       );
     }
   }
+  line.learn(gate.level.callerDb, gate.level.callerFrames);
   return { starts, ends, events, barge, greeting };
 }
 

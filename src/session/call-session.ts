@@ -18,6 +18,7 @@ import { TurnEndWait } from "./end-of-turn.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Interruptions } from "./interruptions.ts";
+import type { LineLevel } from "./line-level.ts";
 import { Listeners } from "./listeners.ts";
 import { OnsetPause } from "./onset-pause.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
@@ -52,6 +53,8 @@ export interface SessionDeps {
   trace?: CallTrace;
   /** The call ended: how (the outcome counted and filtered on) and why, in words. */
   onEnd?: (end: CallEnd) => void;
+  /** The usual caller level of the line the call came in on, learned across its calls (line-level.ts). */
+  line?: LineLevel;
   /** Places a warm transfer's call to the person (warm-transfer.ts); without it, transfers are blind. */
   dialPerson?: DialPerson;
   /** The agents this call may be handed to, resolved for it (handoff.ts). */
@@ -281,6 +284,8 @@ export class CallSession {
       clock: this.#d.clock,
       signal: this.#callAbort.signal,
       turn: this.#d.config.turn,
+      line: this.#d.line,
+      agentSpeaking: () => !!this.#agent?.speaking,
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),

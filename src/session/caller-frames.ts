@@ -26,6 +26,8 @@ export interface FrameMarks {
   theirVoice: boolean;
   /** Under their onset level, at their softer level or above (CallerLevel.softerDb), a voice not of another pitch. */
   softerTheirs: boolean;
+  /** The detector heard speech where the line's level held the gate (caller-voice.ts, LINE_BELOW_DB). */
+  held: boolean;
 }
 
 export class CallerFrames {
@@ -38,6 +40,7 @@ export class CallerFrames {
   readonly #clearVoiced = new Uint8Array(RING);
   readonly #theirVoice = new Uint8Array(RING);
   readonly #softerTheirs = new Uint8Array(RING);
+  readonly #held = new Uint8Array(RING);
   /** The powers of a frame and those around it, sorted (popAt). */
   readonly #around = new Float64Array(2 * MAX_POP_SIDE + 1);
   #written = 0;
@@ -64,6 +67,7 @@ export class CallerFrames {
     this.#clearVoiced[k] = marks.clearVoiced ? 1 : 0;
     this.#theirVoice[k] = marks.theirVoice ? 1 : 0;
     this.#softerTheirs[k] = marks.softerTheirs ? 1 : 0;
+    this.#held[k] = marks.held ? 1 : 0;
   }
 
   /** Frame `i`'s short level, dBFS. */
@@ -111,6 +115,17 @@ export class CallerFrames {
   /** Frame `i` was marked softerTheirs: it may start the caller's speech under their onset level. */
   softerTheirs(i: number): boolean {
     return this.#softerTheirs[i % RING] === 1;
+  }
+
+  /** The frames from `from` on that end after `afterMs` are marked held. */
+  markHeld(from: number, afterMs: number): void {
+    for (let i = Math.max(from, this.oldest); i < this.#written; i++)
+      if (this.#endMs[i % RING]! > afterMs) this.#held[i % RING] = 1;
+  }
+
+  /** Frame `i` was marked held: a voice the line's level kept from starting the caller's speech. */
+  held(i: number): boolean {
+    return this.#held[i % RING] === 1;
   }
 
   /** Frame `i` lies within `span` frames of one marked theirVoice. */

@@ -196,9 +196,13 @@ export class CallerLevel {
   settleEarly(wasRoom: boolean): void {
     const since = this.#roomSinceEarly;
     if (!since) return;
-    if (!wasRoom) this.#room.copyFrom(since);
-    this.#roomSinceEarly = undefined;
     this.#earlyDb = Number.NEGATIVE_INFINITY;
+    if (wasRoom) {
+      this.#roomSinceEarly = undefined;
+      return;
+    }
+    // Still nobody heard: a voice held back later (caller-voice.ts, the line's level) is watched the same way.
+    this.#room.copyFrom(since);
   }
 
   /**

@@ -6,7 +6,8 @@
 // or, while the room goes on talking, once nothing at the caller's level has been heard for
 // HANG_MS, or nothing near their usual level for USUAL_LEVEL_GONE_MS: the end of the turn follows
 // the end of the caller's own voice. A talker who began before the caller spoke is taken for them
-// (nothing else has been heard) until the caller's nearer voice shows (nearer-voice.ts).
+// (nothing else has been heard) until the caller's nearer voice shows (nearer-voice.ts); but while
+// the agent speaks, a voice far under the line's usual callers is not (line-level.ts).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -22,6 +23,7 @@ import type { NearWindow } from "../../codecs/speech-segmenter.ts";
 import type { CallLevels } from "../records/call-record.ts";
 import { CallerFrames, type FrameMarks } from "./caller-frames.ts";
 import { CallerLevel, ONSET_BELOW_DB } from "./caller-level.ts";
+import { type LineContext, LineHold } from "./line-level.ts";
 import { NearerVoice } from "./nearer-voice.ts";
 import { VoicePrint } from "./voice-print.ts";
 
@@ -137,6 +139,7 @@ export class CallerVoice {
     clearVoiced: false,
     theirVoice: false,
     softerTheirs: false,
+    held: false,
   };
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
@@ -183,11 +186,14 @@ export class CallerVoice {
   /** The caller's pitch. */
   readonly #print = new VoicePrint();
   readonly #nearer = new NearerVoice(this.level, this.#print);
+  /** The line's hold on the caller's first voice while the agent speaks (line-level.ts). */
+  readonly #line: LineHold;
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
-  constructor(enabled: boolean, events: CallerVoiceEvents) {
+  constructor(enabled: boolean, events: CallerVoiceEvents, line: LineContext = {}) {
     this.#enabled = enabled;
     this.#events = events;
+    this.#line = new LineHold(line);
   }
 
   /** A frame of the speaker's audio (any rate, in order), before the detector hears it. */
@@ -207,10 +213,24 @@ export class CallerVoice {
     // Only a frame that may start the caller's speech under their onset level needs its pitch found.
     marks.softerTheirs =
       this.#enabled && !marks.mine && !marks.theirVoice && !this.#connecting() && this.#softerTheirs();
+    // A voice only the line's level holds back may be a caller softer than the line's usual ones:
+    // it is learned as the room's as the voice heard as the call connected is, and dropped as that is.
+    // Once one of its frames is held, the detector's speech is, from its start.
+    const held =
+      this.#enabled && this.#vad && !this.speaking && this.#line.holds()
+        ? this.#line.frame(db, this.#barDb())
+        : "no";
+    if (held === "first") this.#frames.markHeld(this.#roomNext, this.#vadStartMs);
+    marks.held = held !== "no";
+    if (marks.held) this.#earlyHeardMs = this.#nowMs;
     this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
     // Only speech heard as the call connected may have been the caller's (a chord or a lorry then is no "Hello?").
-    if (this.#earlyEndMs > ROOM_DELAY_MS && this.level.earlyDb > NO_SIGNAL_DB && !this.speaking)
+    if (
+      (this.#earlyEndMs > ROOM_DELAY_MS || this.#line.voice) &&
+      this.level.earlyDb > NO_SIGNAL_DB &&
+      !this.speaking
+    )
       this.#watchEarlyVoice();
     if (db > NO_SIGNAL_DB) {
       this.#heardSound = true;
@@ -265,6 +285,7 @@ export class CallerVoice {
   vadEnd(atMs: number): void {
     this.#vad = false;
     this.#firstSpeech = false;
+    this.#line.speechEnded();
     // To the end as reported: the frames until then were marked the detector's speech (and the
     // short level carries the voice's last for its window past the end the detector placed).
     if (this.#earlyEndMs === Number.POSITIVE_INFINITY) this.#earlyEndMs = this.#nowMs;
@@ -492,6 +513,7 @@ export class CallerVoice {
   #start(atMs: number, onsetDb: number): void {
     if (this.speaking) return;
     this.speaking = true;
+    this.#line.started();
     this.#startMs = atMs;
     this.#firstSpeech = false;
     this.#run = 0;
@@ -529,9 +551,15 @@ export class CallerVoice {
    * The level that starts the caller's speech now: right after they stopped, their resumption
    * (softer onsets pass: the rest of a sentence after a pause); in the call's first speech, once
    * the detector is sure of a voice in it, a level that may be lower (CallerLevel.firstVoiceDb);
-   * else their onset level.
+   * else their onset level. While the line holds (the agent speaks, nobody heard yet), no lower
+   * than the line's bar (LineHold.bar).
    */
   #onsetDb(): number {
+    return this.#line.bar(this.#barDb());
+  }
+
+  /** The level that starts the caller's speech now, the line's aside. */
+  #barDb(): number {
     if (this.#firstSpeech && this.#sureAtMs >= this.#vadStartMs) return this.level.firstVoiceDb();
     return this.#resuming() ? this.level.resumeDb() : this.level.onsetDb();
   }
@@ -565,6 +593,7 @@ export class CallerVoice {
     } else if (this.#nowMs - this.#earlyHeardMs >= EARLY_GONE_MS) {
       this.level.settleEarly(false);
       this.#detectorHeard = false;
+      this.#line.voice = false;
     }
   }
 
@@ -587,7 +616,7 @@ export class CallerVoice {
           connecting || f.speech(i),
           clear,
           connecting,
-          f.startMs(i) < Math.min(this.#earlyEndMs, this.#earlyHeardMs + SOFT_MS),
+          f.held(i) || f.startMs(i) < Math.min(this.#earlyEndMs, this.#earlyHeardMs + SOFT_MS),
         );
       }
       this.#roomNext++;

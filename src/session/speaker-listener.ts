@@ -12,6 +12,7 @@ import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
 import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
+import type { LineLevel } from "./line-level.ts";
 import { PauseProfile } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
 import type { Recognizer } from "./services.ts";
@@ -39,6 +40,10 @@ export interface ListenerOptions {
   events: ListenerEvents;
   /** Aborted when the call ends: whatever is still uploading stops. */
   signal: AbortSignal;
+  /** The line the call came in on: its usual caller level, which this call's caller teaches in turn. */
+  line?: LineLevel;
+  /** The agent is speaking (or its reply's audio is on its way). */
+  agentSpeaking?: () => boolean;
   /** adaptToCaller: learn the speaker's pauses; callerLevelGate: only speech at their level is theirs. */
   turn: Pick<TurnTakingConfig, "adaptToCaller" | "callerLevelGate" | "prerollMs" | "noiseSuppression">;
 }
@@ -91,22 +96,26 @@ export class SpeakerListener {
       );
     // The gate is for a phone's one stream, where the caller is the near, loud voice and anyone
     // else the room. In a voice channel each member has their own stream: nobody is the room.
-    this.#voice = new CallerVoice(opts.turn.callerLevelGate && opts.speaker === undefined, {
-      start: (atMs) => this.#speechStart(atMs),
-      end: (atMs) => {
-        this.speaking = false;
-        // In a loud room what followed the speaker's voice is the room's: it is not recognized
-        // (PocketSphinx, given an utterance that ends in another voice, answered with no words).
-        if (this.#voice.level.roomIsLoud()) this.#upload?.capAt(atMs + END_PAD_MS);
-        opts.events.speechEnd(this, atMs);
+    this.#voice = new CallerVoice(
+      opts.turn.callerLevelGate && opts.speaker === undefined,
+      {
+        start: (atMs) => this.#speechStart(atMs),
+        end: (atMs) => {
+          this.speaking = false;
+          // In a loud room what followed the speaker's voice is the room's: it is not recognized
+          // (PocketSphinx, given an utterance that ends in another voice, answered with no words).
+          if (this.#voice.level.roomIsLoud()) this.#upload?.capAt(atMs + END_PAD_MS);
+          opts.events.speechEnd(this, atMs);
+        },
+        // The room was taken for the speaker until their voice (far louder, or louder and of another
+        // pitch) began: their words are recognized from there.
+        restart: (atMs) => {
+          this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
+          this.#openUpload();
+        },
       },
-      // The room was taken for the speaker until their voice (far louder, or louder and of another
-      // pitch) began: their words are recognized from there.
-      restart: (atMs) => {
-        this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
-        this.#openUpload();
-      },
-    });
+      { lineDb: opts.line?.usualDb(), agentSpeaking: opts.agentSpeaking },
+    );
     this.#detector = opts.createSpeechDetector(
       (e) => {
         if (this.#closed) return;
@@ -223,6 +232,9 @@ export class SpeakerListener {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    // The caller's level, learned over the call, is what the line's next calls are judged by.
+    if (this.speaker === undefined)
+      this.#o.line?.learn(this.#voice.level.callerDb, this.#voice.level.callerFrames);
     this.#upload?.abort();
     this.#upload = undefined;
     this.#detector.close();

@@ -3,7 +3,9 @@
 // The voice detector hears speech all along; the caller's turn must still end with their own voice
 // and the agent answer it, and the background must neither stop the greeting nor make turns.
 // The room's sound as the call connects is learned as the room's, but a pop as the line opens is
-// not: a caller in a café who cuts into the greeting right after one is heard.
+// not: a caller in a café who cuts into the greeting right after one is heard. A talker who begins
+// after the call connected, before the caller spoke, is told from the caller by how loud the line's
+// callers usually are.
 // Nothing is asserted about the words (the embedded recognizer gets most of them wrong).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +77,28 @@ function popThenInterruption(): Int16Array {
   return mixPcm(mixPcm(room, noise(8, RATE, { dbfs: -6, seed: 9 }), 0), asked, 1.2 * RATE);
 }
 
+/** A caller over a faint hiss who asks at once, over the greeting: a line's usual caller. */
+function usualCaller(): Int16Array {
+  const asked = speak("Hello, I would like to know where you are located and when you are open.", {
+    rate: RATE,
+    voice: "en-us",
+    wpm: 165,
+  });
+  return mixPcm(noise(7000, RATE, { dbfs: -60, seed: 6 }), asked, 0.5 * RATE);
+}
+
+/**
+ * Over a faint hiss, someone behind the caller begins to read 0.6 s into the call (after it
+ * connected, before anyone spoke), 16 dB under the caller; the caller asks at 4.5 s.
+ */
+function talkerBeginsFirst(): Int16Array {
+  const asked = speak("Where are you located?", { rate: RATE, voice: "en-us", wpm: 165 });
+  const read = speak(ROOM_TEXT, { rate: RATE, voice: "en-gb+f4", wpm: 150 });
+  const room = gain(read, speechLevelDb(asked) - 16 - speechLevelDb(read)).subarray(0, 12 * RATE);
+  const line = mixPcm(noise(12_000, RATE, { dbfs: -60, seed: 7 }), room, 0.6 * RATE);
+  return mixPcm(line, asked, 4.5 * RATE);
+}
+
 let bridge: Bridge;
 let dir: string;
 
@@ -134,6 +158,20 @@ describe("a caller with a voice behind them", () => {
     expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(false);
     expect(turns[2]!.text.length).toBeGreaterThan(0);
   }, 60_000);
+
+  it("lets no talker who begins before the caller stop the greeting, on a line whose callers it knows", async () => {
+    // Three calls teach the line how loud its callers are (line-level.ts).
+    await Promise.all([1, 2, 3].map(() => callWith(usualCaller(), 6)));
+    const record = await callWith(talkerBeginsFirst(), 25);
+    const turns = record.turns as TurnView[];
+    // The talker, far under the line's callers, is not taken for this one's: the greeting plays
+    // whole, and the caller's question is their one turn, answered.
+    expect(record.events.filter((e) => e.type === "barge-in")).toEqual([]);
+    expect(turns.slice(0, 3).map((t) => t.role)).toEqual(["assistant", "user", "assistant"]);
+    expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(false);
+    expect(turns.filter((t) => t.role === "user")).toHaveLength(1);
+    expect(turns[2]!.text.length).toBeGreaterThan(0);
+  }, 90_000);
 
   it("stops the greeting for a caller who cuts in at once, though the line opened with a pop", async () => {
     const turns = (await callWith(popThenInterruption(), 20)).turns as TurnView[];

@@ -11,6 +11,7 @@ const none: FrameMarks = {
   clearVoiced: false,
   theirVoice: false,
   softerTheirs: false,
+  held: false,
 };
 
 /** `n` 20 ms frames, frame i at level −60 + i % 40 dBFS (its power to match). */

@@ -31,14 +31,20 @@ function play(
   vad: Vad[],
   enabled = true,
   onFrame?: (gate: CallerVoice, nowMs: number) => void,
+  line?: { lineDb: number; agentUntilMs: number },
 ) {
   const events: Array<{ type: "start" | "end" | "restart"; atMs: number; nowMs: number }> = [];
   let nowMs = 0;
-  const gate = new CallerVoice(enabled, {
-    start: (atMs) => events.push({ type: "start", atMs, nowMs }),
-    end: (atMs) => events.push({ type: "end", atMs, nowMs }),
-    restart: (atMs) => events.push({ type: "restart", atMs, nowMs }),
-  });
+  const gate = new CallerVoice(
+    enabled,
+    {
+      start: (atMs) => events.push({ type: "start", atMs, nowMs }),
+      end: (atMs) => events.push({ type: "end", atMs, nowMs }),
+      restart: (atMs) => events.push({ type: "restart", atMs, nowMs }),
+    },
+    // The agent speaks (its greeting) from the call's start until `agentUntilMs`.
+    line && { lineDb: line.lineDb, agentSpeaking: () => nowMs < line.agentUntilMs },
+  );
   const pending = [...vad].sort((a, b) => a.reportMs - b.reportMs);
   for (let s = 0; s + FRAME <= pcm.length; s += FRAME) {
     gate.frame(pcm.subarray(s, s + FRAME), RATE);
@@ -218,6 +224,57 @@ describe("the caller's voice and the room's", () => {
     expect(events[1]!.atMs).toBeLessThan(3200);
     expect(events[2]!.atMs).toBeGreaterThan(4200);
     expect(events[2]!.atMs).toBeLessThan(4700);
+  });
+
+  it("does not take a talker far under the line's usual caller for the caller while the greeting plays", () => {
+    // As above, the talker 16 dB under the caller, begun after the call connected; the line's
+    // callers are usually at -20 dBFS. The greeting plays until 4 s; the caller cuts into it at 3 s.
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
+        at: at(3000),
+      },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 8900, type: "end", atMs: 8700 },
+    ];
+    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
+    // Nothing stopped the greeting before the caller spoke: their voice is the first taken.
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeGreaterThan(2900);
+    expect(events[0]!.atMs).toBeLessThan(3200);
+    // A line whose callers are as soft as the talker: it is taken for the caller, as before.
+    const soft = play(pcm, vad, true, undefined, { lineDb: -34, agentUntilMs: 4000 }).events;
+    expect(soft.map((e) => e.type)).toEqual(["start", "restart", "end"]);
+    expect(soft[0]!.atMs).toBeLessThan(1200);
+  });
+
+  it("hears a caller far softer than the line's usual ones when they speak again after the greeting", () => {
+    // The caller, 14 dB under the line's usual level, over a hiss, says something over the
+    // greeting (1 s to 1.8 s), which plays until 2 s, and asks at 4.5 s.
+    const voice = (ms: number, seed: number) =>
+      voiceSignal({ rate: RATE, ms, dbfs: -34, f0: 110, seed, pauseShare: 0.1 });
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voice(800, 13), at: at(1000) },
+      { pcm: voice(1500, 14), at: at(4500) },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2100, type: "end", atMs: 1800 },
+      { reportMs: 4620, type: "start", atMs: 4500 },
+      { reportMs: 6300, type: "end", atMs: 6000 },
+    ];
+    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 2000 });
+    expect(events.map((e) => e.type)).toEqual(["start", "end"]);
+    expect(events[0]!.atMs).toBeGreaterThan(4400);
+    expect(events[0]!.atMs).toBeLessThan(4700);
+    // With no line known, as any first voice: at once.
+    const first = play(pcm, vad).events;
+    expect(first[0]!.atMs).toBeLessThan(1100);
   });
 
   it("hears a caller who said hello as the call connected, when they speak after the greeting", () => {

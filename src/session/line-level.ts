@@ -1,0 +1,136 @@
+// How loud callers on a line usually are, learned across its calls. Inside one call a voice heard
+// before the caller has spoken is taken for theirs: nothing else has been heard yet, and a voice
+// 10 dB over a steady hiss is a talker across the room in one call and the caller over a steady
+// noise in the next (notes of 2026-12-02). Such a talker, beginning while the greeting played,
+// stopped it. Across calls the two differ: callers on one line reach the bridge within some dB of
+// each other, and a talker behind them lies 10–20 dB under them. So each call ends by teaching the
+// line its caller's level, and the next call's gate (caller-voice.ts) does not let a voice far
+// under the line's usual one stop the agent before that call's caller has been heard. A caller who
+// really is that soft is heard as soon as the agent is silent, as any first voice is.
+
+/** The calls a line's usual level is the median of: the last so many. */
+export const LINE_CALLS = 31;
+/** Calls learned before a line's usual level is known. */
+export const LINE_KNOWN_CALLS = 3;
+/** A call teaches the line only if its caller's level was learned from this many frames (1 s). */
+export const LINE_LEARN_FRAMES = 50;
+/**
+ * While the agent speaks and nobody has been heard in the call, a sound starts the caller's speech
+ * only from this far under the line's usual caller level, dB. Callers' first syllables stood 2–14
+ * dB over their own level (its median), and the noisy set's callers differ by up to 15 dB: its
+ * softest caller's first word stood 2 dB over the line's median. A talker 16 dB under their caller
+ * stood 2–12 dB under it, and stopped the greeting. Offline, callers 8 dB softer than the line's
+ * usual ones were all heard over the greeting but its two softest (notes of 2026-12-05).
+ */
+export const LINE_BELOW_DB = 6;
+
+/** What a call's gate knows of its line and of the agent (caller-voice.ts). */
+export interface LineContext {
+  /** The usual caller level of the line the call came in on (LineLevel.usualDb), dBFS. */
+  lineDb?: number;
+  /** The agent is speaking (or about to: its reply's audio is on its way). */
+  agentSpeaking?: () => boolean;
+}
+
+export class LineLevel {
+  readonly #levels = new Float64Array(LINE_CALLS);
+  #count = 0;
+  #next = 0;
+
+  /**
+   * A call ended whose caller was heard at `callerDb` (their level's median), learned from
+   * `frames` frames of their speech. A call in which the caller said little teaches nothing: a
+   * level from a cough or one "yes" is not theirs yet.
+   */
+  learn(callerDb: number, frames: number): void {
+    if (!Number.isFinite(callerDb) || frames < LINE_LEARN_FRAMES) return;
+    this.#levels[this.#next] = callerDb;
+    this.#next = (this.#next + 1) % LINE_CALLS;
+    if (this.#count < LINE_CALLS) this.#count++;
+  }
+
+  /** Calls learned (at most LINE_CALLS). */
+  get calls(): number {
+    return this.#count;
+  }
+
+  /**
+   * The usual caller level of the line: the median over its last calls, dBFS; undefined until
+   * LINE_KNOWN_CALLS have taught it. The median, so that a call whose "caller" was a talker (taken
+   * for them, the caller silent) does not move it.
+   */
+  usualDb(): number | undefined {
+    if (this.#count < LINE_KNOWN_CALLS) return undefined;
+    const sorted = this.#levels.slice(0, this.#count).sort();
+    const mid = this.#count >> 1;
+    return this.#count % 2 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  }
+}
+
+/** The lines of a bridge, by name (a transport's: "twilio", "sip"...), each learned on its own. */
+export class LineLevels {
+  readonly #lines = new Map<string, LineLevel>();
+
+  for(line: string): LineLevel {
+    let l = this.#lines.get(line);
+    if (!l) {
+      l = new LineLevel();
+      this.#lines.set(line, l);
+    }
+    return l;
+  }
+}
+
+/**
+ * One call's hold on its caller's first voice by its line's level: while it holds, a voice under
+ * the line's bar does not start the caller's speech, and the detector's speech that only the line
+ * kept out (it stood over the call's own bar) is a held voice, which the gate learns as the room's
+ * until it is settled as the voice heard as the call connected is (caller-voice.ts).
+ */
+export class LineHold {
+  readonly #context: LineContext;
+  /** The caller's speech has started in the call (whoever's it proves to be): nothing is held. */
+  #started = false;
+  /** A voice has been held and is not yet settled. */
+  voice = false;
+  /** ...and the detector's speech now is such a voice. */
+  #holding = false;
+
+  constructor(context: LineContext) {
+    this.#context = context;
+  }
+
+  /** The agent speaks, nobody has been heard in the call, and the line's usual caller level is known. */
+  holds(): boolean {
+    const { lineDb, agentSpeaking } = this.#context;
+    return !this.#started && lineDb !== undefined && !!agentSpeaking?.();
+  }
+
+  /** The bar `bar` (the call's own) raised to the line's while it holds, dBFS. */
+  bar(bar: number): number {
+    const { lineDb } = this.#context;
+    return lineDb !== undefined && this.holds() ? Math.max(bar, lineDb - LINE_BELOW_DB) : bar;
+  }
+
+  /**
+   * A frame at short level `db` in the detector's speech, not the caller's, while the line holds
+   * (and the call's own bar `ownBarDb`): whether it is held, and `first` when it is the first held
+   * of that speech (its frames before it are held too).
+   */
+  frame(db: number, ownBarDb: number): "no" | "first" | "held" {
+    if (!this.#holding && db < ownBarDb) return "no";
+    const first = !this.#holding;
+    this.#holding = this.voice = true;
+    return first ? "first" : "held";
+  }
+
+  /** The detector's speech ended. */
+  speechEnded(): void {
+    this.#holding = false;
+  }
+
+  /** The caller's speech started: nothing is held from now on. */
+  started(): void {
+    this.#started = true;
+  }
+}

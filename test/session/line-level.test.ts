@@ -1,0 +1,84 @@
+// A line's usual caller level: the median of its last calls' callers, known after a few calls,
+// taught only by a caller heard for long enough to have a level.
+import { describe, expect, it } from "vitest";
+import {
+  LINE_CALLS,
+  LINE_KNOWN_CALLS,
+  LINE_BELOW_DB,
+  LINE_LEARN_FRAMES,
+  LineHold,
+  LineLevel,
+  LineLevels,
+} from "../../src/session/line-level.ts";
+
+describe("a line's usual caller level", () => {
+  it("is the median of its calls' callers, once a few calls have taught it", () => {
+    const line = new LineLevel();
+    line.learn(-20, LINE_LEARN_FRAMES);
+    line.learn(-35, LINE_LEARN_FRAMES);
+    expect(LINE_KNOWN_CALLS).toBe(3);
+    expect(line.usualDb()).toBeUndefined();
+    line.learn(-18, LINE_LEARN_FRAMES);
+    // The one soft call (a talker taken for a silent caller, say) does not pull it down.
+    expect(line.usualDb()).toBe(-20);
+    line.learn(-22, LINE_LEARN_FRAMES);
+    expect(line.usualDb()).toBe(-21);
+    line.learn(-19, LINE_LEARN_FRAMES);
+    expect(line.usualDb()).toBe(-20);
+  });
+
+  it("is not taught by a call whose caller said too little, or nothing", () => {
+    const line = new LineLevel();
+    for (let i = 0; i < LINE_KNOWN_CALLS; i++) line.learn(-20, LINE_LEARN_FRAMES);
+    line.learn(-50, LINE_LEARN_FRAMES - 1);
+    line.learn(Number.NEGATIVE_INFINITY, 500);
+    expect(line.calls).toBe(LINE_KNOWN_CALLS);
+    expect(line.usualDb()).toBe(-20);
+  });
+
+  it("follows its last calls: older ones are forgotten", () => {
+    const line = new LineLevel();
+    for (let i = 0; i < LINE_CALLS; i++) line.learn(-30, LINE_LEARN_FRAMES);
+    for (let i = 0; i < (LINE_CALLS >> 1) + 1; i++) line.learn(-15, LINE_LEARN_FRAMES);
+    expect(line.calls).toBe(LINE_CALLS);
+    expect(line.usualDb()).toBe(-15);
+  });
+
+  it("is learned for each line on its own", () => {
+    const lines = new LineLevels();
+    for (let i = 0; i < LINE_KNOWN_CALLS; i++) lines.for("twilio").learn(-20, LINE_LEARN_FRAMES);
+    expect(lines.for("twilio").usualDb()).toBe(-20);
+    expect(lines.for("sip").usualDb()).toBeUndefined();
+    expect(lines.for("twilio")).toBe(lines.for("twilio"));
+  });
+});
+
+describe("a call's hold on its caller's first voice", () => {
+  it("raises the bar to the line's while the agent speaks and nobody was heard", () => {
+    let agent = true;
+    const hold = new LineHold({ lineDb: -20, agentSpeaking: () => agent });
+    expect(hold.holds()).toBe(true);
+    expect(hold.bar(-40)).toBe(-20 - LINE_BELOW_DB);
+    expect(hold.bar(-10)).toBe(-10);
+    agent = false;
+    expect(hold.holds()).toBe(false);
+    expect(hold.bar(-40)).toBe(-40);
+    agent = true;
+    hold.started();
+    expect(hold.bar(-40)).toBe(-40);
+    // A line not yet known holds nothing.
+    expect(new LineHold({ agentSpeaking: () => true }).holds()).toBe(false);
+  });
+
+  it("holds a voice from its first frame over the call's own bar to the end of the detector's speech", () => {
+    const hold = new LineHold({ lineDb: -20, agentSpeaking: () => true });
+    expect(hold.frame(-45, -40)).toBe("no");
+    expect(hold.voice).toBe(false);
+    expect(hold.frame(-35, -40)).toBe("first");
+    // Under the call's own bar (which the held voice raised, learned as the room's), still held.
+    expect(hold.frame(-45, -30)).toBe("held");
+    expect(hold.voice).toBe(true);
+    hold.speechEnded();
+    expect(hold.frame(-45, -30)).toBe("no");
+  });
+});
