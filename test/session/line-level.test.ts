@@ -2,9 +2,9 @@
 // taught only by a caller heard for long enough to have a level.
 import { describe, expect, it } from "vitest";
 import {
+  LINE_BELOW_DB,
   LINE_CALLS,
   LINE_KNOWN_CALLS,
-  LINE_BELOW_DB,
   LINE_LEARN_FRAMES,
   LineHold,
   LineLevel,
