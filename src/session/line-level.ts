@@ -6,7 +6,8 @@
 // each other, and a talker behind them lies 10–20 dB under them. So each call ends by teaching the
 // line its caller's level, and the next call's gate (caller-voice.ts) does not let a voice far
 // under the line's usual one stop the agent before that call's caller has been heard. A caller who
-// really is that soft is heard as soon as the agent is silent, as any first voice is.
+// really is that soft is heard when they speak again after a pause: the voice held back is the
+// room's only until 2.5 s pass without it (LineHold).
 
 /** The calls a line's usual level is the median of: the last so many. */
 export const LINE_CALLS = 31;
