@@ -108,8 +108,7 @@ export class CallerFrames {
 
   /** The frames from `from` on that end after `afterMs` are the caller's (`mine`) or not. */
   markMine(from: number, afterMs: number, mine: boolean): void {
-    for (let i = Math.max(from, this.oldest); i < this.#written; i++)
-      if (this.#endMs[i % RING]! > afterMs) this.#mine[i % RING] = mine ? 1 : 0;
+    this.#markAfter(this.#mine, from, afterMs, mine);
   }
 
   /** Frame `i` was marked softerTheirs: it may start the caller's speech under their onset level. */
@@ -119,8 +118,7 @@ export class CallerFrames {
 
   /** The frames from `from` on that end after `afterMs` are marked held. */
   markHeld(from: number, afterMs: number): void {
-    for (let i = Math.max(from, this.oldest); i < this.#written; i++)
-      if (this.#endMs[i % RING]! > afterMs) this.#held[i % RING] = 1;
+    this.#markAfter(this.#held, from, afterMs, true);
   }
 
   /** Frame `i` was marked held: a voice the line's level kept from starting the caller's speech. */
@@ -183,6 +181,12 @@ export class CallerFrames {
       n++;
     }
     return n === 0 ? NO_SIGNAL_DB : powerDb(sum / n);
+  }
+
+  /** Sets mark `marks` to `on` on the frames from `from` on that end after `afterMs`. */
+  #markAfter(marks: Uint8Array, from: number, afterMs: number, on: boolean): void {
+    for (let i = Math.max(from, this.oldest); i < this.#written; i++)
+      if (this.#endMs[i % RING]! > afterMs) marks[i % RING] = on ? 1 : 0;
   }
 
   /** The loudest short level among frames `from`..`to`, dBFS. */

@@ -593,7 +593,7 @@ export class CallerVoice {
     } else if (this.#nowMs - this.#earlyHeardMs >= EARLY_GONE_MS) {
       this.level.settleEarly(false);
       this.#detectorHeard = false;
-      this.#line.voice = false;
+      this.#line.dropped();
     }
   }
 

@@ -93,7 +93,7 @@ export class LineHold {
   /** The caller's speech has started in the call (whoever's it proves to be): nothing is held. */
   #started = false;
   /** A voice has been held and is not yet settled. */
-  voice = false;
+  #voice = false;
   /** ...and the detector's speech now is such a voice. */
   #holding = false;
 
@@ -103,14 +103,18 @@ export class LineHold {
 
   /** The agent speaks, nobody has been heard in the call, and the line's usual caller level is known. */
   holds(): boolean {
-    const { lineDb, agentSpeaking } = this.#context;
-    return !this.#started && lineDb !== undefined && !!agentSpeaking?.();
+    return this.#lineBarDb() !== undefined;
   }
 
   /** The bar `bar` (the call's own) raised to the line's while it holds, dBFS. */
   bar(bar: number): number {
-    const { lineDb } = this.#context;
-    return lineDb !== undefined && this.holds() ? Math.max(bar, lineDb - LINE_BELOW_DB) : bar;
+    const line = this.#lineBarDb();
+    return line === undefined ? bar : Math.max(bar, line);
+  }
+
+  /** A voice has been held and is not yet settled (dropped()). */
+  get voice(): boolean {
+    return this.#voice;
   }
 
   /**
@@ -121,8 +125,13 @@ export class LineHold {
   frame(db: number, ownBarDb: number): "no" | "first" | "held" {
     if (!this.#holding && db < ownBarDb) return "no";
     const first = !this.#holding;
-    this.#holding = this.voice = true;
+    this.#holding = this.#voice = true;
     return first ? "first" : "held";
+  }
+
+  /** The held voice was settled as no room's: it was dropped from the room's levels. */
+  dropped(): void {
+    this.#voice = false;
   }
 
   /** The detector's speech ended. */
@@ -133,5 +142,12 @@ export class LineHold {
   /** The caller's speech started: nothing is held from now on. */
   started(): void {
     this.#started = true;
+  }
+
+  /** The line's bar while it holds, dBFS; undefined while it does not. */
+  #lineBarDb(): number | undefined {
+    const { lineDb, agentSpeaking } = this.#context;
+    if (this.#started || lineDb === undefined || !agentSpeaking?.()) return undefined;
+    return lineDb - LINE_BELOW_DB;
   }
 }

@@ -130,6 +130,26 @@ function callerThenRaised(fromMs: number, levelDbfs: number, raised: { ms: numbe
   return { parts, vad };
 }
 
+/**
+ * Nothing but hiss as the call connects; then the room talks (from 1 s, at -36 dBFS); the caller,
+ * 16 dB louder, at 3 s for 1.5 s. The detector hears speech from the talker's start to its end.
+ */
+function talkerThenCaller(): { pcm: Int16Array; vad: Vad[] } {
+  const pcm = mixAt([
+    { pcm: hiss(9000) },
+    { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+    {
+      pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
+      at: at(3000),
+    },
+  ]);
+  const vad: Vad[] = [
+    { reportMs: 1120, type: "start", atMs: 1000 },
+    { reportMs: 8900, type: "end", atMs: 8700 },
+  ];
+  return { pcm, vad };
+}
+
 describe("the caller's voice and the room's", () => {
   it("in a quiet room passes the detector's speech through as it is", () => {
     const pcm = mixAt([
@@ -204,19 +224,8 @@ describe("the caller's voice and the room's", () => {
   });
 
   it("takes a talker who began after the call for the caller only until the caller speaks", () => {
-    // Nothing but hiss as the call connects; then the room talks; the caller, 16 dB louder, at 3 s.
-    const pcm = mixAt([
-      { pcm: hiss(9000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
-        at: at(3000),
-      },
-    ]);
-    const { events } = play(pcm, [
-      { reportMs: 1120, type: "start", atMs: 1000 },
-      { reportMs: 8900, type: "end", atMs: 8700 },
-    ]);
+    const { pcm, vad } = talkerThenCaller();
+    const { events } = play(pcm, vad);
     // The room's talker first passes for the caller (no louder voice had been heard); once the
     // caller speaks, the utterance starts again with them, and ends with their voice.
     expect(events.map((e) => e.type)).toEqual(["start", "restart", "end"]);
@@ -227,20 +236,9 @@ describe("the caller's voice and the room's", () => {
   });
 
   it("does not take a talker far under the line's usual caller for the caller while the greeting plays", () => {
-    // As above, the talker 16 dB under the caller, begun after the call connected; the line's
-    // callers are usually at -20 dBFS. The greeting plays until 4 s; the caller cuts into it at 3 s.
-    const pcm = mixAt([
-      { pcm: hiss(9000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
-        at: at(3000),
-      },
-    ]);
-    const vad: Vad[] = [
-      { reportMs: 1120, type: "start", atMs: 1000 },
-      { reportMs: 8900, type: "end", atMs: 8700 },
-    ];
+    // As above; the line's callers are usually at -20 dBFS, and the greeting plays until 4 s: the
+    // caller cuts into it at 3 s.
+    const { pcm, vad } = talkerThenCaller();
     const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
     // Nothing stopped the greeting before the caller spoke: their voice is the first taken.
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
