@@ -8,7 +8,7 @@ import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
-import { repeatedWords } from "./turns-repeats.ts";
+import { type Repeats, repeatedWords } from "./turns-repeats.ts";
 import type { SpokenSentence } from "./turns-tts-tap.ts";
 
 export interface Outcome {
@@ -69,7 +69,7 @@ export interface Outcome {
   /** Complete utterances: end of speech (truth) → the first agent audio heard after it, whatever it was. */
   heardAfterMs?: number;
   /** Agent audio the caller heard twice within one reply, and the delivered sentences found (turns-repeats.ts). */
-  repeats?: { words: number; ms: number; found: number };
+  repeats?: { words: number; ms: number; found: number; heard: Repeats["runs"] };
   error?: string;
 }
 
@@ -221,7 +221,8 @@ function repeatsOf(
   const answers = events.flatMap((e) => (e.type === "assistant" ? [wordsOf(e.generated)] : []));
   const saidTwice = (text: string) => answers.some((a) => a.split(text).length > 2);
   const r = repeatedWords(agent, RATE, spoken, callerBetween, saidTwice);
-  return { words: r.words, ms: r.ms, found: r.found };
+  // Which words, where in the call: what the trace of that call is read against.
+  return { words: r.words, ms: r.ms, found: r.found, heard: r.runs.filter((run) => run.words >= 2) };
 }
 
 const wordsOf = (text: string) => (text.toLowerCase().match(/[a-z0-9']+/g) ?? []).join(" ");

@@ -14,15 +14,20 @@
 // it were heard twice, when the second starts at most MAX_LAG_MS after the first ends and the
 // caller made no sound between (a reprompt or a later reply is not a repeat; the resume after a
 // backchannel, which replays a little of what was heard, follows the caller's sound). The part's
-// words are its share of the sentence's length times the sentence's words; repeats of 2 words or
-// more count in `repeated_words`, every repeat in `repeated_audio_ms` (a one-word stutter shows
-// there). A sentence the model wrote twice in one answer is not counted.
+// words are its share of the sentence's length times the sentence's words. That length is a
+// complete synthesis's: a delivery cut short is not the sentence, and a sentence that never came
+// whole is given its letters' length at the pace of the call's sentences that did (else a stutter
+// in a sentence cut twice would count as all its words). Repeats of 2 words or more count in
+// `repeated_words`, every repeat in `repeated_audio_ms` (a one-word stutter shows there). A
+// sentence the model wrote twice in one answer is not counted.
 import type { SpokenSentence } from "./turns-tts-tap.ts";
 
 const WINDOW = 160;
 const STEP = 80;
 /** Later than this after the first playing ended, a second belongs to another reply (a reprompt is 8 s). */
 const MAX_LAG_MS = 6000;
+/** Speech per letter of a sentence that never came whole, when none came whole to go by, ms. */
+const MS_PER_LETTER = 75;
 /** Quieter windows are the silence around words, alike everywhere. */
 const LOUD_MEAN_ABS = 150;
 const B = 0x01000193;
@@ -76,6 +81,28 @@ const concat = (chunks: readonly Int16Array[]) => {
 };
 
 const wordsOf = (text: string) => text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
+const lettersOf = (text: string) => text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
+
+/** Each sentence's whole length, samples, by its words: a complete synthesis's, else its letters'. */
+function wholeLengths(sentences: readonly SpokenSentence[], rate: number): Map<string, number> {
+  const whole = new Map<string, number>();
+  let samples = 0;
+  let letters = 0;
+  for (const s of sentences) {
+    if (!s.complete) continue;
+    const n = s.chunks.reduce((sum, c) => sum + c.length, 0);
+    const key = wordsOf(s.text).join(" ");
+    whole.set(key, Math.max(whole.get(key) ?? 0, n));
+    samples += n;
+    letters += lettersOf(s.text);
+  }
+  const perLetter = letters > 0 ? samples / letters : (MS_PER_LETTER * rate) / 1000;
+  for (const s of sentences) {
+    const key = wordsOf(s.text).join(" ");
+    if (!whole.has(key)) whole.set(key, lettersOf(s.text) * perLetter);
+  }
+  return whole;
+}
 
 /** Where the delivered sentences played in `recording`, each playing once. */
 function playings(recording: Int16Array, sentences: readonly SpokenSentence[]): Playing[] {
@@ -131,6 +158,7 @@ export function repeatedWords(
 ): Repeats {
   const ms = (samples: number) => (samples * 1000) / rate;
   const heard = playings(recording, sentences);
+  const whole = wholeLengths(sentences, rate);
   const runs: Repeats["runs"] = [];
   heard.forEach((later, j) => {
     // Samples of the sentence heard again, and its whole length (a cut synthesis is delivered short).
@@ -145,7 +173,8 @@ export function repeatedWords(
       // espeak-ng times a sentence the same way each time (it varies the voice, not the timing):
       // two syntheses' parts compare sample for sample from the sentence's start.
       const overlap = Math.min(first.to, later.to) - Math.max(first.from, later.from);
-      if (overlap > best.overlap) best = { overlap, whole: Math.max(first.length, later.length) };
+      if (overlap > best.overlap)
+        best = { overlap, whole: Math.max(first.length, later.length, whole.get(later.text) ?? 0) };
     }
     if (best.overlap <= 0) return;
     const words = Math.round((best.overlap / best.whole) * wordsOf(later.text).length);

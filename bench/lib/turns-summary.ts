@@ -97,7 +97,12 @@ export function summarize(outcomes: readonly Outcome[]) {
     meets_targets: meets,
     n: countBy(valid),
     n_total: countBy(outcomes),
-    repeats: repeated.map((o) => ({ id: o.id, words: o.repeats!.words, ms: o.repeats!.ms })),
+    repeats: repeated.map((o) => ({
+      id: o.id,
+      words: o.repeats!.words,
+      ms: o.repeats!.ms,
+      ...(o.repeats!.heard.length > 0 ? { heard: o.repeats!.heard } : {}),
+    })),
     // Calls whose recording the repeats judge matched to what their speech sessions delivered.
     repeats_judged_calls: outcomes.filter((o) => (o.repeats?.found ?? 0) > 0).length,
     greeting_stopped: greetingStopped.map((o) => o.id),

@@ -11,6 +11,8 @@ export interface SpokenSentence {
   readonly text: string;
   /** Its audio as the caller's side decodes it (8 kHz PCM through µ-law), chunks in order. */
   readonly chunks: Int16Array[];
+  /** Its end came: `chunks` hold all of it (else the session was cut, or closed, within it). */
+  complete: boolean;
 }
 
 export class TtsTap {
@@ -35,13 +37,15 @@ export class TtsTap {
 
   #tap(stream: TtsStream): TtsStream {
     const sink = this.#sentences;
-    let current: { text: string; chunks: Int16Array[] } | undefined;
+    let current: SpokenSentence | undefined;
     const tapped = (events: AsyncIterable<TtsEvent>): AsyncIterable<TtsEvent> => ({
       async *[Symbol.asyncIterator]() {
         for await (const ev of events) {
           if (ev.type === "sentence-start") {
-            current = { text: ev.text, chunks: [] };
+            current = { text: ev.text, chunks: [], complete: false };
             sink.push(current);
+          } else if (ev.type === "sentence-end" && current) {
+            current.complete = true;
           } else if (ev.type === "audio" && current && ev.audio instanceof Int16Array) {
             // A copy (the session may reuse the array), as the Twilio caller hears it: µ-law.
             current.chunks.push(mulawDecode(mulawEncode(ev.audio)));

@@ -25,7 +25,9 @@ const SATURDAY = "On Saturdays we close at four.";
 const hours = speak(HOURS, { rate: RATE });
 const hoursAgain = speak(HOURS, { rate: RATE, pitch: 60 });
 const saturday = speak(SATURDAY, { rate: RATE });
-const said = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({ text, chunks });
+const said = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({ text, chunks, complete: true });
+/** A delivery the session was cut within: its end never came. */
+const cutShort = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({ text, chunks, complete: false });
 const nobody = () => false;
 
 describe("repeated words in the agent's recording", () => {
@@ -40,7 +42,7 @@ describe("repeated words in the agent's recording", () => {
       saturday,
       silence(500),
     ]);
-    const spoken = [said(HOURS, cut), said(HOURS, hoursAgain), said(SATURDAY, saturday)];
+    const spoken = [cutShort(HOURS, cut), said(HOURS, hoursAgain), said(SATURDAY, saturday)];
     const r = repeatedWords(call, RATE, spoken, nobody);
     expect(r.found).toBe(3);
     expect(r.runs).toHaveLength(1);
@@ -61,10 +63,23 @@ describe("repeated words in the agent's recording", () => {
     const r = repeatedWords(
       stutter,
       RATE,
-      [said(HOURS, hours.slice(0, RATE / 5)), said(HOURS, hoursAgain)],
+      [cutShort(HOURS, hours.slice(0, RATE / 5)), said(HOURS, hoursAgain)],
       nobody,
     );
     expect(r.ms).toBeGreaterThan(0);
+    expect(r.words).toBe(0);
+  });
+
+  it("counts a stutter in a sentence that never came whole as a stutter, not as all its words", () => {
+    // Cut after 150 ms, then again after 400 ms: its words are judged at the call's pace.
+    const first = hours.slice(0, (RATE * 150) / 1000);
+    const second = hoursAgain.slice(0, (RATE * 400) / 1000);
+    const call = concatPcm([silence(300), saturday, silence(300), first, silence(200), second, silence(300)]);
+    const spoken = [said(SATURDAY, saturday), cutShort(HOURS, first), cutShort(HOURS, second)];
+    const r = repeatedWords(call, RATE, spoken, nobody);
+    expect(r.runs).toHaveLength(1);
+    expect(r.runs[0]!.ms).toBeGreaterThanOrEqual(100);
+    expect(r.runs[0]!.words).toBeLessThanOrEqual(1);
     expect(r.words).toBe(0);
   });
 
