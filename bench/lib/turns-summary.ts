@@ -17,6 +17,8 @@ const rate = (hits: number, of: number) => (of > 0 ? round(hits / of, 3) : null)
 const p = (values: number[], q: number) => (values.length ? Math.round(percentile(values, q)) : null);
 const nums = (values: Array<number | undefined>) => values.filter((v): v is number => v !== undefined);
 
+const caseAndCall = (o: Outcome) => (o.callSid ? `${o.id} ${o.callSid}` : o.id);
+
 export function summarize(outcomes: readonly Outcome[]) {
   const valid = outcomes.filter((o) => o.valid);
   const of = (cat: Outcome["category"]) => valid.filter((o) => o.category === cat);
@@ -106,6 +108,9 @@ export function summarize(outcomes: readonly Outcome[]) {
     // Calls whose recording the repeats judge matched to what their speech sessions delivered.
     repeats_judged_calls: outcomes.filter((o) => (o.repeats?.found ?? 0) > 0).length,
     greeting_stopped: greetingStopped.map((o) => o.id),
+    // Which cases, and their calls (the --trace log's callId): where to read what happened.
+    false_barge_in: falseBarge.map(caseAndCall),
+    missed_barge_in: missed.map(caseAndCall),
     invalid: outcomes
       .filter((o) => !o.valid)
       .map((o) => ({ id: o.id, why: o.invalidWhy, ...(o.error ? { error: o.error } : {}) })),
