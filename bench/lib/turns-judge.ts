@@ -116,8 +116,10 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     e.type === "user" && Date.parse(e.at) - t0 >= from ? [{ e, i }] : [],
   );
   out.userTexts = users.map((u) => u.e.text);
+  // Talk over the agent decided before the sound began was not about it: in an over-the-reply case,
+  // the question cutting into a greeting that a fault had made late.
   for (const e of events) {
-    if (e.type === "barge-in") out.bargeIns[e.outcome] += 1;
+    if (e.type === "barge-in" && Date.parse(e.at) - t0 >= c.startMs) out.bargeIns[e.outcome] += 1;
   }
   if (c.over !== "greeting") {
     const firstSoundMs = c.questionStartMs ?? c.startMs;
