@@ -159,6 +159,13 @@ export interface CallLevels {
   noiseDb?: number;
   /** How long the voice detector went on hearing speech after the caller's own had ended, ms. */
   roomHeldMs: number;
+  /**
+   * The usual level of callers on the call's line as the call began (the median of its last
+   * calls'), dBFS; absent until its calls had taught it (session/line-level.ts).
+   */
+  lineDb?: number;
+  /** How long a voice under that level was kept from stopping the agent before the caller spoke, ms. */
+  lineHeldMs?: number;
 }
 
 /** How an outbound call's dialling ended (docs/outbound.md). */

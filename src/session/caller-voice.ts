@@ -188,17 +188,22 @@ export class CallerVoice {
   readonly #nearer = new NearerVoice(this.level, this.#print);
   /** The line's hold on the caller's first voice while the agent speaks (line-level.ts). */
   readonly #line: LineHold;
+  /** The line's usual caller level as the call began, for the call's figures; and what it held, ms. */
+  readonly #lineDb: number | undefined;
+  #lineHeldMs = 0;
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
   constructor(enabled: boolean, events: CallerVoiceEvents, line: LineContext = {}) {
     this.#enabled = enabled;
     this.#events = events;
     this.#line = new LineHold(line);
+    this.#lineDb = line.lineDb;
   }
 
   /** A frame of the speaker's audio (any rate, in order), before the detector hears it. */
   frame(pcm: Int16Array, rate: number): void {
-    this.#nowMs += (pcm.length * 1000) / rate;
+    const frameMs = (pcm.length * 1000) / rate;
+    this.#nowMs += frameMs;
     const power = meanSquare(pcm);
     this.#rawDb = powerDb(power);
     const db = this.#short.push(power);
@@ -222,7 +227,10 @@ export class CallerVoice {
         : "no";
     if (held === "first") this.#frames.markHeld(this.#roomNext, this.#vadStartMs);
     marks.held = held !== "no";
-    if (marks.held) this.#earlyHeardMs = this.#nowMs;
+    if (marks.held) {
+      this.#earlyHeardMs = this.#nowMs;
+      this.#lineHeldMs += frameMs;
+    }
     this.#frames.add(db, power, this.#nowMs, marks);
     this.#learnRoom();
     // Only speech heard as the call connected may have been the caller's (a chord or a lorry then is no "Hello?").
@@ -413,6 +421,9 @@ export class CallerVoice {
       ...(Number.isFinite(callerDb) ? { callerDb: round(callerDb) } : {}),
       ...(Number.isFinite(roomDb) ? { noiseDb: round(roomDb) } : {}),
       roomHeldMs: Math.round(this.#roomHeldMs + held),
+      ...(this.#lineDb !== undefined
+        ? { lineDb: round(this.#lineDb), lineHeldMs: Math.round(this.#lineHeldMs) }
+        : {}),
     };
   }
 

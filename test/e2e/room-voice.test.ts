@@ -171,6 +171,10 @@ describe("a caller with a voice behind them", () => {
     expect((turns[0] as Extract<TurnView, { role: "assistant" }>).interrupted).toBe(false);
     expect(turns.filter((t) => t.role === "user")).toHaveLength(1);
     expect(turns[2]!.text.length).toBeGreaterThan(0);
+    // The record says what the call was judged against, and that the line held the talker back.
+    const levels = record.levels!;
+    expect(levels.lineDb).toBeDefined();
+    expect(levels.lineHeldMs).toBeGreaterThan(0);
   }, 90_000);
 
   it("stops the greeting for a caller who cuts in at once, though the line opened with a pop", async () => {

@@ -239,11 +239,16 @@ describe("the caller's voice and the room's", () => {
     // As above; the line's callers are usually at -20 dBFS, and the greeting plays until 4 s: the
     // caller cuts into it at 3 s.
     const { pcm, vad } = talkerThenCaller();
-    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
+    const { events, gate } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
     // Nothing stopped the greeting before the caller spoke: their voice is the first taken.
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
     expect(events[0]!.atMs).toBeGreaterThan(2900);
     expect(events[0]!.atMs).toBeLessThan(3200);
+    // The call's figures say what it was judged against, and how long the line held the talker.
+    const figures = gate.figures();
+    expect(figures.lineDb).toBe(-20);
+    expect(figures.lineHeldMs).toBeGreaterThan(500);
+    expect(figures.lineHeldMs).toBeLessThan(2200);
     // A line whose callers are as soft as the talker: it is taken for the caller, as before.
     const soft = play(pcm, vad, true, undefined, { lineDb: -34, agentUntilMs: 4000 }).events;
     expect(soft.map((e) => e.type)).toEqual(["start", "restart", "end"]);
