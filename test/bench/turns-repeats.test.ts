@@ -27,7 +27,11 @@ const hoursAgain = speak(HOURS, { rate: RATE, pitch: 60 });
 const saturday = speak(SATURDAY, { rate: RATE });
 const said = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({ text, chunks, complete: true });
 /** A delivery the session was cut within: its end never came. */
-const cutShort = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({ text, chunks, complete: false });
+const cutShort = (text: string, ...chunks: Int16Array[]): SpokenSentence => ({
+  text,
+  chunks,
+  complete: false,
+});
 const nobody = () => false;
 
 describe("repeated words in the agent's recording", () => {
