@@ -55,6 +55,9 @@ async function freePortPair(): Promise<number> {
   }
 }
 
+/** What baresip prints once its modules are loaded (ctrl_tcp listening, or failed to). */
+const READY = "baresip is ready.";
+
 class PortTaken extends Error {
   constructor(output: string) {
     super(`baresip could not bind its ports:\n${output}`);
@@ -146,6 +149,15 @@ export class Baresip {
         s.once("error", () => resolve(undefined));
       });
       if (!ctrl) await new Promise((r) => setTimeout(r, 50));
+    }
+    // The socket that answered may be another program's, which took the port first (baresip then
+    // runs on without its control socket, and every command is lost): once baresip says it is
+    // ready, a port it could not bind is a start to try again.
+    for (let i = 0; i < 200 && ctrl && proc.exitCode === null && !output.includes(READY); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    if (ctrl && (!output.includes(READY) || /Address already in use/.test(output))) {
+      ctrl.destroy();
+      ctrl = undefined;
     }
     if (!ctrl) {
       proc.kill("SIGKILL");
