@@ -188,8 +188,7 @@ export class CallerVoice {
   readonly #nearer = new NearerVoice(this.level, this.#print);
   /** The line's hold on the caller's first voice while the agent speaks (line-level.ts). */
   readonly #line: LineHold;
-  /** The line's usual caller level as the call began, for the call's figures; and what it held, ms. */
-  readonly #lineDb: number | undefined;
+  /** How long the line's level held a voice back, ms (the call's figures). */
   #lineHeldMs = 0;
 
   /** `enabled` false lets the detector's events through as they are (the levels are still kept). */
@@ -197,7 +196,6 @@ export class CallerVoice {
     this.#enabled = enabled;
     this.#events = events;
     this.#line = new LineHold(line);
-    this.#lineDb = line.lineDb;
   }
 
   /** A frame of the speaker's audio (any rate, in order), before the detector hears it. */
@@ -417,13 +415,12 @@ export class CallerVoice {
     const held = this.#endedByLevelAt === undefined ? 0 : Math.max(0, this.#nowMs - this.#endedByLevelAt);
     const round = (v: number) => Math.round(v * 10) / 10;
     const { callerDb, roomDb } = this.level;
+    const { lineDb } = this.#line;
     return {
       ...(Number.isFinite(callerDb) ? { callerDb: round(callerDb) } : {}),
       ...(Number.isFinite(roomDb) ? { noiseDb: round(roomDb) } : {}),
       roomHeldMs: Math.round(this.#roomHeldMs + held),
-      ...(this.#lineDb !== undefined
-        ? { lineDb: round(this.#lineDb), lineHeldMs: Math.round(this.#lineHeldMs) }
-        : {}),
+      ...(lineDb !== undefined ? { lineDb: round(lineDb), lineHeldMs: Math.round(this.#lineHeldMs) } : {}),
     };
   }
 

@@ -101,6 +101,11 @@ export class LineHold {
     this.#context = context;
   }
 
+  /** The line's usual caller level as the call began, dBFS; undefined if the line was not yet known. */
+  get lineDb(): number | undefined {
+    return this.#context.lineDb;
+  }
+
   /** The agent speaks, nobody has been heard in the call, and the line's usual caller level is known. */
   holds(): boolean {
     return this.#lineBarDb() !== undefined;
