@@ -8,7 +8,7 @@ import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";
 import type { TurnCase } from "./turns-cases.ts";
-import { type Repeats, repeatedWords } from "./turns-repeats.ts";
+import { MIN_REPEAT_WORDS, type Repeats, repeatedWords, sentenceWords } from "./turns-repeats.ts";
 import type { SpokenSentence } from "./turns-tts-tap.ts";
 
 export interface Outcome {
@@ -220,11 +220,14 @@ function repeatsOf(
     (from < c.endMs && to > c.startMs) ||
     (c.questionEndMs !== undefined && from < c.questionEndMs && to > c.questionEndMs);
   // The model's own repetition is not the bridge's: a sentence twice in one answer's words.
-  const answers = events.flatMap((e) => (e.type === "assistant" ? [wordsOf(e.generated)] : []));
+  const answers = events.flatMap((e) => (e.type === "assistant" ? [sentenceWords(e.generated)] : []));
   const saidTwice = (text: string) => answers.some((a) => a.split(text).length > 2);
   const r = repeatedWords(agent, RATE, spoken, callerBetween, saidTwice);
   // Which words, where in the call: what the trace of that call is read against.
-  return { words: r.words, ms: r.ms, found: r.found, heard: r.runs.filter((run) => run.words >= 2) };
+  return {
+    words: r.words,
+    ms: r.ms,
+    found: r.found,
+    heard: r.runs.filter((run) => run.words >= MIN_REPEAT_WORDS),
+  };
 }
-
-const wordsOf = (text: string) => (text.toLowerCase().match(/[a-z0-9']+/g) ?? []).join(" ");

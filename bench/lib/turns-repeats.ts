@@ -81,6 +81,10 @@ const concat = (chunks: readonly Int16Array[]) => {
 };
 
 const wordsOf = (text: string) => text.toLowerCase().match(/[a-z0-9']+/g) ?? [];
+/** A sentence's words, lower case, as one string: what two syntheses of one text share. */
+export const sentenceWords = (text: string) => wordsOf(text).join(" ");
+/** Repeats of fewer words are stutters: counted in `ms`, not in `words`. */
+export const MIN_REPEAT_WORDS = 2;
 const lettersOf = (text: string) => text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
 
 /** Each sentence's whole length, samples, by its words: a complete synthesis's, else its letters'. */
@@ -91,14 +95,14 @@ function wholeLengths(sentences: readonly SpokenSentence[], rate: number): Map<s
   for (const s of sentences) {
     if (!s.complete) continue;
     const n = s.chunks.reduce((sum, c) => sum + c.length, 0);
-    const key = wordsOf(s.text).join(" ");
+    const key = sentenceWords(s.text);
     whole.set(key, Math.max(whole.get(key) ?? 0, n));
     samples += n;
     letters += lettersOf(s.text);
   }
   const perLetter = letters > 0 ? samples / letters : (MS_PER_LETTER * rate) / 1000;
   for (const s of sentences) {
-    const key = wordsOf(s.text).join(" ");
+    const key = sentenceWords(s.text);
     if (!whole.has(key)) whole.set(key, lettersOf(s.text) * perLetter);
   }
   return whole;
@@ -135,7 +139,7 @@ function playings(recording: Int16Array, sentences: readonly SpokenSentence[]): 
     for (const [shift, g] of byShift)
       out.push({
         sentence: i,
-        text: wordsOf(s.text).join(" "),
+        text: sentenceWords(s.text),
         ...g,
         length: pcm.length,
         at: g.from + shift,
@@ -181,7 +185,7 @@ export function repeatedWords(
     runs.push({ text: later.text, atMs: Math.round(ms(later.at)), ms: Math.round(ms(best.overlap)), words });
   });
   return {
-    words: runs.reduce((n, r) => n + (r.words >= 2 ? r.words : 0), 0),
+    words: runs.reduce((n, r) => n + (r.words >= MIN_REPEAT_WORDS ? r.words : 0), 0),
     ms: runs.reduce((n, r) => n + r.ms, 0),
     runs,
     found: new Set(heard.map((h) => h.sentence)).size,
