@@ -7,7 +7,7 @@ import type { Clock } from "../../src/core/clock.ts";
 import type { Logger } from "../../src/core/log.ts";
 import type { CallEnd } from "../../src/records/outcome.ts";
 import { CallSession } from "../../src/session/call-session.ts";
-import { LineLevels } from "../../src/session/line-level.ts";
+import type { LineLevels } from "../../src/session/line-level.ts";
 import type { SessionServices } from "../../src/session/services.ts";
 import type { SpeechDetectorFactory } from "../../src/session/speech-detector.ts";
 import type { CallInfo, CallTransport, DialPerson } from "../../src/session/transport.ts";
@@ -44,6 +44,8 @@ export interface SessionDeps {
   readonly draining: () => boolean;
   /** A warm transfer's call to the person, on the calls whose carrier can place one (warm-transfer.ts). */
   readonly dialPerson?: (info: CallInfo) => DialPerson | undefined;
+  /** Each transport's callers reach the bridge at their own usual level: each line is learned on its own. */
+  readonly lines: LineLevels;
 }
 
 /** Each session's voice activity detector, made from one loaded model. */
@@ -73,9 +75,7 @@ export function answerCalls(
 }
 
 export function sessionStarter(d: SessionDeps): StartSession {
-  const { records, feed, metrics, live, log } = d;
-  // Each transport's callers reach the bridge at their own usual level: each is learned on its own.
-  const lines = new LineLevels();
+  const { records, feed, metrics, live, log, lines } = d;
   return (callTransport, agent, outbound) => {
     if (d.draining()) {
       log.warn({ callId: callTransport.info.callId }, "refusing a call while draining");

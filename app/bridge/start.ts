@@ -33,6 +33,7 @@ import type { BridgeCampaigns } from "./campaigns.ts";
 import { consoleFeed } from "./console-feed.ts";
 import { endOfCall } from "./end-of-call.ts";
 import { bridgeHttp, listen } from "./http.ts";
+import { openLineLevels } from "./line-levels.ts";
 import { liveAgents } from "./live-agents.ts";
 import { startMcp } from "./mcp.ts";
 import { startPlacing } from "./placing.ts";
@@ -137,6 +138,8 @@ export async function startBridge(
   const createDetector = await speechDetectors(metrics, log);
   const records = await openRecords(config, clock, log, overrides.onReportAttempt);
   const { store, transcripts, instance } = records;
+  // The lines' usual caller levels: from the records' last calls, then the other bridges' as they end.
+  const lineLevels = await openLineLevels(store, log);
   const tracing = await startTracing(config.tracing, { clock, log, instance });
   // SIP starts once the HTTP server listens; until then there is none to ask.
   let sip: SipSide = { server: undefined, rtpWorker: undefined };
@@ -172,6 +175,7 @@ export async function startBridge(
 
   const ended = endOfCall({ records, client, metrics, log });
   const startSession = sessionStarter({
+    lines: lineLevels.lines,
     config,
     clock,
     log,
@@ -260,6 +264,7 @@ export async function startBridge(
     async close(drainMs = 30_000) {
       draining = true;
       await campaigns?.stop();
+      lineLevels.close();
       const parts = {
         live,
         outbound,

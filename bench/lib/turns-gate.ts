@@ -228,7 +228,7 @@ async function gateOnsets(c: TurnCase): Promise<{
       );
     }
   }
-  line.learn(gate.level.callerDb, gate.level.callerFrames);
+  line.learn(gate.level.callerDb, gate.callerSpeechMs);
   return { starts, ends, events, barge, greeting };
 }
 

@@ -155,6 +155,8 @@ export type HandoffHistory = "whole" | "summary" | "none";
 export interface CallLevels {
   /** The caller's speech level, dBFS (absent if they never spoke). */
   callerDb?: number;
+  /** How much of the caller's speech that level was learned from, ms (with callerDb). */
+  callerSpeechMs?: number;
   /** The room's median level (the call's noise), dBFS. */
   noiseDb?: number;
   /** How long the voice detector went on hearing speech after the caller's own had ended, ms. */

@@ -144,6 +144,8 @@ export class CallerVoice {
   /** The next frame the room's levels learn from. */
   #roomNext = 0;
   #nowMs = 0;
+  /** A frame's length, ms (a call's frames are all alike). */
+  #frameMs = 20;
   /** The last frame's own level (not smoothed), dBFS. */
   #rawDb = NO_SIGNAL_DB;
   /** A frame with sound in it has come: levels can be judged. */
@@ -201,6 +203,7 @@ export class CallerVoice {
   /** A frame of the speaker's audio (any rate, in order), before the detector hears it. */
   frame(pcm: Int16Array, rate: number): void {
     const frameMs = (pcm.length * 1000) / rate;
+    this.#frameMs = frameMs;
     this.#nowMs += frameMs;
     const power = meanSquare(pcm);
     this.#rawDb = powerDb(power);
@@ -411,13 +414,20 @@ export class CallerVoice {
     return this.#nowMs - this.#lastRawContEndMs;
   }
 
+  /** How much of the caller's speech their level was learned from, ms. */
+  get callerSpeechMs(): number {
+    return this.level.callerFrames * this.#frameMs;
+  }
+
   figures(): CallerVoiceFigures {
     const held = this.#endedByLevelAt === undefined ? 0 : Math.max(0, this.#nowMs - this.#endedByLevelAt);
     const round = (v: number) => Math.round(v * 10) / 10;
     const { callerDb, roomDb } = this.level;
     const { lineDb } = this.#line;
     return {
-      ...(Number.isFinite(callerDb) ? { callerDb: round(callerDb) } : {}),
+      ...(Number.isFinite(callerDb)
+        ? { callerDb: round(callerDb), callerSpeechMs: Math.round(this.callerSpeechMs) }
+        : {}),
       ...(Number.isFinite(roomDb) ? { noiseDb: round(roomDb) } : {}),
       roomHeldMs: Math.round(this.#roomHeldMs + held),
       ...(lineDb !== undefined ? { lineDb: round(lineDb), lineHeldMs: Math.round(this.#lineHeldMs) } : {}),

@@ -7,14 +7,16 @@
 // line its caller's level, and the next call's gate (caller-voice.ts) does not let a voice far
 // under the line's usual one stop the agent before that call's caller has been heard. A caller who
 // really is that soft is heard when they speak again after a pause: the voice held back is the
-// room's only until 2.5 s pass without it (LineHold).
+// room's only until 2.5 s pass without it (LineHold). The lines outlive the process: the bridge
+// teaches them its records' last calls at start, and the other bridges' on a shared database
+// (app/bridge/line-levels.ts).
 
 /** The calls a line's usual level is the median of: the last so many. */
 export const LINE_CALLS = 31;
 /** Calls learned before a line's usual level is known. */
 export const LINE_KNOWN_CALLS = 3;
-/** A call teaches the line only if its caller's level was learned from this many frames (1 s). */
-export const LINE_LEARN_FRAMES = 50;
+/** A call teaches the line only if its caller's level was learned from this much of their speech, ms. */
+export const LINE_LEARN_MS = 1000;
 /**
  * While the agent speaks and nobody has been heard in the call, a sound starts the caller's speech
  * only from this far under the line's usual caller level, dB. Callers' first syllables stood 2–14
@@ -40,11 +42,11 @@ export class LineLevel {
 
   /**
    * A call ended whose caller was heard at `callerDb` (their level's median), learned from
-   * `frames` frames of their speech. A call in which the caller said little teaches nothing: a
-   * level from a cough or one "yes" is not theirs yet.
+   * `speechMs` of their speech. A call in which the caller said little teaches nothing: a level
+   * from a cough or one "yes" is not theirs yet.
    */
-  learn(callerDb: number, frames: number): void {
-    if (!Number.isFinite(callerDb) || frames < LINE_LEARN_FRAMES) return;
+  learn(callerDb: number, speechMs: number): void {
+    if (!Number.isFinite(callerDb) || !(speechMs >= LINE_LEARN_MS)) return;
     this.#levels[this.#next] = callerDb;
     this.#next = (this.#next + 1) % LINE_CALLS;
     if (this.#count < LINE_CALLS) this.#count++;

@@ -234,7 +234,7 @@ export class SpeakerListener {
     this.#closed = true;
     // The caller's level, learned over the call, is what the line's next calls are judged by.
     if (this.speaker === undefined)
-      this.#o.line?.learn(this.#voice.level.callerDb, this.#voice.level.callerFrames);
+      this.#o.line?.learn(this.#voice.level.callerDb, this.#voice.callerSpeechMs);
     this.#upload?.abort();
     this.#upload = undefined;
     this.#detector.close();

@@ -159,9 +159,12 @@ describe("a caller with a voice behind them", () => {
     expect(turns[2]!.text.length).toBeGreaterThan(0);
   }, 60_000);
 
-  it("lets no talker who begins before the caller stop the greeting, on a line whose callers it knows", async () => {
-    // Three calls teach the line how loud its callers are (line-level.ts).
+  it("lets no talker who begins before the caller stop the greeting, on a line whose callers it knew before a restart", async () => {
+    // Three calls teach the line how loud its callers are (line-level.ts); the bridge restarted
+    // since knows it from their records.
     await Promise.all([1, 2, 3].map(() => callWith(usualCaller(), 6)));
+    await bridge.close(0);
+    bridge = await startTwilioTestBridge(twilioTestConfig(dir));
     const record = await callWith(talkerBeginsFirst(), 25);
     const turns = record.turns as TurnView[];
     // The talker, far under the line's callers, is not taken for this one's: the greeting plays

@@ -187,6 +187,9 @@ describe("the caller's voice and the room's", () => {
     expect(f.callerDb).toBeGreaterThan(-25);
     expect(f.callerDb).toBeLessThan(-15);
     expect(f.noiseDb).toBeLessThan(f.callerDb! - 10);
+    // Learned from the caller's own ~2 s of speech, not from the talker after it.
+    expect(f.callerSpeechMs).toBeGreaterThan(1000);
+    expect(f.callerSpeechMs).toBeLessThanOrEqual(2200);
     // The detector heard speech for ~6.5 s after the caller's had ended.
     expect(f.roomHeldMs).toBeGreaterThan(6000);
   });

@@ -5,7 +5,7 @@ import {
   LINE_BELOW_DB,
   LINE_CALLS,
   LINE_KNOWN_CALLS,
-  LINE_LEARN_FRAMES,
+  LINE_LEARN_MS,
   LineHold,
   LineLevel,
   LineLevels,
@@ -14,23 +14,23 @@ import {
 describe("a line's usual caller level", () => {
   it("is the median of its calls' callers, once a few calls have taught it", () => {
     const line = new LineLevel();
-    line.learn(-20, LINE_LEARN_FRAMES);
-    line.learn(-35, LINE_LEARN_FRAMES);
+    line.learn(-20, LINE_LEARN_MS);
+    line.learn(-35, LINE_LEARN_MS);
     expect(LINE_KNOWN_CALLS).toBe(3);
     expect(line.usualDb()).toBeUndefined();
-    line.learn(-18, LINE_LEARN_FRAMES);
+    line.learn(-18, LINE_LEARN_MS);
     // The one soft call (a talker taken for a silent caller, say) does not pull it down.
     expect(line.usualDb()).toBe(-20);
-    line.learn(-22, LINE_LEARN_FRAMES);
+    line.learn(-22, LINE_LEARN_MS);
     expect(line.usualDb()).toBe(-21);
-    line.learn(-19, LINE_LEARN_FRAMES);
+    line.learn(-19, LINE_LEARN_MS);
     expect(line.usualDb()).toBe(-20);
   });
 
   it("is not taught by a call whose caller said too little, or nothing", () => {
     const line = new LineLevel();
-    for (let i = 0; i < LINE_KNOWN_CALLS; i++) line.learn(-20, LINE_LEARN_FRAMES);
-    line.learn(-50, LINE_LEARN_FRAMES - 1);
+    for (let i = 0; i < LINE_KNOWN_CALLS; i++) line.learn(-20, LINE_LEARN_MS);
+    line.learn(-50, LINE_LEARN_MS - 20);
     line.learn(Number.NEGATIVE_INFINITY, 500);
     expect(line.calls).toBe(LINE_KNOWN_CALLS);
     expect(line.usualDb()).toBe(-20);
@@ -38,15 +38,15 @@ describe("a line's usual caller level", () => {
 
   it("follows its last calls: older ones are forgotten", () => {
     const line = new LineLevel();
-    for (let i = 0; i < LINE_CALLS; i++) line.learn(-30, LINE_LEARN_FRAMES);
-    for (let i = 0; i < (LINE_CALLS >> 1) + 1; i++) line.learn(-15, LINE_LEARN_FRAMES);
+    for (let i = 0; i < LINE_CALLS; i++) line.learn(-30, LINE_LEARN_MS);
+    for (let i = 0; i < (LINE_CALLS >> 1) + 1; i++) line.learn(-15, LINE_LEARN_MS);
     expect(line.calls).toBe(LINE_CALLS);
     expect(line.usualDb()).toBe(-15);
   });
 
   it("is learned for each line on its own", () => {
     const lines = new LineLevels();
-    for (let i = 0; i < LINE_KNOWN_CALLS; i++) lines.for("twilio").learn(-20, LINE_LEARN_FRAMES);
+    for (let i = 0; i < LINE_KNOWN_CALLS; i++) lines.for("twilio").learn(-20, LINE_LEARN_MS);
     expect(lines.for("twilio").usualDb()).toBe(-20);
     expect(lines.for("sip").usualDb()).toBeUndefined();
     expect(lines.for("twilio")).toBe(lines.for("twilio"));
