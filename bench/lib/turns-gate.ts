@@ -35,6 +35,7 @@ import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { parseLatency } from "../../src/config/latency.ts";
+import { REJOIN_MS } from "../../src/session/barge-ins.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { LineLevel } from "../../src/session/line-level.ts";
@@ -104,11 +105,15 @@ const GREETING_MS = 3300;
  * Barge-ins over the agent as the session's BargeIns judges them, from the gate's onsets within
  * the labelled sound: one interrupts once bargeInConfirmMs have passed since its start and the
  * caller's voice is going on; one is over (a backchannel) when the gate's speech ends and does not
- * start again within bargeInGapMs, and the next onset starts another.
+ * start again within bargeInGapMs, and the next onset starts another, unless it is heard within
+ * REJOIN_MS of that end (then it goes on with the one that was over).
  */
 class BargeVerdict {
   #startMs: number | undefined;
   #endMs: number | undefined;
+  /** The last barge-in that was over, and when its end was heard. */
+  #over: { startMs: number; endMs: number } | undefined;
+  #nowMs = 0;
   interrupted = false;
   readonly #fromMs: number;
   readonly #toMs: number;
@@ -121,6 +126,9 @@ class BargeVerdict {
   /** The gate's speech started at stream position `atMs`. */
   start(atMs: number): void {
     if (this.interrupted || atMs < this.#fromMs || (this.#startMs === undefined && atMs > this.#toMs)) return;
+    if (this.#startMs === undefined && this.#over && this.#nowMs - this.#over.endMs <= REJOIN_MS)
+      this.#startMs = this.#over.startMs;
+    this.#over = undefined;
     this.#startMs ??= atMs;
     this.#endMs = undefined;
   }
@@ -131,9 +139,13 @@ class BargeVerdict {
   }
 
   frame(nowMs: number, goingOn: boolean): void {
+    this.#nowMs = nowMs;
     if (this.#startMs === undefined || this.interrupted) return;
     if (this.#endMs !== undefined) {
-      if (nowMs - this.#endMs >= bargeInGapMs) this.#startMs = this.#endMs = undefined;
+      if (nowMs - this.#endMs >= bargeInGapMs) {
+        this.#over = { startMs: this.#startMs, endMs: this.#endMs };
+        this.#startMs = this.#endMs = undefined;
+      }
       return;
     }
     if (nowMs - this.#startMs >= bargeInConfirmMs && goingOn) this.interrupted = true;

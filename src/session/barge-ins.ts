@@ -1,7 +1,8 @@
 // Speakers talking over the agent. Each one pauses the agent after `bargeInMinMs` and
 // interrupts it after `bargeInConfirmMs`; one who stops sooner was a backchannel or a cough.
 // A stop is not taken at once: a speaker who goes on within a short gap (the VAD ends speech at
-// a comma's pause: "Stop, | that's wrong") is still the same barge-in, timed from its start.
+// a comma's pause: "Stop, | that's wrong") is still the same barge-in, timed from its start. One
+// who goes on a little later, after the agent took up again, still is (REJOIN_MS).
 // Kept per speaker, so an "mm-hm" from one member neither stops the agent nor cancels another
 // member's real interruption; the agent resumes only when nobody is holding it. The interruption
 // is confirmed by the speaker's own voice: when its time comes and their voice has just stopped
@@ -16,6 +17,15 @@ export interface BargingVoice {
 
 /** How often an interruption held for the speaker's voice looks again, ms. */
 const VOICE_RECHECK_MS = 20;
+/**
+ * Speech over the agent that goes on this long after the speaker's last stopped (the end as
+ * reported), though the agent has resumed since, still continues that barge-in, ms. Over a loud
+ * room a comma's pause is heard to end sooner and the voice to start again later: "Wait, | that's
+ * the wrong shop" was two short sounds 520 ms apart as reported, under a conversation at the next
+ * table and a shop's announcements, and the agent took both for backchannels and went on. The
+ * agent still resumes after the gap (`stop`'s gapMs): a caller's "mm hmm" stalls it no longer.
+ */
+export const REJOIN_MS = 600;
 
 interface Barge {
   startAt: number;
@@ -23,6 +33,15 @@ interface Barge {
   confirmTimer: TimerHandle | undefined;
   /** Set while the speaker is silent, waiting whether they go on. */
   gapTimer: TimerHandle | undefined;
+}
+
+/** A short barge-in that is over, the agent resumed: who goes on soon enough continues it. */
+interface Ended {
+  startAt: number;
+  /** When its speech was reported to have stopped. */
+  stoppedAt: number;
+  /** When it first silenced the agent: how soon the caller was heard is counted to then. */
+  clearedAt: number | undefined;
 }
 
 export interface BargeInHost<K> {
@@ -36,6 +55,7 @@ export class BargeIns<K extends BargingVoice> {
   readonly #clock: Clock;
   readonly #host: BargeInHost<K>;
   readonly #barges = new Map<K, Barge>();
+  readonly #ended = new Map<K, Ended>();
   /** When the agent first fell silent for the barge-ins under way. */
   #clearedAt: number | undefined;
 
@@ -54,7 +74,8 @@ export class BargeIns<K extends BargingVoice> {
 
   /**
    * `who` began speaking over the agent at clock time `startAt`. Returns false when it continues
-   * their barge-in after a short gap (its start, and so its utterance, is the earlier one).
+   * their barge-in after a short gap, or within REJOIN_MS of its end (its start, and so its
+   * utterance, is the earlier one).
    */
   start(who: K, startAt: number, pauseAfterMs: number, interruptAfterMs: number): boolean {
     const going = this.#barges.get(who);
@@ -68,16 +89,28 @@ export class BargeIns<K extends BargingVoice> {
       );
       return false;
     }
+    const ended = this.#ended.get(who);
+    this.#ended.delete(who);
+    // Going on soon after a pause the agent resumed in: the same barge-in, timed from its start.
+    const rejoins = ended !== undefined && this.#clock.now() - ended.stoppedAt <= REJOIN_MS;
+    if (rejoins) this.#clearedAt ??= ended.clearedAt;
     const since = this.#clock.now() - startAt;
-    const barge: Barge = { startAt, pauseTimer: undefined, confirmTimer: undefined, gapTimer: undefined };
+    const barge: Barge = {
+      startAt: rejoins ? ended.startAt : startAt,
+      pauseTimer: undefined,
+      confirmTimer: undefined,
+      gapTimer: undefined,
+    };
     barge.pauseTimer = this.#clock.setTimeout(() => {
       barge.pauseTimer = undefined;
       this.#clearedAt ??= this.#clock.now();
       this.#host.pause();
     }, pauseAfterMs - since);
-    barge.confirmTimer = this.#confirmTimer(who, barge, interruptAfterMs - since);
+    // Not before it pauses the agent: a click right after a backchannel stops nothing.
+    const confirmMs = Math.max(pauseAfterMs - since, interruptAfterMs - (this.#clock.now() - barge.startAt));
+    barge.confirmTimer = this.#confirmTimer(who, barge, confirmMs);
     this.#barges.set(who, barge);
-    return true;
+    return !rejoins;
   }
 
   /** Interrupts in `delayMs` (at once if not positive), if `who`'s voice is still going on then. */
@@ -113,9 +146,12 @@ export class BargeIns<K extends BargingVoice> {
       short();
       return true;
     }
+    const stoppedAt = this.#clock.now();
     barge.gapTimer = this.#clock.setTimeout(() => {
       barge.gapTimer = undefined;
+      const clearedAt = this.#clearedAt;
       this.end(who);
+      this.#ended.set(who, { startAt: barge.startAt, stoppedAt, clearedAt });
       short();
     }, gapMs);
     return true;
@@ -139,6 +175,7 @@ export class BargeIns<K extends BargingVoice> {
 
   /** The agent's turn is over (interrupted or ended): every barge-in with it. */
   endAll(): void {
+    this.#ended.clear();
     for (const who of [...this.#barges.keys()]) this.end(who);
   }
 }

@@ -120,6 +120,24 @@ describe("barge-in across a short gap", () => {
     expect(h.historyOf("user").at(-1)).toBe("stop that is wrong");
   });
 
+  it("takes speech that goes on soon after the agent resumed from the pause for the same interruption", async () => {
+    // A longer pause (a loud room hears a comma's pause end sooner and the voice start again
+    // later): the agent resumes after the first part, then the second part continues it.
+    const h = await overTheReply([500, 500], 550);
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["resumed", "interrupted"]);
+    expect(h.historyOf("user").at(-1)).toBe("stop that is wrong");
+  });
+
+  it("takes two short sounds well apart over the reply for two backchannels", async () => {
+    const h = await overTheReply([500, 500], 1200);
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["resumed", "resumed"]);
+    expect(h.historyOf("assistant").at(-1)).toBe(
+      "Here is a long answer with many words in it that goes on and on for a while.",
+    );
+  });
+
   it("still resumes after a lone backchannel, and not before the gap is over", async () => {
     const h = await overTheReply([500], 0);
     const barges = h.events().filter((e) => e.type === "barge-in");
