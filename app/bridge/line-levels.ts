@@ -8,7 +8,7 @@ import type { Logger } from "../../src/core/log.ts";
 import type { CallEvent } from "../../src/records/call-record.ts";
 import { MAX_PAGE } from "../../src/records/store/call-query.ts";
 import type { CallPosition, CallStore } from "../../src/records/store/call-store.ts";
-import { LINE_CALLS, LINE_LEARN_MS, LineLevels } from "../../src/session/line-level.ts";
+import { LINE_CALLS, LineLevels, teachesLine } from "../../src/session/line-level.ts";
 
 /** How many of the latest ended calls are read at start (pages of MAX_PAGE). */
 export const SEED_CALLS = 2 * MAX_PAGE;
@@ -24,26 +24,26 @@ interface Taught {
 function taught(event: CallEvent | undefined): Taught | undefined {
   if (event?.type !== "call-end") return undefined;
   const l = event.levels;
-  if (l?.callerDb === undefined || l.callerSpeechMs === undefined || l.callerSpeechMs < LINE_LEARN_MS)
-    return undefined;
-  return { db: l.callerDb, speechMs: l.callerSpeechMs };
+  if (l?.callerDb === undefined || l.callerSpeechMs === undefined) return undefined;
+  return teachesLine(l.callerDb, l.callerSpeechMs)
+    ? { db: l.callerDb, speechMs: l.callerSpeechMs }
+    : undefined;
 }
 
 /**
- * The bridge's lines, taught by the records: the ended calls that started before `until` (the
- * bridge's own start: its own calls teach their lines as they end), read off the call path, and,
- * when the store is shared, other bridges' calls as they end. A record that cannot be read teaches
- * nothing; the lines go on learning from this bridge's calls.
+ * The bridge's lines, taught before it takes its first call by the records' ended calls that
+ * started before `until` (the bridge's start: its own calls teach their lines as they end; a few
+ * hundred reads by key at most), and, when the store is shared, by other bridges' calls as they
+ * end. Records that cannot be read teach nothing (logged): the lines learn from calls anew.
  */
-export function lineLevelsFromRecords(
+export async function openLineLevels(
   store: CallStore,
-  until: string,
   log: Logger,
-): { lines: LineLevels; seeded: Promise<void>; close: () => void } {
+  until = new Date().toISOString(),
+): Promise<{ lines: LineLevels; close: () => void }> {
   const lines = new LineLevels();
-  const unwatch = watchOthers(store, lines);
-  const stop = { stopped: false };
-  const seeded = seed(store, lines, until, stop).then(
+  const close = watchOthers(store, lines);
+  await seed(store, lines, until).then(
     (counts) => {
       if (Object.keys(counts).length)
         log.info({ calls: counts }, "line levels: taught by the records' last calls");
@@ -51,52 +51,30 @@ export function lineLevelsFromRecords(
     (err: Error) =>
       log.warn({ err: err.message }, "line levels: records not read; the lines learn from calls anew"),
   );
-  const close = () => {
-    stop.stopped = true;
-    unwatch();
-  };
-  return { lines, seeded, close };
-}
-
-/**
- * The bridge's lines as it starts, taught before it takes its first call (a few hundred reads by
- * key at most; a failure is logged, and the lines learn from calls anew).
- */
-export async function openLineLevels(
-  store: CallStore,
-  log: Logger,
-): Promise<{ lines: LineLevels; close: () => void }> {
-  const { lines, seeded, close } = lineLevelsFromRecords(store, new Date().toISOString(), log);
-  await seeded;
   return { lines, close };
 }
 
 /** Teaches each line its latest calls' levels, oldest first; resolves to how many per line. */
-async function seed(
-  store: CallStore,
-  lines: LineLevels,
-  until: string,
-  stop: { stopped: boolean },
-): Promise<Record<string, number>> {
+async function seed(store: CallStore, lines: LineLevels, until: string): Promise<Record<string, number>> {
   const byLine = new Map<string, Taught[]>();
   let after: CallPosition | undefined;
-  for (let read = 0; read < SEED_CALLS && !stop.stopped; ) {
+  for (let read = 0; read < SEED_CALLS; ) {
     const page = await store.list({ outcome: "ended", until, limit: MAX_PAGE, ...(after ? { after } : {}) });
     for (const call of page.calls) {
-      if (stop.stopped) break;
       const got = byLine.get(call.transport) ?? [];
+      byLine.set(call.transport, got);
       if (got.length >= LINE_CALLS) continue;
       const record = await store.get(call.callId);
       const t = taught(record?.events.findLast((e) => e.type === "call-end"));
-      if (t) byLine.set(call.transport, [...got, t]);
+      if (t) got.push(t);
     }
     read += page.calls.length;
     if (!page.next) break;
     after = page.next;
   }
   const counts: Record<string, number> = {};
-  if (stop.stopped) return counts;
   for (const [line, calls] of byLine) {
+    if (calls.length === 0) continue;
     // Newest first as listed: the oldest is learned first, so the ring ends on the newest.
     for (const t of calls.reverse()) lines.for(line).learn(t.db, t.speechMs);
     counts[line] = calls.length;
@@ -104,7 +82,7 @@ async function seed(
   return counts;
 }
 
-/** Other bridges' calls teach their lines as they end (a shared store only). */
+/** Other bridges' calls teach their lines as they end (a shared store only); returns the unwatch. */
 function watchOthers(store: CallStore, lines: LineLevels): () => void {
   if (!store.watchOthers) return () => {};
   const open = new Map<string, string>();

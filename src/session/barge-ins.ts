@@ -89,12 +89,13 @@ export class BargeIns<K extends BargingVoice> {
       );
       return false;
     }
+    const now = this.#clock.now();
     const ended = this.#ended.get(who);
     this.#ended.delete(who);
     // Going on soon after a pause the agent resumed in: the same barge-in, timed from its start.
-    const rejoins = ended !== undefined && this.#clock.now() - ended.stoppedAt <= REJOIN_MS;
+    const rejoins = ended !== undefined && now - ended.stoppedAt <= REJOIN_MS;
     if (rejoins) this.#clearedAt ??= ended.clearedAt;
-    const since = this.#clock.now() - startAt;
+    const since = now - startAt;
     const barge: Barge = {
       startAt: rejoins ? ended.startAt : startAt,
       pauseTimer: undefined,
@@ -107,7 +108,7 @@ export class BargeIns<K extends BargingVoice> {
       this.#host.pause();
     }, pauseAfterMs - since);
     // Not before it pauses the agent: a click right after a backchannel stops nothing.
-    const confirmMs = Math.max(pauseAfterMs - since, interruptAfterMs - (this.#clock.now() - barge.startAt));
+    const confirmMs = Math.max(pauseAfterMs - since, interruptAfterMs - (now - barge.startAt));
     barge.confirmTimer = this.#confirmTimer(who, barge, confirmMs);
     this.#barges.set(who, barge);
     return !rejoins;

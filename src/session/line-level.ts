@@ -27,6 +27,11 @@ export const LINE_LEARN_MS = 1000;
  */
 export const LINE_BELOW_DB = 6;
 
+/** Whether a caller heard at `callerDb`, their level learned from `speechMs` of speech, teaches their line. */
+export function teachesLine(callerDb: number, speechMs: number): boolean {
+  return Number.isFinite(callerDb) && speechMs >= LINE_LEARN_MS;
+}
+
 /** What a call's gate knows of its line and of the agent (caller-voice.ts). */
 export interface LineContext {
   /** The usual caller level of the line the call came in on (LineLevel.usualDb), dBFS. */
@@ -46,7 +51,7 @@ export class LineLevel {
    * from a cough or one "yes" is not theirs yet.
    */
   learn(callerDb: number, speechMs: number): void {
-    if (!Number.isFinite(callerDb) || !(speechMs >= LINE_LEARN_MS)) return;
+    if (!teachesLine(callerDb, speechMs)) return;
     this.#levels[this.#next] = callerDb;
     this.#next = (this.#next + 1) % LINE_CALLS;
     if (this.#count < LINE_CALLS) this.#count++;

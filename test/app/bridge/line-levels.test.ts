@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lineLevelsFromRecords } from "../../../app/bridge/line-levels.ts";
+import { openLineLevels } from "../../../app/bridge/line-levels.ts";
 import { Postgres } from "../../../bench/lib/postgres-server.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import type { CallLevels } from "../../../src/records/call-record.ts";
@@ -77,8 +77,7 @@ describe("the lines' levels from the records", () => {
       call(store, "twilio", at(500), heard(-5));
       await store.flush();
 
-      const { lines, seeded, close } = lineLevelsFromRecords(store, at(400), silentLogger);
-      await seeded;
+      const { lines, close } = await openLineLevels(store, silentLogger, at(400));
       close();
       const twilio = lines.for("twilio");
       expect(twilio.calls).toBe(LINE_CALLS);
@@ -97,8 +96,7 @@ describe("the lines' levels from the records", () => {
     await store.close();
     const warned: string[] = [];
     const log = pino({ level: "warn" }, { write: (l: string) => void warned.push(JSON.parse(l).msg) });
-    const { lines, seeded } = lineLevelsFromRecords(store, at(10), log);
-    await seeded;
+    const { lines } = await openLineLevels(store, log, at(10));
     expect(lines.for("twilio").calls).toBe(0);
     expect(warned).toEqual(["line levels: records not read; the lines learn from calls anew"]);
   });
@@ -114,8 +112,7 @@ describe("the lines' levels from the records", () => {
       const [a, b] = await Promise.all([open("a"), open("b")]);
       let c: CallStore | undefined;
       try {
-        const fromA = lineLevelsFromRecords(a, new Date().toISOString(), silentLogger);
-        await fromA.seeded;
+        const fromA = await openLineLevels(a, silentLogger);
         // a hears the others once its feed listens (a call begun on b, and never ended, says so).
         let listening = false;
         a.watchOthers!(() => {
@@ -145,8 +142,7 @@ describe("the lines' levels from the records", () => {
 
         // A bridge started later is taught every bridge's calls.
         c = await open("c");
-        const fromC = lineLevelsFromRecords(c, new Date().toISOString(), silentLogger);
-        await fromC.seeded;
+        const fromC = await openLineLevels(c, silentLogger);
         expect(fromC.lines.for("sip").calls).toBe(LINE_KNOWN_CALLS + 2);
         expect(fromC.lines.for("sip").usualDb()).toBe(-26);
         fromA.close();
