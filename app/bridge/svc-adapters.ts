@@ -29,6 +29,7 @@ import type { ChatSource, SourceEvent } from "../../src/session/resilience/chat-
 import { type FailureKind, kindOfStatus, ServiceFailure } from "../../src/session/resilience/failure.ts";
 import type {
   ChatEvent,
+  RecognitionHints,
   ServiceModels,
   SessionServices,
   TtsEvent,
@@ -186,26 +187,25 @@ export function svcServices(
 ): SessionServices {
   const options: Options = (signal) =>
     requestHeaders ? { signal, headers: requestHeaders(signal) } : { signal };
-  const transcription = {
-    model: models.asrModel,
-    language: models.language,
-    ...(models.hotwords.length ? { hotwords: models.hotwords } : {}),
+  const transcription = (hints: RecognitionHints | undefined) => {
+    const hotwords = [...new Set([...models.hotwords, ...(hints?.hotwords ?? [])])];
+    return { model: models.asrModel, language: models.language, ...(hotwords.length ? { hotwords } : {}) };
   };
   const chat = svcChatSource(client, models.chatModel, options);
   return {
     asr: {
-      async recognize(pcm, sampleRate, signal) {
+      async recognize(pcm, sampleRate, signal, hints) {
         const result = await failing(() =>
-          client.asr.recognize(pcm, pcm16Format(sampleRate), transcription, {
+          client.asr.recognize(pcm, pcm16Format(sampleRate), transcription(hints), {
             ...options(signal),
             maxRetries: 0,
           }),
         );
         return result.text;
       },
-      open(sampleRate, signal) {
+      open(sampleRate, signal, hints) {
         // An upload is never retried by the client (its body is not kept).
-        const upload = client.asr.upload(pcm16Format(sampleRate), transcription, options(signal));
+        const upload = client.asr.upload(pcm16Format(sampleRate), transcription(hints), options(signal));
         return {
           write: (pcm) => upload.write(pcm),
           end: () => failing(() => upload.end().finalText()),

@@ -5,7 +5,7 @@
 // language nothing matches, and an interruption stands as it did.
 
 /** Acknowledgements, as a recognizer writes them (lower case, no punctuation); hums apart (HUM). */
-const PHRASES = [
+const ACKNOWLEDGEMENTS = [
   "ok",
   "okay",
   "k",
@@ -55,8 +55,21 @@ const PHRASES = [
   "excellent",
   "lovely",
   "cheers",
-]
-  .map((p) => p.split(" "))
+];
+
+/**
+ * What a recognizer may be asked to listen for in speech over the agent (as hotwords): the
+ * acknowledgements, and hums as dictionaries spell them.
+ */
+export const ACKNOWLEDGEMENT_HOTWORDS: readonly string[] = [
+  ...ACKNOWLEDGEMENTS,
+  "mm",
+  "hmm",
+  "mhm",
+  "uh-huh",
+];
+
+const PHRASES = ACKNOWLEDGEMENTS.map((p) => p.split(" "))
   // Longest first, so "sure thing" is taken whole before "sure".
   .sort((a, b) => b.length - a.length);
 

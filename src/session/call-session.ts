@@ -359,7 +359,7 @@ export class CallSession {
       // Nothing of it is sounding (its next audio is on its way): that audio must not start over them.
       if (agent.waitingForAudio) agent.pause();
       if (this.#talkOver.barges.start(l, l.speechStartAt, bargeInMinMs, bargeInConfirmMs))
-        l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
+        l.beginUtterance(atMs - config.turn.prerollMs, true);
       return;
     }
     const job = this.#job;
@@ -382,7 +382,7 @@ export class CallSession {
       l.pauses.resumed(atMs);
       return;
     }
-    l.utteranceStartMs = Math.max(0, atMs - config.turn.prerollMs);
+    l.beginUtterance(atMs - config.turn.prerollMs, false);
   }
 
   /** The caller's wait to tell a pause from going on is over (or moot). */
@@ -413,7 +413,7 @@ export class CallSession {
       upload?.abort();
       return;
     }
-    this.#startJob(l, { fromMs: l.utteranceStartMs, toMs: atMs + 60, upload }, atMs);
+    this.#startJob(l, l.utterance(atMs + 60, upload), atMs);
   }
 
   /** A user turn from `l`'s utterance that ended at stream position `endMs`. */

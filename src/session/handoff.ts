@@ -109,7 +109,7 @@ class AgentSink implements CallEventSink {
 /** A recognizer that is always the current agent's (a listener keeps the one it was given). */
 export function currentRecognizer(services: () => SessionServices): Recognizer {
   return {
-    recognize: (pcm, rate, signal) => services().asr.recognize(pcm, rate, signal),
-    open: (rate, signal) => services().asr.open(rate, signal),
+    recognize: (pcm, rate, signal, hints) => services().asr.recognize(pcm, rate, signal, hints),
+    open: (rate, signal, hints) => services().asr.open(rate, signal, hints),
   };
 }

@@ -9,7 +9,7 @@
 
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
-import type { Recognizer } from "./services.ts";
+import type { RecognitionHints, Recognizer } from "./services.ts";
 import type { AudioWindow } from "./utterance.ts";
 import type { UtteranceUpload } from "./utterance-upload.ts";
 
@@ -23,6 +23,8 @@ export interface Utterance {
   fromMs: number;
   toMs: number;
   upload: UtteranceUpload | undefined;
+  /** What helps recognize it (the upload was opened with them). */
+  hints?: RecognitionHints | undefined;
 }
 
 export interface RecognitionOutcome {
@@ -83,6 +85,7 @@ export class Recognition {
                   audio.slice(this.#utterance.fromMs, this.#utterance.toMs),
                   sampleRate,
                   signal,
+                  this.#utterance.hints,
                 );
           return { text, failed: undefined, dropped: false };
         } catch (err) {

@@ -14,14 +14,20 @@ export interface RecognizerStream {
   abort(): void;
 }
 
+/** What the session knows of an utterance that may help recognize it. */
+export interface RecognitionHints {
+  /** Words it is likely to hold, besides the call's own hotwords (speech over the agent: acknowledgements). */
+  hotwords?: readonly string[];
+}
+
 export interface Recognizer {
   /** Transcribes one utterance of mono 16-bit PCM. Rejects on failure. */
-  recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal): Promise<string>;
+  recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal, hints?: RecognitionHints): Promise<string>;
   /**
    * Starts an utterance whose audio is written as it is spoken, so recognition runs alongside
    * the caller and the transcript is ready soon after the end of speech.
    */
-  open(sampleRate: number, signal: AbortSignal): RecognizerStream;
+  open(sampleRate: number, signal: AbortSignal, hints?: RecognitionHints): RecognizerStream;
 }
 
 export interface ToolCallRequest {

@@ -10,12 +10,14 @@ import {
 } from "../../codecs/noise-suppressor.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
+import { ACKNOWLEDGEMENT_HOTWORDS } from "./backchannel.ts";
 import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import type { LineLevel } from "./line-level.ts";
 import { PauseProfile } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
-import type { Recognizer } from "./services.ts";
+import type { Utterance } from "./recognition.ts";
+import type { RecognitionHints, Recognizer } from "./services.ts";
 import type { SpeechDetector, SpeechDetectorFactory } from "./speech-detector.ts";
 import type { Speaker } from "./transport.ts";
 import { AudioWindow } from "./utterance.ts";
@@ -59,13 +61,20 @@ export const EARLY_END_MS = 64;
 const END_PAD_MS = 100;
 /** Audio before an utterance's end that its end prosody is read from, ms. */
 const PROSODY_MS = 1500;
+/**
+ * Speech begun over the agent is most often an acknowledgement, and its words decide whether the
+ * agent goes on (interruptions.ts): the recognizer is asked to listen for them. With the embedded
+ * one, more of the noisy sets' backchannels came out as acknowledgements, and no interruption did
+ * (bench/lib/ack-probe.ts).
+ */
+const OVER_AGENT: RecognitionHints = { hotwords: ACKNOWLEDGEMENT_HOTWORDS };
 
 export class SpeakerListener {
   readonly speaker: Speaker | undefined;
   readonly audio = new AudioWindow(VAD_RATE, 60);
   /** The VAD says this speaker is speaking. */
   speaking = false;
-  /** Stream position where the utterance being spoken began (pre-roll included), ms. */
+  /** Stream position where the utterance being spoken began (pre-roll included), ms (beginUtterance). */
   utteranceStartMs = 0;
   /** Clock time of the latest speech start. */
   speechStartAt = 0;
@@ -81,6 +90,8 @@ export class SpeakerListener {
   readonly #ns: NoiseSuppressor | undefined;
   /** The utterance being spoken, already on its way to recognition. */
   #upload: UtteranceUpload | undefined;
+  /** What helps recognize the utterance being spoken (it began over the agent). */
+  #hints: RecognitionHints | undefined;
   /** Uploads ended at a pause that the speaker went on after (each one more recognition request). */
   earlyEndsDropped = 0;
   #closed = false;
@@ -135,10 +146,24 @@ export class SpeakerListener {
     this.#openUpload();
   }
 
+  /**
+   * A new utterance begins at stream position `fromMs` (its pre-roll included), over the agent or
+   * not (the session decides: speech after a pause may go on with the utterance before it).
+   */
+  beginUtterance(fromMs: number, overAgent: boolean): void {
+    this.utteranceStartMs = Math.max(0, fromMs);
+    this.#hints = overAgent ? OVER_AGENT : undefined;
+  }
+
+  /** The utterance being spoken, to stream position `toMs`, with its upload (takeUpload()). */
+  utterance(toMs: number, upload: UtteranceUpload | undefined): Utterance {
+    return { fromMs: this.utteranceStartMs, toMs, upload, hints: this.#hints };
+  }
+
   #openUpload(): void {
     this.#upload?.abort();
     this.#upload = new UtteranceUpload(
-      this.#o.asr.open(VAD_RATE, this.#o.signal),
+      this.#o.asr.open(VAD_RATE, this.#o.signal, this.#hints),
       this.audio,
       this.utteranceStartMs,
       () => this.#o.clock.now(),

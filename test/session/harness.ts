@@ -11,7 +11,7 @@ import {
   type SessionConfig,
   type TurnTakingConfig,
 } from "../../src/session/config.ts";
-import type { ChatEvent, TtsEvent, TtsStream } from "../../src/session/services.ts";
+import type { ChatEvent, RecognitionHints, TtsEvent, TtsStream } from "../../src/session/services.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
 import type { AgentAudio, CallTransport, Speaker, TransportListener } from "../../src/session/transport.ts";
 
@@ -196,6 +196,8 @@ export class Harness {
   readonly toolLists: ChatTool[][] = [];
   /** Samples of each utterance recognized (streamed or in one request), in order. */
   readonly asrRequests: number[] = [];
+  /** The hints each recognition (streamed or one request) was asked with, in order. */
+  readonly asrHints: Array<RecognitionHints | undefined> = [];
   /** Utterances streamed, and those dropped before their end. */
   asrStreams = 0;
   asrAborts = 0;
@@ -291,8 +293,9 @@ export class Harness {
       services: {
         asr: {
           // As the client does: an aborted request rejects at once, and counts as no longer pending.
-          recognize: (pcm, _rate, signal) => {
+          recognize: (pcm, _rate, signal, hints) => {
             if (signal.aborted) return Promise.reject(signal.reason);
+            h.asrHints.push(hints);
             h.asrPending += 1;
             return new Promise<string>((resolve, reject) => {
               const settle = () => {
@@ -318,7 +321,8 @@ export class Harness {
               );
             });
           },
-          open: () => {
+          open: (_rate, _signal, hints) => {
+            h.asrHints.push(hints);
             let samples = 0;
             let settled = false;
             let rejectEnd: ((e: Error) => void) | undefined;

@@ -3,7 +3,14 @@
 // is sent to the fallback at once. Every outcome feeds the target's health, so its circuit and
 // the operator's view follow what the calls meet.
 import type { Clock } from "../../core/clock.ts";
-import type { Recognizer, RecognizerStream, SpeechSynthesizer, TtsEvent, TtsStream } from "../services.ts";
+import type {
+  RecognitionHints,
+  Recognizer,
+  RecognizerStream,
+  SpeechSynthesizer,
+  TtsEvent,
+  TtsStream,
+} from "../services.ts";
 import type { OutputFormat } from "../transport.ts";
 import { failureKind, ServiceFailure } from "./failure.ts";
 import { requestController } from "./request-signals.ts";
@@ -53,7 +60,12 @@ export class ResilientRecognizer implements Recognizer {
     this.#r = opts;
   }
 
-  async recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal): Promise<string> {
+  async recognize(
+    pcm: Int16Array,
+    sampleRate: number,
+    signal: AbortSignal,
+    hints?: RecognitionHints,
+  ): Promise<string> {
     const { primary, fallback, clock } = this.#r;
     const order =
       fallback && (this.#primaryFailed || !primary.health.allow())
@@ -66,7 +78,7 @@ export class ResilientRecognizer implements Recognizer {
       const request = requestController(signal);
       const startedAt = clock.now();
       try {
-        const text = await this.#inTime(route.port.recognize(pcm, sampleRate, request.signal), () =>
+        const text = await this.#inTime(route.port.recognize(pcm, sampleRate, request.signal, hints), () =>
           request.abort(),
         );
         this.#outcome(route, "answered");
@@ -81,11 +93,11 @@ export class ResilientRecognizer implements Recognizer {
     throw last ?? new Error("recognition aborted");
   }
 
-  open(sampleRate: number, signal: AbortSignal): RecognizerStream {
+  open(sampleRate: number, signal: AbortSignal, hints?: RecognitionHints): RecognizerStream {
     const { primary, fallback, clock } = this.#r;
     const route = fallback && !primary.health.allow() ? fallback : primary;
     if (route === fallback) this.#r.onFallback?.();
-    const stream = route.port.open(sampleRate, signal);
+    const stream = route.port.open(sampleRate, signal, hints);
     let endedAt: number | undefined;
     let givenUp: Ending | undefined;
     return {
