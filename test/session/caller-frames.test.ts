@@ -11,6 +11,7 @@ const none: FrameMarks = {
   clearVoiced: false,
   theirVoice: false,
   softerTheirs: false,
+  otherPitch: false,
   held: false,
 };
 

@@ -517,6 +517,34 @@ describe("the caller's voice and the room's", () => {
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
   });
 
+  /**
+   * The caller's question (-20 dBFS, 120 Hz) at 1 s over a quiet room, then from 5 s, past the
+   * time a resumption may begin softly, a voice of `f0` at `dbfs` that the detector calls speech.
+   */
+  function questionThenVoice(f0: number, dbfs: number) {
+    const pcm = mixAt([
+      { pcm: hiss(8000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 1200, dbfs, f0, seed: 9, pauseShare: 0.05 }), at: at(5000) },
+    ]);
+    return play(pcm, [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2500 },
+      { reportMs: 5120, type: "start", atMs: 5000 },
+      { reportMs: 6500, type: "end", atMs: 6200 },
+    ]);
+  }
+
+  it("does not take a voice of another pitch whose level only just reaches the caller's bar for theirs", () => {
+    // A voice at the next table, whose peaks reach the caller's onset bar (4 dB under them).
+    expect(questionThenVoice(220, -23).events.map((e) => e.type)).toEqual(["start", "end"]);
+    // The caller's own pitch at that level is theirs, as is another pitch well over the bar: a
+    // nearer voice than the room's.
+    expect(questionThenVoice(120, -23).events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
+    const louder = questionThenVoice(220, -16).events.filter((e) => e.type === "start");
+    expect(louder.map((e) => e.atMs)).toEqual([1000, 5000]);
+  });
+
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
     // (Not right after the caller stopped: then the rest of their sentence may begin softly.)
     const pcm = mixAt([
