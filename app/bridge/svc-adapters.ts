@@ -25,6 +25,7 @@ import {
 import type { CallOptions } from "../../src/api/http.ts";
 import type { TtsSession } from "../../src/api/tts-session.ts";
 import { TTS_SAMPLE_RATES } from "../../src/api/types/index.ts";
+import { acknowledgementHotwords } from "../../src/session/backchannel.ts";
 import type { ChatSource, SourceEvent } from "../../src/session/resilience/chat-attempt.ts";
 import { type FailureKind, kindOfStatus, ServiceFailure } from "../../src/session/resilience/failure.ts";
 import type {
@@ -187,8 +188,11 @@ export function svcServices(
 ): SessionServices {
   const options: Options = (signal) =>
     requestHeaders ? { signal, headers: requestHeaders(signal) } : { signal };
+  // Speech over the agent is recognized listening for acknowledgements too: with the embedded
+  // recognizer more backchannels came out as such, and no interruption did (bench/lib/ack-probe.ts).
+  const overAgent = acknowledgementHotwords(models.language);
   const transcription = (hints: RecognitionHints | undefined) => {
-    const hotwords = [...new Set([...models.hotwords, ...(hints?.hotwords ?? [])])];
+    const hotwords = [...new Set([...models.hotwords, ...(hints?.overAgent ? overAgent : [])])];
     return { model: models.asrModel, language: models.language, ...(hotwords.length ? { hotwords } : {}) };
   };
   const chat = svcChatSource(client, models.chatModel, options);

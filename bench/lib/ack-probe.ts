@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { resample } from "../../codecs/resample.ts";
 import { SphinxEngine } from "../../src/service/engines/asr/sphinx-engine.ts";
-import { ACKNOWLEDGEMENT_HOTWORDS, onlyAcknowledges } from "../../src/session/backchannel.ts";
+import { acknowledgementHotwords, onlyAcknowledges } from "../../src/session/backchannel.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
 
@@ -38,7 +38,7 @@ for (const c of cases) {
   const to = Math.round(((c.endMs + 250) * 8000) / 1000);
   const pcm = resample(heard.subarray(from, to), 8000, 16000);
   const plain = (await engine.recognize(pcm)).map((w) => w.word).join(" ");
-  const hot = (await engine.recognize(pcm, { hotwords: ACKNOWLEDGEMENT_HOTWORDS }))
+  const hot = (await engine.recognize(pcm, { hotwords: acknowledgementHotwords("en") }))
     .map((w) => w.word)
     .join(" ");
   const a = onlyAcknowledges(plain);

@@ -57,17 +57,16 @@ const ACKNOWLEDGEMENTS = [
   "cheers",
 ];
 
+/** The acknowledgements, and hums as dictionaries spell them. */
+const ACKNOWLEDGEMENT_HOTWORDS: readonly string[] = [...ACKNOWLEDGEMENTS, "mm", "hmm", "mhm", "uh-huh"];
+
 /**
- * What a recognizer may be asked to listen for in speech over the agent (as hotwords): the
- * acknowledgements, and hums as dictionaries spell them.
+ * What a recognizer of `language` may be asked to listen for in speech over the agent (as
+ * hotwords): the acknowledgements in English, else nothing (none are known in another).
  */
-export const ACKNOWLEDGEMENT_HOTWORDS: readonly string[] = [
-  ...ACKNOWLEDGEMENTS,
-  "mm",
-  "hmm",
-  "mhm",
-  "uh-huh",
-];
+export function acknowledgementHotwords(language: string): readonly string[] {
+  return /^en(?:$|[-_])/i.test(language) ? ACKNOWLEDGEMENT_HOTWORDS : [];
+}
 
 const PHRASES = ACKNOWLEDGEMENTS.map((p) => p.split(" "))
   // Longest first, so "sure thing" is taken whole before "sure".

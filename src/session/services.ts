@@ -16,13 +16,18 @@ export interface RecognizerStream {
 
 /** What the session knows of an utterance that may help recognize it. */
 export interface RecognitionHints {
-  /** Words it is likely to hold, besides the call's own hotwords (speech over the agent: acknowledgements). */
-  hotwords?: readonly string[];
+  /** It began over the agent: most often an acknowledgement (backchannel.ts acknowledgementHotwords). */
+  overAgent?: boolean;
 }
 
 export interface Recognizer {
   /** Transcribes one utterance of mono 16-bit PCM. Rejects on failure. */
-  recognize(pcm: Int16Array, sampleRate: number, signal: AbortSignal, hints?: RecognitionHints): Promise<string>;
+  recognize(
+    pcm: Int16Array,
+    sampleRate: number,
+    signal: AbortSignal,
+    hints?: RecognitionHints,
+  ): Promise<string>;
   /**
    * Starts an utterance whose audio is written as it is spoken, so recognition runs alongside
    * the caller and the transcript is ready soon after the end of speech.

@@ -10,7 +10,6 @@ import {
 } from "../../codecs/noise-suppressor.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
-import { ACKNOWLEDGEMENT_HOTWORDS } from "./backchannel.ts";
 import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import type { LineLevel } from "./line-level.ts";
@@ -63,11 +62,9 @@ const END_PAD_MS = 100;
 const PROSODY_MS = 1500;
 /**
  * Speech begun over the agent is most often an acknowledgement, and its words decide whether the
- * agent goes on (interruptions.ts): the recognizer is asked to listen for them. With the embedded
- * one, more of the noisy sets' backchannels came out as acknowledgements, and no interruption did
- * (bench/lib/ack-probe.ts).
+ * agent goes on (interruptions.ts): its recognizer is told, to listen for them (svc-adapters.ts).
  */
-const OVER_AGENT: RecognitionHints = { hotwords: ACKNOWLEDGEMENT_HOTWORDS };
+const OVER_AGENT: RecognitionHints = { overAgent: true };
 
 export class SpeakerListener {
   readonly speaker: Speaker | undefined;

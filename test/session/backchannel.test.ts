@@ -1,6 +1,6 @@
 // Which words said over the agent only acknowledge it (and let it go on).
 import { describe, expect, it } from "vitest";
-import { onlyAcknowledges } from "../../src/session/backchannel.ts";
+import { acknowledgementHotwords, onlyAcknowledges } from "../../src/session/backchannel.ts";
 
 describe("words that only acknowledge", () => {
   it("are acknowledgements, repeated or joined, as a recognizer writes them", () => {
@@ -58,5 +58,14 @@ describe("words that only acknowledge", () => {
       "no problem at all but wait",
     ])
       expect(onlyAcknowledges(text), text).toBe(false);
+  });
+
+  it("are what an English recognizer is asked to listen for over the agent, and each of them acknowledges", () => {
+    for (const language of ["en", "en-US", "EN_gb"]) {
+      const words = acknowledgementHotwords(language);
+      expect(words).toEqual(expect.arrayContaining(["okay", "yeah", "go on", "mm", "uh-huh"]));
+      for (const w of words) expect(onlyAcknowledges(w), w).toBe(true);
+    }
+    for (const language of ["zh", "de-DE", "english"]) expect(acknowledgementHotwords(language)).toEqual([]);
   });
 });
