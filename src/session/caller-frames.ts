@@ -26,8 +26,6 @@ export interface FrameMarks {
   theirVoice: boolean;
   /** Under their onset level, at their softer level or above (CallerLevel.softerDb), a voice not of another pitch. */
   softerTheirs: boolean;
-  /** Voiced in another pitch than the caller's, once theirs is known (VoicePrint.whose). */
-  otherPitch: boolean;
   /** The detector heard speech where the line's level held the gate (caller-voice.ts, LINE_BELOW_DB). */
   held: boolean;
 }
@@ -42,7 +40,6 @@ export class CallerFrames {
   readonly #clearVoiced = new Uint8Array(RING);
   readonly #theirVoice = new Uint8Array(RING);
   readonly #softerTheirs = new Uint8Array(RING);
-  readonly #otherPitch = new Uint8Array(RING);
   readonly #held = new Uint8Array(RING);
   /** The powers of a frame and those around it, sorted (popAt). */
   readonly #around = new Float64Array(2 * MAX_POP_SIDE + 1);
@@ -70,7 +67,6 @@ export class CallerFrames {
     this.#clearVoiced[k] = marks.clearVoiced ? 1 : 0;
     this.#theirVoice[k] = marks.theirVoice ? 1 : 0;
     this.#softerTheirs[k] = marks.softerTheirs ? 1 : 0;
-    this.#otherPitch[k] = marks.otherPitch ? 1 : 0;
     this.#held[k] = marks.held ? 1 : 0;
   }
 
@@ -113,11 +109,6 @@ export class CallerFrames {
   /** The frames from `from` on that end after `afterMs` are the caller's (`mine`) or not. */
   markMine(from: number, afterMs: number, mine: boolean): void {
     this.#markAfter(this.#mine, from, afterMs, mine);
-  }
-
-  /** Frame `i` was marked otherPitch: another voice than the caller's. */
-  otherPitch(i: number): boolean {
-    return this.#otherPitch[i % RING] === 1;
   }
 
   /** Frame `i` was marked softerTheirs: it may start the caller's speech under their onset level. */

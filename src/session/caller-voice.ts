@@ -82,13 +82,6 @@ const BURST_MS = 350;
 const ONSET_LAG_MS = 40;
 /** A detector start is the caller's if their onset is found from this long before it, ms. */
 const LOOKBACK_MS = 100;
-/**
- * A frame at the onset bar but less than this over it, voiced in another pitch than the caller's
- * (theirs known), does not start their speech: a voice behind them whose peaks reach their bar
- * (a conversation at the next table 10 dB under them) is of another pitch, most often, and their
- * own onsets rise well over the bar, dB.
- */
-const OTHER_OVER_BAR_DB = 6;
 
 /**
  * Frames within this many of one in the caller's pitch at their onset level do not raise the
@@ -146,7 +139,6 @@ export class CallerVoice {
     clearVoiced: false,
     theirVoice: false,
     softerTheirs: false,
-    otherPitch: false,
     held: false,
   };
   /** The next frame the room's levels learn from. */
@@ -227,9 +219,6 @@ export class CallerVoice {
     // Only a frame that may start the caller's speech under their onset level needs its pitch found.
     marks.softerTheirs =
       this.#enabled && !marks.mine && !marks.theirVoice && !this.#connecting() && this.#softerTheirs();
-    // ...and one just over it, whether it is another voice (#startsAt).
-    marks.otherPitch =
-      this.#enabled && !marks.mine && !marks.theirVoice && this.#print.known && this.#otherJustOverBar(db);
     // A voice only the line's level holds back may be a caller softer than the line's usual ones:
     // it is learned as the room's as the voice heard as the call connected is, and dropped as that is.
     // Once one of its frames is held, the detector's speech is, from its start.
@@ -397,12 +386,6 @@ export class CallerVoice {
     return !this.#print.known || this.#print.whose() !== "other";
   }
 
-  /** The last frame, at short level `db`, is at the onset bar but not OTHER_OVER_BAR_DB over it, in another pitch. */
-  #otherJustOverBar(db: number): boolean {
-    const onset = this.#onsetDb();
-    return db >= onset && db < onset + OTHER_OVER_BAR_DB && this.#print.whose() === "other";
-  }
-
   /** The last frame is at `barDb` or above and voiced in the caller's pitch. */
   #theirVoiceAt(barDb: number): boolean {
     return this.#print.known && this.#rawDb >= barDb && this.#print.whose() === "theirs";
@@ -509,8 +492,7 @@ export class CallerVoice {
    * softer level, a voice not of another pitch (CallerLevel.softerDb, #softerTheirs).
    */
   #startsAt(i: number, level: number, onset: number): boolean {
-    if (level >= onset) return level >= onset + OTHER_OVER_BAR_DB || !this.#frames.otherPitch(i);
-    return this.#frames.softerTheirs(i) && level >= this.level.softerDb();
+    return level >= onset || (this.#frames.softerTheirs(i) && level >= this.level.softerDb());
   }
 
   /**

@@ -11,7 +11,6 @@ const none: FrameMarks = {
   clearVoiced: false,
   theirVoice: false,
   softerTheirs: false,
-  otherPitch: false,
   held: false,
 };
 

@@ -485,14 +485,13 @@ describe("the caller's voice and the room's", () => {
 
   /**
    * Over a quiet room, the caller's question at -20 dBFS (120 Hz) at 1 s; then, over the reply at
-   * 5 s (past the time a resumption may begin softly), a voice of `f0` at `dbfs`, which the
-   * detector calls speech.
+   * 5 s, a voice of `f0` at -27 dBFS, which the detector calls speech.
    */
-  function questionThenVoice(f0: number, dbfs = -27) {
+  function questionThenSofter(f0: number) {
     const pcm = mixAt([
       { pcm: hiss(8000) },
       { pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 120, seed: 4 }), at: at(1000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs, f0, seed: 9 }), at: at(5000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 900, dbfs: -27, f0, seed: 9 }), at: at(5000) },
     ]);
     return play(pcm, [
       { reportMs: 1120, type: "start", atMs: 1000 },
@@ -504,7 +503,7 @@ describe("the caller's voice and the room's", () => {
 
   it("hears the caller's own voice 7 dB softer than they first spoke, over a quiet room", () => {
     // Their "wait" over the reply, in their own pitch.
-    const { events, gate } = questionThenVoice(120);
+    const { events, gate } = questionThenSofter(120);
     expect(events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
     // Heard as it began (give or take its first soft frames), not the room's voice to learn.
     expect(Math.abs(events[2]!.atMs - 5000)).toBeLessThanOrEqual(60);
@@ -514,18 +513,8 @@ describe("the caller's voice and the room's", () => {
 
   it("does not take a new voice of another pitch, as soft as that, for the caller's", () => {
     // A talker of another pitch (a TV switched on).
-    const { events } = questionThenVoice(220);
+    const { events } = questionThenSofter(220);
     expect(events.map((e) => e.type)).toEqual(["start", "end"]);
-  });
-
-  it("does not take a voice of another pitch whose level only just reaches the caller's bar for theirs", () => {
-    // A voice at the next table, whose peaks reach the caller's onset bar (4 dB under them).
-    expect(questionThenVoice(220, -23).events.map((e) => e.type)).toEqual(["start", "end"]);
-    // The caller's own pitch at that level is theirs, as is another pitch well over the bar: a
-    // nearer voice than the room's.
-    expect(questionThenVoice(120, -23).events.map((e) => e.type)).toEqual(["start", "end", "start", "end"]);
-    const louder = questionThenVoice(220, -16).events.filter((e) => e.type === "start");
-    expect(louder.map((e) => e.atMs)).toEqual([1000, 5000]);
   });
 
   it("lets no talker 12 dB below the caller start their speech once the caller has been heard", () => {
