@@ -258,6 +258,8 @@ export class CallSession {
     this.#cue?.cue.cancel();
     this.#apology.drop();
     this.#job?.wait?.cancel();
+    // Nobody will read its transcript: no retry goes to the service after the call (uploads end with it).
+    this.#job?.recognition?.drop();
     this.#talkOver.barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.

@@ -321,7 +321,7 @@ export class Harness {
               );
             });
           },
-          open: (_rate, _signal, hints) => {
+          open: (_rate, signal, hints) => {
             h.asrHints.push(hints);
             let samples = 0;
             let settled = false;
@@ -334,6 +334,8 @@ export class Harness {
               h.asrPending -= 1;
               return true;
             };
+            // As the client's upload does: it fails once its signal (the call's) aborts.
+            signal.addEventListener("abort", () => abort(), { once: true });
             return {
               write: (pcm) => {
                 samples += pcm.length;
@@ -341,18 +343,20 @@ export class Harness {
               // Decoding ran alongside the speech; asrDelayMs is what is left after its end.
               end: () =>
                 new Promise<string>((resolve, reject) => {
+                  if (settled) return reject(new Error("recognition aborted"));
                   rejectEnd = reject;
                   h.recognize(samples).then(
                     (t) => settle() && resolve(t),
                     (e) => settle() && reject(e),
                   );
                 }),
-              abort: () => {
-                if (!settle()) return;
-                h.asrAborts += 1;
-                rejectEnd?.(new Error("recognition aborted"));
-              },
+              abort,
             };
+            function abort(): void {
+              if (!settle()) return;
+              h.asrAborts += 1;
+              rejectEnd?.(new Error("recognition aborted"));
+            }
           },
         },
         chat: {

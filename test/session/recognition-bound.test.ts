@@ -62,4 +62,19 @@ describe("recognition toward a stalled service", () => {
     // Every dropped one was stopped, not left to finish on its own.
     expect(h.asrAborts).toBeGreaterThanOrEqual(10);
   });
+
+  it("asks nothing more of the service once the call has ended", async () => {
+    // The caller hangs up while their last words are being recognized: the upload fails with the
+    // call, and nobody will read a transcript sent again (each request costs on a hosted service).
+    const h = await started();
+    h.asrDelayMs = 10 * 60_000;
+    await h.say(800);
+    await h.run(200);
+    const requests = h.asrRequests.length;
+    expect(h.asrPending).toBe(1);
+    h.transport.listener.ended("caller hung up");
+    await h.run(3 * asrMs);
+    expect(h.asrRequests.length).toBe(requests);
+    expect(h.asrPending).toBe(0);
+  });
 });
