@@ -34,7 +34,9 @@ describe("calls benchmark processes", () => {
     const cpu = processRunUs(process.pid) - cpu0;
     const main = mainThreadSchedUs(process.pid).runUs - main0;
     expect(spin).toBeGreaterThan(0);
-    expect(main).toBeGreaterThan(20_000);
+    // The 30 ms are the process's user time: its other threads (GC, the test runner's) count in
+    // them too, and took a third of them once in a loaded suite (19,996 µs on the main thread).
+    expect(main).toBeGreaterThan(10_000);
     expect(cpu).toBeGreaterThanOrEqual(main);
   });
 
