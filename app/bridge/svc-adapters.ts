@@ -190,11 +190,14 @@ export function svcServices(
     requestHeaders ? { signal, headers: requestHeaders(signal) } : { signal };
   // Speech over the agent is recognized listening for acknowledgements too: with the embedded
   // recognizer more backchannels came out as such, and no interruption did (bench/lib/ack-probe.ts).
-  const overAgent = acknowledgementHotwords(models.language);
-  const transcription = (hints: RecognitionHints | undefined) => {
-    const hotwords = [...new Set([...models.hotwords, ...(hints?.overAgent ? overAgent : [])])];
+  const withHotwords = (words: readonly string[]) => {
+    const hotwords = [...new Set(words)];
     return { model: models.asrModel, language: models.language, ...(hotwords.length ? { hotwords } : {}) };
   };
+  // Built once per call: each request of the call is one or the other.
+  const plain = withHotwords(models.hotwords);
+  const overAgent = withHotwords([...models.hotwords, ...acknowledgementHotwords(models.language)]);
+  const transcription = (hints: RecognitionHints | undefined) => (hints?.overAgent ? overAgent : plain);
   const chat = svcChatSource(client, models.chatModel, options);
   return {
     asr: {
