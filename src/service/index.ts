@@ -20,7 +20,7 @@ import { MediaResolver } from "./media/resolve.ts";
 import type { Transcriber } from "./media/transcriber.ts";
 import { type EndpointCount, RequestTally } from "./request-tally.ts";
 import { ROUTES } from "./routes/index.ts";
-import { buildServer } from "./server.ts";
+import { buildServer, closeServer } from "./server.ts";
 import {
   describeSpeechEngines,
   type SpeechUpstreams,
@@ -74,6 +74,8 @@ export interface LocalServiceOptions {
   speech?: SpeechUpstreams;
   /** A hosted service's conditions to play (its timing, its failures); default none. */
   conditions?: ServiceConditionsOptions;
+  /** How long close() waits for requests under way before cutting them (default 5000 ms). */
+  closeGraceMs?: number;
 }
 
 /** The `local` section of the project configuration (src/config.ts), structurally. */
@@ -243,7 +245,7 @@ export async function startLocalService(opts: LocalServiceOptions): Promise<Loca
     requests: () => ctx.requests.snapshot(),
     faults: () => ctx.conditions.faults.snapshot(),
     close() {
-      closing ??= app.close();
+      closing ??= closeServer(app, opts.closeGraceMs);
       return closing;
     },
   };

@@ -158,4 +158,30 @@ describe("closing", () => {
     await dropped;
     expect((await busy).status).toBe(200);
   }, 20_000);
+
+  it("cuts a request that never finishes once the grace is over, rather than wait on it", async () => {
+    const own = await startLocalService({
+      dataDir: mkdtempSync(join(dir, "grace-")),
+      apiKeys: ["key-d"],
+      closeGraceMs: 300,
+    });
+    const { hostname, port } = new URL(own.url);
+    // A request whose body never comes: Node's server.close() alone waits on it for its request
+    // timeout (300 s).
+    const stuck = createConnection({ host: hostname, port: Number(port) });
+    await new Promise((r) => stuck.once("connect", r));
+    const cut = new Promise((r) => stuck.once("close", r));
+    const authenticate = vi.spyOn(own.ctx.accounts, "authenticate");
+    stuck.write(
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key-d\r\n" +
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    );
+    await until(() => authenticate.mock.calls.length > 0, "the request at the service");
+    const result = await Promise.race([
+      own.close().then(() => "closed"),
+      new Promise((r) => setTimeout(() => r("still closing after 10 s"), 10_000)),
+    ]);
+    expect(result).toBe("closed");
+    await cut;
+  }, 20_000);
 });
