@@ -402,16 +402,27 @@ export class CallerVoice {
   }
 
   /**
-   * How long the caller's own voice has been quiet in their speech, ms (0 while it sounds; with
-   * nothing to judge, Infinity: the detector's pause alone counts). The detector's pause may be
-   * the room's and its speech the room's: a pause of the caller's is one both hear. In a loud
-   * room no pause counts (0): the recognizer given an utterance cut off inside the room's talk
-   * (PocketSphinx) answered with no words at all.
+   * How long the caller has paused in their speech, ms (0 while they sound), given the detector's
+   * pause. Where the caller's voice is judged, a pause is one both hear: the detector's may be a
+   * gap in the room's talk under the caller's words. In a loud room the room keeps the detector in
+   * speech, so the caller's voice alone says: quiet at every level that keeps their speech going
+   * (their soft level, in their own pitch), as their speech is ended after HANG_MS of it.
    */
-  quietMs(): number {
-    if (!this.#judges()) return Number.POSITIVE_INFINITY;
-    if (!this.speaking || this.level.roomIsLoud()) return 0;
-    return this.#nowMs - this.#lastRawContEndMs;
+  pauseMs(detectorPausedMs: number): number {
+    if (!this.#judges()) return detectorPausedMs;
+    if (!this.speaking) return 0;
+    if (this.overLoudRoom()) return this.#nowMs - this.#lastSoftEndMs;
+    return Math.min(detectorPausedMs, this.#nowMs - this.#lastRawContEndMs);
+  }
+
+  /** Where the caller's voice was last heard in their speech (stream ms): at their soft level. */
+  get voiceHeardMs(): number {
+    return this.#lastSoftEndMs;
+  }
+
+  /** Whether the caller's voice is told from a loud room's by its level (pauseMs is theirs alone). */
+  overLoudRoom(): boolean {
+    return this.#judges() && this.level.roomIsLoud();
   }
 
   /** How much of the caller's speech their level was learned from, ms. */

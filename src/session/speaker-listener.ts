@@ -56,6 +56,17 @@ export interface ListenerOptions {
  */
 export const EARLY_END_MS = 64;
 
+/**
+ * The same over a loud room, where the caller's own voice alone tells their pause (its level,
+ * caller-voice.ts pauseMs), ms. That level dips between words far more often than the detector
+ * pauses: at 64 ms the whole utterance was sent again once per utterance on average (offline,
+ * the noisy set in a café, a street, babble and a talker at 10–16 dB). At 200 ms 0.15–0.6 times
+ * (music at 10 dB: 0.74; 0.22 on a quiet line at 64), and the upload ends 200–240 ms after the
+ * voice instead of 290–460 (the detector's end, or HANG_MS): a hosted service's transcript, and
+ * the reply, come that much sooner.
+ */
+export const EARLY_END_LOUD_MS = 200;
+
 /** Audio after the end of the speaker's voice that their utterance keeps in a loud room, ms. */
 const END_PAD_MS = 100;
 /** Audio before an utterance's end that its end prosody is read from, ms. */
@@ -203,11 +214,14 @@ export class SpeakerListener {
   #watchPause(): void {
     const upload = this.#upload;
     if (!upload) return;
-    // A pause of the caller's own: the detector's, and their voice quiet as long (the detector's
-    // speech may be the room's, and its pause a gap in the room's talk under the caller's words).
-    const paused = Math.min(this.#detector.pausedMs?.() ?? 0, this.#voice.quietMs());
+    // A pause of the caller's own (caller-voice.ts): over a loud room, of their voice alone.
+    const paused = this.#voice.pauseMs(this.#detector.pausedMs?.() ?? 0);
     if (!upload.ended) {
-      if (paused >= EARLY_END_MS) void upload.end();
+      const loud = this.#voice.overLoudRoom();
+      if (paused < (loud ? EARLY_END_LOUD_MS : EARLY_END_MS)) return;
+      // What followed their voice is the room's, as at the end of their speech (below).
+      if (loud) upload.capAt(this.#voice.voiceHeardMs + END_PAD_MS);
+      void upload.end();
     } else if (paused === 0) {
       this.earlyEndsDropped++;
       this.#openUpload();

@@ -7,6 +7,7 @@ import { fliteSynth } from "../../bench/lib/turns-flite.ts";
 import { MinimumTracker, PeakTracker, QuantileTracker, ShortLevel } from "../../codecs/level-tracker.ts";
 import { CallerLevel } from "../../src/session/caller-level.ts";
 import { CallerVoice, HANG_MS } from "../../src/session/caller-voice.ts";
+import { EARLY_END_LOUD_MS } from "../../src/session/speaker-listener.ts";
 import { noise } from "../helpers/noise.ts";
 import { speak } from "../helpers/speech.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
@@ -192,6 +193,36 @@ describe("the caller's voice and the room's", () => {
     expect(f.callerSpeechMs).toBeLessThanOrEqual(2200);
     // The detector heard speech for ~6.5 s after the caller's had ended.
     expect(f.roomHeldMs).toBeGreaterThan(6000);
+  });
+
+  it("over a loud room, counts the caller's pause from their voice alone, the detector still in speech", () => {
+    // As above: the room talks on, 16 dB under the caller (a loud room), and the detector with it.
+    // The upload's early end waits for a pause of the caller's (speaker-listener.ts): it must not
+    // wait for the detector's, which never comes, nor for the end of their speech HANG_MS later.
+    const room = voiceSignal({ rate: RATE, ms: 12_500, dbfs: -36, f0: 200, seed: 2 }).subarray(at(500));
+    const caller = voiceSignal({ rate: RATE, ms: 2000, dbfs: -20, f0: 110, seed: 3, pauseShare: 0.1 });
+    const pcm = mixAt([{ pcm: hiss(12_000) }, { pcm: room }, { pcm: caller, at: at(3000) }]);
+    let pausedAt: number | undefined;
+    let loud = false;
+    const { events } = play(
+      pcm,
+      [
+        { reportMs: 120, type: "start", atMs: 0 },
+        { reportMs: 11_900, type: "end", atMs: 11_700 },
+      ],
+      true,
+      (gate, nowMs) => {
+        if (nowMs < 5000 || pausedAt !== undefined || !gate.speaking) return;
+        loud = gate.level.roomIsLoud();
+        if (gate.pauseMs(0) >= EARLY_END_LOUD_MS) pausedAt = nowMs;
+      },
+    );
+    expect(loud).toBe(true);
+    const end = events.find((e) => e.type === "end")!;
+    // Their voice ended at ~5 s: the pause is theirs EARLY_END_LOUD_MS later, before the end.
+    expect(pausedAt).toBeDefined();
+    expect(pausedAt!).toBeLessThan(5000 + EARLY_END_LOUD_MS + 150);
+    expect(pausedAt!).toBeLessThan(end.nowMs);
   });
 
   it("does not take the room's voice the detector hears right after a cough for the caller's onset", () => {

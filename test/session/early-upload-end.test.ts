@@ -1,11 +1,15 @@
 // A speaker's upload ends at the first short silence inside their speech (EARLY_END_MS), before
 // the detector's speech-end: the transcript is asked for sooner, and it is the one the turn gets.
-// If they go on, the early upload is dropped and the whole utterance sent again.
+// If they go on, the early upload is dropped and the whole utterance sent again. Over a loud room,
+// which keeps the detector in speech, once the caller's own voice has paused (EARLY_END_LOUD_MS).
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
+import { HANG_MS } from "../../src/session/caller-voice.ts";
 import type { Recognizer, RecognizerStream } from "../../src/session/services.ts";
-import { EARLY_END_MS, SpeakerListener } from "../../src/session/speaker-listener.ts";
+import { EARLY_END_LOUD_MS, EARLY_END_MS, SpeakerListener } from "../../src/session/speaker-listener.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
+import { noise } from "../helpers/noise.ts";
+import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 
 interface Stream {
   samples: number;
@@ -13,7 +17,7 @@ interface Stream {
   aborted: boolean;
 }
 
-function setUp() {
+function setUp(callerLevelGate = false, inputRate = 16000) {
   const streams: Stream[] = [];
   const asr: Recognizer = {
     recognize: async () => "",
@@ -39,7 +43,7 @@ function setUp() {
   const ends: number[] = [];
   const l = new SpeakerListener({
     speaker: undefined,
-    inputRate: 16000,
+    inputRate,
     createSpeechDetector: (onEvent) => {
       emit = onEvent;
       return { push() {}, onsetPending: () => false, pausedMs: () => paused, close() {} };
@@ -48,7 +52,7 @@ function setUp() {
     clock: new VirtualClock(),
     events: { speechStart() {}, speechEnd: (_l, atMs) => void ends.push(atMs), quietFrame() {} },
     signal: new AbortController().signal,
-    turn: { adaptToCaller: false, callerLevelGate: false, prerollMs: 300, noiseSuppression: false },
+    turn: { adaptToCaller: false, callerLevelGate, prerollMs: 300, noiseSuppression: false },
   });
   const frames = (n: number) => {
     for (let i = 0; i < n; i++) l.push(new Int16Array(320).fill(2000));
@@ -107,5 +111,43 @@ describe("the upload's early end", () => {
     t.frames(1);
     t.emit({ type: "speech-end", atMs: 700 });
     expect(await t.l.takeUpload()?.end()).toBe("transcript 2");
+  });
+
+  it("over a loud room, ends the upload once the caller's own voice has paused, cut where it ended", () => {
+    // A talker 16 dB under the caller from the call's first frame keeps the detector in speech
+    // (it never pauses); the caller speaks from 3 s to 5 s.
+    const rate = 8000;
+    const at = (ms: number) => (ms * rate) / 1000;
+    const pcm = mixAt([
+      { pcm: noise(9000, rate, { dbfs: -60, seed: 11 }) },
+      { pcm: voiceSignal({ rate, ms: 9000, dbfs: -36, f0: 200, seed: 2 }) },
+      { pcm: voiceSignal({ rate, ms: 2000, dbfs: -20, f0: 110, seed: 3, pauseShare: 0.1 }), at: at(3000) },
+    ]);
+    const t = setUp(true, rate);
+    let nowMs = 0;
+    const endedAt = new Map<number, number>();
+    for (let i = 0; i + 160 <= pcm.length; i += 160) {
+      if (nowMs === 120) t.emit({ type: "speech-start", atMs: 0 });
+      t.l.push(pcm.subarray(i, i + 160));
+      nowMs += 20;
+      t.streams.forEach((s, k) => {
+        if (s.ended && !s.aborted && !endedAt.has(k)) endedAt.set(k, nowMs);
+      });
+      if (t.ends.length > 0) break;
+    }
+    // The caller's speech ended with their voice (HANG_MS after it); their upload before that.
+    expect(t.ends).toHaveLength(1);
+    const last = t.streams.length - 1;
+    const ended = endedAt.get(last);
+    expect(ended).toBeDefined();
+    expect(ended!).toBeGreaterThanOrEqual(5000);
+    expect(ended!).toBeLessThan(5000 + EARLY_END_LOUD_MS + 150);
+    expect(nowMs).toBeGreaterThan(ended! + HANG_MS - EARLY_END_LOUD_MS - 100);
+    // It carried the caller's words, up to 0.1 s after their voice (heard until ~5.05 s), not the
+    // room's talk until the pause was theirs (~5.25 s). (The utterance began with the detector's
+    // speech, at the call's start.)
+    const sentMs = (t.streams[last]!.samples / 16000) * 1000;
+    expect(sentMs).toBeGreaterThan(5000);
+    expect(sentMs).toBeLessThan(5200);
   });
 });
