@@ -1,7 +1,8 @@
 // The callers' and rooms' levels on /metrics: per ended call, how loud the caller spoke, how loud
 // the room behind them was, and how long the room's speech outlasted the caller's (what would have
-// held their turns open). Taken from each call's call-end event on its way to the record.
-import { Histogram, type Registry } from "prom-client";
+// held their turns open), and the utterances sent for recognition twice. Taken from each call's
+// call-end event on its way to the record.
+import { Counter, Histogram, type Registry } from "prom-client";
 import type { CallEvent, CallEventSink, CallLevels } from "../../src/records/call-record.ts";
 
 const LEVEL_BUCKETS_DBFS = [-70, -60, -50, -45, -40, -35, -30, -25, -20, -15, -10];
@@ -11,6 +12,7 @@ export class CallLevelMetrics {
   readonly #caller: Histogram;
   readonly #noise: Histogram;
   readonly #held: Histogram;
+  readonly #resent: Counter;
 
   constructor(registry: Registry) {
     this.#caller = new Histogram({
@@ -31,12 +33,18 @@ export class CallLevelMetrics {
       buckets: HELD_BUCKETS_S,
       registers: [registry],
     });
+    this.#resent = new Counter({
+      name: "voice_bridge_utterances_resent_total",
+      help: "caller utterances sent for recognition again: the caller went on after a pause their upload had ended at (one more recognition request each)",
+      registers: [registry],
+    });
   }
 
   observe(levels: CallLevels): void {
     if (levels.callerDb !== undefined) this.#caller.observe(levels.callerDb);
     if (levels.noiseDb !== undefined) this.#noise.observe(levels.noiseDb);
     this.#held.observe(levels.roomHeldMs / 1000);
+    if (levels.resentUtterances) this.#resent.inc(levels.resentUtterances);
   }
 
   /** `sink`, observing the levels of each call-end that passes through it. */

@@ -168,6 +168,11 @@ export interface CallLevels {
   lineDb?: number;
   /** How long a voice under that level was kept from stopping the agent before the caller spoke, ms. */
   lineHeldMs?: number;
+  /**
+   * Utterances sent for recognition again: the caller went on after a pause their upload had ended
+   * at (session/speaker-listener.ts). Each is one more recognition request.
+   */
+  resentUtterances?: number;
 }
 
 /** How an outbound call's dialling ended (docs/outbound.md). */

@@ -243,9 +243,9 @@ export class SpeakerListener {
     return this.#voice.level.onsetMaskMs();
   }
 
-  /** The speaker's level, the room's, and how long the room's speech outlasted theirs. */
+  /** The speaker's level, the room's, how long the room's speech outlasted theirs, and re-sends. */
   levels(): CallerVoiceFigures {
-    return this.#voice.figures();
+    return { ...this.#voice.figures(), resentUtterances: this.earlyEndsDropped };
   }
 
   /** Pitch and level where the utterance ended at stream position `atMs`. */

@@ -71,12 +71,13 @@ describe("BridgeMetrics", () => {
       reason: "BYE",
       outcome: "transferred",
       durationMs: 9000,
-      levels: { callerDb: -30, roomHeldMs: 0 },
+      levels: { callerDb: -30, roomHeldMs: 0, resentUtterances: 2 },
     });
     expect(passed).toEqual(["warm-transfer", "warm-transfer", "call-end"]);
     const { body } = await m.render();
     expect(body).toContain('voice_bridge_warm_transfers_total{outcome="busy"} 1');
     expect(body).toContain('voice_bridge_warm_transfers_total{outcome="joined"} 1');
     expect(body).toContain("voice_bridge_caller_speech_level_dbfs_count 1");
+    expect(body).toContain("voice_bridge_utterances_resent_total 2");
   });
 });

@@ -90,6 +90,7 @@ describe("the upload's early end", () => {
     expect(await upload?.end()).toBe("transcript 1");
     expect(t.streams).toHaveLength(1); // one request for the utterance
     expect(t.l.earlyEndsDropped).toBe(0);
+    expect(t.l.levels().resentUtterances).toBe(0);
   });
 
   it("sends the whole utterance again when the speaker goes on after the early end", async () => {
@@ -106,6 +107,8 @@ describe("the upload's early end", () => {
     // From the utterance's start again, not from where the first stopped.
     expect(t.streams[1]!.samples).toBeGreaterThanOrEqual(t.streams[0]!.samples);
     expect(t.l.earlyEndsDropped).toBe(1);
+    // The call's record and /metrics count it (voice_bridge_utterances_resent_total).
+    expect(t.l.levels().resentUtterances).toBe(1);
     t.frames(10);
     t.pause(160);
     t.frames(1);
