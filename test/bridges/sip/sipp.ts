@@ -10,20 +10,25 @@ import { join } from "node:path";
 import { expect } from "vitest";
 
 /**
+ * Ports are drawn from below the kernel's ephemeral range (32768–60999 on Linux): no socket is
+ * given one of these unasked. One drawn from that range (bind to port 0) was free when checked,
+ * then handed to another test's socket before SIPp bound it ("Unable to bind remote control
+ * socket", exit 254).
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_000;
+
+/**
  * A port free right now on 127.0.0.1 for UDP and TCP alike (SIPp's main socket is TCP with -t t1;
  * a port some TCP connection holds, on a busy machine, makes it exit with "Address already in
  * use"). `even`: it and port+2 free for UDP, for SIPp's media sockets.
  */
 export async function freePort(even = false): Promise<number> {
   for (;;) {
-    const s = createSocket("udp4");
-    const port = await new Promise<number>((resolve) =>
-      s.bind(0, "127.0.0.1", () => resolve(s.address().port)),
-    );
-    s.close();
-    if (!(await tcpBindable(port))) continue;
-    if (!even) return port;
-    if (port % 2 === 0 && port < 65_000 && (await udpBindable(port + 2))) return port;
+    let port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
+    if (even) port -= port % 2;
+    if (!(await udpBindable(port)) || !(await tcpBindable(port))) continue;
+    if (!even || (await udpBindable(port + 2))) return port;
   }
 }
 
