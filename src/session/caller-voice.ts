@@ -411,7 +411,7 @@ export class CallerVoice {
   pauseMs(detectorPausedMs: number): number {
     if (!this.#judges()) return detectorPausedMs;
     if (!this.speaking) return 0;
-    if (this.overLoudRoom()) return this.#nowMs - this.#lastSoftEndMs;
+    if (this.level.roomIsLoud()) return this.#nowMs - this.#lastSoftEndMs;
     return Math.min(detectorPausedMs, this.#nowMs - this.#lastRawContEndMs);
   }
 

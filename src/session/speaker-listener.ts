@@ -121,9 +121,7 @@ export class SpeakerListener {
         start: (atMs) => this.#speechStart(atMs),
         end: (atMs) => {
           this.speaking = false;
-          // In a loud room what followed the speaker's voice is the room's: it is not recognized
-          // (PocketSphinx, given an utterance that ends in another voice, answered with no words).
-          if (this.#voice.level.roomIsLoud()) this.#upload?.capAt(atMs + END_PAD_MS);
+          if (this.#voice.level.roomIsLoud()) this.#keepToVoice(atMs);
           opts.events.speechEnd(this, atMs);
         },
         // The room was taken for the speaker until their voice (far louder, or louder and of another
@@ -219,13 +217,21 @@ export class SpeakerListener {
     if (!upload.ended) {
       const loud = this.#voice.overLoudRoom();
       if (paused < (loud ? EARLY_END_LOUD_MS : EARLY_END_MS)) return;
-      // What followed their voice is the room's, as at the end of their speech (below).
-      if (loud) upload.capAt(this.#voice.voiceHeardMs + END_PAD_MS);
+      if (loud) this.#keepToVoice(this.#voice.voiceHeardMs);
       void upload.end();
     } else if (paused === 0) {
       this.earlyEndsDropped++;
       this.#openUpload();
     }
+  }
+
+  /**
+   * In a loud room what followed the speaker's voice (ended at `voiceEndMs`) is the room's: it is
+   * not recognized (PocketSphinx, given an utterance that ends in another voice, answered with no
+   * words), at the end of their speech or at an early end alike.
+   */
+  #keepToVoice(voiceEndMs: number): void {
+    this.#upload?.capAt(voiceEndMs + END_PAD_MS);
   }
 
   /** Sound the VAD has not yet called speech: the speaker may be starting again. */
