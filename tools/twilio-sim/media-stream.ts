@@ -10,6 +10,7 @@ import { DtmfToneDetector } from "../../codecs/dtmf-detector.ts";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { resample } from "../../codecs/resample.ts";
 import type { Clock, TimerHandle } from "../../src/core/clock.ts";
+import { CallerTimeline } from "./caller-timeline.ts";
 import { ConferenceSeat } from "./conference.ts";
 import { PlayoutLine } from "./playout.ts";
 import { Recording } from "./recording.ts";
@@ -68,7 +69,7 @@ export class SimulatedStream {
   readonly #hangUpAfter: number;
 
   // The caller's side.
-  readonly #caller: Int16Array;
+  readonly #caller: CallerTimeline;
   readonly #says: Array<
     { pcm: Int16Array; label: string | undefined } | { keys: string; label: string | undefined }
   >;
@@ -125,7 +126,11 @@ export class SimulatedStream {
     this.#clock = clock;
     this.#ids = ids;
     this.#keep = opts.keep !== false;
-    this.#caller = opts.caller ? to8k(opts.caller) : new Int16Array(0);
+    this.#caller = new CallerTimeline(
+      opts.caller ? to8k(opts.caller) : new Int16Array(0),
+      RATE,
+      opts.caller?.cues,
+    );
     this.#says = (opts.says ?? []).map((s) =>
       "keys" in s ? { keys: keysOf(s), label: s.label } : { pcm: to8k(s), label: s.label },
     );
@@ -224,6 +229,7 @@ export class SimulatedStream {
       rate: RATE,
       agentAudio: this.#agentRec.toArray(),
       callerAudio: this.#callerRec.toArray(),
+      holds: [...this.#caller.holds],
       mediaSent: this.#mediaSent,
       mediaReceived: this.#mediaReceived,
       mediaReceivedMs: this.#receipts,
@@ -368,7 +374,7 @@ export class SimulatedStream {
 
     // Hang up once the caller has nothing left and the agent has had its say.
     const callerDone =
-      k * FRAME + FRAME >= this.#caller.length &&
+      this.#caller.done &&
       this.#nextSay >= this.#says.length &&
       !this.#say &&
       !this.#keys &&
@@ -395,10 +401,7 @@ export class SimulatedStream {
   /** Caller: the timeline plus any reactive turn being spoken, mixed, sent as frame k's media. */
   #sendCallerFrame(k: number): void {
     const callerFrame = this.#callerFrame;
-    const caller = this.#caller;
-    callerFrame.fill(0);
-    const base = k * FRAME;
-    if (base < caller.length) callerFrame.set(caller.subarray(base, Math.min(caller.length, base + FRAME)));
+    this.#caller.next(callerFrame, k > 0 && this.#audibleAt(k - 1));
     const s = this.#say;
     if (s) {
       const n = Math.min(FRAME, s.pcm.length - s.pos);

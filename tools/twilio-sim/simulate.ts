@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import twilio from "twilio";
 import { WebSocket } from "ws";
 import { type Clock, systemClock } from "../../src/core/clock.ts";
+import type { TimelineCue, TimelineHold } from "./caller-timeline.ts";
 import { SimulatedStream } from "./media-stream.ts";
 import { readStreamTwiml } from "./twiml-read.ts";
 
@@ -31,8 +32,11 @@ export interface SimulateCallOptions {
   url: string;
   /** Twilio auth token to sign the webhook and the WebSocket upgrade with. */
   authToken?: string;
-  /** Caller audio on a fixed timeline from the start of the stream. */
-  caller?: SimAudio;
+  /**
+   * Caller audio on a fixed timeline from the start of the stream; with `cues`, it waits at each
+   * for the agent, as a caller does who speaks some way into what the agent says (caller-timeline.ts).
+   */
+  caller?: SimAudio & { cues?: readonly TimelineCue[] };
   /** Reactive caller turns, in order: speech, or keys pressed. */
   says?: Array<SimAudio | SimKeys>;
   /** Digits pressed at given times (ms from the start of the stream). */
@@ -160,6 +164,8 @@ export interface SimResult {
   conference?: { name: string; atMs: number; fromMs: number };
   /** What the caller sent, on the same timeline. */
   callerAudio: Int16Array;
+  /** Where the caller's timeline waited for the agent, and how long: its times on the stream are `onStream`'s. */
+  holds: TimelineHold[];
   mediaSent: number;
   mediaReceived: number;
   /** When each agent media message arrived (ms since the start of the stream), in order. */

@@ -4,15 +4,32 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallTransport } from "../../../bridges/transport.ts";
 import { mulawDecode, mulawEncode } from "../../../codecs/g711.ts";
+import { onStream } from "../../../tools/twilio-sim/caller-timeline.ts";
 import { type SimEvent, simulateCall } from "../../../tools/twilio-sim/simulate.ts";
 import { readStreamTwiml } from "../../../tools/twilio-sim/twiml-read.ts";
-import { AUTH_TOKEN, find, type Rig, scriptedAgent, startRig, tone } from "../../bridges/twilio/helpers.ts";
+import {
+  AUTH_TOKEN,
+  find,
+  type Rig,
+  recorder,
+  scriptedAgent,
+  startRig,
+  tone,
+} from "../../bridges/twilio/helpers.ts";
 
 let rig: Rig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
+
+/** Frames of `pcm` (8 kHz) with any sound in them between `fromMs` and `toMs`. */
+function audibleFrames(pcm: Int16Array, fromMs: number, toMs: number): number {
+  let n = 0;
+  for (let at = fromMs * 8; at + 160 <= toMs * 8; at += 160)
+    if (pcm.subarray(at, at + 160).some((v) => v !== 0)) n++;
+  return n;
+}
 
 describe("simulateCall", () => {
   it("reads <Connect><Stream> and its parameters from TwiML, quotes and entities included", () => {
@@ -227,6 +244,46 @@ describe("simulateCall", () => {
     expect(playedBeforeReply).toBeLessThanOrEqual(heardGreetingMs);
     expect(heardGreetingMs - playedBeforeReply).toBeLessThan(100 + 20);
     expect(heardGreetingMs).toBeLessThan(3000);
+  });
+
+  it("holds the caller's timeline at a cue until the agent has been heard, and reports the hold", async () => {
+    // A slow agent: its greeting begins once it has heard 1 s of the line.
+    let frames = 0;
+    rig = await startRig({
+      attach: false,
+      onCall(call) {
+        const t = call.transport;
+        const { listener } = recorder();
+        t.attach({
+          ...listener,
+          audio(f) {
+            listener.audio(f);
+            if (++frames === 50) t.play(tone(2000, 440));
+          },
+        });
+      },
+    });
+    // The caller means to speak 300 ms into the greeting, counted on it beginning at 200 ms.
+    const caller = new Int16Array(8000 * 1.2);
+    caller.set(tone(400, 300), 8000 * 0.5);
+    const result = await simulateCall({
+      url: rig.base,
+      caller: { samples: caller, rate: 8000, label: "caller.wav", cues: [{ atMs: 500, agentHeardMs: 300 }] },
+      hangUpAfterMs: 300,
+      maxSeconds: 20,
+      fetchTranscript: false,
+    });
+    expect(result.holds.length).toBe(1);
+    const [hold] = result.holds;
+    expect(hold!.atMs).toBe(500);
+    // The greeting could not begin before 1 s of the line had been sent.
+    expect(hold!.heldMs).toBeGreaterThanOrEqual(1000 - 500 + 300);
+    const turn = result.turns.find((u) => u.source === "wav")!;
+    expect(turn.startMs).toBe(onStream(500, result.holds));
+    expect(turn.bargeIn).toBe(true);
+    // What the caller heard of the agent before speaking: the cue's 300 ms.
+    const heardBefore = audibleFrames(result.agentAudio, 0, turn.startMs);
+    expect(heardBefore * 20).toBe(300);
   });
 
   it("reports a refused signature as an error", async () => {
