@@ -1,22 +1,38 @@
-// The turn-taking cases' timelines, given room for a hosted service's time (`--latency`): each case
-// places its sound at a fixed time, counting on the greeting being over by 4.2 s and the fallback
-// reply playing 2.2 s after the question, which holds for a local service answering in a moment
-// but not for one that takes asr + chat + tts ms. So every timeline starts later by what the
-// greeting may take more (an E5 session opened for it waits three messages: connected, created,
-// first audio), and an over-the-reply sound comes later after its question by the reply's own
-// extra time. What is inserted is the timeline's own lead-in or gap, repeated (silence, or the
-// case's noise bed, so no new onset appears); every labelled time moves with it.
+// The turn-taking cases' timelines, given room for a hosted service's time (`--latency`) and its
+// faults (`--faults`): each case places its sound at a fixed time, counting on the greeting being
+// over by 4.2 s and the fallback reply playing 2.2 s after the question, which holds for a local
+// service answering in a moment but not for one that takes asr + chat + tts ms, or seconds more to
+// recover from a fault. No fixed room fits both a reply that recovered and one that did not. So the
+// timeline waits for the agent as a caller does (the simulator's cues,
+// tools/twilio-sim/caller-timeline.ts): the caller's first words after the greeting come once it has
+// been over as long as on a local service's timeline, and a sound over the agent begins as far into
+// its speech as there. Meanwhile the room before the cue plays on. The judge moves the labels onto
+// the stream by the simulator's holds (`onStreamCase`).
 
 import { concatPcm } from "../../codecs/pcm.ts";
 import type { LocalFaults } from "../../src/config/faults.ts";
 import type { LocalLatency } from "../../src/config/latency.ts";
 import { DEFAULT_SERVICE_DEADLINES } from "../../src/session/config.ts";
-import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
+import {
+  CallerTimeline,
+  onStream,
+  type TimelineCue,
+  type TimelineHold,
+} from "../../tools/twilio-sim/caller-timeline.ts";
+import {
+  CALL_RATE,
+  GREETING_BEGINS_MS,
+  GREETING_ENDS_MS,
+  REPLY_BEGINS_MS,
+  REPLY_MS,
+  type TurnCase,
+} from "./turns-cases.ts";
 
+/** How much later than on a local service the agent may begin (heardAsPlanned: the offline gate's timelines). */
 export interface Allowance {
-  /** Added before everything: the greeting's extra time, ms. */
+  /** The greeting's extra time, ms. */
   leadMs: number;
-  /** Added between an over-the-reply case's question and its sound: the reply's extra time, ms. */
+  /** A reply's extra time, ms. */
   replyMs: number;
 }
 
@@ -39,40 +55,83 @@ export function allowanceFor(latency: LocalLatency, faults?: LocalFaults): Allow
   };
 }
 
-const LINE_ALONE_MS = 600;
+/** How much of the room before a cue its hold plays back and forth (the simulator's fill). */
+const FILL_MS = 1000;
+/** A wait for the agent to be heard ends after this even if it never is (the case is then judged invalid). */
+const MAX_HOLD_MS = 20_000;
+/** A wait for the greeting to end: longer than any recovery, shorter than a caller's patience. */
+const MAX_QUIET_HOLD_MS = 10_000;
+/** The least quiet after the greeting a caller waits for. */
+const MIN_QUIET_MS = 300;
 const samples = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
 
-/** `n` samples of `src` repeated (silence when `src` is empty). */
-function tile(src: Int16Array, n: number): Int16Array {
-  const out = new Int16Array(n);
-  if (src.length === 0) return out;
-  for (let at = 0; at < n; at += src.length) out.set(src.subarray(0, Math.min(src.length, n - at)), at);
-  return out;
+/**
+ * `c` given room for a slower service: a cue before the caller's first words after the greeting
+ * (its question, or its sound) and one before its sound over the agent (the greeting, or the reply
+ * to its question).
+ */
+export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
+  if (a.leadMs === 0 && a.replyMs === 0) return c;
+  const cues: TimelineCue[] = [];
+  const firstWordsMs = c.over === "greeting" ? undefined : (c.questionStartMs ?? c.startMs);
+  if (firstWordsMs !== undefined)
+    cues.push({
+      atMs: firstWordsMs,
+      agentQuietMs: Math.max(MIN_QUIET_MS, firstWordsMs - GREETING_ENDS_MS),
+      fillFromMs: Math.max(0, firstWordsMs - FILL_MS),
+      maxHoldMs: MAX_QUIET_HOLD_MS,
+    });
+  if (c.over !== "silence" && c.agentMs !== undefined) {
+    // The room from after the question (or the call's start) to the sound is what the hold plays.
+    const roomFrom = c.questionEndMs !== undefined ? c.questionEndMs + 300 : 0;
+    cues.push({
+      atMs: c.startMs,
+      agentHeardMs: c.agentMs,
+      fillFromMs: Math.max(roomFrom, c.startMs - FILL_MS),
+      maxHoldMs: MAX_HOLD_MS,
+    });
+  }
+  const holdS = cues.reduce((n, q) => n + (q.maxHoldMs ?? 0), 0) / 1000;
+  return { ...c, cues, maxSeconds: c.maxSeconds + Math.ceil(holdS) };
 }
 
-export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
-  const reply = c.questionEndMs !== undefined ? a.replyMs : 0;
-  if (a.leadMs === 0 && reply === 0) return c;
-  const start = samples(c.startMs);
-  let caller = c.caller;
-  if (reply > 0) {
-    // The gap between the question and the sound is the line's quiet (or its noise): repeat it.
-    const gap = caller.subarray(samples(c.questionEndMs!), start);
-    caller = concatPcm([caller.subarray(0, start), tile(gap, samples(reply)), caller.subarray(start)]);
-  }
-  // Every timeline's first 600 ms are the line alone (the earliest sound starts at 700 ms).
-  const lead = caller.subarray(0, Math.min(start, samples(LINE_ALONE_MS)));
-  caller = concatPcm([tile(lead, samples(a.leadMs)), caller]);
-  const later = (ms: number | undefined) => (ms === undefined ? undefined : ms + a.leadMs + reply);
+/** `c`'s labelled times moved onto the stream by the holds of its timeline's cues (the simulator's). */
+export function onStreamCase(c: TurnCase, holds: readonly TimelineHold[]): TurnCase {
+  if (holds.length === 0) return c;
+  const at = (ms: number | undefined) => (ms === undefined ? undefined : onStream(ms, holds));
   return {
     ...c,
-    caller,
-    startMs: c.startMs + a.leadMs + reply,
-    endMs: c.endMs + a.leadMs + reply,
-    ...(c.pauseFromMs !== undefined ? { pauseFromMs: later(c.pauseFromMs) } : {}),
-    ...(c.pauseToMs !== undefined ? { pauseToMs: later(c.pauseToMs) } : {}),
-    ...(c.questionStartMs !== undefined ? { questionStartMs: c.questionStartMs + a.leadMs } : {}),
-    ...(c.questionEndMs !== undefined ? { questionEndMs: c.questionEndMs + a.leadMs } : {}),
-    maxSeconds: c.maxSeconds + Math.ceil((a.leadMs + reply + a.replyMs) / 1000),
+    startMs: onStream(c.startMs, holds),
+    endMs: onStream(c.endMs, holds),
+    ...(c.pauseFromMs !== undefined ? { pauseFromMs: at(c.pauseFromMs) } : {}),
+    ...(c.pauseToMs !== undefined ? { pauseToMs: at(c.pauseToMs) } : {}),
+    ...(c.questionStartMs !== undefined ? { questionStartMs: at(c.questionStartMs) } : {}),
+    ...(c.questionEndMs !== undefined ? { questionEndMs: at(c.questionEndMs) } : {}),
   };
+}
+
+/**
+ * `c` (withAllowance's) as the simulator sends it when the agent is as late as the allowance counts
+ * on: its greeting `leadMs` later, its reply `replyMs` later (each as long as on a local service).
+ * For what plays the timeline with no agent to wait for (the offline gate, turns-gate.ts).
+ */
+export function heardAsPlanned(c: TurnCase, a: Allowance): TurnCase {
+  if (!c.cues?.length) return c;
+  const greeting = [GREETING_BEGINS_MS + a.leadMs, GREETING_ENDS_MS + a.leadMs];
+  // The question's cue waits for the greeting's end, as on a local service: it comes `leadMs` later.
+  const reply =
+    c.questionEndMs !== undefined
+      ? c.questionEndMs + a.leadMs + REPLY_BEGINS_MS + a.replyMs
+      : Number.POSITIVE_INFINITY;
+  const agentAt = (ms: number) =>
+    (ms >= greeting[0]! && ms < greeting[1]!) || (ms >= reply && ms < reply + REPLY_MS);
+  const timeline = new CallerTimeline(c.caller, CALL_RATE, c.cues);
+  const frame = new Int16Array(samples(20));
+  const frames: Int16Array[] = [];
+  for (let k = 0; !timeline.done; k++) {
+    timeline.next(frame, k > 0 && agentAt((k - 1) * 20));
+    frames.push(frame.slice());
+  }
+  const { cues: _, ...rest } = onStreamCase(c, timeline.holds);
+  return { ...rest, caller: concatPcm(frames) };
 }

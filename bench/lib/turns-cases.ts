@@ -9,6 +9,7 @@
 import { concatPcm } from "../../codecs/pcm.ts";
 import { noise, seededRandom } from "../../test/helpers/noise.ts";
 import { mixPcm, silence, trimSilence } from "../../test/helpers/speech.ts";
+import type { TimelineCue } from "../../tools/twilio-sim/caller-timeline.ts";
 import { espeakSpeech } from "./measure.ts";
 import { cough, gain } from "./turns-audio.ts";
 
@@ -44,6 +45,14 @@ export interface TurnCase {
   /** Over-the-reply cases: the question asked first to get the long fallback reply. */
   questionStartMs?: number;
   questionEndMs?: number;
+  /**
+   * Over-the-agent cases: how far into the agent's speech the sound begins on this timeline, ms
+   * (counting on the agent beginning when a local service has it begin). A timeline that waits for
+   * the agent (turns-allowance.ts) puts the sound there whenever the agent begins.
+   */
+  agentMs?: number;
+  /** Where the timeline waits for the agent (the simulator's cues; turns-allowance.ts). */
+  cues?: TimelineCue[];
   /** A safety limit: calls end when the agent has had its say (see runCase). */
   maxSeconds: number;
 }
@@ -126,7 +135,17 @@ interface Placed {
   endMs: number;
   questionStartMs?: number;
   questionEndMs?: number;
+  agentMs?: number;
 }
+
+/**
+ * Where a local service's agent speaks: its greeting, from and to (ms into the stream); its fallback
+ * reply, from after the question's end, and for how long.
+ */
+export const GREETING_BEGINS_MS = 200;
+export const GREETING_ENDS_MS = 3400;
+export const REPLY_BEGINS_MS = 900;
+export const REPLY_MS = 8000;
 
 const ms = (samples: number) => (samples * 1000) / CALL_RATE;
 
@@ -228,6 +247,7 @@ function place(sound: Int16Array, over: Over, offsetMs: number, question: () => 
       caller: concatPcm([lead, sound]),
       startMs: ms(lead.length),
       endMs: ms(lead.length + sound.length),
+      agentMs: offsetMs - GREETING_BEGINS_MS,
     };
   }
   const lead = silence(AFTER_GREETING_MS, CALL_RATE);
@@ -241,6 +261,7 @@ function place(sound: Int16Array, over: Over, offsetMs: number, question: () => 
     endMs: ms(before + sound.length),
     questionStartMs: ms(lead.length),
     questionEndMs: ms(lead.length + asked.length),
+    agentMs: offsetMs - REPLY_BEGINS_MS,
   };
 }
 

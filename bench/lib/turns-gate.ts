@@ -41,7 +41,7 @@ import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { LineLevel } from "../../src/session/line-level.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
 import { percentile } from "./measure.ts";
-import { allowanceFor, withAllowance } from "./turns-allowance.ts";
+import { allowanceFor, heardAsPlanned, withAllowance } from "./turns-allowance.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
 import { espeakSynth, type TurnCase } from "./turns-cases.ts";
 import { fliteSynth } from "./turns-flite.ts";
@@ -87,7 +87,7 @@ const built =
 const allowance = allowanceFor(parseLatency(values.latency ?? "none"));
 const cases = built
   .filter((c) => categories.split(",").includes(c.category) && (!ids || ids.split(",").includes(c.id)))
-  .map((c) => withAllowance(c, allowance))
+  .map((c) => heardAsPlanned(withAllowance(c, allowance), allowance))
   .map((c) =>
     helloMs === undefined ? c : withHello(c, helloMs, values.set === "flite" ? fliteSynth : espeakSynth),
   )

@@ -8,6 +8,7 @@ import { type Bridge, type BridgeOverrides, startBridge } from "../../app/bridge
 import { loadConfig } from "../../src/config/config.ts";
 import { type Logger, silentLogger } from "../../src/core/log.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
+import { onStreamCase } from "./turns-allowance.ts";
 import { CALL_RATE, type TurnCase } from "./turns-cases.ts";
 import { judge, type Outcome } from "./turns-judge.ts";
 import type { SpokenSentence } from "./turns-tts-tap.ts";
@@ -97,7 +98,7 @@ export async function runCase(
   try {
     const sim = await simulateCall({
       url: target.url,
-      caller: { samples: c.caller, rate: CALL_RATE, label: c.id },
+      caller: { samples: c.caller, rate: CALL_RATE, label: c.id, ...(c.cues ? { cues: c.cues } : {}) },
       maxSeconds: c.maxSeconds,
       // Hang up as soon as the agent has finished: a reply cut short by the hang-up is not filed
       // in the call record (CallSession.end cancels the playing reply; see the bench report).
@@ -108,7 +109,8 @@ export async function runCase(
       ...(c.noiseDbfs !== undefined ? { speechThresholdDbfs: Math.max(-45, c.noiseDbfs + 10) } : {}),
     });
     sim.transcript = await fetchRecord(target, sim.callSid);
-    return { ...judge(c, sim, spoken?.()), callSid: sim.callSid };
+    // Where the timeline waited for the agent, its labels move onto the stream.
+    return { ...judge(onStreamCase(c, sim.holds), sim, spoken?.()), callSid: sim.callSid };
   } catch (err) {
     return {
       id: c.id,
