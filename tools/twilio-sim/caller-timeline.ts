@@ -97,7 +97,8 @@ export class CallerTimeline {
       this.#holds.push({ atMs: h.cue.atMs, heldMs: h.frames * FRAME_MS });
       this.#holding = null;
       this.#play(out);
-      this.#crossfade(out, h);
+      // A cue the agent had already met plays on untouched.
+      if (h.frames > 0) this.#crossfade(out, h);
       return;
     }
     this.#play(out);

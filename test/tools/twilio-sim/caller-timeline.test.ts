@@ -55,6 +55,14 @@ describe("CallerTimeline", () => {
     expect(Math.abs(fill[0]! - out[3999]!)).toBeLessThanOrEqual(1);
   });
 
+  it("plays on untouched through a cue the agent has already met", () => {
+    const samples = ramp(400);
+    const t = new CallerTimeline(samples, RATE, [{ atMs: 200, agentHeardMs: 100 }]);
+    const out = play(t, 20, () => true);
+    expect(t.holds).toEqual([{ atMs: 200, heldMs: 0 }]);
+    expect(Array.from(out.subarray(0, samples.length))).toEqual(Array.from(samples));
+  });
+
   it("counts the agent's time from its current stretch of speech, and goes on only while it is heard", () => {
     // Heard 200 ms (frames 10..19), quiet 1 s, then again from frame 70 with a 100 ms gap at 80..84.
     const heard = (k: number) => (k >= 10 && k < 20) || (k >= 70 && k < 80) || k >= 85;
