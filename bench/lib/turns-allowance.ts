@@ -61,6 +61,10 @@ const FILL_MS = 1000;
 const MAX_HOLD_MS = 20_000;
 /** A wait for the greeting to end: longer than any recovery, shorter than a caller's patience. */
 const MAX_QUIET_HOLD_MS = 10_000;
+/** The room played while a cue holds starts this long after the case's sound (its tail, reverberation). */
+const TAIL_SKIP_MS = 300;
+/** ...and is at least this long, else the room before the cue plays. */
+const MIN_FILL_MS = 400;
 /** The least quiet after the greeting a caller waits for. */
 const MIN_QUIET_MS = 300;
 const samples = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
@@ -68,17 +72,27 @@ const samples = (ms: number) => Math.round((ms * CALL_RATE) / 1000);
 /**
  * `c` given room for a slower service: a cue before the caller's first words after the greeting
  * (its question, or its sound) and one before its sound over the agent (the greeting, or the reply
- * to its question).
+ * to its question). While a cue holds, the room after the case's sound plays: the room before it
+ * may hold a "Hello?" (`--hello`) or a pop (`--pop`), which the caller would otherwise say again
+ * and again while waiting.
  */
 export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
   if (a.leadMs === 0 && a.replyMs === 0) return c;
+  const timelineMs = (c.caller.length * 1000) / CALL_RATE;
+  const after =
+    timelineMs - c.endMs >= TAIL_SKIP_MS + MIN_FILL_MS
+      ? {
+          fillFromMs: c.endMs + TAIL_SKIP_MS,
+          fillToMs: Math.min(timelineMs, c.endMs + TAIL_SKIP_MS + FILL_MS),
+        }
+      : undefined;
   const cues: TimelineCue[] = [];
   const firstWordsMs = c.over === "greeting" ? undefined : (c.questionStartMs ?? c.startMs);
   if (firstWordsMs !== undefined)
     cues.push({
       atMs: firstWordsMs,
       agentQuietMs: Math.max(MIN_QUIET_MS, firstWordsMs - GREETING_ENDS_MS),
-      fillFromMs: Math.max(0, firstWordsMs - FILL_MS),
+      ...(after ?? { fillFromMs: Math.max(0, firstWordsMs - FILL_MS) }),
       maxHoldMs: MAX_QUIET_HOLD_MS,
     });
   if (c.over !== "silence" && c.agentMs !== undefined) {
@@ -87,7 +101,7 @@ export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
     cues.push({
       atMs: c.startMs,
       agentHeardMs: c.agentMs,
-      fillFromMs: Math.max(roomFrom, c.startMs - FILL_MS),
+      ...(after ?? { fillFromMs: Math.max(roomFrom, c.startMs - FILL_MS) }),
       maxHoldMs: MAX_HOLD_MS,
     });
   }

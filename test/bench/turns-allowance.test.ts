@@ -32,9 +32,20 @@ describe("turn cases under a slower service", () => {
     expect(withAllowance(c, { leadMs: 0, replyMs: 0 })).toBe(c);
     const slow = withAllowance(c, { leadMs: 750, replyMs: 1700 });
     expect(slow.caller).toBe(c.caller);
+    // Meanwhile the room after the sound plays (before it, a "Hello?" of --hello's may be).
+    const room = { fillFromMs: 10_300, fillToMs: 11_000 };
     expect(slow.cues).toEqual([
-      { atMs: 4200, agentQuietMs: 800, fillFromMs: 3200, maxHoldMs: 10_000 },
-      { atMs: 9200, agentHeardMs: 2100, fillFromMs: 8200, maxHoldMs: 20_000 },
+      { atMs: 4200, agentQuietMs: 800, ...room, maxHoldMs: 10_000 },
+      { atMs: 9200, agentHeardMs: 2100, ...room, maxHoldMs: 20_000 },
+    ]);
+    // With no room after the sound, the room before the cue.
+    const short = withAllowance(
+      { ...c, caller: c.caller.subarray(0, 10_500 * 8) },
+      { leadMs: 750, replyMs: 1700 },
+    );
+    expect(short.cues?.map((q) => [q.fillFromMs, q.fillToMs])).toEqual([
+      [3200, undefined],
+      [8200, undefined],
     ]);
     expect(slow.maxSeconds).toBe(14 + 30);
   });

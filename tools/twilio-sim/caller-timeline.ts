@@ -24,6 +24,11 @@ export type TimelineCue = ({ agentHeardMs: number } | { agentQuietMs: number }) 
   atMs: number;
   /** Where the sound played while holding begins on the timeline (default: FILL_MS before the cue). */
   fillFromMs?: number;
+  /**
+   * ...and where it ends (default: the cue). A span elsewhere than just before the cue (the room
+   * after the caller's last sound, say) is faded in from the timeline at the cue.
+   */
+  fillToMs?: number;
   /** Goes on after this long even if the agent has not been heard (default 20 s). */
   maxHoldMs?: number;
 };
@@ -132,11 +137,11 @@ export class CallerTimeline {
   #reachCue(): void {
     const cue = this.#cues[0];
     if (!cue) return;
-    const at = Math.round((cue.atMs * this.#frame) / FRAME_MS);
-    if (this.#pos + this.#frame <= at) return;
+    const sample = (ms: number) => Math.round((ms * this.#frame) / FRAME_MS);
+    if (this.#pos + this.#frame <= sample(cue.atMs)) return;
     this.#cues.shift();
-    const from = Math.max(0, Math.round(((cue.fillFromMs ?? cue.atMs - FILL_MS) * this.#frame) / FRAME_MS));
-    const to = Math.min(this.#pos, this.#samples.length);
+    const from = Math.max(0, sample(cue.fillFromMs ?? cue.atMs - FILL_MS));
+    const to = Math.min(cue.fillToMs !== undefined ? sample(cue.fillToMs) : this.#pos, this.#samples.length);
     this.#holding = { cue, from: Math.min(from, to), to, step: 0, frames: 0 };
   }
 
@@ -147,6 +152,13 @@ export class CallerTimeline {
   #fill(out: Int16Array, h: { from: number; to: number; step: number; frames: number }): void {
     h.frames++;
     this.#walk(out, h);
+    if (h.frames > 1 || h.to === this.#pos) return;
+    // A span away from the cue: faded in from the timeline's own next samples.
+    const n = Math.min(out.length, Math.round(this.#frame / 2), this.#samples.length - this.#pos);
+    for (let i = 0; i < n; i++) {
+      const w = (i + 1) / (n + 1);
+      out[i] = Math.round(this.#samples[this.#pos + i]! * (1 - w) + out[i]! * w);
+    }
   }
 
   #walk(out: Int16Array, h: { from: number; to: number; step: number }): void {

@@ -55,6 +55,21 @@ describe("CallerTimeline", () => {
     expect(Math.abs(fill[0]! - out[3999]!)).toBeLessThanOrEqual(1);
   });
 
+  it("may play a span of the room away from the cue, faded in from the timeline", () => {
+    const samples = ramp(2000);
+    const t = new CallerTimeline(samples, RATE, [
+      { atMs: 500, agentHeardMs: 100, fillFromMs: 1500, fillToMs: 1700 },
+    ]);
+    const out = play(t, 60, (k) => k >= 40);
+    // Held from frame 25 to 45 (it hears 100 ms of the agent in frames 40..44).
+    expect(t.holds).toEqual([{ atMs: 500, heldMs: 400 }]);
+    const fill = out.subarray(4000, 4000 + 20 * FRAME);
+    // Its first 80 samples fade from the timeline's next (4000…) into the span (12000–13600).
+    for (const v of fill.subarray(80)) expect(v >= 12000 && v < 13600).toBe(true);
+    expect(Math.abs(fill[0]! - 4000)).toBeLessThan(200);
+    expect(Array.from(out.subarray(7200 + 80, 8000))).toEqual(Array.from(samples.subarray(4080, 4800)));
+  });
+
   it("plays on untouched through a cue the agent has already met", () => {
     const samples = ramp(400);
     const t = new CallerTimeline(samples, RATE, [{ atMs: 200, agentHeardMs: 100 }]);
