@@ -29,6 +29,8 @@ export const REJOIN_MS = 600;
 
 interface Barge {
   startAt: number;
+  /** Begun before the agent was heard: short, it is the speaker's turn of their own, not a backchannel. */
+  underWay: boolean;
   pauseTimer: TimerHandle | undefined;
   confirmTimer: TimerHandle | undefined;
   /** Set while the speaker is silent, waiting whether they go on. */
@@ -73,11 +75,11 @@ export class BargeIns<K extends BargingVoice> {
   }
 
   /**
-   * `who` began speaking over the agent at clock time `startAt`. Returns false when it continues
-   * their barge-in after a short gap, or within REJOIN_MS of its end (its start, and so its
-   * utterance, is the earlier one).
+   * `who` began speaking over the agent at clock time `startAt` (`underWay`: they were speaking
+   * already when the agent began to be heard). Returns false when it continues their barge-in after
+   * a short gap, or within REJOIN_MS of its end (its start, and so its utterance, is the earlier one).
    */
-  start(who: K, startAt: number, pauseAfterMs: number, interruptAfterMs: number): boolean {
+  start(who: K, startAt: number, pauseAfterMs: number, interruptAfterMs: number, underWay = false): boolean {
     const going = this.#barges.get(who);
     if (going?.gapTimer) {
       this.#clock.clearTimeout(going.gapTimer);
@@ -98,6 +100,7 @@ export class BargeIns<K extends BargingVoice> {
     const since = now - startAt;
     const barge: Barge = {
       startAt: rejoins ? ended.startAt : startAt,
+      underWay,
       pauseTimer: undefined,
       confirmTimer: undefined,
       gapTimer: undefined,
@@ -130,13 +133,20 @@ export class BargeIns<K extends BargingVoice> {
   /**
    * `who` stopped speaking. False if their barge-in had already interrupted the agent (it is over).
    * True if it was short: a backchannel, unless they go on within `gapMs` (then start() continues
-   * it); `short()` is called once it is over, at once if it never even paused the agent.
+   * it); `short()` is called once it is over, at once if it never even paused the agent. False, and
+   * `short()` at once, for a short one begun before the agent was heard: the agent goes on, and
+   * their words, begun before it, are their turn.
    */
   stop(who: K, gapMs: number, short: () => void): boolean {
     const barge = this.#barges.get(who);
     if (!barge || barge.gapTimer) return false;
     if (barge.confirmTimer === undefined) {
       this.end(who);
+      return false;
+    }
+    if (barge.underWay) {
+      this.end(who);
+      short();
       return false;
     }
     this.#clock.clearTimeout(barge.confirmTimer);

@@ -616,6 +616,7 @@ export class CallSession {
     if (!held) {
       this.#agent?.interrupt();
       this.#agent = turn;
+      if (!meta.job) this.#talkOver.underWay(turn, () => this.#listeners.speaking(), config.turn);
     }
     this.#control.cancelReprompt();
     void turn.start().then((r) => {

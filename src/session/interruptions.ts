@@ -18,6 +18,9 @@ import { BargeIns, type BargingVoice } from "./barge-ins.ts";
  */
 export const HOLD_MAX_MS = 4000;
 
+/** When talk over the agent pauses it and when it interrupts it, ms (the session's turn settings). */
+type TurnTimes = { bargeInMinMs: number; bargeInConfirmMs: number };
+
 export interface InterruptionsHost {
   /** The agent's turn being heard, if any. */
   agent(): AgentTurn | undefined;
@@ -93,6 +96,20 @@ export class Interruptions<K extends BargingVoice> {
     this.#host.record("interrupted");
     held.agent.interrupt(); // its done handler records what was heard
     await held.agent.done;
+  }
+
+  /**
+   * Talk under way when `turn`'s first words are heard is talk over them: a caller who began just
+   * before a hosted service's greeting came (a second or more into the call) is not talked over for
+   * as long as they go on. `speaking()`: who is speaking then.
+   */
+  underWay(turn: AgentTurn, speaking: () => readonly K[], t: TurnTimes): void {
+    turn.onFirstPlay = () => {
+      if (this.#host.agent() !== turn) return;
+      for (const who of speaking())
+        if (!this.barges.has(who))
+          this.barges.start(who, this.#clock.now(), t.bargeInMinMs, t.bargeInConfirmMs, true);
+    };
   }
 
   /** Talk over the agent ended short (a backchannel, a cough): it goes on, unless someone holds it. */

@@ -44,6 +44,10 @@ export class Listeners {
     return this.all().some((l) => l.speaking);
   }
 
+  speaking(): SpeakerListener[] {
+    return this.all().filter((l) => l.speaking);
+  }
+
   /** Someone may be starting to speak: sound the VAD has not yet called speech. */
   anyOnsetPending(): boolean {
     return this.all().some((l) => l.onsetPending());

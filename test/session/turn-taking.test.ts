@@ -3,7 +3,8 @@
 // learned within the call, and barge-ins that span a comma's pause. The completion model is
 // scripted (the harness's), so nothing depends on what a real recognizer heard.
 import { describe, expect, it } from "vitest";
-import { HARNESS_TURN, type Harness, startedHarness } from "./harness.ts";
+import { VirtualClock } from "../../src/core/clock.ts";
+import { HARNESS_TURN, Harness, startedHarness } from "./harness.ts";
 
 const started = startedHarness;
 
@@ -145,5 +146,39 @@ describe("barge-in across a short gap", () => {
     expect(h.historyOf("assistant").at(-1)).toBe(
       "Here is a long answer with many words in it that goes on and on for a while.",
     );
+  });
+});
+
+describe("a caller already talking when the agent begins", () => {
+  const GREETING = "Thanks for calling Acme Bikes, the shop by the river. How can I help you today?";
+
+  it("does not talk over them: the greeting falls silent, and their words stop it", async () => {
+    // The greeting is heard ~1 s in (a hosted service's); they talk from 200 ms to 2.8 s.
+    const h = new Harness(new VirtualClock(), { greeting: GREETING });
+    h.asrAnswers = ["hi I am calling about my order"];
+    h.ttsOpenMs = 1000;
+    h.start();
+    await h.run(200);
+    await h.say(2600);
+    await h.untilAgentSilent();
+    expect(h.transport.clears).toBeGreaterThan(0);
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["interrupted"]);
+    // What was heard of the greeting is filed as cut short; their words are answered.
+    expect(h.historyOf("user")).toEqual(["hi I am calling about my order"]);
+    expect(h.historyOf("assistant")[0]).not.toBe(GREETING);
+  });
+
+  it("goes on with the greeting when they stop soon after it began, and answers their words", async () => {
+    const h = new Harness(new VirtualClock(), { greeting: GREETING });
+    h.asrAnswers = ["hello is this the bike shop"];
+    h.ttsOpenMs = 1000;
+    h.start();
+    await h.run(200);
+    await h.say(1000);
+    await h.untilAgentSilent();
+    const barges = h.events().filter((e) => e.type === "barge-in");
+    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["resumed"]);
+    expect(h.historyOf("user")).toEqual(["hello is this the bike shop"]);
   });
 });
