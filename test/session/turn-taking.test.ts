@@ -152,33 +152,31 @@ describe("barge-in across a short gap", () => {
 describe("a caller already talking when the agent begins", () => {
   const GREETING = "Thanks for calling Acme Bikes, the shop by the river. How can I help you today?";
 
-  it("does not talk over them: the greeting falls silent, and their words stop it", async () => {
-    // The greeting is heard ~1 s in (a hosted service's); they talk from 200 ms to 2.8 s.
+  /** The greeting is heard ~1 s into the call (a hosted service's); the caller says `words` from 200 ms for `ms`. */
+  async function talkingFirst(words: string, ms: number): Promise<Harness> {
     const h = new Harness(new VirtualClock(), { greeting: GREETING });
-    h.asrAnswers = ["hi I am calling about my order"];
+    h.asrAnswers = [words];
     h.ttsOpenMs = 1000;
     h.start();
     await h.run(200);
-    await h.say(2600);
+    await h.say(ms);
     await h.untilAgentSilent();
+    return h;
+  }
+  const outcomes = (h: Harness) => h.events().flatMap((e) => (e.type === "barge-in" ? [e.outcome] : []));
+
+  it("does not talk over them: the greeting falls silent, and their words stop it", async () => {
+    const h = await talkingFirst("hi I am calling about my order", 2600);
     expect(h.transport.clears).toBeGreaterThan(0);
-    const barges = h.events().filter((e) => e.type === "barge-in");
-    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["interrupted"]);
+    expect(outcomes(h)).toEqual(["interrupted"]);
     // What was heard of the greeting is filed as cut short; their words are answered.
     expect(h.historyOf("user")).toEqual(["hi I am calling about my order"]);
     expect(h.historyOf("assistant")[0]).not.toBe(GREETING);
   });
 
   it("goes on with the greeting when they stop soon after it began, and answers their words", async () => {
-    const h = new Harness(new VirtualClock(), { greeting: GREETING });
-    h.asrAnswers = ["hello is this the bike shop"];
-    h.ttsOpenMs = 1000;
-    h.start();
-    await h.run(200);
-    await h.say(1000);
-    await h.untilAgentSilent();
-    const barges = h.events().filter((e) => e.type === "barge-in");
-    expect(barges.map((e) => e.type === "barge-in" && e.outcome)).toEqual(["resumed"]);
+    const h = await talkingFirst("hello is this the bike shop", 1000);
+    expect(outcomes(h)).toEqual(["resumed"]);
     expect(h.historyOf("user")).toEqual(["hello is this the bike shop"]);
   });
 });
