@@ -6,8 +6,8 @@
 // timeline waits for the agent as a caller does (the simulator's cues,
 // tools/twilio-sim/caller-timeline.ts): the caller's first words after the greeting come once it has
 // been over as long as on a local service's timeline, and a sound over the agent begins as far into
-// its speech as there. Meanwhile the room before the cue plays on. The judge moves the labels onto
-// the stream by the simulator's holds (`onStreamCase`).
+// its speech as there. Meanwhile the room after the case's sound plays on. The judge moves the
+// labels onto the stream by the simulator's holds (`onStreamCase`).
 
 import { concatPcm } from "../../codecs/pcm.ts";
 import type { LocalFaults } from "../../src/config/faults.ts";
@@ -112,16 +112,12 @@ export function withAllowance(c: TurnCase, a: Allowance): TurnCase {
 /** `c`'s labelled times moved onto the stream by the holds of its timeline's cues (the simulator's). */
 export function onStreamCase(c: TurnCase, holds: readonly TimelineHold[]): TurnCase {
   if (holds.length === 0) return c;
-  const at = (ms: number | undefined) => (ms === undefined ? undefined : onStream(ms, holds));
-  return {
-    ...c,
-    startMs: onStream(c.startMs, holds),
-    endMs: onStream(c.endMs, holds),
-    ...(c.pauseFromMs !== undefined ? { pauseFromMs: at(c.pauseFromMs) } : {}),
-    ...(c.pauseToMs !== undefined ? { pauseToMs: at(c.pauseToMs) } : {}),
-    ...(c.questionStartMs !== undefined ? { questionStartMs: at(c.questionStartMs) } : {}),
-    ...(c.questionEndMs !== undefined ? { questionEndMs: at(c.questionEndMs) } : {}),
-  };
+  const moved = { ...c, startMs: onStream(c.startMs, holds), endMs: onStream(c.endMs, holds) };
+  for (const key of ["pauseFromMs", "pauseToMs", "questionStartMs", "questionEndMs"] as const) {
+    const ms = c[key];
+    if (ms !== undefined) moved[key] = onStream(ms, holds);
+  }
+  return moved;
 }
 
 /**
@@ -131,14 +127,15 @@ export function onStreamCase(c: TurnCase, holds: readonly TimelineHold[]): TurnC
  */
 export function heardAsPlanned(c: TurnCase, a: Allowance): TurnCase {
   if (!c.cues?.length) return c;
-  const greeting = [GREETING_BEGINS_MS + a.leadMs, GREETING_ENDS_MS + a.leadMs];
+  const greetingFrom = GREETING_BEGINS_MS + a.leadMs;
+  const greetingTo = GREETING_ENDS_MS + a.leadMs;
   // The question's cue waits for the greeting's end, as on a local service: it comes `leadMs` later.
   const reply =
     c.questionEndMs !== undefined
       ? c.questionEndMs + a.leadMs + REPLY_BEGINS_MS + a.replyMs
       : Number.POSITIVE_INFINITY;
   const agentAt = (ms: number) =>
-    (ms >= greeting[0]! && ms < greeting[1]!) || (ms >= reply && ms < reply + REPLY_MS);
+    (ms >= greetingFrom && ms < greetingTo) || (ms >= reply && ms < reply + REPLY_MS);
   const timeline = new CallerTimeline(c.caller, CALL_RATE, c.cues);
   const frame = new Int16Array(samples(20));
   const frames: Int16Array[] = [];

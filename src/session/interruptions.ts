@@ -10,6 +10,7 @@ import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 import { onlyAcknowledges } from "./backchannel.ts";
 import { BargeIns, type BargingVoice } from "./barge-ins.ts";
+import type { TurnTakingConfig } from "./config.ts";
 
 /**
  * How long an interruption waits for its words, ms: longer than the longest acknowledgement takes
@@ -17,9 +18,6 @@ import { BargeIns, type BargingVoice } from "./barge-ins.ts";
  * acknowledgement; the interruption stands.
  */
 export const HOLD_MAX_MS = 4000;
-
-/** When talk over the agent pauses it and when it interrupts it, ms (the session's turn settings). */
-type TurnTimes = { bargeInMinMs: number; bargeInConfirmMs: number };
 
 export interface InterruptionsHost {
   /** The agent's turn being heard, if any. */
@@ -103,7 +101,7 @@ export class Interruptions<K extends BargingVoice> {
    * before a hosted service's greeting came (a second or more into the call) is not talked over for
    * as long as they go on. `speaking()`: who is speaking then.
    */
-  underWay(turn: AgentTurn, speaking: () => readonly K[], t: TurnTimes): void {
+  underWay(turn: AgentTurn, speaking: () => readonly K[], t: TurnTakingConfig): void {
     turn.onFirstPlay = () => {
       if (this.#host.agent() !== turn) return;
       for (const who of speaking())

@@ -5,8 +5,8 @@
 // timeline counted on; under a hosted service's timing and its faults the agent may not have begun
 // yet, or still be speaking. At a cue the timeline holds until the agent has been heard for the
 // cue's time (`agentHeardMs`), or has spoken and then been quiet for it (`agentQuietMs`), playing
-// its own sound from just before the cue meanwhile (the room goes on, no new onset appears), then
-// goes on. The holds are reported so the timeline's labels can be moved onto the stream (`onStream`).
+// a stretch of its own sound meanwhile (by default the second before the cue: the room goes on, no
+// new onset appears), then goes on. The holds are reported so the timeline's labels can be moved onto the stream (`onStream`).
 
 const FRAME_MS = 20;
 /** A gap in the agent's audio up to this long is inside one stretch of its speech (between sentences). */
@@ -44,6 +44,15 @@ export function onStream(timelineMs: number, holds: readonly TimelineHold[]): nu
   let ms = timelineMs;
   for (const h of holds) if (h.atMs <= timelineMs) ms += h.heldMs;
   return ms;
+}
+
+/** `out`'s first samples faded in from `from`'s (as many as `from` has). */
+function fadeFrom(out: Int16Array, from: Int16Array): void {
+  const n = Math.min(out.length, from.length);
+  for (let i = 0; i < n; i++) {
+    const w = (i + 1) / (n + 1);
+    out[i] = Math.round(from[i]! * (1 - w) + out[i]! * w);
+  }
 }
 
 export class CallerTimeline {
@@ -118,13 +127,9 @@ export class CallerTimeline {
 
   /** The hold's fill faded into the timeline over the frame's first samples, so going on adds no click. */
   #crossfade(out: Int16Array, h: { from: number; to: number; step: number }): void {
-    const n = Math.min(out.length, Math.round(this.#frame / 2));
-    const fill = new Int16Array(n);
+    const fill = new Int16Array(Math.min(out.length, Math.round(this.#frame / 2)));
     this.#walk(fill, h);
-    for (let i = 0; i < n; i++) {
-      const w = (i + 1) / (n + 1);
-      out[i] = Math.round(fill[i]! * (1 - w) + out[i]! * w);
-    }
+    fadeFrom(out, fill);
   }
 
   #cueMet(cue: TimelineCue, k: number, agentHeard: boolean): boolean {
@@ -137,11 +142,13 @@ export class CallerTimeline {
   #reachCue(): void {
     const cue = this.#cues[0];
     if (!cue) return;
-    const sample = (ms: number) => Math.round((ms * this.#frame) / FRAME_MS);
-    if (this.#pos + this.#frame <= sample(cue.atMs)) return;
+    if (this.#pos + this.#frame <= this.#sample(cue.atMs)) return;
     this.#cues.shift();
-    const from = Math.max(0, sample(cue.fillFromMs ?? cue.atMs - FILL_MS));
-    const to = Math.min(cue.fillToMs !== undefined ? sample(cue.fillToMs) : this.#pos, this.#samples.length);
+    const from = Math.max(0, this.#sample(cue.fillFromMs ?? cue.atMs - FILL_MS));
+    const to = Math.min(
+      cue.fillToMs !== undefined ? this.#sample(cue.fillToMs) : this.#pos,
+      this.#samples.length,
+    );
     this.#holding = { cue, from: Math.min(from, to), to, step: 0, frames: 0 };
   }
 
@@ -154,11 +161,12 @@ export class CallerTimeline {
     this.#walk(out, h);
     if (h.frames > 1 || h.to === this.#pos) return;
     // A span away from the cue: faded in from the timeline's own next samples.
-    const n = Math.min(out.length, Math.round(this.#frame / 2), this.#samples.length - this.#pos);
-    for (let i = 0; i < n; i++) {
-      const w = (i + 1) / (n + 1);
-      out[i] = Math.round(this.#samples[this.#pos + i]! * (1 - w) + out[i]! * w);
-    }
+    fadeFrom(out, this.#samples.subarray(this.#pos, this.#pos + Math.round(this.#frame / 2)));
+  }
+
+  /** A time on the timeline, ms, as a sample index. */
+  #sample(ms: number): number {
+    return Math.round((ms * this.#frame) / FRAME_MS);
   }
 
   #walk(out: Int16Array, h: { from: number; to: number; step: number }): void {
