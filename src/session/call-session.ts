@@ -15,6 +15,7 @@ import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
+import { GoingOn } from "./going-on.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Interruptions } from "./interruptions.ts";
@@ -87,8 +88,8 @@ export class CallSession {
   #agent: AgentTurn | undefined;
   /** Talk over the agent: barge-ins, and an interruption held for its words. */
   readonly #talkOver: Interruptions<SpeakerListener>;
-  #continueTimer: TimerHandle | undefined;
-  #continueBy: SpeakerListener | undefined;
+  /** The caller going on right after an early answer began (going-on.ts). */
+  readonly #goingOn: GoingOn<SpeakerListener>;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   readonly #onset: OnsetPause;
   #commitTimer: TimerHandle | undefined;
@@ -152,6 +153,7 @@ export class CallSession {
       busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
+    this.#goingOn = new GoingOn(deps.clock, this.#log);
     this.#onset = new OnsetPause(
       { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
       this.#log,
@@ -254,7 +256,8 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    for (const t of [this.#continueTimer, this.#commitTimer]) clock.clearTimeout(t);
+    clock.clearTimeout(this.#commitTimer);
+    this.#goingOn.stop();
     this.#cue?.cue.cancel();
     this.#apology.drop();
     this.#job?.wait?.cancel();
@@ -303,10 +306,7 @@ export class CallSession {
     this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
-    if (this.#continueBy === l) {
-      this.#stopContinue();
-      this.#agent?.resume();
-    }
+    this.#goingOn.ended(l);
     this.#onset.release(l);
     this.#talkOver.left(l);
     l.close();
@@ -336,22 +336,13 @@ export class CallSession {
     const agent = this.#agent;
     const early = this.#earlyAnswer(l.speechStartAt, l);
     if (early) {
-      // The caller goes on right after the agent began to answer: the pause was not the end of
-      // the turn. The agent falls silent at once; unless it is only a click (then it resumes),
-      // the answer is dropped and the same utterance (its start is kept) goes on, so the words
-      // are recognized as one.
-      early.pause();
-      const since = clock.now() - l.speechStartAt;
-      this.#continueBy = l;
-      this.#continueTimer = clock.setTimeout(() => {
-        this.#stopContinue();
-        this.#log.info("caller went on after a pause: dropping the early answer");
+      // The caller goes on right after the agent began to answer: the pause was not the end of the turn.
+      this.#goingOn.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
         this.#note("early answer dropped: the caller was still speaking");
-        early.cancel();
         if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
         l.pauses.resumed(atMs);
-      }, config.turn.bargeInMinMs - since);
+      });
       return;
     }
     if (agent?.speaking && agent.timings.firstPlayAt !== undefined && !this.#talkOver.holds(agent)) {
@@ -387,22 +378,12 @@ export class CallSession {
     l.beginUtterance(atMs - config.turn.prerollMs, false);
   }
 
-  /** The caller's wait to tell a pause from going on is over (or moot). */
-  #stopContinue(): void {
-    this.#d.clock.clearTimeout(this.#continueTimer);
-    this.#continueTimer = undefined;
-    this.#continueBy = undefined;
-  }
-
   #onSpeechEnd(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
     const upload = l.takeUpload();
-    if (this.#continueTimer && this.#continueBy === l) {
-      // Too short to be words (a click, a breath): the answer goes on.
-      this.#stopContinue();
-      upload?.abort();
-      this.#agent?.resume();
+    if (this.#goingOn.ended(l)) {
+      upload?.abort(); // too short to be words (a click, a breath): the answer goes on
       return;
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
