@@ -120,6 +120,11 @@ export class AgentTurn {
     return this.released && !this.#finished && (this.#playout.hasUnplayed() || !this.#audioComplete);
   }
 
+  /** Interrupted, cancelled or failed: the caller did not hear it to its end. */
+  get cutShort(): boolean {
+    return this.#interrupted || this.#cancelled || this.#error !== undefined;
+  }
+
   /** Chat requests this turn made (stream() calls): one per tool round. */
   get chatRequests(): number {
     return this.#chatRequests;

@@ -22,6 +22,7 @@ import { Interruptions } from "./interruptions.ts";
 import type { LineLevel } from "./line-level.ts";
 import { Listeners } from "./listeners.ts";
 import { OnsetPause } from "./onset-pause.ts";
+import { Opening } from "./opening.ts";
 import { Recognition, type Utterance } from "./recognition.ts";
 import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
 import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
@@ -94,6 +95,7 @@ export class CallSession {
   readonly #onset: OnsetPause;
   #commitTimer: TimerHandle | undefined;
   readonly #apology: Apology<UserTurnJob>;
+  readonly #opening = new Opening();
   readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
   readonly #completion: TurnCompletionModel | undefined;
 
@@ -219,8 +221,9 @@ export class CallSession {
 
   /** The agent's first words: `line`, else the model's, to the conversation it has. */
   #greet(line: string | undefined): void {
-    if (line) this.#speakFixed(line);
-    else this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
+    this.#opening.greets(
+      line ? this.#speakFixed(line) : this.#startAgent(this.#history.messages(), { kind: "reply" }, false),
+    );
   }
 
   /** Hands the call to `to` once the words being spoken are heard (the TypeScript API's hooks). */
@@ -411,6 +414,12 @@ export class CallSession {
       confirmed: false,
       source: "speech",
     };
+    if (this.#opening.answers(l.clockAt(utterance.fromMs + config.turn.prerollMs), speechEndAt)) {
+      this.#log.info({ job: job.id }, "said before the greeting was heard: the greeting answers it");
+      job.yielded = true; // into the history once recognized, unanswered
+      job.recognizing = this.#recognize(job, utterance);
+      return;
+    }
     this.#job?.wait?.cancel();
     if (this.#job && !this.#job.yielded) this.#job.recognition?.drop();
     this.#job = job;

@@ -174,7 +174,8 @@ describe("a caller already talking when the agent begins", () => {
     expect(h.historyOf("assistant")[0]).not.toBe(GREETING);
   });
 
-  it("goes on with the greeting when they stop soon after it began, and answers their words", async () => {
+  it("goes on with the greeting when they stop soon after it began, and keeps their words", async () => {
+    // The greeting answers them (opening.test.ts).
     const h = await talkingFirst("hello is this the bike shop", 1000);
     expect(outcomes(h)).toEqual(["resumed"]);
     expect(h.historyOf("user")).toEqual(["hello is this the bike shop"]);
