@@ -107,11 +107,12 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   if (!record) return { ...out, valid: false, invalidWhy: `no call record: ${sim.transcriptError ?? "?"}` };
   const events = record.events;
   if (spoken) out.repeats = repeatsOf(c, sim.agentAudio, events, spoken);
-  // User turns from the labelled sound: in over-the-reply cases, those recorded after the sound
-  // began (the question's turn is confirmed well before it). Event times are wall clock; the
-  // call's start event is within a few ms of the stream's first frame.
+  // User turns from the labelled sound: those recorded after the sound began (in over-the-reply
+  // cases the question's turn is confirmed well before it; a "Hello?" said first, `--hello`, is
+  // recorded before it too). Event times are wall clock; the call's start event is within a few ms
+  // of the stream's first frame.
   const t0 = Date.parse(record.startedAt);
-  const from = c.questionEndMs !== undefined ? c.startMs - 200 : Number.NEGATIVE_INFINITY;
+  const from = c.startMs - 200;
   const users = events.flatMap((e, i) =>
     e.type === "user" && Date.parse(e.at) - t0 >= from ? [{ e, i }] : [],
   );
