@@ -14,8 +14,8 @@ import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
+import { EarlyAnswerPause } from "./early-answer-pause.ts";
 import { TurnEndWait } from "./end-of-turn.ts";
-import { GoingOn } from "./going-on.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Interruptions } from "./interruptions.ts";
@@ -89,8 +89,8 @@ export class CallSession {
   #agent: AgentTurn | undefined;
   /** Talk over the agent: barge-ins, and an interruption held for its words. */
   readonly #talkOver: Interruptions<SpeakerListener>;
-  /** The caller going on right after an early answer began (going-on.ts). */
-  readonly #goingOn: GoingOn<SpeakerListener>;
+  /** The caller going on right after an early answer began (early-answer-pause.ts). */
+  readonly #answerPause: EarlyAnswerPause<SpeakerListener>;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   readonly #onset: OnsetPause;
   #commitTimer: TimerHandle | undefined;
@@ -155,7 +155,7 @@ export class CallSession {
       busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
-    this.#goingOn = new GoingOn(deps.clock, this.#log);
+    this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log);
     this.#onset = new OnsetPause(
       { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
       this.#log,
@@ -260,7 +260,7 @@ export class CallSession {
     this.#ended = true;
     const { clock } = this.#d;
     clock.clearTimeout(this.#commitTimer);
-    this.#goingOn.stop();
+    this.#answerPause.stop();
     this.#cue?.cue.cancel();
     this.#apology.drop();
     this.#job?.wait?.cancel();
@@ -309,7 +309,7 @@ export class CallSession {
     this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
-    this.#goingOn.ended(l);
+    this.#answerPause.ended(l);
     this.#onset.release(l);
     this.#talkOver.left(l);
     l.close();
@@ -340,7 +340,7 @@ export class CallSession {
     const early = this.#earlyAnswer(l.speechStartAt, l);
     if (early) {
       // The caller goes on right after the agent began to answer: the pause was not the end of the turn.
-      this.#goingOn.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
+      this.#answerPause.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
         this.#note("early answer dropped: the caller was still speaking");
         if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
@@ -385,7 +385,7 @@ export class CallSession {
     if (this.#ended) return;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
     const upload = l.takeUpload();
-    if (this.#goingOn.ended(l)) {
+    if (this.#answerPause.ended(l)) {
       upload?.abort(); // too short to be words (a click, a breath): the answer goes on
       return;
     }

@@ -6,7 +6,7 @@ import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 
-export class GoingOn<K> {
+export class EarlyAnswerPause<K> {
   readonly #clock: Clock;
   readonly #log: Logger;
   #now: { who: K; answer: AgentTurn; timer: TimerHandle } | undefined;
