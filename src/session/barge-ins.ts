@@ -10,13 +10,20 @@
 // or their speech to end.
 import type { Clock, TimerHandle } from "../core/clock.ts";
 
-/** Whoever barges in: whether their own voice is still sounding (caller-voice.ts). */
+/** Whoever barges in: whether their own voice is still sounding (within `withinMs`, caller-voice.ts). */
 export interface BargingVoice {
-  voiceGoingOn(): boolean;
+  voiceGoingOn(withinMs?: number): boolean;
 }
 
 /** How often an interruption held for the speaker's voice looks again, ms. */
 const VOICE_RECHECK_MS = 20;
+/**
+ * Talk under way as the agent began pauses it only in a frame of the speaker's voice (this one or
+ * the one before), ms: a "Hello?" that ended 70 ms into the greeting still counted as going on
+ * 110 ms later (caller-voice.ts, GOING_ON_MS), and paused the greeting for 100 ms. A voice that
+ * goes on sounds again within a consonant's length, and pauses it then.
+ */
+const UNDER_WAY_SOUNDING_MS = 40;
 /**
  * Speech over the agent that goes on this long after the speaker's last stopped (the end as
  * reported), though the agent has resumed since, still continues that barge-in, ms. Over a loud
@@ -105,16 +112,34 @@ export class BargeIns<K extends BargingVoice> {
       confirmTimer: undefined,
       gapTimer: undefined,
     };
-    barge.pauseTimer = this.#clock.setTimeout(() => {
-      barge.pauseTimer = undefined;
-      this.#clearedAt ??= this.#clock.now();
-      this.#host.pause();
-    }, pauseAfterMs - since);
+    barge.pauseTimer = this.#pauseTimer(who, barge, pauseAfterMs - since);
     // Not before it pauses the agent: a click right after a backchannel stops nothing.
     const confirmMs = Math.max(pauseAfterMs - since, interruptAfterMs - (now - barge.startAt));
     barge.confirmTimer = this.#confirmTimer(who, barge, confirmMs);
     this.#barges.set(who, barge);
     return !rejoins;
+  }
+
+  /**
+   * Pauses the agent in `delayMs`. Talk under way as the agent began waits for the speaker's voice
+   * to sound (UNDER_WAY_SOUNDING_MS): one that has stopped is ending, the detector calling its end
+   * ~300 ms later, and pauses nothing unless it sounds again.
+   */
+  #pauseTimer(who: K, barge: Barge, delayMs: number): TimerHandle {
+    return this.#clock.setTimeout(() => {
+      if (barge.underWay && !who.voiceGoingOn(UNDER_WAY_SOUNDING_MS)) {
+        barge.pauseTimer = this.#pauseTimer(who, barge, VOICE_RECHECK_MS);
+        return;
+      }
+      this.#pauseNow(barge);
+    }, delayMs);
+  }
+
+  #pauseNow(barge: Barge): void {
+    this.#clock.clearTimeout(barge.pauseTimer);
+    barge.pauseTimer = undefined;
+    this.#clearedAt ??= this.#clock.now();
+    this.#host.pause();
   }
 
   /** Interrupts in `delayMs` (at once if not positive), if `who`'s voice is still going on then. */
@@ -124,6 +149,8 @@ export class BargeIns<K extends BargingVoice> {
         barge.confirmTimer = this.#confirmTimer(who, barge, VOICE_RECHECK_MS);
         return;
       }
+      // Under way, its pause may still wait for the voice that goes on now.
+      if (barge.pauseTimer !== undefined) this.#pauseNow(barge);
       barge.confirmTimer = undefined;
       this.#clearedAt ??= this.#clock.now();
       this.#host.interrupt(who, Math.round(this.#clearedAt - barge.startAt), barge.startAt, this.#clearedAt);

@@ -393,12 +393,12 @@ export class CallerVoice {
 
   /**
    * The caller's voice is sounding now: they are speaking and were at their level within the last
-   * GOING_ON_MS (the detector calls the end of speech later, ~300 ms after the voice stops), in a
-   * frame with some period in it (not a noise as loud, VoicePrint.aperiodic).
+   * `withinMs` (GOING_ON_MS; the detector calls the end of speech later, ~300 ms after the voice
+   * stops), in a frame with some period in it (not a noise as loud, VoicePrint.aperiodic).
    */
-  goingOn(): boolean {
+  goingOn(withinMs = GOING_ON_MS): boolean {
     if (!this.#judges() || !this.speaking) return this.speaking;
-    return this.#nowMs - this.#lastRawLoudEndMs <= GOING_ON_MS;
+    return this.#nowMs - this.#lastRawLoudEndMs <= withinMs;
   }
 
   /**

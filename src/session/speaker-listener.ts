@@ -239,9 +239,12 @@ export class SpeakerListener {
     return !this.#closed && this.#voice.onsetPending(this.#detector.onsetPending());
   }
 
-  /** The speaker's own voice is sounding now (not only the detector's speech, which ends later). */
-  voiceGoingOn(): boolean {
-    return this.#voice.goingOn();
+  /**
+   * The speaker's own voice is sounding now (not only the detector's speech, which ends later): at
+   * their level within the last `withinMs` (by default a stop's closure and more, caller-voice.ts).
+   */
+  voiceGoingOn(withinMs?: number): boolean {
+    return this.#voice.goingOn(withinMs);
   }
 
   /** How much later than in a quiet room the speaker's onsets are heard over their room, ms. */

@@ -4,6 +4,8 @@
 // words are scripted, so nothing depends on what a real recognizer heard.
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
+import { noise } from "../helpers/noise.ts";
+import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 import { Harness } from "./harness.ts";
 
 const GREETING = "Thanks for calling Acme Bikes, the shop by the river. How can I help you today?";
@@ -60,4 +62,50 @@ describe("words said before the greeting is heard", () => {
     expect(h.historyOf("user")).toEqual(["yes"]);
     expect(h.historyOf("assistant")).toEqual([GREETING, "Okay."]);
   });
+
+  it("a voice that ends as the greeting's first words come does not pause them", async () => {
+    // A "Hello?" from 600 to 1120 ms; the greeting is heard from ~1050 ms, and the detector calls
+    // the end of the speech at 1420 ms, as Silero does ~300 ms late.
+    const h = await voicedFirst("hello", 520);
+    expect(h.transport.clears).toBe(0);
+    expect(h.chatRequests).toHaveLength(0);
+    expect(h.historyOf("assistant")).toEqual([GREETING]);
+    expect(h.historyOf("user")).toEqual(["hello"]);
+  });
+
+  it("a voice that goes on as the greeting's first words come pauses them, and interrupts", async () => {
+    const h = await voicedFirst("hi I am calling about my order", 2000);
+    expect(h.transport.clears).toBeGreaterThan(0);
+    expect(h.chatRequests).toHaveLength(1);
+    expect(h.historyOf("user")).toEqual(["hi I am calling about my order"]);
+  });
 });
+
+/**
+ * The caller says `words` in a voice from 600 ms for `ms` over a faint hiss; the greeting is heard
+ * from ~1050 ms; the detector's speech starts 120 ms into the voice and is called to end 300 ms after it.
+ */
+async function voicedFirst(words: string, ms: number): Promise<Harness> {
+  const RATE = 16000;
+  const at = (t: number) => Math.round((t * RATE) / 1000);
+  const line = mixAt([
+    { pcm: noise(ms + 4000, RATE, { dbfs: -60, seed: 31 }) },
+    { pcm: voiceSignal({ rate: RATE, ms, dbfs: -20, f0: 115, seed: 32, pauseShare: 0.1 }), at: at(600) },
+  ]);
+  const h = new Harness(new VirtualClock(), { greeting: GREETING });
+  h.callerAudio = (atMs) => {
+    const frame = new Int16Array(320);
+    const from = at(atMs);
+    if (from < line.length) frame.set(line.subarray(from, Math.min(line.length, from + 320)));
+    return frame;
+  };
+  h.asrAnswers = [words];
+  h.ttsOpenMs = 1050;
+  h.start();
+  await h.run(720);
+  h.startSpeaking(0);
+  await h.run(ms + 180);
+  await h.stopSpeaking(0, 600 + ms);
+  await h.untilAgentSilent();
+  return h;
+}
