@@ -13,7 +13,7 @@ import type { AgentTurn } from "./agent-turn.ts";
  * The longest words before the greeting that it answers, ms: "Hello?", "Hello? Hello?", "Hi, is
  * this the bike shop?" (0.5–1.4 s); a request takes longer to say.
  */
-export const OPENING_MAX_MS = 1500;
+const OPENING_MAX_MS = 1500;
 
 export class Opening {
   /** The agent's greeting (at the call's start, or a handoff's), from when it is started. */

@@ -547,6 +547,16 @@ export class Harness {
   }
 }
 
+/** The caller's line carrying `pcm` (16 kHz, from the call's first frame) in 20 ms frames, then silence: a `callerAudio`. */
+export function lineCarrying(pcm: Int16Array): (atMs: number) => Int16Array {
+  return (atMs) => {
+    const from = Math.round((atMs * 16000) / 1000);
+    const frame = new Int16Array(320);
+    if (from < pcm.length) frame.set(pcm.subarray(from, Math.min(pcm.length, from + 320)));
+    return frame;
+  };
+}
+
 /** A harness on virtual time whose call has started and whose greeting is over. */
 export async function startedHarness(config: Partial<SessionConfig> = {}): Promise<Harness> {
   const h = new Harness(new VirtualClock(), config);

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import { noise } from "../helpers/noise.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
-import { Harness } from "./harness.ts";
+import { Harness, lineCarrying } from "./harness.ts";
 
 const GREETING = "Thanks for calling Acme Bikes, the shop by the river. How can I help you today?";
 
@@ -93,12 +93,7 @@ async function voicedFirst(words: string, ms: number): Promise<Harness> {
     { pcm: voiceSignal({ rate: RATE, ms, dbfs: -20, f0: 115, seed: 32, pauseShare: 0.1 }), at: at(600) },
   ]);
   const h = new Harness(new VirtualClock(), { greeting: GREETING });
-  h.callerAudio = (atMs) => {
-    const frame = new Int16Array(320);
-    const from = at(atMs);
-    if (from < line.length) frame.set(line.subarray(from, Math.min(line.length, from + 320)));
-    return frame;
-  };
+  h.callerAudio = lineCarrying(line);
   h.asrAnswers = [words];
   h.ttsOpenMs = 1050;
   h.start();

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import { noise } from "../helpers/noise.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
-import { Harness } from "./harness.ts";
+import { Harness, lineCarrying } from "./harness.ts";
 
 const RATE = 16000;
 const at = (ms: number) => Math.round((ms * RATE) / 1000);
@@ -14,12 +14,7 @@ const at = (ms: number) => Math.round((ms * RATE) / 1000);
 /** A harness whose caller line carries `pcm` (20 ms frames from the call's first), then silence. */
 function harnessWith(pcm: Int16Array): Harness {
   const h = new Harness(new VirtualClock());
-  h.callerAudio = (atMs) => {
-    const from = at(atMs);
-    const frame = new Int16Array(320);
-    if (from < pcm.length) frame.set(pcm.subarray(from, Math.min(pcm.length, from + 320)));
-    return frame;
-  };
+  h.callerAudio = lineCarrying(pcm);
   return h;
 }
 
