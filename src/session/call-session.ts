@@ -155,7 +155,7 @@ export class CallSession {
       busy: () => this.#listeners.anyoneSpeaking() || this.#listeners.anyOnsetPending(),
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
-    this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log);
+    this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log, () => this.#agent);
     this.#onset = new OnsetPause(
       { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
       this.#log,

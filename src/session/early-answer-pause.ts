@@ -9,11 +9,14 @@ import type { AgentTurn } from "./agent-turn.ts";
 export class EarlyAnswerPause<K> {
   readonly #clock: Clock;
   readonly #log: Logger;
+  /** The reply being heard now: only that one goes on (as in onset-pause.ts). */
+  readonly #current: () => AgentTurn | undefined;
   #now: { who: K; answer: AgentTurn; timer: TimerHandle } | undefined;
 
-  constructor(clock: Clock, log: Logger) {
+  constructor(clock: Clock, log: Logger, current: () => AgentTurn | undefined) {
     this.#clock = clock;
     this.#log = log;
+    this.#current = current;
   }
 
   /**
@@ -36,7 +39,7 @@ export class EarlyAnswerPause<K> {
     const now = this.#now;
     if (now?.who !== who) return false;
     this.stop();
-    now.answer.resume();
+    if (this.#current() === now.answer) now.answer.resume();
     return true;
   }
 
