@@ -45,6 +45,9 @@ export interface TurnCase {
   /** Over-the-reply cases: the question asked first to get the long fallback reply. */
   questionStartMs?: number;
   questionEndMs?: number;
+  /** `--hello`: the caller's "Hello?" on the call's timeline (turns-hello.ts). */
+  helloFromMs?: number;
+  helloToMs?: number;
   /**
    * Over-the-agent cases: how far into the agent's speech the sound begins on this timeline, ms
    * (counting on the agent beginning when a local service has it begin). A timeline that waits for

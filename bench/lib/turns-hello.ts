@@ -29,5 +29,10 @@ export function withHello(c: TurnCase, atMs: number, synth: Synth): TurnCase {
     said,
     activeLevelDb(c.caller.subarray(samplesAt(from), samplesAt(to))) - activeLevelDb(said),
   );
-  return { ...c, caller: mixPcm(c.caller, hello, samplesAt(atMs)) };
+  return {
+    ...c,
+    caller: mixPcm(c.caller, hello, samplesAt(atMs)),
+    helloFromMs: atMs,
+    helloToMs: atMs + (hello.length * 1000) / CALL_RATE,
+  };
 }

@@ -59,6 +59,11 @@ export interface Outcome {
    */
   resumedAfterMs?: number;
   missed?: boolean;
+  /**
+   * Interruptions: agent audio heard after the first `clear` while the caller still spoke, ms (the
+   * agent resumed at a comma's pause, "Wait, | that's the wrong shop", and talked over the rest).
+   */
+  talkOverAfterClearMs?: number;
   /** Caller speech start (truth) → `clear` received. */
   clearMs?: number;
   bridgeBargeInMs?: number;
@@ -68,6 +73,12 @@ export interface Outcome {
   apology?: boolean;
   /** Complete utterances: end of speech (truth) → the first agent audio heard after it, whatever it was. */
   heardAfterMs?: number;
+  /**
+   * Pauses of the agent while the caller made no sound (a `clear` neither during any of their
+   * sounds nor within 1 s after one): the room's. Each: how long the agent stayed silent, ms, or
+   * null when it was not heard again before the caller next spoke (stopped).
+   */
+  roomPauses: Array<number | null>;
   /** Agent audio the caller heard twice within one reply, and the delivered sentences found (turns-repeats.ts). */
   repeats?: { words: number; ms: number; found: number; heard: Repeats["runs"] };
   error?: string;
@@ -102,6 +113,7 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     valid: true,
     userTexts: [],
     bargeIns: { interrupted: 0, resumed: 0 },
+    roomPauses: roomPauses(c, sim),
     answers: caseAnswers(c, sim.agentAudio, RATE, record?.events),
   };
   if (!record) return { ...out, valid: false, invalidWhy: `no call record: ${sim.transcriptError ?? "?"}` };
@@ -198,7 +210,10 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     !audibleBetween(agent, RATE, clear + 100, (agent.length / RATE) * 1000);
   if (c.category === "interrupt") {
     out.missed = out.bargeIns.interrupted === 0 && !stoppedUnrecorded;
-    if (!out.missed && clear !== undefined) out.clearMs = Math.round(clear - c.startMs);
+    if (!out.missed && clear !== undefined) {
+      out.clearMs = Math.round(clear - c.startMs);
+      out.talkOverAfterClearMs = audibleMs(agent, RATE, clear + CLEAR_TAIL_MS, c.endMs);
+    }
     const cut = events.find((e): e is Assistant => e.type === "assistant" && e.interrupted);
     if (cut?.metrics.bargeInMs !== undefined) out.bridgeBargeInMs = cut.metrics.bargeInMs;
   } else {
@@ -206,6 +221,39 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     const back =
       clear === undefined || out.falseBargeIn ? null : firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
     if (back !== null) out.resumedAfterMs = Math.round(back - c.endMs);
+  }
+  return out;
+}
+
+/** What a `clear` may still let through at the caller (a frame in flight), ms. */
+const CLEAR_TAIL_MS = 60;
+/** A `clear` this long after a caller's sound ended is still about it (the detector's end comes late), ms. */
+const CAUSED_WITHIN_MS = 1000;
+
+/** The caller's own sounds on the call's timeline: the labelled one, the question, the "Hello?". */
+function callerSounds(c: TurnCase): Array<[number, number]> {
+  const sounds: Array<[number, number]> = [[c.startMs, c.endMs]];
+  if (c.questionStartMs !== undefined && c.questionEndMs !== undefined)
+    sounds.push([c.questionStartMs, c.questionEndMs]);
+  if (c.helloFromMs !== undefined && c.helloToMs !== undefined) sounds.push([c.helloFromMs, c.helloToMs]);
+  return sounds.sort((a, b) => a[0] - b[0]);
+}
+
+/** The room's pauses of the agent in `sim` (Outcome.roomPauses). */
+function roomPauses(c: TurnCase, sim: SimResult): Array<number | null> {
+  const sounds = callerSounds(c);
+  const endMs = (sim.agentAudio.length / RATE) * 1000;
+  const out: Array<number | null> = [];
+  let after = -Infinity;
+  for (const t of sim.clears) {
+    if (t <= after) continue; // the same silence, cleared again
+    if (sounds.some(([s, e]) => t >= s - 20 && t <= e + CAUSED_WITHIN_MS)) continue;
+    // Nothing was sounding: the pause cost the caller nothing.
+    if (!audibleBetween(sim.agentAudio, RATE, t - 200, t + 20)) continue;
+    const next = sounds.find(([s]) => s > t)?.[0] ?? endMs;
+    const back = firstAudible(sim.agentAudio, RATE, t + CLEAR_TAIL_MS, next);
+    out.push(back === null ? null : Math.round(back - t));
+    after = back ?? next;
   }
   return out;
 }

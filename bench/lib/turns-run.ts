@@ -123,6 +123,7 @@ export async function runCase(
       error: (err as Error).message,
       userTexts: [],
       bargeIns: { interrupted: 0, resumed: 0 },
+      roomPauses: [],
     };
   }
 }

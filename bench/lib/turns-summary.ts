@@ -61,6 +61,10 @@ export function summarize(outcomes: readonly Outcome[]) {
   // The silence after a backchannel the agent went on after (turns-judge.ts resumedAfterMs).
   const backchannelSilences = nums(of("backchannel").map((o) => o.resumedAfterMs));
 
+  // The room's pauses of the agent, over every call judged (turns-judge.ts roomPauses).
+  const roomPauses = outcomes.flatMap((o) => o.roomPauses);
+  const roomStalls = nums(roomPauses.map((ms) => ms ?? undefined));
+
   // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
   const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
@@ -76,6 +80,9 @@ export function summarize(outcomes: readonly Outcome[]) {
     false_barge_in_rate: rate(falseBarge.length, overAgent.length),
     missed_barge_in_rate: rate(missed.length, interrupts.length),
     greeting_stopped_rate: rate(greetingStopped.length, quietOverGreeting.length),
+    // Pauses of the agent while the caller was silent, per call, and the silence each cost.
+    room_pauses_per_call: outcomes.length ? round(roomPauses.length / outcomes.length, 3) : null,
+    room_stall_ms_p50: p(roomStalls, 50),
     repeated_words: outcomes.reduce((n, o) => n + (o.repeats?.words ?? 0), 0),
     repeated_audio_ms: outcomes.reduce((n, o) => n + (o.repeats?.ms ?? 0), 0),
   };
@@ -162,8 +169,19 @@ export function summarize(outcomes: readonly Outcome[]) {
       ignored: of("cough").filter((o) => !o.paused).length,
       resumed_after_ms_p50: p(nums(of("cough").map((o) => o.resumedAfterMs)), 50),
     },
+    room: {
+      pauses: roomPauses.length,
+      calls: outcomes.filter((o) => o.roomPauses.length > 0).length,
+      // Not heard again before the caller next spoke: the room stopped the agent.
+      stopped: roomPauses.filter((ms) => ms === null).length,
+      stall_ms_p90: p(roomStalls, 90),
+      stall_ms_max: p(roomStalls, 100),
+    },
     interrupt: {
       missed: missed.length,
+      // Agent audio heard over an interruption after it first paused the agent (resumed at a comma).
+      talked_over_after_clear: interrupts.filter((o) => (o.talkOverAfterClearMs ?? 0) > 0).length,
+      talk_over_after_clear_ms: nums(interrupts.map((o) => o.talkOverAfterClearMs)).filter((ms) => ms > 0),
       barge_in_ms_p90: p(clearMs, 90),
       bridge_barge_in_ms_p50: p(nums(interrupts.map((o) => o.bridgeBargeInMs)), 50),
     },

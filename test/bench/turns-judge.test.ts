@@ -65,3 +65,30 @@ describe("the turns judge, talk over the agent", () => {
     expect(o.falseBargeIn).toBe(true);
   });
 });
+
+/** `pcm` with its audio from `fromMs` to `toMs` silenced (the agent paused there). */
+function silenced(pcm: Int16Array, fromMs: number, toMs: number): Int16Array {
+  const out = pcm.slice();
+  out.fill(0, (RATE * fromMs) / 1000, (RATE * toMs) / 1000);
+  return out;
+}
+
+describe("the turns judge, the room's pauses of the agent", () => {
+  it("times a pause while the caller was silent to the agent heard again, and leaves out the caller's", () => {
+    const sim = call([], [3_000, 5_200, 12_200]);
+    sim.agentAudio = silenced(silenced(sim.agentAudio, 3_000, 3_700), 12_200, 13_000);
+    expect(judge(backchannel, sim).roomPauses).toEqual([700]);
+  });
+
+  it("counts a pause the agent was not heard again after, before the caller spoke, as a stop", () => {
+    const sim = call([], [3_000, 3_100]);
+    sim.agentAudio = silenced(sim.agentAudio, 3_000, 5_000);
+    expect(judge(backchannel, sim).roomPauses).toEqual([null]);
+  });
+
+  it("leaves out a pause while the agent was silent anyway", () => {
+    const sim = call([], [3_000]);
+    sim.agentAudio = silenced(sim.agentAudio, 2_500, 3_400);
+    expect(judge(backchannel, sim).roomPauses).toEqual([]);
+  });
+});
