@@ -19,6 +19,25 @@ const nums = (values: Array<number | undefined>) => values.filter((v): v is numb
 
 const caseAndCall = (o: Outcome) => (o.callSid ? `${o.id} ${o.callSid}` : o.id);
 
+/** Pauses of the agent while the caller was silent, over every call judged (turns-judge.ts roomPauses). */
+function roomFigures(outcomes: readonly Outcome[]) {
+  const pauses = outcomes.flatMap((o) => o.roomPauses);
+  const stalls = nums(pauses.map((ms) => ms ?? undefined));
+  return {
+    perCall: outcomes.length ? round(pauses.length / outcomes.length, 3) : null,
+    // The silence each cost the caller.
+    stallP50: p(stalls, 50),
+    detail: {
+      pauses: pauses.length,
+      calls: outcomes.filter((o) => o.roomPauses.length > 0).length,
+      // Not heard again before the caller next spoke: the room stopped the agent.
+      stopped: pauses.filter((ms) => ms === null).length,
+      stall_ms_p90: p(stalls, 90),
+      stall_ms_max: p(stalls, 100),
+    },
+  };
+}
+
 export function summarize(outcomes: readonly Outcome[]) {
   const valid = outcomes.filter((o) => o.valid);
   const of = (cat: Outcome["category"]) => valid.filter((o) => o.category === cat);
@@ -61,10 +80,7 @@ export function summarize(outcomes: readonly Outcome[]) {
   // The silence after a backchannel the agent went on after (turns-judge.ts resumedAfterMs).
   const backchannelSilences = nums(of("backchannel").map((o) => o.resumedAfterMs));
 
-  // The room's pauses of the agent, over every call judged (turns-judge.ts roomPauses).
-  const roomPauses = outcomes.flatMap((o) => o.roomPauses);
-  const roomStalls = nums(roomPauses.map((ms) => ms ?? undefined));
-
+  const room = roomFigures(outcomes);
   // Talk-over: any agent audio heard from the pause's start to the end of the caller's sentence.
   const talkOver = pauses.filter((o) => o.prematureAudible);
   const figures = {
@@ -80,9 +96,8 @@ export function summarize(outcomes: readonly Outcome[]) {
     false_barge_in_rate: rate(falseBarge.length, overAgent.length),
     missed_barge_in_rate: rate(missed.length, interrupts.length),
     greeting_stopped_rate: rate(greetingStopped.length, quietOverGreeting.length),
-    // Pauses of the agent while the caller was silent, per call, and the silence each cost.
-    room_pauses_per_call: outcomes.length ? round(roomPauses.length / outcomes.length, 3) : null,
-    room_stall_ms_p50: p(roomStalls, 50),
+    room_pauses_per_call: room.perCall,
+    room_stall_ms_p50: room.stallP50,
     repeated_words: outcomes.reduce((n, o) => n + (o.repeats?.words ?? 0), 0),
     repeated_audio_ms: outcomes.reduce((n, o) => n + (o.repeats?.ms ?? 0), 0),
   };
@@ -169,14 +184,7 @@ export function summarize(outcomes: readonly Outcome[]) {
       ignored: of("cough").filter((o) => !o.paused).length,
       resumed_after_ms_p50: p(nums(of("cough").map((o) => o.resumedAfterMs)), 50),
     },
-    room: {
-      pauses: roomPauses.length,
-      calls: outcomes.filter((o) => o.roomPauses.length > 0).length,
-      // Not heard again before the caller next spoke: the room stopped the agent.
-      stopped: roomPauses.filter((ms) => ms === null).length,
-      stall_ms_p90: p(roomStalls, 90),
-      stall_ms_max: p(roomStalls, 100),
-    },
+    room: room.detail,
     interrupt: {
       missed: missed.length,
       // Agent audio heard over an interruption after it first paused the agent (resumed at a comma).
