@@ -13,6 +13,8 @@ import type { Clock, TimerHandle } from "../core/clock.ts";
 /** Whoever barges in: whether their own voice is still sounding (within `withinMs`, caller-voice.ts). */
 export interface BargingVoice {
   voiceGoingOn(withinMs?: number): boolean;
+  /** How long their voice has been silent, ms (0 where it is not judged: the detector alone says). */
+  voiceSilentMs(): number;
 }
 
 /** How often an interruption held for the speaker's voice looks again, ms. */
@@ -21,9 +23,20 @@ const VOICE_RECHECK_MS = 20;
  * Talk under way as the agent began pauses it only in a frame of the speaker's voice (this one or
  * the one before), ms: a "Hello?" that ended 70 ms into the greeting still counted as going on
  * 110 ms later (caller-voice.ts, GOING_ON_MS), and paused the greeting for 100 ms. A voice that
- * goes on sounds again within a consonant's length, and pauses it then.
+ * goes on sounds again within a consonant's length, and pauses it then. Not asked of other talk
+ * over the agent: an interruption's fricatives ("Excuse me", "Just a second") are no voiced frame,
+ * and waiting for one paused the agent 120–160 ms later in a café.
  */
 const UNDER_WAY_SOUNDING_MS = 40;
+/**
+ * How long after the speaker's voice stops a quiet room's detector calls the end of their speech,
+ * ms (164–212 over hiss:40). A loud room calls it later (~290 ms in a café 10 dB under the caller,
+ * ~450 under a talker, where the level ends it after HANG_MS), and the gap after a backchannel
+ * counted from that call made the agent stall 0.6–0.75 s after every "mm hmm" there, 0.48 in
+ * quiet. The gap counts from here instead: in a loud room as long after the caller's voice as in a
+ * quiet one, where it is as before.
+ */
+export const QUIET_END_CALLED_MS = 200;
 /**
  * Speech over the agent that goes on this long after the speaker's last stopped (the end as
  * reported), though the agent has resumed since, still continues that barge-in, ms. Over a loud
@@ -112,12 +125,21 @@ export class BargeIns<K extends BargingVoice> {
       confirmTimer: undefined,
       gapTimer: undefined,
     };
-    barge.pauseTimer = this.#pauseTimer(who, barge, pauseAfterMs - since);
+    // Going on after the agent resumed, it is the talk that paused it: it pauses it again at once,
+    // not bargeInMinMs into what it talks over.
+    const pauseMs = rejoins && ended.clearedAt !== undefined ? 0 : pauseAfterMs - since;
+    barge.pauseTimer = this.#pauseTimer(who, barge, pauseMs);
     // Not before it pauses the agent: a click right after a backchannel stops nothing.
     const confirmMs = Math.max(pauseAfterMs - since, interruptAfterMs - (now - barge.startAt));
     barge.confirmTimer = this.#confirmTimer(who, barge, confirmMs);
     this.#barges.set(who, barge);
     return !rejoins;
+  }
+
+  /** `who`'s short talk over the agent ended within REJOIN_MS: going on now continues it. */
+  rejoinable(who: K): boolean {
+    const ended = this.#ended.get(who);
+    return ended !== undefined && this.#clock.now() - ended.stoppedAt <= REJOIN_MS;
   }
 
   /**
@@ -159,10 +181,11 @@ export class BargeIns<K extends BargingVoice> {
 
   /**
    * `who` stopped speaking. False if their barge-in had already interrupted the agent (it is over).
-   * True if it was short: a backchannel, unless they go on within `gapMs` (then start() continues
-   * it); `short()` is called once it is over, at once if it never even paused the agent. False, and
-   * `short()` at once, for a short one begun before the agent was heard: the agent goes on, and
-   * their words, begun before it, are their turn.
+   * True if it was short: a backchannel, unless they go on within `gapMs` of when a quiet room's
+   * detector would have called their end (QUIET_END_CALLED_MS after their voice's last sound; then
+   * start() continues it); `short()` is called once it is over, at once if it never even paused
+   * the agent. False, and `short()` at once, for a short one begun before the agent was heard: the
+   * agent goes on, and their words, begun before it, are their turn.
    */
   stop(who: K, gapMs: number, short: () => void): boolean {
     const barge = this.#barges.get(who);
@@ -185,13 +208,15 @@ export class BargeIns<K extends BargingVoice> {
       return true;
     }
     const stoppedAt = this.#clock.now();
+    const lateMs = Math.max(0, who.voiceSilentMs() - QUIET_END_CALLED_MS);
+    const waitMs = Math.max(0, gapMs - lateMs);
     barge.gapTimer = this.#clock.setTimeout(() => {
       barge.gapTimer = undefined;
       const clearedAt = this.#clearedAt;
       this.end(who);
       this.#ended.set(who, { startAt: barge.startAt, stoppedAt, clearedAt });
       short();
-    }, gapMs);
+    }, waitMs);
     return true;
   }
 

@@ -157,7 +157,12 @@ export class CallSession {
     });
     this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log, () => this.#agent);
     this.#onset = new OnsetPause(
-      { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
+      {
+        talkedOver: (l) => this.#earlyAnswer(deps.clock.now(), l) ?? this.#talkOver.rejoinable(l),
+        resume: (turn) => {
+          if (this.#agent === turn) this.#talkOver.resumeIfFree();
+        },
+      },
       this.#log,
     );
     this.#listeners = new Listeners(

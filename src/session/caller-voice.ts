@@ -402,6 +402,15 @@ export class CallerVoice {
   }
 
   /**
+   * How long the caller's voice has been silent, ms: since their last frame at their soft level in
+   * their speech (as `pauseMs` over a loud room), 0 where it is not judged (the detector alone says).
+   */
+  silentMs(): number {
+    if (!this.#judges()) return 0;
+    return Math.max(0, this.#nowMs - this.#lastSoftEndMs);
+  }
+
+  /**
    * How long the caller has paused in their speech, ms (0 while they sound), given the detector's
    * pause. Where the caller's voice is judged, a pause is one both hear: the detector's may be a
    * gap in the room's talk under the caller's words. In a loud room the room keeps the detector in

@@ -50,9 +50,10 @@ export interface TurnTakingConfig {
   bargeInConfirmMs: number;
   /**
    * Speech over the agent that stops and goes on within this long is one barge-in (the VAD ends
-   * speech at a comma's pause), ms. It covers a gap of up to ~400 ms: the end is reported ~250 ms
+   * speech at a comma's pause), ms. It covers a gap of up to ~400 ms: the end is reported ~200 ms
    * after the sound stops and the start ~150 ms after it goes on. After a backchannel, the agent
-   * resumes this much later.
+   * resumes this much later. Over a loud room, which reports the end later, it counts from when a
+   * quiet room would have (barge-ins.ts, QUIET_END_CALLED_MS).
    */
   bargeInGapMs: number;
   /**

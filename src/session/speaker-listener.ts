@@ -247,6 +247,11 @@ export class SpeakerListener {
     return this.#voice.goingOn(withinMs);
   }
 
+  /** How long the speaker's own voice has been silent, ms (0 where their voice is not judged). */
+  voiceSilentMs(): number {
+    return this.#voice.silentMs();
+  }
+
   /** How much later than in a quiet room the speaker's onsets are heard over their room, ms. */
   onsetMaskMs(): number {
     return this.#voice.level.onsetMaskMs();

@@ -85,7 +85,7 @@ describe("CallSession with several speakers", () => {
     expect(h.transport.clears).toBeGreaterThan(clears);
     await h.untilAgentSilent();
     const interrupted = h.events().find((e) => e.type === "assistant" && e.interrupted);
-    expect(interrupted?.type === "assistant" && interrupted.heard).toMatch(/^We have three plans\./);
+    expect(interrupted?.type === "assistant" && interrupted.heard).toMatch(/^We have three\b/);
     expect(interrupted?.type === "assistant" && interrupted.heard).not.toContain("premium");
     expect(h.historyOf("user")).toEqual(["Alice: tell me about your plans", "Bob: wait a second"]);
     expect(h.historyOf("assistant").at(-1)).toBe("Sure.");
