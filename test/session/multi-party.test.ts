@@ -81,7 +81,8 @@ describe("CallSession with several speakers", () => {
     expect(h.events().some((e) => e.type === "barge-in" && e.outcome === "resumed")).toBe(true);
     expect(h.transport.agentSpeaking).toBe(true);
     const clears = h.transport.clears;
-    await h.sayAs(BOB, 1200); // a real interruption
+    // A real interruption, begun within REJOIN_MS of the "mm-hm": the same talk, it pauses the agent at once.
+    await h.sayAs(BOB, 1200);
     expect(h.transport.clears).toBeGreaterThan(clears);
     await h.untilAgentSilent();
     const interrupted = h.events().find((e) => e.type === "assistant" && e.interrupted);
