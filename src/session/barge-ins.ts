@@ -136,12 +136,6 @@ export class BargeIns<K extends BargingVoice> {
     return !rejoins;
   }
 
-  /** `who`'s short talk over the agent ended within REJOIN_MS: going on now continues it. */
-  rejoinable(who: K): boolean {
-    const ended = this.#ended.get(who);
-    return ended !== undefined && this.#clock.now() - ended.stoppedAt <= REJOIN_MS;
-  }
-
   /**
    * Pauses the agent in `delayMs`. Talk under way as the agent began waits for the speaker's voice
    * to sound (UNDER_WAY_SOUNDING_MS): one that has stopped is ending, the detector calling its end

@@ -157,12 +157,7 @@ export class CallSession {
     });
     this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log, () => this.#agent);
     this.#onset = new OnsetPause(
-      {
-        talkedOver: (l) => this.#earlyAnswer(deps.clock.now(), l) ?? this.#talkOver.rejoinable(l),
-        resume: (turn) => {
-          if (this.#agent === turn) this.#talkOver.resumeIfFree();
-        },
-      },
+      { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
       this.#log,
     );
     this.#listeners = new Listeners(

@@ -110,16 +110,6 @@ export class Interruptions<K extends BargingVoice> {
     };
   }
 
-  /**
-   * The reply `who` would talk over if they went on now, just after their short talk over it (within
-   * REJOIN_MS of its end, barge-ins.ts), if the agent went on and nothing holds it.
-   */
-  rejoinable(who: K): AgentTurn | undefined {
-    const agent = this.#host.agent();
-    if (!agent?.speaking || this.#held || this.barges.active || !this.barges.rejoinable(who)) return;
-    return agent;
-  }
-
   /** Talk over the agent ended short (a backchannel, a cough): it goes on, unless someone holds it. */
   resumeShort(): void {
     this.#goOn("short speech over the agent: resuming");
@@ -131,7 +121,7 @@ export class Interruptions<K extends BargingVoice> {
     if (!this.barges.has(who) && !held) return;
     this.barges.end(who);
     if (held) this.#letGo();
-    this.resumeIfFree();
+    this.#resumeIfFree();
   }
 
   /** `agent`'s turn is over, however it ended: no interruption holds it any more. */
@@ -146,7 +136,7 @@ export class Interruptions<K extends BargingVoice> {
   }
 
   #goOn(why: string): void {
-    this.resumeIfFree();
+    this.#resumeIfFree();
     this.#host.log.info(why);
     this.#host.record("resumed");
     this.#host.resumed();
@@ -162,8 +152,7 @@ export class Interruptions<K extends BargingVoice> {
   }
 
   /** The agent goes on, unless someone is still talking over it or an interruption holds it. */
-  /** The agent goes on, unless someone's talk over it holds it. */
-  resumeIfFree(): void {
+  #resumeIfFree(): void {
     if (!this.barges.active && !this.#held) this.#host.agent()?.resume();
   }
 

@@ -1,17 +1,16 @@
-// While an early answer has just begun (the caller's pause may be mid-sentence), or the agent has
-// just gone on after a caller's short talk over it (an "mm hmm", or "Wait," before a pause), a
-// possible onset pauses it at once: speech-start comes 100–150 ms after the onset, and until then
-// the caller who goes on would hear the agent over them. If the onset dies away without becoming
-// speech (a click, a breath), the agent goes on from where it stopped.
+// While an early answer has just begun (the caller's pause may be mid-sentence), a possible onset
+// pauses it at once: speech-start comes 100–150 ms after the onset, and until then the caller who
+// goes on would hear the agent over them. If the onset dies away without becoming speech (a
+// click, a breath), the answer goes on from where it stopped.
 import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 import type { SpeakerListener } from "./speaker-listener.ts";
 
 export interface OnsetPauseHost {
-  /** The reply `l` would talk over if they went on now, if any (an early answer, or one just resumed). */
-  talkedOver(l: SpeakerListener): AgentTurn | undefined;
-  /** `turn`, paused for an onset that came to nothing, may go on (if still heard, and nothing else holds it). */
-  resume(turn: AgentTurn): void;
+  /** The early answer `l` would talk over if it made a sound now, if any. */
+  earlyAnswer(l: SpeakerListener): AgentTurn | undefined;
+  /** The reply being heard now. */
+  current(): AgentTurn | undefined;
 }
 
 export class OnsetPause {
@@ -28,14 +27,14 @@ export class OnsetPause {
   watch(l: SpeakerListener): void {
     const pending = l.onsetPending();
     if (pending && !this.#paused) {
-      const answer = this.#host.talkedOver(l);
+      const answer = this.#host.earlyAnswer(l);
       if (!answer) return;
       answer.pause();
       this.#paused = { turn: answer, by: l };
-      this.#log.debug("possible onset as the agent began or went on: paused");
+      this.#log.debug("possible onset during the early answer: paused");
     } else if (!pending && this.#paused?.by === l) {
       this.release(l);
-      this.#log.debug("the onset died away: the agent goes on");
+      this.#log.debug("the onset died away: early answer resumed");
     }
   }
 
@@ -44,11 +43,11 @@ export class OnsetPause {
     if (this.#paused?.by === l) this.#paused = undefined;
   }
 
-  /** The reply paused for `l` goes on (the onset died away, or `l` left the call). */
+  /** The answer paused for `l` goes on (the onset died away, or `l` left the call). */
   release(l: SpeakerListener): void {
     const paused = this.#paused;
     if (paused?.by !== l) return;
     this.#paused = undefined;
-    this.#host.resume(paused.turn);
+    if (this.#host.current() === paused.turn) paused.turn.resume();
   }
 }
