@@ -35,7 +35,7 @@ import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import { loadSileroModel, VoiceActivityDetector } from "../../codecs/vad.ts";
 import { parseLatency } from "../../src/config/latency.ts";
-import { QUIET_END_CALLED_MS, REJOIN_MS } from "../../src/session/barge-ins.ts";
+import { gapAfterEndMs, REJOIN_MS } from "../../src/session/barge-ins.ts";
 import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { LineLevel } from "../../src/session/line-level.ts";
@@ -105,15 +105,15 @@ const GREETING_MS = 3300;
  * Barge-ins over the agent as the session's BargeIns judges them, from the gate's onsets within
  * the labelled sound: one interrupts once bargeInConfirmMs have passed since its start and the
  * caller's voice is going on; one is over (a backchannel) when the gate's speech ends and does not
- * start again within bargeInGapMs of when a quiet room would have called its end
- * (QUIET_END_CALLED_MS after the caller's voice), and the next onset starts another, unless it is
- * heard within REJOIN_MS of that end (then it goes on with the one that was over).
+ * start again within bargeInGapMs of when a quiet room would have called its end (gapAfterEndMs),
+ * and the next onset starts another, unless it is heard within REJOIN_MS of that end (then it goes
+ * on with the one that was over).
  */
 class BargeVerdict {
   #startMs: number | undefined;
   #endMs: number | undefined;
-  /** How long the caller's voice had been silent when the end was heard. */
-  #silentMs = 0;
+  /** How long after the end was heard the barge-in is over unless it goes on (gapAfterEndMs). */
+  #gapMs = bargeInGapMs;
   /** The last barge-in that was over, and when its end was heard. */
   #over: { startMs: number; endMs: number } | undefined;
   #nowMs = 0;
@@ -143,14 +143,14 @@ class BargeVerdict {
   end(nowMs: number, silentMs: number): void {
     if (this.#startMs === undefined || this.interrupted) return;
     this.#endMs = nowMs;
-    this.#silentMs = silentMs;
+    this.#gapMs = gapAfterEndMs(bargeInGapMs, silentMs);
   }
 
   frame(nowMs: number, goingOn: boolean): void {
     this.#nowMs = nowMs;
     if (this.#startMs === undefined || this.interrupted) return;
     if (this.#endMs !== undefined) {
-      if (nowMs - this.#endMs >= bargeInGapMs - Math.max(0, this.#silentMs - QUIET_END_CALLED_MS)) {
+      if (nowMs - this.#endMs >= this.#gapMs) {
         this.#over = { startMs: this.#startMs, endMs: this.#endMs };
         this.#startMs = this.#endMs = undefined;
       }
@@ -197,8 +197,9 @@ async function gateOnsets(c: TurnCase): Promise<{
       },
       end: (atMs) => {
         ends.push(atMs);
-        barge?.end(nowMs, gate.silentMs());
-        greeting?.end(nowMs, gate.silentMs());
+        const silentMs = gate.silentMs();
+        barge?.end(nowMs, silentMs);
+        greeting?.end(nowMs, silentMs);
         note("E")(atMs);
       },
       restart: note("R"),

@@ -37,6 +37,16 @@ const UNDER_WAY_SOUNDING_MS = 40;
  * quiet one, where it is as before.
  */
 export const QUIET_END_CALLED_MS = 200;
+
+/**
+ * How long after the end of a short talk over the agent is reported to wait for its speaker to go
+ * on, ms: `gapMs` from when a quiet room would have called that end, their voice silent for
+ * `voiceSilentMs` by the report (BargingVoice.voiceSilentMs; 0 where it is not judged: the gap
+ * counts from the report).
+ */
+export function gapAfterEndMs(gapMs: number, voiceSilentMs: number): number {
+  return Math.max(0, gapMs - Math.max(0, voiceSilentMs - QUIET_END_CALLED_MS));
+}
 /**
  * Speech over the agent that goes on this long after the speaker's last stopped (the end as
  * reported), though the agent has resumed since, still continues that barge-in, ms. Over a loud
@@ -202,15 +212,16 @@ export class BargeIns<K extends BargingVoice> {
       return true;
     }
     const stoppedAt = this.#clock.now();
-    const lateMs = Math.max(0, who.voiceSilentMs() - QUIET_END_CALLED_MS);
-    const waitMs = Math.max(0, gapMs - lateMs);
-    barge.gapTimer = this.#clock.setTimeout(() => {
-      barge.gapTimer = undefined;
-      const clearedAt = this.#clearedAt;
-      this.end(who);
-      this.#ended.set(who, { startAt: barge.startAt, stoppedAt, clearedAt });
-      short();
-    }, waitMs);
+    barge.gapTimer = this.#clock.setTimeout(
+      () => {
+        barge.gapTimer = undefined;
+        const clearedAt = this.#clearedAt;
+        this.end(who);
+        this.#ended.set(who, { startAt: barge.startAt, stoppedAt, clearedAt });
+        short();
+      },
+      gapAfterEndMs(gapMs, who.voiceSilentMs()),
+    );
     return true;
   }
 

@@ -420,7 +420,7 @@ export class CallerVoice {
   pauseMs(detectorPausedMs: number): number {
     if (!this.#judges()) return detectorPausedMs;
     if (!this.speaking) return 0;
-    if (this.level.roomIsLoud()) return this.#nowMs - this.#lastSoftEndMs;
+    if (this.level.roomIsLoud()) return this.silentMs();
     return Math.min(detectorPausedMs, this.#nowMs - this.#lastRawContEndMs);
   }
 
