@@ -40,9 +40,7 @@ async function overTheAnswer(over: Array<[number, number]>): Promise<Harness> {
   ];
   h.start();
   await h.run(1100);
-  h.startSpeaking(0);
-  await h.run(1400);
-  await h.stopSpeaking(0, 2250);
+  await h.say(1150, 250);
   await h.untilAgentStarts(3000);
   expect(h.clock.now()).toBeLessThan(over[0]![0]);
   await h.run(over[0]![0] - h.clock.now());
