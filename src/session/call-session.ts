@@ -465,6 +465,7 @@ export class CallSession {
     job.askedAt = asked;
     job.recognizedAt = clock.now();
     job.text = text?.trim() ?? "";
+    if (job.text) job.listener!.wordsHeard = true;
     if (job.yielded) {
       if (!job.failed) this.#commitUser(job);
       return;
@@ -472,12 +473,16 @@ export class CallSession {
     if (this.#job !== job) return;
     this.#log.debug({ text: job.text, asrMs: Math.round(job.asrMs) }, "recognized");
     if (this.#talkOver.heldBy(job.listener)) {
-      // The words of an interruption: an acknowledgement (or none) lets the agent go on; anything
-      // else stops it, and the reply to them is asked with what was heard of it in the history.
-      if (await this.#talkOver.words(job.listener!, job.text, job.failed !== undefined)) {
+      // The words of an interruption: an acknowledgement (or none, in what was not their voice)
+      // lets the agent go on; anything else stops it, and the reply to them is asked with what was
+      // heard of it in the history.
+      const held = await this.#talkOver.words(job.listener!, job.text, job.failed !== undefined);
+      if (held === "resumed") {
         this.#dropJob();
         return;
       }
+      // Their voice, and no words made out in it: asked again, as after a failed recognition.
+      if (held === "unheard") job.failed = "no words made out in the caller's voice";
       if (this.#ended || this.#job !== job) return;
     }
     // Not yet confirmed, a failure waits for the end of the turn, weighed without words (end-of-turn.ts).

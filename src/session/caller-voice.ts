@@ -179,6 +179,8 @@ export class CallerVoice {
   /** End of the last frame whose own level (not the short one) kept the caller's speech going. */
   #lastRawContEndMs = 0;
   #lastRawLoudEndMs = 0;
+  /** Frames of the caller's speech in which their own voice sounded (see ownVoiceMs). */
+  #ownVoiceFrames = 0;
   /** Where the caller's current speech began, and their last ended. */
   #startMs = 0;
   #stoppedAtMs = Number.NEGATIVE_INFINITY;
@@ -434,6 +436,15 @@ export class CallerVoice {
     return this.#judges() && this.level.roomIsLoud();
   }
 
+  /**
+   * How long the caller's own voice has sounded in their speech over the call, ms: frames at their
+   * level, voiced, in their pitch once it is known (0 where the voice is not judged). A noise as
+   * loud is never voiced for long; a room's voice is of another pitch, or softer.
+   */
+  get ownVoiceMs(): number {
+    return this.#ownVoiceFrames * this.#frameMs;
+  }
+
   /** How much of the caller's speech their level was learned from, ms. */
   get callerSpeechMs(): number {
     return this.level.callerFrames * this.#frameMs;
@@ -461,7 +472,10 @@ export class CallerVoice {
     }
     // A noise as loud as they are is not their voice going on: a street's right after a short
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
-    if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) this.#lastRawLoudEndMs = this.#nowMs;
+    if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) {
+      this.#lastRawLoudEndMs = this.#nowMs;
+      if (this.#print.known && this.#print.whose() === "theirs") this.#ownVoiceFrames++;
+    }
     // A nearer voice than the one taken for the caller: that one was the room's.
     const from = this.#nearer.frame(db, this.#rawDb, this.#nowMs, this.#frames.written - 1);
     if (from !== undefined)

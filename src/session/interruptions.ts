@@ -4,13 +4,41 @@
 // silent if they only acknowledge ("okay okay", backchannel.ts) or there were none (a cough, a
 // passing lorry); any other words stop it. The voice alone cannot tell these apart: a slow
 // "okay okay" (870 ms in the noisy turn set) lasts as long as "Sorry, I'm in a hurry" (920 ms).
-// LiveKit's agents likewise resume an interruption that brings no words.
+// LiveKit's agents likewise resume an interruption that brings no words, but not when the caller's
+// own voice said there were some (spokeThrough): a recognizer can hear none in speech it cannot
+// make out.
 import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 import { onlyAcknowledges } from "./backchannel.ts";
 import { BargeIns, type BargingVoice } from "./barge-ins.ts";
 import type { TurnTakingConfig } from "./config.ts";
+
+/**
+ * Talk held for its words that brought none, in which a speaker whose words were heard before
+ * sounded this long in their own voice (voiced, at their level, in their pitch), ms, was words the
+ * recognizer could not make out, not a noise: the interruption stands. The embedded recognizer
+ * heard nothing in "Wait, how much did you say?" and "No wait, go back." 10 dB over a street
+ * (260 and 440 ms of the caller's voice), and the agent went on over them. A noise as loud is voiced
+ * a frame now and then by chance (voice-print.ts), a tenth of this in a second at most.
+ */
+export const SPOKE_THROUGH_MS = 200;
+
+/** What became of talk over the agent held for its words (Interruptions.words). */
+export type HeldOutcome = "resumed" | "stopped" | "unheard";
+
+/** Whoever talks over the agent, as the interruption held for their words sees them. */
+export interface InterruptingVoice extends BargingVoice {
+  /** How long their own voice sounded in the talk held, ms (0 where their voice is not judged). */
+  ownVoiceInUtteranceMs(): number;
+  /** Words of theirs were recognized earlier in the call (their voice is known from their speech). */
+  readonly wordsHeard: boolean;
+}
+
+/** `who`'s held talk brought no words, though it was speech of theirs (SPOKE_THROUGH_MS). */
+function spokeThrough(who: InterruptingVoice): boolean {
+  return who.wordsHeard && who.ownVoiceInUtteranceMs() >= SPOKE_THROUGH_MS;
+}
 
 /**
  * How long an interruption waits for its words, ms: longer than the longest acknowledgement takes
@@ -29,7 +57,7 @@ export interface InterruptionsHost {
   resumed(): void;
 }
 
-export class Interruptions<K extends BargingVoice> {
+export class Interruptions<K extends InterruptingVoice> {
   readonly #clock: Clock;
   readonly #host: InterruptionsHost;
   /** Who is talking over the agent, each with their own timers. */
@@ -68,21 +96,29 @@ export class Interruptions<K extends BargingVoice> {
   }
 
   /**
-   * `who`'s words are in (`failed`: none could be recognized). True if they only acknowledge, or
-   * there were none: the agent goes on. Else it stops, and this resolves once its turn is done
-   * (what was heard of it is in the history, before the words that stopped it).
+   * `who`'s words are in (`failed`: none could be recognized). "resumed" if they only acknowledge,
+   * or there were none and it was not their voice: the agent goes on. Else it stops, and this
+   * resolves once its turn is done (what was heard of it is in the history, before the words that
+   * stopped it): "unheard" when their voice brought no words (SPOKE_THROUGH_MS), "stopped" (and for
+   * talk not held) otherwise.
    */
-  async words(who: K, text: string, failed: boolean): Promise<boolean> {
-    if (!this.heldBy(who)) return false;
-    if (!failed && onlyAcknowledges(text)) {
+  async words(who: K, text: string, failed: boolean): Promise<HeldOutcome> {
+    if (!this.heldBy(who)) return "stopped";
+    const unheard = !text && !failed && spokeThrough(who);
+    if (unheard) {
+      this.#host.log.info(
+        { ownVoiceMs: Math.round(who.ownVoiceInUtteranceMs()) },
+        "no words made out in the caller's own voice over the agent: the interruption stands",
+      );
+    } else if (!failed && onlyAcknowledges(text)) {
       this.#letGo();
       this.#goOn(
         text ? "only an acknowledgement over the agent: resuming" : "no words over the agent: resuming",
       );
-      return true;
+      return "resumed";
     }
     await this.interrupt();
-    return false;
+    return unheard ? "unheard" : "stopped";
   }
 
   /** The held interruption stands: the agent stops, and this resolves once its turn is done. */

@@ -102,6 +102,10 @@ export class SpeakerListener {
   #hints: RecognitionHints | undefined;
   /** Uploads ended at a pause that the speaker went on after (each one more recognition request). */
   earlyEndsDropped = 0;
+  /** The speaker's own voice heard before the utterance being spoken (CallerVoice.ownVoiceMs). */
+  #ownVoiceBefore = 0;
+  /** Words of the speaker's were recognized in this call: their voice is known from their speech. */
+  wordsHeard = false;
   #closed = false;
 
   constructor(opts: ListenerOptions) {
@@ -158,6 +162,7 @@ export class SpeakerListener {
    */
   beginUtterance(fromMs: number, overAgent: boolean): void {
     this.utteranceStartMs = Math.max(0, fromMs);
+    this.#ownVoiceBefore = this.#voice.ownVoiceMs;
     this.#hints = overAgent ? OVER_AGENT : undefined;
   }
 
@@ -245,6 +250,11 @@ export class SpeakerListener {
    */
   voiceGoingOn(withinMs?: number): boolean {
     return this.#voice.goingOn(withinMs);
+  }
+
+  /** How long the speaker's own voice sounded in the utterance being spoken, ms (CallerVoice.ownVoiceMs). */
+  ownVoiceInUtteranceMs(): number {
+    return this.#voice.ownVoiceMs - this.#ownVoiceBefore;
   }
 
   /** How long the speaker's own voice has been silent, ms (0 where their voice is not judged). */
