@@ -19,7 +19,7 @@ import type { TurnTakingConfig } from "./config.ts";
  * sounded this long in their own voice (voiced, at their level, in their pitch), ms, was words the
  * recognizer could not make out, not a noise: the interruption stands. The embedded recognizer
  * heard nothing in "Wait, how much did you say?" and "No wait, go back." 10 dB over a street
- * (260–480 ms of the caller's voice; less where the detector ended their speech inside the phrase,
+ * (240–480 ms of the caller's voice; less where the detector ended their speech inside the phrase,
  * for only what it calls speech counts), and the agent went on over them. Noise has no pitch: in
  * 10 s of the noisy set's street, brown, pink noise and hiss the voice print found one in no frame,
  * in its café 7 frames (14 ms a second, 56 in the 4 s an interruption is held at most): this is
