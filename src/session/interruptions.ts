@@ -22,8 +22,8 @@ import type { TurnTakingConfig } from "./config.ts";
  * (240–480 ms of the caller's voice; less where the detector ended their speech inside the phrase,
  * for only what it calls speech counts), and the agent went on over them. Noise has no pitch: in
  * 10 s of the noisy set's street, brown, pink noise and hiss the voice print found one in no frame,
- * in its café 7 frames (14 ms a second, 56 in the 4 s an interruption is held at most): this is
- * twice that. Another voice, or music, is told by its pitch.
+ * in its café 7 frames (14 ms a second: 70 in the 5 s held talk lasts at most, a second to become
+ * an interruption and HOLD_MAX_MS held). Another voice, or music, is told by its pitch.
  */
 export const SPOKE_THROUGH_MS = 100;
 
