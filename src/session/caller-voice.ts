@@ -438,8 +438,8 @@ export class CallerVoice {
 
   /**
    * How long the caller's own voice has sounded in their speech over the call, ms: frames at their
-   * level, voiced, in their pitch once it is known (0 where the voice is not judged). A noise as
-   * loud is never voiced for long; a room's voice is of another pitch, or softer.
+   * level, voiced, in their pitch once it is known (0 where the voice is not judged). Noise has no
+   * pitch; a room's voice is of another pitch, or softer.
    */
   get ownVoiceMs(): number {
     return this.#ownVoiceFrames * this.#frameMs;

@@ -107,13 +107,15 @@ export class Interruptions<K extends InterruptingVoice> {
    */
   async words(who: K, text: string, failed: boolean): Promise<HeldOutcome> {
     if (!this.heldBy(who)) return "stopped";
-    const unheard = !text && !failed && spokeThrough(who);
-    if (unheard) {
+    if (!failed && !text && spokeThrough(who)) {
       this.#host.log.info(
         { ownVoiceMs: Math.round(who.ownVoiceInUtteranceMs()) },
         "no words made out in the caller's own voice over the agent: the interruption stands",
       );
-    } else if (!failed && onlyAcknowledges(text)) {
+      await this.interrupt();
+      return "unheard";
+    }
+    if (!failed && onlyAcknowledges(text)) {
       this.#letGo();
       this.#goOn(
         text ? "only an acknowledgement over the agent: resuming" : "no words over the agent: resuming",
@@ -121,7 +123,7 @@ export class Interruptions<K extends InterruptingVoice> {
       return "resumed";
     }
     await this.interrupt();
-    return unheard ? "unheard" : "stopped";
+    return "stopped";
   }
 
   /** The held interruption stands: the agent stops, and this resolves once its turn is done. */
