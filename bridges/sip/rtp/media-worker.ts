@@ -215,3 +215,5 @@ port.on("message", (batch: ToWorker[]) => {
     }
   }
 });
+
+emit({ op: "ready" }, true);

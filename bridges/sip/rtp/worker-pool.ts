@@ -25,6 +25,13 @@ import type { FromWorker, FromWorkerEvent, RtpWorkerData, ToWorker } from "./wor
 // The sources run as .ts in a checkout and as compiled .js in the installed package.
 const SOURCE_EXT = import.meta.url.endsWith(".ts") ? "ts" : "js";
 const STOPPED = "the RTP worker was stopped";
+/**
+ * How long close() waits for a worker still loading before it terminates it anyway. Terminating a
+ * worker while it loads a native addon (@discordjs/opus's init) aborts the whole process
+ * ("FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw"): a bridge closed within a second of
+ * its start did (CI, 2026-12-06). Loading takes ~0.2 s; the bound is for a worker that never loads.
+ */
+const LOAD_WAIT_MS = 10_000;
 
 class WorkerMediaLink implements RtpMediaLink {
   readonly inputRate: number;
@@ -202,6 +209,9 @@ export class RtpWorker implements RtpPortPool {
   #outbox: ToWorker[] = [];
   #flushing: NodeJS.Immediate | undefined;
   #dead: string | undefined;
+  /** Settles once the worker has loaded (or exited): only then may it be terminated. */
+  readonly #loaded: Promise<void>;
+  #setLoaded: () => void = () => {};
   readonly #backlog = new WorkerBacklog();
   readonly #onShed: RtpWorkerOptions["onShed"];
   /** Drops already reported. */
@@ -216,9 +226,15 @@ export class RtpWorker implements RtpPortPool {
       workerData: data,
       name: "rtp",
     });
+    this.#loaded = new Promise((resolve) => {
+      this.#setLoaded = resolve;
+    });
     this.#worker.on("message", (batch: FromWorker) => this.#batch(batch));
     this.#worker.on("error", (err: Error) => this.#died(`the RTP worker failed: ${err.message}`));
-    this.#worker.on("exit", (code) => this.#died(`the RTP worker exited (code ${code})`));
+    this.#worker.on("exit", (code) => {
+      this.#setLoaded();
+      this.#died(`the RTP worker exited (code ${code})`);
+    });
   }
 
   /** Endpoints open now (for leak checks). */
@@ -246,11 +262,21 @@ export class RtpWorker implements RtpPortPool {
     this.#send({ op: "release", id });
   }
 
-  /** Stops the worker once the calls' media has closed (their counts logged), waiting 1 s at most. */
+  /**
+   * Stops the worker once the calls' media has closed (their counts logged), waiting 1 s at most,
+   * and once it has loaded (LOAD_WAIT_MS).
+   */
   async close(): Promise<void> {
     for (let waited = 0; this.#links.size > 0 && waited < 1000; waited += 20)
       await new Promise((r) => setTimeout(r, 20));
     this.#died(STOPPED);
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), LOAD_WAIT_MS);
+    });
+    if (await Promise.race([this.#loaded.then(() => false), gaveUp]))
+      this.#log.warn({ waitedMs: LOAD_WAIT_MS }, "the RTP worker had not loaded; terminated anyway");
+    clearTimeout(timer);
     await this.#worker.terminate();
   }
 
@@ -299,6 +325,9 @@ export class RtpWorker implements RtpPortPool {
 
   #event(e: FromWorkerEvent): void {
     switch (e.op) {
+      case "ready":
+        this.#setLoaded();
+        return;
       case "opened": {
         const waiting = this.#opening.get(e.req);
         this.#opening.delete(e.req);

@@ -38,6 +38,8 @@ export type ToWorker =
   | { readonly op: "close"; readonly id: number };
 
 export type FromWorkerEvent =
+  /** Its modules (the native addons among them) are loaded: from now on it may be terminated. */
+  | { readonly op: "ready" }
   | { readonly op: "opened"; readonly req: number; readonly id: number; readonly port: number }
   | { readonly op: "open-failed"; readonly req: number; readonly message: string }
   | { readonly op: "dtmf"; readonly id: number; readonly digit: string }

@@ -208,6 +208,19 @@ describe("SIP media in the RTP worker thread", () => {
     expect(logged.map((l) => l.msg)).toContain("the RTP worker was stopped");
   });
 
+  it("a worker stopped while it still loads stops cleanly (a bridge closed as soon as it started)", async () => {
+    // Terminating a thread inside a native addon's init (@discordjs/opus) aborted the whole process.
+    // Closes are spread over the time the threads take to load, so one lands inside it.
+    const base = await freeEvenRange(2);
+    const closes = Array.from({ length: 24 }, async (_, i) => {
+      const w = startRtpWorker({ host: "127.0.0.1", ports: `${base}-${base + 3}`, log: silentLogger });
+      await new Promise((r) => setTimeout(r, i * 20));
+      await w.close();
+      await expect(w.open()).rejects.toThrow(/RTP worker was stopped/);
+    });
+    await Promise.all(closes);
+  });
+
   it("drops caller frames, counted, while the bridge's thread is stalled, instead of queueing them; then carries them again", async () => {
     let dropped = 0;
     let droppedBytes = 0;
