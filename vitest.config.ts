@@ -23,6 +23,7 @@ export default defineConfig({
     maxWorkers: 3,
     // Longest first, so the run does not end on one long file (test/sequencer.ts).
     sequence: { sequencer: LongestFirstSequencer },
-    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+    // The JSON report for scripts/run-tests.ts's summary; test/errors-reporter.ts for the errors it omits.
+    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }], "./test/errors-reporter.ts"],
   },
 });

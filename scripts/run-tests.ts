@@ -9,6 +9,8 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
 
 const resultsFile = ".vitest-results.json";
+/** test/errors-reporter.ts's (not imported: this script runs before vitest, with no test code loaded). */
+const ERRORS_FILE = ".vitest-errors.json";
 /** The whole suite's results (its first phase), for scripts/test-durations.ts. */
 const SUITE_RESULTS = ".vitest-suite-results.json";
 const DEPLOY = "test/deploy";
@@ -26,18 +28,30 @@ interface VitestJson {
   }[];
 }
 
+/** An error no test owns (test/errors-reporter.ts). */
+interface RunError {
+  type: string;
+  file: string | undefined;
+  text: string;
+}
+
 interface Phase {
   status: number;
   results: VitestJson | undefined;
+  errors: RunError[];
 }
 
 function phase(args: string[]): Phase {
   rmSync(resultsFile, { force: true });
+  rmSync(ERRORS_FILE, { force: true });
   const run = spawnSync("npx", ["vitest", "run", ...args], { stdio: "inherit" });
-  const results = existsSync(resultsFile)
-    ? (JSON.parse(readFileSync(resultsFile, "utf8")) as VitestJson)
-    : undefined;
-  return { status: run.status ?? 1, results };
+  const read = <T>(file: string): T | undefined =>
+    existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as T) : undefined;
+  return {
+    status: run.status ?? 1,
+    results: read<VitestJson>(resultsFile),
+    errors: read<RunError[]>(ERRORS_FILE) ?? [],
+  };
 }
 
 const args = process.argv.slice(2);
@@ -69,13 +83,18 @@ function failures(r: VitestJson): string[] {
       lines.push(`FAILED ${name} > ${a.fullName}: ${firstLine(a.failureMessages[0] ?? "")}`);
     }
     // A file that failed with no failed test: its import or a hook threw.
-    if (!testFailed && file.status === "failed") lines.push(`FAILED ${name}: ${firstLine(file.message)}`);
+    if (!testFailed && file.status === "failed")
+      lines.push(
+        `FAILED ${name}: ${firstLine(file.message) || "(no message; see the ERROR lines that follow)"}`,
+      );
   }
   return lines;
 }
 
 if (phases.every((p) => p.results)) {
   for (const p of phases) for (const line of failures(p.results!)) console.log(line);
+  for (const p of phases)
+    for (const e of p.errors) console.log(`ERROR (${e.type}${e.file ? ` in ${e.file}` : ""}) ${e.text}`);
   const sum = (f: (r: VitestJson) => number) => phases.reduce((n, p) => n + f(p.results!), 0);
   console.log(
     `tests: ${sum((r) => r.numPassedTests)} passed, ${sum((r) => r.numFailedTests)} failed, ${sum((r) => r.numPendingTests + r.numTodoTests)} skipped`,
