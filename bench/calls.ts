@@ -42,7 +42,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rtpSender } from "../bridges/sip/rtp/native-sender.ts";
-import { freePort } from "../test/bridges/sip/sipp.ts";
+import { freePort } from "../test/helpers/free-port.ts";
 import { numberArg, stringArg } from "./lib/args.ts";
 import { agentsPhase } from "./lib/calls-agents.ts";
 import { type BenchTransport, bridgeCallEnds } from "./lib/calls-bridge-ends.ts";

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../bridges/sip/sipp.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 export type CalleeKind = "answers" | "busy" | "rings";
 

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { levelDbfs } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { simulateCall } from "../../tools/twilio-sim/simulate.ts";
-import { Baresip, freePort } from "../helpers/baresip.ts";
+import { Baresip } from "../helpers/baresip.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { until } from "../helpers/until.ts";
 import {
   buildImage,

@@ -26,7 +26,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exited, ROOT, spawnNode, stopProcess, waitForLine } from "../../bench/lib/calls-procs.ts";
-import { freePort, runSipp, type SippResult } from "../bridges/sip/sipp.ts";
+import { runSipp, type SippResult } from "../bridges/sip/sipp.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { until } from "../helpers/until.ts";
 
 const CFG = join(ROOT, "deploy/kamailio/kamailio.cfg");

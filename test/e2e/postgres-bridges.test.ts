@@ -16,8 +16,8 @@ import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import type { CallSummary } from "../../src/records/store/call-store.ts";
 import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
-import { freePort } from "../helpers/baresip.ts";
 import { bearer, bridgeFetch } from "../helpers/bridge-token.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { until } from "../helpers/until.ts";
 import { GREETING, scripted, scriptedBridgeEnv } from "./scripted-services.ts";
 

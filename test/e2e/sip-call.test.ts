@@ -14,7 +14,8 @@ import { concatPcm, levelDbfs } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
-import { Baresip, type BaresipCodec, freePort } from "../helpers/baresip.ts";
+import { Baresip, type BaresipCodec } from "../helpers/baresip.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { speak } from "../helpers/speech.ts";
 import { until } from "../helpers/until.ts";
 

@@ -13,9 +13,9 @@ import { levelDbfs } from "../../codecs/pcm.ts";
 import { encodeWav, parseWav } from "../../codecs/wav.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { KamailioRegistrar } from "../bridges/sip/kamailio-registrar.ts";
-import { freePort } from "../bridges/sip/sipp.ts";
 import { Baresip } from "../helpers/baresip.ts";
 import { launchChromium, openConsole } from "../helpers/chromium.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { until } from "../helpers/until.ts";
 
 let dir: string;

@@ -18,7 +18,7 @@ import { ToneBank } from "../../codecs/tone.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallRecord } from "../../src/records/call-record.ts";
 import { newCallSid, type SimResult, simulateCall } from "../../tools/twilio-sim/simulate.ts";
-import { freePort } from "../helpers/baresip.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { silence, speak } from "../helpers/speech.ts";
 import { until } from "../helpers/until.ts";
 import { FakeTwilio } from "../outbound/fake-twilio.ts";

@@ -3,9 +3,10 @@
 // and records both directions (sndfile's dumps: what it sent, what it heard).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, tcpBindable } from "./free-port.ts";
 
 export type BaresipCodec = "pcmu" | "pcma" | "opus";
 
@@ -30,28 +31,11 @@ export interface BaresipEvent {
 
 const CODEC_NAMES: Record<BaresipCodec, string> = { pcmu: "pcmu", pcma: "pcma", opus: "opus/48000/2" };
 
-/** A TCP/UDP port free right now on 127.0.0.1 (baresip needs a number in its config). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** A port `p` free with `p + 1` (baresip listens for SIP over TLS on sip_listen's port + 1). */
 async function freePortPair(): Promise<number> {
   for (;;) {
     const port = await freePort();
-    const next = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      next.once("error", () => resolve(false));
-      next.listen(port + 1, "127.0.0.1", () => resolve(true));
-    });
-    if (free) {
-      await new Promise((resolve) => next.close(resolve));
-      return port;
-    }
+    if (await tcpBindable(port + 1)) return port;
   }
 }
 
@@ -86,9 +70,9 @@ export class Baresip {
   }
 
   /**
-   * Starts baresip. Its ports are picked free, but another program on the machine can take one
-   * before baresip binds it (its TLS port, sip_listen's + 1, is often an outgoing connection's
-   * even ephemeral port): a start that fails to bind is retried on other ports.
+   * Starts baresip. Its ports are picked free, below the ephemeral range (free-port.ts), but another
+   * program on the machine can still take one before baresip binds it: a start that fails to bind
+   * is retried on other ports.
    */
   static async start(opts: BaresipOptions): Promise<Baresip> {
     for (let attempt = 1; ; attempt++) {

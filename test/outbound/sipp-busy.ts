@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../bridges/sip/sipp.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 const BUSY_XML = `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <scenario name="busy">

@@ -12,7 +12,7 @@ import { concatPcm } from "../../codecs/pcm.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import type { CallEvent, CallRecord } from "../../src/records/call-record.ts";
 import { until } from "../helpers/agents-fixture.ts";
-import { freePort } from "../helpers/baresip.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { firstLoudMs, silence, speak } from "../helpers/speech.ts";
 import { FakeTwilio } from "./fake-twilio.ts";
 

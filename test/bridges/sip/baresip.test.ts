@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../../helpers/free-port.ts";
 import { until } from "../../helpers/until.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
-import { freePort } from "./sipp.ts";
 import type { TestSipTransport } from "./test-media.ts";
 
 let rig: ServerRig | undefined;

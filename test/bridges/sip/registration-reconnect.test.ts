@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../helpers/free-port.ts";
 import { until } from "../../helpers/until.ts";
 import { KamailioRegistrar } from "./kamailio-registrar.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
-import { freePort } from "./sipp.ts";
 
 const USER = "1001";
 const PASSWORD = "s3cret-pw";

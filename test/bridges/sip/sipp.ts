@@ -1,56 +1,12 @@
 // Running SIPp (the sip-tester package) against the server: every port it would otherwise take
-// by default (5060, media 6000, control 8888) is replaced by a free ephemeral one, so test files
+// by default (5060, media 6000, control 8888) is replaced by a free one (helpers/free-port.ts), so test files
 // can run in parallel.
 import { spawn } from "node:child_process";
-import { createSocket } from "node:dgram";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-
-/**
- * Ports are drawn from below the kernel's ephemeral range (32768–60999 on Linux): no socket is
- * given one of these unasked. One drawn from that range (bind to port 0) was free when checked,
- * then handed to another test's socket before SIPp bound it ("Unable to bind remote control
- * socket", exit 254).
- */
-const PORTS_FROM = 20_000;
-const PORTS_TO = 32_000;
-
-/**
- * A port free right now on 127.0.0.1 for UDP and TCP alike (SIPp's main socket is TCP with -t t1;
- * a port some TCP connection holds, on a busy machine, makes it exit with "Address already in
- * use"). `even`: it and port+2 free for UDP, for SIPp's media sockets.
- */
-export async function freePort(even = false): Promise<number> {
-  for (;;) {
-    let port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
-    if (even) port -= port % 2;
-    if (!(await udpBindable(port)) || !(await tcpBindable(port))) continue;
-    if (!even || (await udpBindable(port + 2))) return port;
-  }
-}
-
-async function tcpBindable(port: number): Promise<boolean> {
-  const server = createServer();
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => resolve(true));
-  });
-  if (ok) await new Promise((r) => server.close(r));
-  return ok;
-}
-
-async function udpBindable(port: number): Promise<boolean> {
-  const s = createSocket("udp4");
-  const ok = await new Promise<boolean>((resolve) => {
-    s.once("error", () => resolve(false));
-    s.bind(port, "127.0.0.1", () => resolve(true));
-  });
-  if (ok) s.close();
-  return ok;
-}
+import { freePort } from "../../helpers/free-port.ts";
 
 export interface SippResult {
   readonly code: number | null;

@@ -5,6 +5,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { freePort } from "../../helpers/free-port.ts";
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -45,14 +46,12 @@ export class Receiver {
     this.#port = port;
   }
 
-  /** A port nothing listens on yet (the receiver is down): listen() takes it later. */
-  static async freePort(): Promise<number> {
-    const s = createServer();
-    s.listen(0, "127.0.0.1");
-    await once(s, "listening");
-    const port = (s.address() as AddressInfo).port;
-    await new Promise((r) => s.close(r));
-    return port;
+  /**
+   * A port nothing listens on yet (the receiver is down): listen() takes it later. Not one of the
+   * kernel's ephemeral ports, which another test's server could be given meanwhile (helpers/free-port.ts).
+   */
+  static freePort(): Promise<number> {
+    return freePort();
   }
 
   get url(): string {
