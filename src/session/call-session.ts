@@ -430,7 +430,7 @@ export class CallSession {
       onsetMaskMs: l.onsetMaskMs(),
       completion: this.#completion,
     };
-    l.pauses.speechEnded(endMs);
+    l.pauses.speechEnded(endMs, l.speechBefore(endMs));
     job.wait = new TurnEndWait(clock, config.turn, inputs, {
       speaking: () => this.#listeners.anyoneSpeaking(),
       onsetPending: () => this.#listeners.anyOnsetPending(),

@@ -19,6 +19,26 @@ const PRIOR_PAUSE_COUNT = 1;
 const PRIOR_TURN_END_COUNT = 2;
 /** Bound of the shift in log-odds that the caller's own pause rate may make. */
 const SHIFT_BOUND = 1.2;
+/**
+ * Speech shorter than this before a silence is not a phrase of the caller's: a click, a breath, a
+ * syllable of a talker behind them. The silence after it teaches nothing. In a quiet room every
+ * pause learned followed 320 ms of speech or more; behind a talker, a 62 ms blip of the talker's
+ * and the 96 ms until the caller began were learned as a pause of theirs (notes of 2026-12-06).
+ */
+export const MIN_PHRASE_MS = 250;
+
+/** The speech a silence followed (speechEnded). */
+export interface SpeechBefore {
+  /** How long the detector heard speech before this silence, ms. */
+  ms: number;
+  /**
+   * The utterance began over the agent. The silences in it are not learned: the speaker may be
+   * waiting for the agent to stop, and over the greeting it may not be the caller at all (a talker
+   * held 4.7 s over the greeting, then the caller's own first words 32 ms after it ended: learned
+   * as a 32 ms pause, which halved the wait after the caller's first words).
+   */
+  overAgent: boolean;
+}
 
 export interface PauseModel {
   /** Log-normal parameters of this caller's mid-turn pauses (ln ms). */
@@ -34,7 +54,7 @@ export class PauseProfile {
   #logPauseSum = 0;
   #pauses = 0;
   #turnEnds = 0;
-  /** Stream position of the speaker's last speech end, ms. */
+  /** Stream position of the speaker's last speech end, ms, when the silence after it may be learned. */
   #lastEndMs: number | undefined;
   readonly #adapt: boolean;
 
@@ -43,9 +63,9 @@ export class PauseProfile {
     this.#adapt = adapt;
   }
 
-  /** The speaker stopped at stream position `atMs` (a pause or the end of their turn). */
-  speechEnded(atMs: number): void {
-    this.#lastEndMs = atMs;
+  /** The speaker stopped at stream position `atMs` (a pause or the end of their turn) after `before`. */
+  speechEnded(atMs: number, before: SpeechBefore): void {
+    this.#lastEndMs = before.ms >= MIN_PHRASE_MS && !before.overAgent ? atMs : undefined;
   }
 
   /** The speaker went on, at stream position `atMs`, with the utterance their last speech end paused. */

@@ -13,7 +13,7 @@ import type { Clock } from "../core/clock.ts";
 import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import type { LineLevel } from "./line-level.ts";
-import { PauseProfile } from "./pause-profile.ts";
+import { PauseProfile, type SpeechBefore } from "./pause-profile.ts";
 import { type EndProsody, endProsody } from "./prosody.ts";
 import type { Utterance } from "./recognition.ts";
 import type { RecognitionHints, Recognizer } from "./services.ts";
@@ -86,6 +86,10 @@ export class SpeakerListener {
   utteranceStartMs = 0;
   /** Clock time of the latest speech start. */
   speechStartAt = 0;
+  /** Stream position of the latest speech start (or of the speaker's voice, when it restarted), ms. */
+  #speechStartMs = 0;
+  /** The utterance being spoken began over the agent. */
+  #overAgent = false;
   /** How this speaker pauses, learned as they talk. */
   readonly pauses: PauseProfile;
   readonly #o: ListenerOptions;
@@ -131,6 +135,7 @@ export class SpeakerListener {
         // The room was taken for the speaker until their voice (far louder, or louder and of another
         // pitch) began: their words are recognized from there.
         restart: (atMs) => {
+          this.#speechStartMs = atMs;
           this.utteranceStartMs = Math.max(0, atMs - opts.turn.prerollMs);
           this.#openUpload();
         },
@@ -150,6 +155,7 @@ export class SpeakerListener {
   #speechStart(atMs: number): void {
     const opts = this.#o;
     this.speaking = true;
+    this.#speechStartMs = atMs;
     opts.events.speechStart(this, atMs);
     // Whatever the speech turns out to be, recognition starts now on the utterance so far
     // (after a mid-sentence pause, from the first part's start).
@@ -164,6 +170,12 @@ export class SpeakerListener {
     this.utteranceStartMs = Math.max(0, fromMs);
     this.#ownVoiceBefore = this.#voice.ownVoiceMs;
     this.#hints = overAgent ? OVER_AGENT : undefined;
+    this.#overAgent = overAgent;
+  }
+
+  /** The speech that ended at stream position `endMs`, as the pause profile weighs the silence after it. */
+  speechBefore(endMs: number): SpeechBefore {
+    return { ms: endMs - this.#speechStartMs, overAgent: this.#overAgent };
   }
 
   /** The utterance being spoken, to stream position `toMs`, with its upload (takeUpload()). */

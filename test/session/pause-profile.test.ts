@@ -2,14 +2,16 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { turnEndWaitMs } from "../../src/session/end-of-turn.ts";
-import { PauseProfile, POPULATION_PAUSE_MU } from "../../src/session/pause-profile.ts";
+import { MIN_PHRASE_MS, PauseProfile, POPULATION_PAUSE_MU } from "../../src/session/pause-profile.ts";
 
 const TURN = DEFAULT_SESSION_CONFIG.turn;
+/** A phrase of the caller's, not begun over the agent. */
+const PHRASE = { ms: 1200, overAgent: false };
 
 /** A caller who stops at `at` and goes on `pauseMs` later, `times` times. */
 function pauses(p: PauseProfile, pauseMs: number, times: number): void {
   for (let i = 0, at = 1000; i < times; i++, at += 5000) {
-    p.speechEnded(at);
+    p.speechEnded(at, PHRASE);
     p.resumed(at + pauseMs);
   }
 }
@@ -40,7 +42,7 @@ describe("PauseProfile", () => {
     const p = new PauseProfile();
     const first = turnEndWaitMs(0, p.model(), TURN);
     for (let i = 0; i < 50; i++) {
-      p.speechEnded(1000 * i);
+      p.speechEnded(1000 * i, PHRASE);
       p.turnEnded();
     }
     const m = p.model();
@@ -67,9 +69,22 @@ describe("PauseProfile", () => {
   it("counts a pause once, and only after a speech end", () => {
     const p = new PauseProfile();
     p.resumed(500); // no speech end before it
-    p.speechEnded(1000);
+    p.speechEnded(1000, PHRASE);
     p.resumed(1600);
     p.resumed(2000); // the same pause again
+    expect(p.pauses).toBe(1);
+  });
+
+  it("learns nothing from the silence after a blip, or in an utterance begun over the agent", () => {
+    const p = new PauseProfile();
+    p.speechEnded(1000, { ms: MIN_PHRASE_MS - 1, overAgent: false }); // a talker's syllable
+    p.resumed(1096);
+    p.speechEnded(5000, { ms: 4700, overAgent: true }); // held over the greeting
+    p.resumed(5032);
+    expect(p.pauses).toBe(0);
+    expect(p.model()).toEqual(new PauseProfile().model());
+    p.speechEnded(9000, { ms: MIN_PHRASE_MS, overAgent: false });
+    p.resumed(9300);
     expect(p.pauses).toBe(1);
   });
 });
