@@ -7,10 +7,9 @@
 // test/deploy, that phase runs it and the second is skipped.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { ERRORS_FILE, type RunError } from "../test/errors-reporter.ts";
 
 const resultsFile = ".vitest-results.json";
-/** test/errors-reporter.ts's (not imported: this script runs before vitest, with no test code loaded). */
-const ERRORS_FILE = ".vitest-errors.json";
 /** The whole suite's results (its first phase), for scripts/test-durations.ts. */
 const SUITE_RESULTS = ".vitest-suite-results.json";
 const DEPLOY = "test/deploy";
@@ -26,13 +25,6 @@ interface VitestJson {
     message: string;
     assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
   }[];
-}
-
-/** An error no test owns (test/errors-reporter.ts). */
-interface RunError {
-  type: string;
-  file: string | undefined;
-  text: string;
 }
 
 interface Phase {
