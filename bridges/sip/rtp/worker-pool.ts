@@ -7,6 +7,7 @@
 // own timeline from then on (epochs tell positions before the clear from those after).
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../../../src/core/log.ts";
+import { settleWithin } from "../../../src/core/settle-within.ts";
 import { type AgentAudio, OPUS_PACKET_MS } from "../../transport.ts";
 import type { NegotiatedMedia, RtpPortPool } from "../media-port.ts";
 import type {
@@ -270,13 +271,8 @@ export class RtpWorker implements RtpPortPool {
     for (let waited = 0; this.#links.size > 0 && waited < 1000; waited += 20)
       await new Promise((r) => setTimeout(r, 20));
     this.#died(STOPPED);
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), LOAD_WAIT_MS);
-    });
-    if (await Promise.race([this.#loaded.then(() => false), gaveUp]))
+    if (!(await settleWithin(this.#loaded, LOAD_WAIT_MS)))
       this.#log.warn({ waitedMs: LOAD_WAIT_MS }, "the RTP worker had not loaded; terminated anyway");
-    clearTimeout(timer);
     await this.#worker.terminate();
   }
 

@@ -19,6 +19,7 @@ import {
   type Tool as McpTool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../../core/log.ts";
+import { settleWithin } from "../../core/settle-within.ts";
 
 export type { McpTool };
 
@@ -328,16 +329,6 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
-}
-
-/** Waits for `work` at most `ms`, whatever its outcome. */
-async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([work.catch(() => {}), late]);
-  clearTimeout(timer);
 }
 
 export function messageOf(err: unknown): string {
