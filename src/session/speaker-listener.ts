@@ -88,8 +88,6 @@ export class SpeakerListener {
   speechStartAt = 0;
   /** Stream position of the latest speech start (or of the speaker's voice, when it restarted), ms. */
   #speechStartMs = 0;
-  /** The utterance being spoken began over the agent. */
-  #overAgent = false;
   /** How this speaker pauses, learned as they talk. */
   readonly pauses: PauseProfile;
   readonly #o: ListenerOptions;
@@ -170,12 +168,11 @@ export class SpeakerListener {
     this.utteranceStartMs = Math.max(0, fromMs);
     this.#ownVoiceBefore = this.#voice.ownVoiceMs;
     this.#hints = overAgent ? OVER_AGENT : undefined;
-    this.#overAgent = overAgent;
   }
 
   /** The speech that ended at stream position `endMs`, as the pause profile weighs the silence after it. */
   speechBefore(endMs: number): SpeechBefore {
-    return { ms: endMs - this.#speechStartMs, overAgent: this.#overAgent };
+    return { ms: endMs - this.#speechStartMs, overAgent: this.#hints === OVER_AGENT };
   }
 
   /** The utterance being spoken, to stream position `toMs`, with its upload (takeUpload()). */

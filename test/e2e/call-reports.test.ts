@@ -12,6 +12,7 @@ import type { CallReport } from "../../src/records/reports/report.ts";
 import type { CallSummary } from "../../src/records/store/call-store.ts";
 import { AsteriskClient, frame, uuidFrame } from "../bridges/audiosocket/client.ts";
 import { bridgeFetch } from "../helpers/bridge-token.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { until } from "../helpers/until.ts";
 import { Attempts } from "../records/reports/attempts.ts";
 import { Receiver } from "../records/reports/receiver.ts";
@@ -68,7 +69,7 @@ describe("end-of-call reports through the bridge", () => {
   it("survive a receiver outage and a restart; GET /calls pages through the calls of both runs", {
     timeout: 60_000,
   }, async () => {
-    const receiver = new Receiver(SECRET, await Receiver.freePort());
+    const receiver = new Receiver(SECRET, await freePort());
     cleanups.push(() => receiver.close());
 
     // First run: the receiver is down when the call ends.

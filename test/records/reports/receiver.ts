@@ -5,7 +5,6 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { freePort } from "../../helpers/free-port.ts";
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -40,18 +39,13 @@ export class Receiver {
   #waiters: ((r: Received) => void)[] = [];
   #port = 0;
 
-  /** `port`: where it will listen (0: any, known after listen()); a free port lets tests start it later. */
+  /**
+   * `port`: where it will listen (0: any, known after listen()). A free port (helpers/free-port.ts:
+   * none the kernel hands another socket meanwhile) lets tests start it later, down until then.
+   */
   constructor(secret: string, port = 0) {
     this.secret = secret;
     this.#port = port;
-  }
-
-  /**
-   * A port nothing listens on yet (the receiver is down): listen() takes it later. Not one of the
-   * kernel's ephemeral ports, which another test's server could be given meanwhile (helpers/free-port.ts).
-   */
-  static freePort(): Promise<number> {
-    return freePort();
   }
 
   get url(): string {

@@ -12,6 +12,7 @@ import { type CallEvent, recordFromEvents } from "../../../src/records/call-reco
 import { type CallReport, callReport } from "../../../src/records/reports/report.ts";
 import { CallReporter } from "../../../src/records/reports/reporter.ts";
 import { ReportSpool } from "../../../src/records/reports/spool.ts";
+import { freePort } from "../../helpers/free-port.ts";
 import { Attempts } from "./attempts.ts";
 import { Receiver } from "./receiver.ts";
 
@@ -86,7 +87,7 @@ const spooled = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".jso
 describe("call report delivery", () => {
   it("waits out a receiver that is down (connection refused) and delivers once it is up, exactly once", async () => {
     const dir = spoolDir();
-    const down = await receiver(await Receiver.freePort());
+    const down = await receiver(await freePort());
     const { reporter: r, clock, outcomes } = reporter(down.url, dir);
     const report = sampleReport();
 
@@ -164,7 +165,7 @@ describe("call report delivery", () => {
 
   it("survives a restart: what one reporter spooled while the receiver was down, the next one delivers", async () => {
     const dir = spoolDir();
-    const down = await receiver(await Receiver.freePort());
+    const down = await receiver(await freePort());
     const before = reporter(down.url, dir);
     const report = sampleReport();
     await before.reporter.submit(report);
