@@ -22,10 +22,13 @@ export const LINE_LEARN_MS = 1000;
  * only from this far under the line's usual caller level, dB. Callers' first syllables stood 2–14
  * dB over their own level (its median), and the noisy set's callers differ by up to 15 dB: its
  * softest caller's first word stood 2 dB over the line's median. A talker 16 dB under their caller
- * stood 2–12 dB under it, and stopped the greeting. Offline, callers 8 dB softer than the line's
- * usual ones were all heard over the greeting but its two softest (notes of 2026-12-05).
+ * stood 2–12 dB under it; a conversation at the next table 10 dB under its caller, 0.5–6 dB: from
+ * 6 dB under, it stopped 12 of a set's 70 greetings, from 4 dB under 7. Offline, callers 4.6 dB
+ * softer than the line's usual ones were all heard over the greeting but the set's softest "mm
+ * hmm"; 8.6 dB softer, most of them went unheard until it ended (from 6 dB under: all but two).
+ * Notes of 2026-12-05 and 2026-12-07.
  */
-export const LINE_BELOW_DB = 6;
+export const LINE_BELOW_DB = 4;
 
 /** Whether a caller heard at `callerDb`, their level learned from `speechMs` of speech, teaches their line. */
 export function teachesLine(callerDb: number, speechMs: number): boolean {

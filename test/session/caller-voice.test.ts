@@ -289,6 +289,46 @@ describe("the caller's voice and the room's", () => {
     expect(soft[0]!.atMs).toBeLessThan(1200);
   });
 
+  it("does not take a talker whose loudest syllables come within 6 dB of the line's usual caller for the caller while the greeting plays", () => {
+    // A conversation at the next table 10 dB under the caller reaches 2–5 dB under the line's
+    // usual level at its stressed syllables: here a talker at -27 dBFS (its syllables' peaks about
+    // -25) on a line whose callers are at -20, from 1 s, the greeting playing until 4 s; the
+    // caller cuts into it at 3 s.
+    const pcm = mixAt([
+      { pcm: hiss(9000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -27, f0: 200, seed: 12 }), at: at(1000) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
+        at: at(3000),
+      },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 8900, type: "end", atMs: 8700 },
+    ];
+    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
+    expect(events[0]).toMatchObject({ type: "start" });
+    expect(events[0]!.atMs).toBeGreaterThan(2900);
+    expect(events[0]!.atMs).toBeLessThan(3200);
+  });
+
+  it("hears a caller 3 dB softer than the line's usual ones over the greeting at once", () => {
+    const pcm = mixAt([
+      { pcm: hiss(4000) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -23, f0: 110, seed: 13, pauseShare: 0.1 }),
+        at: at(1000),
+      },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 1120, type: "start", atMs: 1000 },
+      { reportMs: 2800, type: "end", atMs: 2500 },
+    ];
+    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
+    expect(events[0]).toMatchObject({ type: "start" });
+    expect(events[0]!.atMs).toBeLessThan(1100);
+  });
+
   it("hears a caller far softer than the line's usual ones when they speak again after the greeting", () => {
     // The caller, 14 dB under the line's usual level, over a hiss, says something over the
     // greeting (1 s to 1.8 s), which plays until 2 s, and asks at 4.5 s.
