@@ -132,13 +132,13 @@ function callerThenRaised(fromMs: number, levelDbfs: number, raised: { ms: numbe
 }
 
 /**
- * Nothing but hiss as the call connects; then the room talks (from 1 s, at -36 dBFS); the caller,
- * 16 dB louder, at 3 s for 1.5 s. The detector hears speech from the talker's start to its end.
+ * Nothing but hiss as the call connects; then the room talks (from 1 s, at `talkerDbfs`); the
+ * caller, at -20 dBFS, at 3 s for 1.5 s. The detector hears speech from the talker's start to its end.
  */
-function talkerThenCaller(): { pcm: Int16Array; vad: Vad[] } {
+function talkerThenCaller(talkerDbfs = -36): { pcm: Int16Array; vad: Vad[] } {
   const pcm = mixAt([
     { pcm: hiss(9000) },
-    { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -36, f0: 200, seed: 12 }), at: at(1000) },
+    { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: talkerDbfs, f0: 200, seed: 12 }), at: at(1000) },
     {
       pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
       at: at(3000),
@@ -294,18 +294,7 @@ describe("the caller's voice and the room's", () => {
     // usual level at its stressed syllables: here a talker at -27 dBFS (its syllables' peaks about
     // -25) on a line whose callers are at -20, from 1 s, the greeting playing until 4 s; the
     // caller cuts into it at 3 s.
-    const pcm = mixAt([
-      { pcm: hiss(9000) },
-      { pcm: voiceSignal({ rate: RATE, ms: 8000, dbfs: -27, f0: 200, seed: 12 }), at: at(1000) },
-      {
-        pcm: voiceSignal({ rate: RATE, ms: 1500, dbfs: -20, f0: 110, seed: 13, pauseShare: 0.1 }),
-        at: at(3000),
-      },
-    ]);
-    const vad: Vad[] = [
-      { reportMs: 1120, type: "start", atMs: 1000 },
-      { reportMs: 8900, type: "end", atMs: 8700 },
-    ];
+    const { pcm, vad } = talkerThenCaller(-27);
     const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
     expect(events[0]).toMatchObject({ type: "start" });
     expect(events[0]!.atMs).toBeGreaterThan(2900);
