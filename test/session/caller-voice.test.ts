@@ -290,9 +290,9 @@ describe("the caller's voice and the room's", () => {
   });
 
   it("does not take a talker whose loudest syllables come within 6 dB of the line's usual caller for the caller while the greeting plays", () => {
-    // A conversation at the next table 10 dB under the caller reaches 2–5 dB under the line's
-    // usual level at its stressed syllables: here a talker at -27 dBFS (its syllables' peaks about
-    // -25) on a line whose callers are at -20, from 1 s, the greeting playing until 4 s; the
+    // A conversation at the next table 10 dB under the caller reached 0.5–6 dB under the line's
+    // usual level at its loudest syllables: here a talker at -27 dBFS (its short level at most
+    // -24.4) on a line whose callers are at -20, from 1 s, the greeting playing until 4 s; the
     // caller cuts into it at 3 s.
     const { pcm, vad } = talkerThenCaller(-27);
     const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
