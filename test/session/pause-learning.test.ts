@@ -2,7 +2,7 @@
 // voice detector scripted. A pause of theirs moves the wait (pause-profile.ts); a silence after a
 // blip of speech (a talker's syllable behind them, a click) does not, nor one inside speech that
 // began over the agent (a voice held over the greeting, perhaps not the caller's at all).
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import { Harness, startedHarness } from "./harness.ts";
 
@@ -23,10 +23,13 @@ async function answerAfter(h: Harness, words: number): Promise<number> {
 }
 
 describe("the caller's pauses, learned within the call", () => {
-  it("a blip of speech and the silence after it leave the wait as it was", async () => {
-    const plain = await startedHarness();
-    const untaught = await answerAfter(plain, 1500);
+  /** The wait after a first phrase, in a call that has taught it nothing. */
+  let untaught: number;
+  beforeAll(async () => {
+    untaught = await answerAfter(await startedHarness(), 1500);
+  });
 
+  it("a blip of speech and the silence after it leave the wait as it was", async () => {
     const h = await startedHarness();
     h.asrAnswers = ["uh"];
     await h.say(60, 0); // 60 ms heard, then a silence of 100 ms before the caller's words
@@ -35,9 +38,6 @@ describe("the caller's pauses, learned within the call", () => {
   });
 
   it("a real pause of the caller's does move it", async () => {
-    const plain = await startedHarness();
-    const untaught = await answerAfter(plain, 1500);
-
     const h = await startedHarness();
     h.asrAnswers = ["the front light"];
     await h.say(700, 0);
@@ -46,9 +46,6 @@ describe("the caller's pauses, learned within the call", () => {
   });
 
   it("nor does a silence inside speech that began over the greeting", async () => {
-    const plain = await startedHarness();
-    const untaught = await answerAfter(plain, 1500);
-
     const h = new Harness(new VirtualClock(), {
       greeting: "Thanks for calling Acme Bikes, where every bike is checked twice. How can I help you today?",
     });
