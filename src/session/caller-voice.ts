@@ -604,7 +604,7 @@ export class CallerVoice {
    * (softer onsets pass: the rest of a sentence after a pause); in the call's first speech, once
    * the detector is sure of a voice in it, a level that may be lower (CallerLevel.firstVoiceDb);
    * else their onset level. While the line holds (the agent speaks, nobody heard yet), no lower
-   * than the line's bar (LineHold.bar).
+   * than the line's bar, and no higher than a little over its usual caller (LineHold.bar).
    */
   #onsetDb(): number {
     return this.#line.bar(this.#barDb());

@@ -318,6 +318,31 @@ describe("the caller's voice and the room's", () => {
     expect(events[0]!.atMs).toBeLessThan(1100);
   });
 
+  it("hears a caller louder than the line's usual ones over the greeting, though a voice as the call connected set the room's peaks near them", () => {
+    // A shop's announcement as the call connects, until 700 ms, at its loudest (short level) -17.6
+    // dBFS on a line whose callers are usually at -20; the caller cuts into the greeting at 1.1 s,
+    // at their loudest -14.4: as they stood in the recorded shop. Their voice stood under the bar
+    // the announcement set, the room then learned their words as its own, and they went unheard.
+    const pcm = mixAt([
+      { pcm: hiss(4000) },
+      { pcm: voiceSignal({ rate: RATE, ms: 700, dbfs: -20, f0: 210, seed: 31 }) },
+      {
+        pcm: voiceSignal({ rate: RATE, ms: 1800, dbfs: -17, f0: 110, seed: 13, pauseShare: 0.1 }),
+        at: at(1100),
+      },
+    ]);
+    const vad: Vad[] = [
+      { reportMs: 120, type: "start", atMs: 0 },
+      { reportMs: 1000, type: "end", atMs: 700 },
+      { reportMs: 1220, type: "start", atMs: 1100 },
+      { reportMs: 3200, type: "end", atMs: 2900 },
+    ];
+    const { events } = play(pcm, vad, true, undefined, { lineDb: -20, agentUntilMs: 4000 });
+    expect(events[0]).toMatchObject({ type: "start" });
+    expect(events[0]!.atMs).toBeGreaterThan(1000);
+    expect(events[0]!.atMs).toBeLessThan(1500);
+  });
+
   it("hears a caller far softer than the line's usual ones when they speak again after the greeting", () => {
     // The caller, 14 dB under the line's usual level, over a hiss, says something over the
     // greeting (1 s to 1.8 s), which plays until 2 s, and asks at 4.5 s.

@@ -2,6 +2,7 @@
 // taught only by a caller heard for long enough to have a level.
 import { describe, expect, it } from "vitest";
 import {
+  LINE_ABOVE_DB,
   LINE_BELOW_DB,
   LINE_CALLS,
   LINE_KNOWN_CALLS,
@@ -54,15 +55,17 @@ describe("a line's usual caller level", () => {
 });
 
 describe("a call's hold on its caller's first voice", () => {
-  it("raises the bar to the line's while the agent speaks and nobody was heard", () => {
+  it("raises the bar to the line's, and caps it over the line's usual caller, while the agent speaks and nobody was heard", () => {
     let agent = true;
     const hold = new LineHold({ lineDb: -20, agentSpeaking: () => agent });
     expect(hold.holds()).toBe(true);
     expect(hold.bar(-40)).toBe(-20 - LINE_BELOW_DB);
-    expect(hold.bar(-10)).toBe(-10);
+    expect(hold.bar(-19)).toBe(-19);
+    expect(hold.bar(-10)).toBe(-20 + LINE_ABOVE_DB);
     agent = false;
     expect(hold.holds()).toBe(false);
     expect(hold.bar(-40)).toBe(-40);
+    expect(hold.bar(-10)).toBe(-10);
     agent = true;
     hold.started();
     expect(hold.bar(-40)).toBe(-40);
