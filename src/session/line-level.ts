@@ -142,7 +142,8 @@ export class LineHold {
   bar(bar: number): number {
     const line = this.#lineBarDb();
     if (line === undefined) return bar;
-    return Math.max(Math.min(bar, line + LINE_BELOW_DB + LINE_ABOVE_DB), line);
+    const usual = line + LINE_BELOW_DB;
+    return Math.max(Math.min(bar, usual + LINE_ABOVE_DB), line);
   }
 
   /** A voice has been held and is not yet settled (dropped()). */
