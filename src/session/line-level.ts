@@ -132,7 +132,7 @@ export class LineHold {
 
   /** The agent speaks, nobody has been heard in the call, and the line's usual caller level is known. */
   holds(): boolean {
-    return this.#lineBarDb() !== undefined;
+    return this.#holdingDb() !== undefined;
   }
 
   /**
@@ -140,10 +140,9 @@ export class LineHold {
    * than LINE_ABOVE_DB over its usual caller, dBFS.
    */
   bar(bar: number): number {
-    const line = this.#lineBarDb();
-    if (line === undefined) return bar;
-    const usual = line + LINE_BELOW_DB;
-    return Math.max(Math.min(bar, usual + LINE_ABOVE_DB), line);
+    const usual = this.#holdingDb();
+    if (usual === undefined) return bar;
+    return Math.max(Math.min(bar, usual + LINE_ABOVE_DB), usual - LINE_BELOW_DB);
   }
 
   /** A voice has been held and is not yet settled (dropped()). */
@@ -178,10 +177,10 @@ export class LineHold {
     this.#started = true;
   }
 
-  /** The line's bar while it holds, dBFS; undefined while it does not. */
-  #lineBarDb(): number | undefined {
+  /** The line's usual caller level while it holds, dBFS; undefined while it does not. */
+  #holdingDb(): number | undefined {
     const { lineDb, agentSpeaking } = this.#context;
     if (this.#started || lineDb === undefined || !agentSpeaking?.()) return undefined;
-    return lineDb - LINE_BELOW_DB;
+    return lineDb;
   }
 }
