@@ -93,11 +93,10 @@ for i in $(seq 1 8); do
 done
 sox "${parts[@]}" "$tmp/water.wav"
 parts=()
-while :; do
+for i in $(seq 0 99); do
   f=$((1500 + RANDOM % 3000))
-  sox -n -r 16000 -c 1 "$tmp/d${#parts[@]}.wav" synth 0.25 sine "$f" fade 0 0.25 0.24 vol 0.4 pad 0 "0.$((2 + RANDOM % 8))"
-  parts+=("$tmp/d${#parts[@]}.wav")
-  ((${#parts[@]} < 100)) || break
+  sox -n -r 16000 -c 1 "$tmp/d$i.wav" synth 0.25 sine "$f" fade 0 0.25 0.24 vol 0.4 pad 0 "0.$((2 + RANDOM % 8))"
+  parts+=("$tmp/d$i.wav")
 done
 sox "${parts[@]}" "$tmp/dishes.wav"
 sox -m "$tmp/water.wav" "$tmp/dishes.wav" "$tmp/kitchen.wav"
