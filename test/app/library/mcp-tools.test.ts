@@ -60,10 +60,20 @@ beforeAll(async () => {
     greeting: "Orders line.",
     onCallStart: () => ({ variables: { account: "acct-7" } }),
     mcpServers: {
+      // The crash must be told by the connection closing, not by a deadline that a loaded machine
+      // can reach first: the hanging tool has a server (the same program) of its own, and only it
+      // the short deadline.
       orders: {
         command: process.execPath,
         args: [STDIO_SERVER],
         env: { MCP_STARTS_FILE: join(dir, "starts") },
+        tools: ["lookup_order", "crash_order"],
+      },
+      slow: {
+        command: process.execPath,
+        args: [STDIO_SERVER],
+        env: { MCP_STARTS_FILE: join(dir, "slow-starts") },
+        tools: ["hang_order"],
         timeoutMs: 500,
       },
       crm: { url: crm.url, headers: { "x-account": "{{var.account}}" } },
