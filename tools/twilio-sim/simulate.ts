@@ -230,6 +230,9 @@ function openSocket(url: string, signedUrl: string, authToken: string | undefine
   });
 }
 
+/** How long after the stream's end the call's record may take to be filed, ms. */
+const FILE_WAIT_MS = 10_000;
+
 async function fetchTranscript(
   base: string,
   callSid: string,
@@ -237,14 +240,16 @@ async function fetchTranscript(
   bridgeToken: string | undefined,
 ): Promise<{ transcript?: unknown; error?: string }> {
   const url = `${base.replace(/\/+$/, "")}/calls/${encodeURIComponent(callSid)}`;
-  // The bridge files the call once it has seen the stream end: allow it a moment.
-  for (let attempt = 0; ; attempt++) {
+  // The bridge files the call once it has seen the stream end: allow it a moment, longer on a
+  // loaded machine, where filing it waits its turn behind the other calls' work.
+  const until = clock.now() + FILE_WAIT_MS;
+  for (;;) {
     try {
       const headers: Record<string, string> = { accept: "application/json" };
       if (bridgeToken) headers.authorization = `Bearer ${bridgeToken}`;
       const res = await fetch(url, { headers });
       if (res.ok) return { transcript: await res.json() };
-      if (res.status !== 404 || attempt >= 5) return { error: `GET ${url}: HTTP ${res.status}` };
+      if (res.status !== 404 || clock.now() >= until) return { error: `GET ${url}: HTTP ${res.status}` };
     } catch (err) {
       return { error: `GET ${url}: ${(err as Error).message}` };
     }
