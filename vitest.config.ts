@@ -1,17 +1,32 @@
 import { defineConfig } from "vitest/config";
 import { LongestFirstSequencer } from "./test/sequencer.ts";
 
+/** Test files that each run in a process of their own. */
+const OWN_PROCESS = [
+  "test/e2e/**/*.test.ts",
+  "test/package/**/*.test.ts",
+  "test/examples/**/*.test.ts",
+  "test/outbound/**/*.test.ts",
+  "test/campaigns/**/*.test.ts",
+  "test/deploy/**/*.test.ts",
+  // Counts the threads its model load starts: none are new once another file loaded it.
+  "test/codecs/silero-worker-priority.test.ts",
+];
+
+/** What every file runs with, in either project below. */
+const EACH_FILE = {
+  globalSetup: ["test/global-setup.ts"],
+  // Real engines (espeak-ng, PocketSphinx, onnxruntime) are slower than unit code on a 2-core machine.
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  // expect.poll waits on a condition; its default of one second is a timed assertion in
+  // disguise. With three files at a time a browser page's live feed took longer than that to
+  // connect (console-dial, 2026-12-03), so a wait gives up only after 15 s.
+  expect: { poll: { timeout: 15_000 } },
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    // Real engines (espeak-ng, PocketSphinx, onnxruntime) are slower than unit code on a 2-core machine.
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    // expect.poll waits on a condition; its default of one second is a timed assertion in
-    // disguise. With three files at a time a browser page's live feed took longer than that to
-    // connect (console-dial, 2026-12-03), so a wait gives up only after 15 s.
-    expect: { poll: { timeout: 15_000 } },
     // Three files at a time. Vitest's default on this 2-core machine is one (cores - 1), and most of
     // the suite's time is real time, not CPU: calls paced at 20 ms, rings, pauses, child processes
     // (baresip, SIPp, Kamailio, PostgreSQL, Chromium) that wait on sockets. Two files at a time left
@@ -25,5 +40,22 @@ export default defineConfig({
     sequence: { sequencer: LongestFirstSequencer },
     // The JSON report for scripts/run-tests.ts's summary; test/errors-reporter.ts for the errors it omits.
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }], "./test/errors-reporter.ts"],
+    // Most files share their worker with the next (isolate: false): a fresh process per file spent
+    // more CPU importing the source than the 208 files under 2 s spent testing (86 s for them
+    // alone, 40 s shared; 2026-12-07), and on 2 cores that CPU came from the paced calls. Whole
+    // calls, outbound dialling, campaigns, the package and the examples keep a process each: they
+    // start bridges, databases and child processes, and a leak of one must not reach the next.
+    projects: [
+      {
+        test: {
+          ...EACH_FILE,
+          name: "shared",
+          include: ["test/**/*.test.ts"],
+          exclude: [...OWN_PROCESS, "**/node_modules/**"],
+          isolate: false,
+        },
+      },
+      { test: { ...EACH_FILE, name: "own-process", include: OWN_PROCESS } },
+    ],
   },
 });
