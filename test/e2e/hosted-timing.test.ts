@@ -97,7 +97,10 @@ describe("a call on a service with hosted timing", () => {
     const t = turnsOf(r);
     // What the call was, should its turns not be the expected ones.
     const seen = JSON.stringify(t.map((x) => [x.role, x.role === "user" ? x.text : x.heard]));
-    expect(t.filter((x) => x.role === "user"), seen).toHaveLength(1);
+    expect(
+      t.filter((x) => x.role === "user"),
+      seen,
+    ).toHaveLength(1);
     const replies = agentTurns(t); // the greeting, then the answer
     expect(replies).toHaveLength(2);
     expect(replies[1]!.heard.trim()).not.toBe("");
