@@ -12,7 +12,6 @@ import { ERRORS_FILE, type RunError } from "../test/errors-reporter.ts";
 const resultsFile = ".vitest-results.json";
 /** The whole suite's results (its first phase), for scripts/test-durations.ts. */
 const SUITE_RESULTS = ".vitest-suite-results.json";
-const DEPLOY = "test/deploy";
 
 interface VitestJson {
   numPassedTests: number;
@@ -51,10 +50,10 @@ const filtered = args.some((a) => !a.startsWith("-"));
 const phases: Phase[] = [];
 if (filtered) phases.push(phase(args));
 else {
-  phases.push(phase([...args, "--exclude", `${DEPLOY}/**`]));
+  phases.push(phase([...args, "--project", "shared", "--project", "own-process"]));
   // Kept apart from the deploy phase's: scripts/test-durations.ts orders the suite by it.
   if (existsSync(resultsFile)) copyFileSync(resultsFile, SUITE_RESULTS);
-  phases.push(phase([DEPLOY]));
+  phases.push(phase(["--project", "deploy"]));
 }
 
 // What failed, again at the very end: CI keeps only the tail of a run's output, and the reporter
