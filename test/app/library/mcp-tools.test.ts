@@ -72,7 +72,6 @@ beforeAll(async () => {
       slow: {
         command: process.execPath,
         args: [STDIO_SERVER],
-        env: { MCP_STARTS_FILE: join(dir, "slow-starts") },
         tools: ["hang_order"],
         timeoutMs: 500,
       },
