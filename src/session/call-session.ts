@@ -9,6 +9,7 @@ import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
+import { answerInGrace, GraceCommit } from "./answer-grace.ts";
 import { Apology } from "./apology.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
@@ -93,7 +94,7 @@ export class CallSession {
   readonly #answerPause: EarlyAnswerPause<SpeakerListener>;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   readonly #onset: OnsetPause;
-  #commitTimer: TimerHandle | undefined;
+  readonly #grace: GraceCommit;
   readonly #apology: Apology<UserTurnJob>;
   readonly #opening = new Opening();
   readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
@@ -156,8 +157,12 @@ export class CallSession {
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
     this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log, () => this.#agent);
+    this.#grace = new GraceCommit(deps.clock, config.turn.resumeGraceMs, (job) => this.#commitUser(job));
     this.#onset = new OnsetPause(
-      { earlyAnswer: (l) => this.#earlyAnswer(deps.clock.now(), l), current: () => this.#agent },
+      {
+        earlyAnswer: (l) => answerInGrace(this.#job, this.#agent, l, deps.clock.now(), config.turn, "onset"),
+        current: () => this.#agent,
+      },
       this.#log,
     );
     this.#listeners = new Listeners(
@@ -259,7 +264,7 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    clock.clearTimeout(this.#commitTimer);
+    this.#grace.hold();
     this.#answerPause.stop();
     this.#cue?.cue.cancel();
     this.#apology.drop();
@@ -315,18 +320,6 @@ export class CallSession {
     l.close();
   }
 
-  /**
-   * The reply being heard when `l` makes a sound at clock time `at`, if that is right after the
-   * pause it answers (the speaker may yet be going on) and the user turn is not committed.
-   */
-  #earlyAnswer(at: number, l: SpeakerListener): AgentTurn | undefined {
-    const job = this.#job;
-    const agent = this.#agent;
-    if (!job || job.committed || job.listener !== l) return;
-    if (!agent || agent !== job.turn || agent.timings.firstPlayAt === undefined) return;
-    return at - job.speechEndAt < this.#d.config.turn.maxEndOfTurnMs ? agent : undefined;
-  }
-
   #onSpeechStart(l: SpeakerListener, atMs: number): void {
     if (this.#ended) return;
     const { clock, config } = this.#d;
@@ -337,9 +330,11 @@ export class CallSession {
     this.#control.callerSpoke();
     l.speechStartAt = l.clockAt(atMs);
     const agent = this.#agent;
-    const early = this.#earlyAnswer(l.speechStartAt, l);
+    const early = answerInGrace(this.#job, agent, l, l.speechStartAt, config.turn);
     if (early) {
-      // The caller goes on right after the agent began to answer: the pause was not the end of the turn.
+      // The caller goes on right after the agent began to answer: the pause was not the end of the
+      // turn. Until that is sure the turn is not committed, or it would be in the history twice.
+      this.#grace.hold();
       this.#answerPause.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
         this.#note("early answer dropped: the caller was still speaking");
         if (this.#agent === early) this.#agent = undefined;
@@ -387,6 +382,7 @@ export class CallSession {
     const upload = l.takeUpload();
     if (this.#answerPause.ended(l)) {
       upload?.abort(); // too short to be words (a click, a breath): the answer goes on
+      if (this.#job) this.#grace.arm(this.#job);
       return;
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
@@ -530,12 +526,7 @@ export class CallSession {
     if (job.turn) {
       // Until the reply is heard the caller may still go on (then the turns merge): only then is
       // the user turn part of the conversation.
-      job.turn.onFirstPlay = () => {
-        this.#commitTimer = this.#d.clock.setTimeout(
-          () => this.#commitUser(job),
-          this.#d.config.turn.resumeGraceMs,
-        );
-      };
+      job.turn.onFirstPlay = () => this.#grace.arm(job);
       if (!job.turn.released) this.#d.onSpeculation?.({ used: true, chatRequests: job.turn.chatRequests });
       this.#apology.drop();
       job.turn.release();
@@ -546,7 +537,7 @@ export class CallSession {
   }
 
   #commitUser(job: UserTurnJob): void {
-    this.#d.clock.clearTimeout(this.#commitTimer);
+    this.#grace.hold();
     if (job.committed || !job.text) return;
     job.committed = true;
     job.listener?.pauses.turnEnded();
@@ -569,7 +560,7 @@ export class CallSession {
       this.#d.onSpeculation?.({ used: false, chatRequests: turn.chatRequests });
     this.#job?.wait?.cancel();
     if (!this.#job?.yielded) this.#job?.recognition?.drop();
-    if (!this.#job?.committed) clock.clearTimeout(this.#commitTimer);
+    if (!this.#job?.committed) this.#grace.hold();
     this.#job?.turn?.cancel();
     this.#job = undefined;
   }

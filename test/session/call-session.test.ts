@@ -1,7 +1,7 @@
 // The real CallSession on virtual time with scripted services: turn-taking, barge-in,
 // tools, DTMF, faults and silence handling.
 import { describe, expect, it } from "vitest";
-import { MS_PER_WORD, startedHarness } from "./harness.ts";
+import { HARNESS_TURN, MS_PER_WORD, startedHarness } from "./harness.ts";
 
 const started = startedHarness;
 
@@ -207,6 +207,44 @@ describe("CallSession", () => {
     expect(h.historyOf("user")).toEqual(["i bought a bike from you and the brakes squeak"]);
     expect(h.historyOf("assistant").at(-1)).toBe("Let me help.");
     expect(h.historyOf("assistant")).not.toContain("Sorry to hear that you had trouble with it.");
+  });
+
+  it("answers the whole utterance when the caller goes on just after a slow answer began, past the longest end-of-turn wait", async () => {
+    const h = await started();
+    // A slow recognition: the answer is first heard after the longest wait for the end of a turn.
+    h.asrDelaysMs = [HARNESS_TURN.maxEndOfTurnMs];
+    h.asrAnswers = ["i bought a bike from you", "i bought a bike from you in blue"];
+    h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
+    const lastWordAt = h.clock.now() + 900;
+    await h.say(900);
+    await h.untilAgentStarts(4000);
+    expect(h.clock.now() - lastWordAt).toBeGreaterThan(HARNESS_TURN.maxEndOfTurnMs);
+    await h.run(100);
+    const resumedAt = h.clock.now();
+    await h.say(500); // "in blue": shorter than an interruption takes to be sure
+    await h.untilAgentSilent();
+    expect(h.transport.clearTimes.find((t) => t >= resumedAt)).toBe(resumedAt);
+    expect(h.historyOf("user")).toEqual(["i bought a bike from you in blue"]);
+    expect(h.events().flatMap((e) => (e.type === "user" ? [e.text] : []))).toEqual([
+      "i bought a bike from you in blue",
+    ]);
+    expect(h.historyOf("assistant").at(-1)).toBe("Let me help.");
+  });
+
+  it("keeps a turn out of the conversation while the caller who goes on late in the grace decides it", async () => {
+    const h = await started();
+    h.asrAnswers = ["i bought a bike from you", "i bought a bike from you and the brakes squeak"];
+    h.chatReplies = [[{ text: "Sorry to hear that you had trouble with it." }], [{ text: "Let me help." }]];
+    await h.say(900);
+    await h.untilAgentStarts();
+    // Going on near the grace's end: the answer is dropped only bargeInMinMs later, after the grace.
+    await h.run(HARNESS_TURN.resumeGraceMs - HARNESS_TURN.bargeInMinMs / 2);
+    await h.say(800);
+    await h.untilAgentSilent();
+    expect(h.events().flatMap((e) => (e.type === "user" ? [e.text] : []))).toEqual([
+      "i bought a bike from you and the brakes squeak",
+    ]);
+    expect(h.historyOf("user")).toEqual(["i bought a bike from you and the brakes squeak"]);
   });
 
   it("pauses an early answer at a possible onset: dropped if it becomes speech, resumed if it dies away", async () => {
