@@ -3,6 +3,7 @@
 // the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
 
 import type { CallEvent, CallRecord, TurnMetrics } from "../../src/records/call-record.ts";
+import { EARLY_ANSWER_DROPPED } from "../../src/session/answer-grace.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
@@ -203,11 +204,16 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   // held when the call ended is recorded neither way, and what the caller heard is an agent that
   // stopped. So talk over the agent that paused it, was not recorded as a backchannel, and after
   // which the agent was not heard again, stopped it.
+  // An early answer dropped for the sound (answer-grace.ts) stopped too: the agent fell silent for
+  // it and answered the caller's words with what came before them, as one turn.
   const stoppedUnrecorded =
-    clear !== undefined &&
-    out.bargeIns.interrupted === 0 &&
-    out.bargeIns.resumed === 0 &&
-    !audibleBetween(agent, RATE, clear + 100, (agent.length / RATE) * 1000);
+    (clear !== undefined &&
+      out.bargeIns.interrupted === 0 &&
+      out.bargeIns.resumed === 0 &&
+      !audibleBetween(agent, RATE, clear + 100, (agent.length / RATE) * 1000)) ||
+    events.some(
+      (e) => e.type === "note" && e.text === EARLY_ANSWER_DROPPED && Date.parse(e.at) - t0 >= c.startMs,
+    );
   if (c.category === "interrupt") {
     out.missed = out.bargeIns.interrupted === 0 && !stoppedUnrecorded;
     if (!out.missed && clear !== undefined) {

@@ -33,6 +33,9 @@ export function answerInGrace(
   return heardAt !== undefined && at - heardAt < t.resumeGraceMs ? agent : undefined;
 }
 
+/** The record's note when an early answer is dropped for the caller going on (the agent stopped for them). */
+export const EARLY_ANSWER_DROPPED = "early answer dropped: the caller was still speaking";
+
 /** Commits a user turn once the grace after its answer was first heard is over. */
 export class GraceCommit {
   readonly #clock: Clock;

@@ -9,7 +9,7 @@ import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
-import { answerInGrace, GraceCommit } from "./answer-grace.ts";
+import { answerInGrace, EARLY_ANSWER_DROPPED, GraceCommit } from "./answer-grace.ts";
 import { Apology } from "./apology.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
@@ -336,7 +336,7 @@ export class CallSession {
       // turn. Until that is sure the turn is not committed, or it would be in the history twice.
       this.#grace.hold();
       this.#answerPause.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
-        this.#note("early answer dropped: the caller was still speaking");
+        this.#note(EARLY_ANSWER_DROPPED);
         if (this.#agent === early) this.#agent = undefined;
         this.#dropJob();
         l.pauses.resumed(atMs);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { TurnCase } from "../../bench/lib/turns-cases.ts";
 import { judge } from "../../bench/lib/turns-judge.ts";
 import type { CallEvent } from "../../src/records/call-record.ts";
+import { EARLY_ANSWER_DROPPED } from "../../src/session/answer-grace.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 
 const RATE = 8000;
@@ -63,6 +64,24 @@ describe("the turns judge, talk over the agent", () => {
     const o = judge(backchannel, call(events, [5_200, 12_200]));
     expect(o.valid).toBe(true);
     expect(o.falseBargeIn).toBe(true);
+  });
+
+  it("counts an early answer dropped for the sound as a stop: wrong for a backchannel, right for an interruption", () => {
+    const events: CallEvent[] = [
+      { type: "note", at: at(12_200), text: EARLY_ANSWER_DROPPED },
+      { type: "barge-in", at: at(14_000), outcome: "resumed" }, // over the merged turn's answer, later
+    ];
+    expect(judge(backchannel, call(events, [12_100])).falseBargeIn).toBe(true);
+    const interruption: TurnCase = {
+      ...backchannel,
+      id: "interrupt-1",
+      category: "interrupt",
+      text: "Stop.",
+    };
+    expect(judge(interruption, call(events, [12_100])).missed).toBe(false);
+    // Dropped before the sound began (the question's own early answer): not the sound's doing.
+    const before: CallEvent[] = [{ type: "note", at: at(7_900), text: EARLY_ANSWER_DROPPED }, events[1]!];
+    expect(judge(interruption, call(before, [12_100])).missed).toBe(true);
   });
 });
 
