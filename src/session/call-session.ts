@@ -4,7 +4,7 @@
 // over it. Every timer goes through the injected clock; every event arrives on one
 // thread, so state changes need no locks, only stale-result checks.
 import type { ChatMessage } from "../api/types/index.ts";
-import type { Clock, TimerHandle } from "../core/clock.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
@@ -553,7 +553,6 @@ export class CallSession {
   }
 
   #dropJob(): void {
-    const { clock } = this.#d;
     const turn = this.#job?.turn;
     // A reply asked for before the turn was sure, and never heard: speculation thrown away.
     if (turn && turn.timings.firstPlayAt === undefined && turn.chatRequests > 0)
