@@ -3,8 +3,8 @@
 // the call's timeline, `clear` times). The truth is the case's timeline, not either party's VAD.
 
 import type { CallEvent, CallRecord, TurnMetrics } from "../../src/records/call-record.ts";
-import { EARLY_ANSWER_DROPPED } from "../../src/session/answer-grace.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
+import { EARLY_ANSWER_DROPPED } from "../../src/session/early-answer-pause.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 import { type CaseAnswers, caseAnswers } from "./turns-answers.ts";
 import { audibleBetween, audibleMs, firstAudible } from "./turns-audio.ts";

@@ -29,12 +29,15 @@ export function answerInGrace(
 ): AgentTurn | undefined {
   if (!job || job.committed || job.listener !== l || !agent || agent !== job.turn) return;
   if (sound === "onset" && at - job.speechEndAt >= t.maxEndOfTurnMs) return;
-  const heardAt = agent.timings.firstPlayAt;
-  return heardAt !== undefined && at - heardAt < t.resumeGraceMs ? agent : undefined;
+  const end = graceEnd(agent, t.resumeGraceMs);
+  return end !== undefined && at < end ? agent : undefined;
 }
 
-/** The record's note when an early answer is dropped for the caller going on (the agent stopped for them). */
-export const EARLY_ANSWER_DROPPED = "early answer dropped: the caller was still speaking";
+/** When the grace after `answer` was first heard ends, clock time (undefined: not heard yet). */
+function graceEnd(answer: AgentTurn | undefined, graceMs: number): number | undefined {
+  const heardAt = answer?.timings.firstPlayAt;
+  return heardAt === undefined ? undefined : heardAt + graceMs;
+}
 
 /** Commits a user turn once the grace after its answer was first heard is over. */
 export class GraceCommit {
@@ -51,11 +54,10 @@ export class GraceCommit {
 
   /** `job`'s answer was first heard, or what paused it was only a click: it commits at the grace's end. */
   arm(job: UserTurnJob): void {
-    const heardAt = job.turn?.timings.firstPlayAt;
-    if (job.committed || heardAt === undefined) return;
+    const end = graceEnd(job.turn, this.#graceMs);
+    if (job.committed || end === undefined) return;
     this.hold();
-    const inMs = Math.max(0, heardAt + this.#graceMs - this.#clock.now());
-    this.#timer = this.#clock.setTimeout(() => this.#commit(job), inMs);
+    this.#timer = this.#clock.setTimeout(() => this.#commit(job), Math.max(0, end - this.#clock.now()));
   }
 
   /** Nothing commits until armed again: the caller may be going on, or the turn was dropped. */

@@ -6,6 +6,9 @@ import type { Clock, TimerHandle } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 
+/** The record's note when an early answer is dropped for the caller going on (the agent stopped for them). */
+export const EARLY_ANSWER_DROPPED = "early answer dropped: the caller was still speaking";
+
 export class EarlyAnswerPause<K> {
   readonly #clock: Clock;
   readonly #log: Logger;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { TurnCase } from "../../bench/lib/turns-cases.ts";
 import { judge } from "../../bench/lib/turns-judge.ts";
 import type { CallEvent } from "../../src/records/call-record.ts";
-import { EARLY_ANSWER_DROPPED } from "../../src/session/answer-grace.ts";
+import { EARLY_ANSWER_DROPPED } from "../../src/session/early-answer-pause.ts";
 import type { SimResult } from "../../tools/twilio-sim/simulate.ts";
 
 const RATE = 8000;
