@@ -164,6 +164,7 @@ export class CallSession {
         current: () => this.#agent,
       },
       this.#log,
+      deps.clock,
     );
     this.#listeners = new Listeners(
       (speaker) => this.#newListener(speaker),

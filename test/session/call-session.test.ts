@@ -280,6 +280,32 @@ describe("CallSession", () => {
     }
   });
 
+  it("keeps an early answer paused through a frame the possible onset dips under", async () => {
+    const h = await started();
+    h.asrAnswers = ["where is your shop"];
+    h.chatReplies = [[{ text: "We are at ten Main Street, next to the bakery." }]];
+    await h.say(900);
+    await h.untilAgentStarts();
+    await h.run(40);
+    h.onset = true;
+    await h.run(40);
+    expect(h.transport.agentSpeaking).toBe(false);
+    const clears = h.transport.clearTimes.length;
+    h.onset = false; // one soft frame of a syllable
+    await h.run(20);
+    h.onset = true;
+    await h.run(40);
+    expect(h.transport.agentSpeaking).toBe(false);
+    expect(h.transport.clearTimes.length).toBe(clears); // never sent again, so nothing to clear
+    h.onset = false; // now it died away
+    await h.run(20);
+    expect(h.transport.agentSpeaking).toBe(false);
+    await h.run(60);
+    expect(h.transport.agentSpeaking).toBe(true);
+    await h.untilAgentSilent();
+    expect(h.historyOf("assistant").at(-1)).toBe("We are at ten Main Street, next to the bakery.");
+  });
+
   it("resumes the early answer when what followed it was only a click", async () => {
     const h = await started();
     h.asrAnswers = ["where is your shop"];
