@@ -73,13 +73,19 @@ export class StreamConnections {
         if (!socket.destroyed && socket.writable) socket.write(bytes);
       },
     };
+    let unreadable = false;
     socket.on("data", (chunk: Buffer) => {
+      if (unreadable) return;
       for (const ev of framer.push(chunk)) {
         if (ev.type === "message") handlers.onPacket(ev.bytes, flow);
         else if (ev.type === "ping") flow.send(Buffer.from("\r\n"));
         else {
+          unreadable = true;
           handlers.onBadFrame(ev.error, flow, ev.bytes);
-          socket.end();
+          // The 400 goes out, then the connection is gone: ending only our side left it open for
+          // as long as the peer kept theirs (IDLE_MS), one more for a stranger to pile up.
+          socket.end(() => socket.destroy());
+          return;
         }
       }
     });

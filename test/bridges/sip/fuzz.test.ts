@@ -80,6 +80,28 @@ async function tcpSession(port: number, chunks: Buffer[]): Promise<string> {
 }
 
 describe("fuzzing the SIP server", () => {
+  it("closes a TCP connection it cannot read, though the peer keeps its side open", async () => {
+    rig = await startServerRig({ sip: { rateLimit: 0 } });
+    const options = `OPTIONS sip:agent@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bKtcp2\r\nFrom: <sip:p@x>;tag=1\r\nTo: <sip:agent@127.0.0.1>\r\nCall-ID: tcp-2\r\nCSeq: 1 OPTIONS\r\nContent-Length: 99999999\r\n\r\n`;
+    for (const junk of [Buffer.from(options), Buffer.alloc(70_000, 0x62)]) {
+      // allowHalfOpen: the server's FIN does not end this side, as with a peer that never closes.
+      const sock: Socket = connect({ port: rig.server.tcpPort, host: "127.0.0.1", allowHalfOpen: true });
+      let got = "";
+      sock.on("data", (d: Buffer) => {
+        got += d.toString("latin1");
+      });
+      sock.on("error", () => {});
+      await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
+      const ended = new Promise<void>((resolve) => sock.once("end", () => resolve()));
+      sock.write(junk);
+      await ended;
+      if (junk.length < 1000) expect(got).toMatch(/^SIP\/2\.0 400 /);
+      // This side is still open: the server's must be gone all the same.
+      await expect.poll(() => rig!.server.tcpConnections).toBe(0);
+      sock.destroy();
+    }
+  });
+
   it("survives hostile datagrams and TCP streams, leaks nothing, and still takes a normal call", async () => {
     // Reading is fuzzed here, not the per-source limiter (access-sipp.test.ts): 650 requests from
     // one address in a few seconds would be over it.
