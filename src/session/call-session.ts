@@ -164,7 +164,6 @@ export class CallSession {
         current: () => this.#agent,
       },
       this.#log,
-      deps.clock,
     );
     this.#listeners = new Listeners(
       (speaker) => this.#newListener(speaker),

@@ -48,9 +48,9 @@ export class Listeners {
     return this.all().filter((l) => l.speaking);
   }
 
-  /** Someone may be starting to speak: sound the VAD has not yet called speech. */
+  /** Someone may be starting to speak: sound the VAD has not yet called speech, lately (onsetLately). */
   anyOnsetPending(): boolean {
-    return this.all().some((l) => l.onsetPending());
+    return this.all().some((l) => l.onsetLately());
   }
 
   /** Closes every listener; returns the lone caller's levels over the call (a phone call's). */

@@ -2,19 +2,9 @@
 // pauses it at once: speech-start comes 100–150 ms after the onset, and until then the caller who
 // goes on would hear the agent over them. If the onset dies away without becoming speech (a
 // click, a breath), the answer goes on from where it stopped.
-import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 import type { SpeakerListener } from "./speaker-listener.ts";
-
-/**
- * How long an onset must be gone before the answer goes on. In a loud room a frame is judged by
- * its own level, and a syllable's soft frame (a fricative, a stop's closure) fell under the bar
- * for one or two frames: the answer went on for 20–40 ms, each a chirp of the agent over a caller
- * going on (a sixth to a third of the onsets that died away in a conversation or a shop's
- * announcements at 10 dB came back within 40 ms, one as speech 4 ms later).
- */
-export const ONSET_GONE_MS = 40;
 
 export interface OnsetPauseHost {
   /** The early answer `l` would talk over if it made a sound now, if any. */
@@ -26,34 +16,27 @@ export interface OnsetPauseHost {
 export class OnsetPause {
   readonly #host: OnsetPauseHost;
   readonly #log: Logger;
-  readonly #clock: Clock;
-  /** `goneAt`: when `by`'s onset was last seen to stop (clock ms), while it stays gone. */
-  #paused: { turn: AgentTurn; by: SpeakerListener; goneAt?: number } | undefined;
+  #paused: { turn: AgentTurn; by: SpeakerListener } | undefined;
 
-  constructor(host: OnsetPauseHost, log: Logger, clock: Clock) {
+  constructor(host: OnsetPauseHost, log: Logger) {
     this.#host = host;
     this.#log = log;
-    this.#clock = clock;
   }
 
-  /** Each of `l`'s frames that the detector does not yet call speech. */
+  /**
+   * Each of `l`'s frames that the detector does not yet call speech. The answer goes on once the
+   * onset has been gone ONSET_GONE_MS (speaker-listener.ts), not at its first soft frame.
+   */
   watch(l: SpeakerListener): void {
-    const pending = l.onsetPending();
     const paused = this.#paused;
-    if (pending && !paused) {
+    if (!paused) {
+      if (!l.onsetPending()) return;
       const answer = this.#host.earlyAnswer(l);
       if (!answer) return;
       answer.pause();
       this.#paused = { turn: answer, by: l };
       this.#log.debug("possible onset during the early answer: paused");
-    } else if (paused?.by !== l) {
-      return;
-    } else if (pending) {
-      paused.goneAt = undefined;
-    } else {
-      const now = this.#clock.now();
-      paused.goneAt ??= now;
-      if (now - paused.goneAt < ONSET_GONE_MS) return;
+    } else if (paused.by === l && !l.onsetLately()) {
       this.release(l);
       this.#log.debug("the onset died away: early answer resumed");
     }
