@@ -71,11 +71,11 @@ export const EARLY_END_LOUD_MS = 200;
 const END_PAD_MS = 100;
 /**
  * How long an onset must be gone before it has died away, ms: then an early answer paused at it
- * goes on (onset-pause.ts), and an end of turn held for it is confirmed (end-of-turn.ts). In a
- * loud room a frame is judged by its own level, and a syllable's soft frame (a fricative, a stop's
- * closure) fell under the bar for one or two frames: the answer went on for 20–40 ms and was
- * paused again, a chirp of the agent over a caller going on (pa:10: 5 of 15 onsets that died away
- * came back within 100 ms; cafe:10 drawn anew: one went on 4 ms before the caller's speech began).
+ * goes on (onset-pause.ts). In a loud room a frame is judged by its own level, and a syllable's
+ * soft frame (a fricative, a stop's closure) fell under the bar for one or two frames: the answer
+ * went on for 20–40 ms and was paused again, a chirp of the agent over a caller going on (pa:10: 5
+ * of 15 onsets that died away came back within 100 ms; cafe:10 drawn anew: one went on 4 ms before
+ * the caller's speech began).
  */
 export const ONSET_GONE_MS = 40;
 /** Audio before an utterance's end that its end prosody is read from, ms. */
