@@ -302,7 +302,7 @@ export class CallSession {
       events: {
         speechStart: (l, atMs) => this.#onSpeechStart(l, atMs),
         speechEnd: (l, atMs) => this.#onSpeechEnd(l, atMs),
-        quietFrame: (l) => this.#onset.watch(l),
+        quietFrame: (l, frameMs) => this.#onset.watch(l, frameMs),
       },
     });
   }

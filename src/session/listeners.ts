@@ -49,10 +49,10 @@ export class Listeners {
   }
 
   /**
-   * Someone may be starting to speak: sound the VAD has not yet called speech. Now, not lately
-   * (onsetLately): holding the end of a turn until an onset had been gone 40 ms held 17 of 95 turns
-   * over a keyboard's clicks (7 before), eou p50 866 → 905, and no answer was begun over a caller
-   * the less.
+   * Someone may be starting to speak: sound the VAD has not yet called speech. On this frame, not
+   * until the onset has been gone ONSET_GONE_MS as a paused answer waits (onset-pause.ts): holding
+   * the end of a turn that long held 17 of 95 turns over a keyboard's clicks (7 before), eou p50
+   * 866 → 905, and no answer was begun over a caller the less.
    */
   anyOnsetPending(): boolean {
     return this.all().some((l) => l.onsetPending());

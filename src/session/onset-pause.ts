@@ -6,6 +6,15 @@ import type { Logger } from "../core/log.ts";
 import type { AgentTurn } from "./agent-turn.ts";
 import type { SpeakerListener } from "./speaker-listener.ts";
 
+/**
+ * How long an onset must be gone before it has died away, ms of audio: then the answer goes on. In
+ * a loud room a frame is judged by its own level, and a syllable's soft frame (a fricative, a
+ * stop's closure) fell under the bar for one or two frames: the answer went on for 20–40 ms and was
+ * paused again, a chirp of the agent over a caller going on (pa:10: 5 of 15 onsets that died away
+ * came back within 100 ms; cafe:10 drawn anew: one went on 4 ms before the caller's speech began).
+ */
+export const ONSET_GONE_MS = 40;
+
 export interface OnsetPauseHost {
   /** The early answer `l` would talk over if it made a sound now, if any. */
   earlyAnswer(l: SpeakerListener): AgentTurn | undefined;
@@ -16,7 +25,8 @@ export interface OnsetPauseHost {
 export class OnsetPause {
   readonly #host: OnsetPauseHost;
   readonly #log: Logger;
-  #paused: { turn: AgentTurn; by: SpeakerListener } | undefined;
+  /** `goneMs`: audio heard since `by`'s onset was last pending. */
+  #paused: { turn: AgentTurn; by: SpeakerListener; goneMs: number } | undefined;
 
   constructor(host: OnsetPauseHost, log: Logger) {
     this.#host = host;
@@ -24,19 +34,22 @@ export class OnsetPause {
   }
 
   /**
-   * Each of `l`'s frames that the detector does not yet call speech. The answer goes on once the
-   * onset has been gone ONSET_GONE_MS (speaker-listener.ts), not at its first soft frame.
+   * Each of `l`'s frames (`frameMs` of audio) that the detector does not yet call speech. The answer
+   * goes on once the onset has been gone ONSET_GONE_MS, not at its first soft frame.
    */
-  watch(l: SpeakerListener): void {
+  watch(l: SpeakerListener, frameMs: number): void {
+    const pending = l.onsetPending();
     const paused = this.#paused;
     if (!paused) {
-      if (!l.onsetPending()) return;
+      if (!pending) return;
       const answer = this.#host.earlyAnswer(l);
       if (!answer) return;
       answer.pause();
-      this.#paused = { turn: answer, by: l };
+      this.#paused = { turn: answer, by: l, goneMs: 0 };
       this.#log.debug("possible onset during the early answer: paused");
-    } else if (paused.by === l && !l.onsetLately()) {
+    } else if (paused.by === l) {
+      paused.goneMs = pending ? 0 : paused.goneMs + frameMs;
+      if (paused.goneMs < ONSET_GONE_MS) return;
       this.release(l);
       this.#log.debug("the onset died away: early answer resumed");
     }

@@ -28,8 +28,8 @@ export interface ListenerEvents {
   /** The VAD heard speech begin at stream position `atMs` (the upload starts right after). */
   speechStart(l: SpeakerListener, atMs: number): void;
   speechEnd(l: SpeakerListener, atMs: number): void;
-  /** A frame arrived while the speaker was not speaking: a chance to watch for an onset. */
-  quietFrame(l: SpeakerListener): void;
+  /** A frame of `frameMs` arrived while the speaker was not speaking: a chance to watch for an onset. */
+  quietFrame(l: SpeakerListener, frameMs: number): void;
 }
 
 export interface ListenerOptions {
@@ -69,15 +69,6 @@ export const EARLY_END_LOUD_MS = 200;
 
 /** Audio after the end of the speaker's voice that their utterance keeps in a loud room, ms. */
 const END_PAD_MS = 100;
-/**
- * How long an onset must be gone before it has died away, ms: then an early answer paused at it
- * goes on (onset-pause.ts). In a loud room a frame is judged by its own level, and a syllable's
- * soft frame (a fricative, a stop's closure) fell under the bar for one or two frames: the answer
- * went on for 20–40 ms and was paused again, a chirp of the agent over a caller going on (pa:10: 5
- * of 15 onsets that died away came back within 100 ms; cafe:10 drawn anew: one went on 4 ms before
- * the caller's speech began).
- */
-export const ONSET_GONE_MS = 40;
 /** Audio before an utterance's end that its end prosody is read from, ms. */
 const PROSODY_MS = 1500;
 /**
@@ -118,8 +109,6 @@ export class SpeakerListener {
   /** Words of the speaker's were recognized in this call: their voice is known from their speech. */
   wordsHeard = false;
   #closed = false;
-  /** Audio heard since the last frame with an onset pending, ms (none since the last speech: Infinity). */
-  #onsetGoneMs = Number.POSITIVE_INFINITY;
 
   constructor(opts: ListenerOptions) {
     this.#o = opts;
@@ -224,15 +213,8 @@ export class SpeakerListener {
       this.#upload.feed();
     }
     this.#detector.push(pcm);
-    if (this.speaking) {
-      this.#onsetGoneMs = Number.POSITIVE_INFINITY;
-      this.#watchPause();
-    } else {
-      // Counted in audio heard, not clock time: a check between frames has not heard the next one.
-      if (this.onsetPending()) this.#onsetGoneMs = 0;
-      else this.#onsetGoneMs += (pcm.length * 1000) / VAD_RATE;
-      this.#o.events.quietFrame(this);
-    }
+    if (this.speaking) this.#watchPause();
+    else this.#o.events.quietFrame(this, (pcm.length * 1000) / VAD_RATE);
   }
 
   /**
@@ -269,14 +251,6 @@ export class SpeakerListener {
   /** Sound the VAD has not yet called speech: the speaker may be starting again. */
   onsetPending(): boolean {
     return !this.#closed && this.#voice.onsetPending(this.#detector.onsetPending());
-  }
-
-  /**
-   * An onset is pending, or was within the last ONSET_GONE_MS of audio: one that has not been gone
-   * that long may still be under way.
-   */
-  onsetLately(): boolean {
-    return this.onsetPending() || (!this.#closed && this.#onsetGoneMs < ONSET_GONE_MS);
   }
 
   /**
