@@ -1,6 +1,6 @@
 // `npm run bench -- calls [--transport twilio|sip] [--calls N] [--seconds S] [--lg-procs K] [--pick-calls M]
 //   [--ramp-s R] [--rtp-ports LOW-HIGH] [--srtp] [--tls] [--cpu-prof DIR] [--lg-cpu-prof DIR] [--renice] [--keep] [--api]
-//   [--latency PROFILE] [--faults SPEC]`
+//   [--latency PROFILE] [--faults SPEC] [--outbound [--setup-calls M]]`
 //   (--srtp, with --transport sip: a plain run, then the same calls with SDES-SRTP (AES_CM_128_
 //   HMAC_SHA1_80, libsrtp2 on both ends); one JSON line of the SRTP run's figures with
 //   plain_bridge_cpu_us_per_call_s and srtp_cpu_overhead_pct, the CPU SRTP adds per call-second;
@@ -8,6 +8,8 @@
 //   bench/lib/api-bridge.ts, instead of `voice-bridge start`; the agents phase needs a config file
 //   to reload, so it is skipped;
 //   --tls: the calls' SIP over TLS, in both runs, so the overhead stays SRTP's own;
+//   --outbound (with --transport sip): the bridge places every call, then the set-up cost of
+//   --setup-calls M (default 10) placed calls one after another (see OUTBOUND below);
 //   --latency: the timing of a hosted service the local service plays (local.latency, e.g. hosted:
 //   asr 400, chat 550, tts 250 ms; default none), said in the line as `latency`;
 //   --faults: the failures of a hosted service it plays (local.faults, e.g.

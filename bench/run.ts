@@ -1,7 +1,9 @@
-// `npm run bench -- NAME [args]` runs bench/NAME.ts, which prints one JSON line of figures.
-import { existsSync, readdirSync } from "node:fs";
+// `npm run bench -- NAME [args]` runs bench/NAME.ts, which prints one JSON line of figures;
+// `npm run bench -- NAME --help` prints its usage (the comment it opens with).
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { optionsOf, unknownOptions, usageOf } from "./lib/usage.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const available = readdirSync(here)
@@ -11,12 +13,28 @@ const available = readdirSync(here)
 
 const [name, ...rest] = process.argv.slice(2);
 if (!name || name === "--help" || name === "-h") {
-  console.log(`usage: npm run bench -- NAME [args]\nbenchmarks: ${available.join(", ") || "(none yet)"}`);
+  console.log(
+    `usage: npm run bench -- NAME [args]   (npm run bench -- NAME --help: its options)\nbenchmarks: ${available.join(", ") || "(none yet)"}`,
+  );
   process.exit(name ? 0 : 2);
 }
 const file = join(here, `${name}.ts`);
 if (!existsSync(file)) {
   console.error(`bench: no benchmark "${name}"; available: ${available.join(", ")}`);
+  process.exit(2);
+}
+const usage = usageOf(readFileSync(file, "utf8"));
+if (rest.includes("--help") || rest.includes("-h")) {
+  console.log(usage);
+  process.exit(0);
+}
+const known = optionsOf(usage);
+const unknown = unknownOptions(rest, known);
+if (unknown.length > 0) {
+  const options = [...known].sort().join(" ") || "(none)";
+  console.error(
+    `bench ${name}: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; its options: ${options} (npm run bench -- ${name} --help)`,
+  );
   process.exit(2);
 }
 process.argv = [process.argv[0]!, file, ...rest];
