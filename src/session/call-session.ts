@@ -314,7 +314,8 @@ export class CallSession {
     this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
-    this.#answerPause.ended(l);
+    // Their sound paused an answer to their own turn: it goes on, and the turn commits as after a click.
+    if (this.#answerPause.ended(l) && this.#job) this.#grace.arm(this.#job);
     this.#onset.release(l);
     this.#talkOver.left(l);
     l.close();

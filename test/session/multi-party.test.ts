@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import type { SessionConfig } from "../../src/session/config.ts";
-import { Harness } from "./harness.ts";
+import { HARNESS_TURN, Harness } from "./harness.ts";
 
 const ALICE = 0;
 const BOB = 1;
@@ -128,6 +128,26 @@ describe("CallSession with several speakers", () => {
     // The unaddressed turn never reached the model on its own: one request, with both turns.
     expect(h.chatRequests).toHaveLength(1);
     expect(h.chatRequests[0]!.filter((m) => m.role === "user")).toHaveLength(2);
+  });
+
+  it("keeps a member's turn once they leave in the sound that paused its answer, which goes on", async () => {
+    const h = await channel();
+    h.asrAnswers = ["tell me about your plans"];
+    h.chatReplies = [[{ text: LONG_REPLY }]];
+    await h.sayAs(ALICE, 1000);
+    await untilStretches(h, 2);
+    await h.run(40);
+    h.startSpeaking(ALICE); // just after the answer began: it falls silent at once...
+    await h.run(60);
+    expect(h.transport.agentSpeaking).toBe(false);
+    h.transport.listener.speakerLeft?.("111"); // ...and she leaves within it: the answer goes on
+    await h.run(HARNESS_TURN.resumeGraceMs + 100);
+    expect(h.transport.agentSpeaking).toBe(true);
+    // Her turn is part of the conversation once the grace is over, not only when the answer ends.
+    expect(h.events().filter((e) => e.type === "user")).toHaveLength(1);
+    await h.untilAgentSilent();
+    expect(h.historyOf("user")).toEqual(["Alice: tell me about your plans"]);
+    expect(h.historyOf("assistant").at(-1)).toBe(LONG_REPLY);
   });
 
   it("drops a member's half-said words when they leave, and never re-prompts the channel", async () => {
