@@ -225,10 +225,13 @@ export class CallerLevel {
     return true;
   }
 
-  /** The voice taken for the caller's so far was the room's: theirs is another (caller-voice.ts). */
-  otherVoice(): void {
+  /**
+   * The voice taken for the caller's so far was the room's: theirs is another (caller-voice.ts).
+   * `loudestDb`: that voice's loudest frame, when it is known, for the room's peaks.
+   */
+  otherVoice(loudestDb = Number.NEGATIVE_INFINITY): void {
     if (!this.#caller.known) return;
-    this.#room.peaks.push(this.#caller.value);
+    this.#room.peaks.push(Math.max(this.#caller.value, loudestDb));
     this.#room.loud.atLeast(this.#caller.value);
     this.#caller.reset();
     this.#callerFrames = 0;

@@ -472,6 +472,10 @@ export class CallerVoice {
     }
     // A noise as loud as they are is not their voice going on: a street's right after a short
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
+    if (this.#line.trial(this.#rawDb, this.#nowMs, this.goingOn()) === "room") {
+      this.#tookRoomVoice();
+      return;
+    }
     if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) {
       this.#lastRawLoudEndMs = this.#nowMs;
       if (this.#print.known && this.#print.whose() === "theirs") this.#ownVoiceFrames++;
@@ -565,7 +569,7 @@ export class CallerVoice {
   #start(atMs: number, onsetDb: number): void {
     if (this.speaking) return;
     this.speaking = true;
-    this.#line.started();
+    this.#line.started(atMs);
     this.#startMs = atMs;
     this.#firstSpeech = false;
     this.#run = 0;
@@ -578,6 +582,18 @@ export class CallerVoice {
     // The frames from the onset on are the caller's: the room must not learn them.
     this.#frames.markMine(this.#roomNext, atMs, true);
     this.#events.start(atMs);
+  }
+
+  /**
+   * The first voice, taken for the caller's while the line held, was the room's (LineHold.trial):
+   * their speech ends, the room learns that voice (its loudest among its peaks: the same talk does
+   * not start their speech again at its next loud syllable), and their level is learned anew.
+   */
+  #tookRoomVoice(): void {
+    this.level.otherVoice(this.#frames.loudestSince(this.#startMs));
+    this.#nearer.reset();
+    this.#frames.markMine(this.#roomNext, this.#startMs, false);
+    this.#end(this.#nowMs);
   }
 
   /** The caller's voice, at every level that keeps their speech going, was last heard now. */

@@ -10,6 +10,7 @@ import {
   LineHold,
   LineLevel,
   LineLevels,
+  TRIAL_MS,
 } from "../../src/session/line-level.ts";
 
 describe("a line's usual caller level", () => {
@@ -67,7 +68,7 @@ describe("a call's hold on its caller's first voice", () => {
     expect(hold.bar(-40)).toBe(-40);
     expect(hold.bar(-10)).toBe(-10);
     agent = true;
-    hold.started();
+    hold.started(0);
     expect(hold.bar(-40)).toBe(-40);
     // A line not yet known holds nothing.
     expect(new LineHold({ agentSpeaking: () => true }).holds()).toBe(false);
@@ -83,5 +84,72 @@ describe("a call's hold on its caller's first voice", () => {
     expect(hold.voice).toBe(true);
     hold.speechEnded();
     expect(hold.frame(-45, -30)).toBe("no");
+  });
+
+  /** `hold`'s trial over TRIAL_MS of 20 ms frames at `levels` in turn (NaN: a gap between words), from 0 ms. */
+  function trialOf(hold: LineHold, levels: number[]): Array<"room" | undefined> {
+    const verdicts: Array<"room" | undefined> = [];
+    for (let ms = 20, i = 0; ms <= TRIAL_MS; ms += 20, i++) {
+      const db = levels[i % levels.length]!;
+      verdicts.push(hold.trial(Number.isNaN(db) ? -60 : db, ms, !Number.isNaN(db)));
+    }
+    return verdicts;
+  }
+
+  it("puts the first voice taken while it held on trial: the room's if its loud frames stay under the line's bar", () => {
+    const usual = -20;
+    const bar = usual - LINE_BELOW_DB;
+    // A conversation at the next table: one syllable over the bar (which started it), the rest far under.
+    const room = new LineHold({ lineDb: usual, agentSpeaking: () => true });
+    room.started(0);
+    expect(room.holds()).toBe(false);
+    const roomVerdicts = trialOf(room, [
+      bar + 1,
+      bar - 3,
+      bar - 8,
+      Number.NaN,
+      bar - 10,
+      bar - 2,
+      bar - 12,
+      bar - 6,
+      bar - 9,
+      bar - 4,
+    ]);
+    expect(roomVerdicts.slice(0, -1).every((v) => v === undefined)).toBe(true); // nothing before TRIAL_MS
+    expect(roomVerdicts.at(-1)).toBe("room");
+    // It holds again, and the detector's speech now is a held voice.
+    expect(room.holds()).toBe(true);
+    expect(room.voice).toBe(true);
+    expect(room.frame(-60, -40)).toBe("held");
+    // The caller: their stressed syllables at the bar or over it, however soft the rest and the gaps.
+    const caller = new LineHold({ lineDb: usual, agentSpeaking: () => true });
+    caller.started(0);
+    expect(
+      trialOf(caller, [
+        bar + 2,
+        bar - 6,
+        Number.NaN,
+        bar + 1,
+        bar - 9,
+        bar + 3,
+        bar - 5,
+        bar - 8,
+        bar,
+        bar - 7,
+      ]),
+    ).not.toContain("room");
+    expect(caller.holds()).toBe(false);
+    // One trial per call: later speech, or speech begun when the line did not hold, is not judged.
+    expect(trialOf(caller, [bar - 10])).not.toContain("room");
+    const late = new LineHold({ lineDb: usual, agentSpeaking: () => false });
+    late.started(0);
+    expect(trialOf(late, [bar - 10])).not.toContain("room");
+    // A first voice that ends before its trial is over stays the caller's.
+    const short = new LineHold({ lineDb: usual, agentSpeaking: () => true });
+    short.started(0);
+    expect(short.trial(bar - 10, 300, true)).toBeUndefined();
+    short.speechEnded();
+    expect(short.trial(bar - 10, TRIAL_MS, true)).toBeUndefined();
+    expect(short.holds()).toBe(false);
   });
 });
