@@ -470,12 +470,12 @@ export class CallerVoice {
       this.#voiceHeardNow();
       return;
     }
-    // A noise as loud as they are is not their voice going on: a street's right after a short
-    // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (this.#line.trial(this.#rawDb, this.#nowMs, this.goingOn()) === "room") {
       this.#tookRoomVoice();
       return;
     }
+    // A noise as loud as they are is not their voice going on: a street's right after a short
+    // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) {
       this.#lastRawLoudEndMs = this.#nowMs;
       if (this.#print.known && this.#print.whose() === "theirs") this.#ownVoiceFrames++;
