@@ -314,8 +314,7 @@ export class CallSession {
     this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
     if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
-    // Their sound paused an answer to their own turn: it goes on, and the turn commits as after a click.
-    if (this.#answerPause.ended(l) && this.#job) this.#grace.arm(this.#job);
+    this.#earlyAnswerGoesOn(l);
     this.#onset.release(l);
     this.#talkOver.left(l);
     l.close();
@@ -381,9 +380,8 @@ export class CallSession {
     if (this.#ended) return;
     this.#log.debug({ atMs: Math.round(atMs), speaker: l.speaker?.name }, "speech-end");
     const upload = l.takeUpload();
-    if (this.#answerPause.ended(l)) {
-      upload?.abort(); // too short to be words (a click, a breath): the answer goes on
-      if (this.#job) this.#grace.arm(this.#job);
+    if (this.#earlyAnswerGoesOn(l)) {
+      upload?.abort(); // too short to be words (a click, a breath)
       return;
     }
     // Speech over the agent that ends short was a backchannel or a cough: the agent goes on
@@ -397,6 +395,16 @@ export class CallSession {
       return;
     }
     this.#startJob(l, l.utterance(atMs + 60, upload), atMs);
+  }
+
+  /**
+   * `l`'s sound that paused the early answer to their turn ended short, or they left: the answer
+   * goes on, and the turn commits once the grace is over. True if it had paused one.
+   */
+  #earlyAnswerGoesOn(l: SpeakerListener): boolean {
+    if (!this.#answerPause.ended(l)) return false;
+    if (this.#job) this.#grace.arm(this.#job);
+    return true;
   }
 
   /** A user turn from `l`'s utterance that ended at stream position `endMs`. */

@@ -136,8 +136,9 @@ export class LineHold {
   #voice = false;
   /** ...and the detector's speech now is such a voice. */
   #holding = false;
-  /** The first voice's trial: from when, against which usual level, and its frames' levels so far. */
-  #trial: { fromMs: number; usualDb: number; frames: number } | undefined;
+  /** The first voice's trial: from when (undefined when none is under way), and its frames' levels so far. */
+  #trialFromMs: number | undefined;
+  #trialFrames = 0;
   readonly #trialDb = new Float64Array(Math.ceil(TRIAL_MS / 10));
 
   constructor(context: LineContext) {
@@ -189,7 +190,7 @@ export class LineHold {
   /** The detector's speech ended: a first voice shorter than its trial stays the caller's. */
   speechEnded(): void {
     this.#holding = false;
-    this.#trial = undefined;
+    this.#trialFromMs = undefined;
   }
 
   /**
@@ -197,9 +198,9 @@ export class LineHold {
    * line held until now, this first voice is on trial (trial()).
    */
   started(atMs: number): void {
-    const usualDb = this.#holdingDb();
+    this.#trialFromMs = this.holds() ? atMs : undefined;
+    this.#trialFrames = 0;
     this.#started = true;
-    this.#trial = usualDb === undefined ? undefined : { fromMs: atMs, usualDb, frames: 0 };
   }
 
   /**
@@ -209,14 +210,17 @@ export class LineHold {
    * undefined while the trial goes on, or when there is none.
    */
   trial(db: number, nowMs: number, sounding: boolean): "room" | undefined {
-    const t = this.#trial;
-    if (!t) return undefined;
-    if (sounding && t.frames < this.#trialDb.length) this.#trialDb[t.frames++] = db;
-    if (nowMs - t.fromMs < TRIAL_MS) return undefined;
-    this.#trial = undefined;
-    if (t.frames === 0) return undefined;
-    const heard = this.#trialDb.subarray(0, t.frames).sort();
-    if (heard[Math.floor(TRIAL_QUANTILE * (t.frames - 1))]! >= t.usualDb - LINE_BELOW_DB) return undefined;
+    const from = this.#trialFromMs;
+    // A trial begins only while the line holds, so its usual level is known.
+    const usualDb = this.#context.lineDb;
+    if (from === undefined || usualDb === undefined) return undefined;
+    if (sounding && this.#trialFrames < this.#trialDb.length) this.#trialDb[this.#trialFrames++] = db;
+    if (nowMs - from < TRIAL_MS) return undefined;
+    this.#trialFromMs = undefined;
+    if (this.#trialFrames === 0) return undefined;
+    const heard = this.#trialDb.subarray(0, this.#trialFrames).sort();
+    if (heard[Math.floor(TRIAL_QUANTILE * (this.#trialFrames - 1))]! >= usualDb - LINE_BELOW_DB)
+      return undefined;
     this.#started = false;
     this.#holding = this.#voice = true;
     return "room";
