@@ -11,6 +11,8 @@ const RING = 256;
 const MAX_POP_SIDE = 4;
 /** A frame's length where the ring no longer holds the one before it, ms. */
 const FRAME_MS = 20;
+/** The frames a frame's short level is measured over (~100 ms). */
+export const SHORT_FRAMES = 5;
 
 /** What the gate found in a frame as it came. */
 export interface FrameMarks {

@@ -2,12 +2,13 @@
 // a talker across the room keeps it "in speech" for as long as they talk, which held callers'
 // turns open for ever and stopped the agent at every word behind them. So between the detector
 // and the session sits this gate: the caller's speech starts only where the detector hears speech
-// AND the level is the caller's (caller-level.ts), and it ends where the detector's speech ends
-// or, while the room goes on talking, once nothing at the caller's level has been heard for
-// HANG_MS, or nothing near their usual level for USUAL_LEVEL_GONE_MS: the end of the turn follows
-// the end of the caller's own voice. A talker who began before the caller spoke is taken for them
-// (nothing else has been heard) until the caller's nearer voice shows (nearer-voice.ts); but while
-// the agent speaks, a voice far under the line's usual callers is not (line-level.ts).
+// AND the level is the caller's (caller-level.ts, caller-onset.ts), and it ends where the
+// detector's speech ends or, while the room goes on talking, once nothing at the caller's level
+// has been heard for HANG_MS, or nothing near their usual level for USUAL_LEVEL_GONE_MS
+// (voice-end.ts): the end of the turn follows the end of the caller's own voice. A talker who
+// began before the caller spoke is taken for them (nothing else has been heard) until the caller's
+// nearer voice shows (nearer-voice.ts); but while the agent speaks, a voice far under the line's
+// usual callers is not (line-level.ts).
 //
 // Levels are measured on every frame as it arrives (before the detector, whose events come later
 // and refer back to stream positions), kept for a few seconds in a ring, and learned into the
@@ -21,10 +22,12 @@
 import { meanSquare, NO_SIGNAL_DB, powerDb, ShortLevel } from "../../codecs/level-tracker.ts";
 import type { NearWindow } from "../../codecs/speech-segmenter.ts";
 import type { CallLevels } from "../records/call-record.ts";
-import { CallerFrames, type FrameMarks } from "./caller-frames.ts";
-import { CallerLevel, ONSET_BELOW_DB } from "./caller-level.ts";
+import { CallerFrames, type FrameMarks, SHORT_FRAMES } from "./caller-frames.ts";
+import { CallerLevel } from "./caller-level.ts";
+import { CallerOnset, LOOKBACK_MS, ONSET_LAG_MS } from "./caller-onset.ts";
 import { type LineContext, LineHold } from "./line-level.ts";
 import { NearerVoice } from "./nearer-voice.ts";
+import { GOING_ON_MS, SOFT_MS, VoiceEnd } from "./voice-end.ts";
 import { VoicePrint } from "./voice-print.ts";
 
 export interface CallerVoiceEvents {
@@ -42,46 +45,18 @@ export interface CallerVoiceEvents {
 /** What the call's record and metrics keep of its levels. */
 export type CallerVoiceFigures = CallLevels;
 
-/** The short running level's frames (~100 ms). */
-const SHORT_FRAMES = 5;
 /** Frames are learned into the room's levels this long after they arrived (see above), ms. */
 const ROOM_DELAY_MS = 300;
-/** Frames at the onset level in a row that make an onset of the caller's. */
-const ONSET_FRAMES = 2;
-/** Nothing at the caller's level for this long, while the detector still hears speech, ends theirs, ms. */
-export const HANG_MS = 450;
-/** How long after their last frame at their level a caller's soft last word may go on, ms. */
-const SOFT_MS = 600;
-/**
- * A room's voice within CONTINUE_BELOW_DB of the caller keeps their speech going, but seldom
- * reaches their usual level (its median), which theirs reaches at every stressed syllable: nothing
- * within USUAL_LEVEL_DB of it for USUAL_LEVEL_GONE_MS ends their speech, where their last such
- * frame and a soft last word after it end (a reverberant television 10 dB under the caller held
- * their turns open 1–3 s), dB and ms.
- */
-const USUAL_LEVEL_DB = 2;
-const USUAL_LEVEL_GONE_MS = 1000;
 /**
  * For this long after the caller's speech ended, its resumption may begin softly (a pause
  * mid-sentence, as long as the longest wait for the end of a turn), ms.
  */
 const RESUME_MS = 1200;
 /**
- * The caller's voice counts as going on this long after their last frame at their onset level
- * (the frame's own level, not the short one, which lags), ms: longer than a stop's closure, and
- * shorter than the ~300 ms the detector takes to call an end, so an interruption is confirmed by
- * about as much of the caller's voice in a noisy room (where the end comes later) as in a quiet one.
- */
-const GOING_ON_MS = 200;
-/**
  * Speech of the caller's at their level for less than this is a burst: if it stayed below their
  * level it was the room's loudest (see CallerLevel.roomBurst), ms.
  */
 const BURST_MS = 350;
-/** How much of the short level's lag (half its window) an onset found by level is moved back, ms. */
-const ONSET_LAG_MS = 40;
-/** A detector start is the caller's if their onset is found from this long before it, ms. */
-const LOOKBACK_MS = 100;
 
 /**
  * Frames within this many of one in the caller's pitch at their onset level do not raise the
@@ -131,6 +106,8 @@ export class CallerVoice {
   readonly #events: CallerVoiceEvents;
   readonly #short = new ShortLevel(SHORT_FRAMES);
   readonly #frames = new CallerFrames();
+  /** Where the caller's speech begins, by their level. */
+  readonly #onset = new CallerOnset(this.#frames, this.level);
   /** What was found in the frame being added (one object, reused). */
   readonly #marks: FrameMarks = {
     mine: false,
@@ -168,19 +145,6 @@ export class CallerVoice {
   #earlyHeardMs = 0;
   /** Where the last window the detector was sure of a voice in (SURE_VOICE) began. */
   #sureAtMs = Number.NEGATIVE_INFINITY;
-  /** Frames in a row at the onset level (outside the caller's speech), or far above it (inside). */
-  #run = 0;
-  /** End of the last frame at the caller's level in their current speech (short level; own level). */
-  #lastLoudEndMs = 0;
-  /** ...and of the last at their soft level (a soft last word). */
-  #lastSoftEndMs = 0;
-  /** ...and of the last within USUAL_LEVEL_DB of their usual level. */
-  #lastUsualEndMs = 0;
-  /** End of the last frame whose own level (not the short one) kept the caller's speech going. */
-  #lastRawContEndMs = 0;
-  #lastRawLoudEndMs = 0;
-  /** Frames of the caller's speech in which their own voice sounded (see ownVoiceMs). */
-  #ownVoiceFrames = 0;
   /** Where the caller's current speech began, and their last ended. */
   #startMs = 0;
   #stoppedAtMs = Number.NEGATIVE_INFINITY;
@@ -190,6 +154,8 @@ export class CallerVoice {
   /** The caller's pitch. */
   readonly #print = new VoicePrint();
   readonly #nearer = new NearerVoice(this.level, this.#print);
+  /** Where the caller's own voice stops inside the detector's speech. */
+  readonly #voiceEnd = new VoiceEnd(this.level, this.#print);
   /** The line's hold on the caller's first voice while the agent speaks (line-level.ts). */
   readonly #line: LineHold;
   /** How long the line's level held a voice back, ms (the call's figures). */
@@ -268,28 +234,10 @@ export class CallerVoice {
     }
     // While the call connects, whatever sounds is the room's (see #learnRoom).
     if (this.#connecting()) return;
-    // Its onset was called late: look back over the frames since for the caller's level. A run of
-    // them is the onset only once the detector's own speech has a frame at that level: a loud
-    // sound that ended just before it (a cough, then the room's voice) is not. Right after the
-    // caller stopped it is: their next word's loud first syllable, placed before the detector's.
-    const onset = this.#onsetDb();
-    let run = 0;
-    let heard = this.#resuming();
-    const f = this.#frames;
-    for (let i = f.oldest; i < f.written; i++) {
-      if (f.endMs(i) <= atMs - LOOKBACK_MS) continue;
-      if (
-        f.endMs(i) > atMs &&
-        this.#startsAt(i, Math.min(f.db(i), f.levelSince(i, atMs, SHORT_FRAMES)), onset)
-      )
-        heard = true;
-      run = this.#startsAt(i, this.#onsetLevel(i), onset) ? run + 1 : 0;
-      if (run >= ONSET_FRAMES && heard) {
-        this.#start(this.#onsetMs(i - run + 1), f.loudest(i - run + 1, i));
-        return;
-      }
-    }
-    // Nothing at the caller's level yet: the frames to come decide.
+    // Its onset was called late: look back over the frames since for the caller's level.
+    const onset = this.#onset.lookBack(atMs, this.#onsetDb(), this.#resuming());
+    if (onset) this.#start(onset.atMs, onset.db);
+    // Else nothing at the caller's level yet: the frames to come decide.
   }
 
   /** The detector heard speech end at `atMs`. */
@@ -300,7 +248,7 @@ export class CallerVoice {
     // To the end as reported: the frames until then were marked the detector's speech (and the
     // short level carries the voice's last for its window past the end the detector placed).
     if (this.#earlyEndMs === Number.POSITIVE_INFINITY) this.#earlyEndMs = this.#nowMs;
-    this.#run = 0;
+    this.#onset.restart();
     this.#nearer.restartRun();
     if (this.#endedByLevelAt !== undefined) this.#roomHeldMs += Math.max(0, atMs - this.#endedByLevelAt);
     this.#endedByLevelAt = undefined;
@@ -369,14 +317,6 @@ export class CallerVoice {
   }
 
   /**
-   * The last frame is voiced in a pitch outside the caller's, softer than their onset level: the
-   * room's voice (a talker 10 dB under them held a turn open 2.8 s after their voice ended).
-   */
-  #otherSoftVoice(): boolean {
-    return this.#print.known && this.#rawDb < this.level.onsetDb() && this.#print.whose() === "other";
-  }
-
-  /**
    * The last frame is at the caller's softer level (CallerLevel.softerDb), a voice's (not a noise:
    * VoicePrint.aperiodic) and not of another pitch than theirs. Under a pink noise 10 dB down YIN
    * found no pitch in most frames of a caller's "wait", so a voice of no pitch found passes; so
@@ -400,7 +340,7 @@ export class CallerVoice {
    */
   goingOn(withinMs = GOING_ON_MS): boolean {
     if (!this.#judges() || !this.speaking) return this.speaking;
-    return this.#nowMs - this.#lastRawLoudEndMs <= withinMs;
+    return this.#voiceEnd.goingOn(this.#nowMs, withinMs);
   }
 
   /**
@@ -409,7 +349,7 @@ export class CallerVoice {
    */
   silentMs(): number {
     if (!this.#judges()) return 0;
-    return Math.max(0, this.#nowMs - this.#lastSoftEndMs);
+    return this.#voiceEnd.silentMs(this.#nowMs);
   }
 
   /**
@@ -423,12 +363,12 @@ export class CallerVoice {
     if (!this.#judges()) return detectorPausedMs;
     if (!this.speaking) return 0;
     if (this.level.roomIsLoud()) return this.silentMs();
-    return Math.min(detectorPausedMs, this.#nowMs - this.#lastRawContEndMs);
+    return Math.min(detectorPausedMs, this.#voiceEnd.quietMs(this.#nowMs));
   }
 
   /** Where the caller's voice was last heard in their speech (stream ms): at their soft level. */
   get voiceHeardMs(): number {
-    return this.#lastSoftEndMs;
+    return this.#voiceEnd.heardMs;
   }
 
   /** Whether the caller's voice is told from a loud room's by its level (pauseMs is theirs alone). */
@@ -442,7 +382,7 @@ export class CallerVoice {
    * pitch; a room's voice is of another pitch, or softer.
    */
   get ownVoiceMs(): number {
-    return this.#ownVoiceFrames * this.#frameMs;
+    return this.#voiceEnd.ownFrames * this.#frameMs;
   }
 
   /** How much of the caller's speech their level was learned from, ms. */
@@ -467,103 +407,33 @@ export class CallerVoice {
 
   #whileSpeaking(db: number): void {
     if (!this.#judges()) {
-      this.#voiceHeardNow();
+      this.#voiceEnd.heardNow(this.#nowMs);
       return;
     }
     if (this.#line.trial(this.#rawDb, this.#nowMs, this.goingOn()) === "room") {
       this.#tookRoomVoice();
       return;
     }
-    // A noise as loud as they are is not their voice going on: a street's right after a short
-    // "okay" made it an interruption, held for words the embedded recognizer then misheard.
-    if (this.#rawDb >= this.level.onsetDb() && !this.#print.aperiodic()) {
-      this.#lastRawLoudEndMs = this.#nowMs;
-      if (this.#print.known && this.#print.whose() === "theirs") this.#ownVoiceFrames++;
-    }
+    this.#voiceEnd.loud(this.#nowMs, this.#rawDb);
     // A nearer voice than the one taken for the caller: that one was the room's.
     const from = this.#nearer.frame(db, this.#rawDb, this.#nowMs, this.#frames.written - 1);
     if (from !== undefined)
       this.#events.restart(Math.max(this.#vadStartMs, this.#frames.startMs(from) - ONSET_LAG_MS));
     if (db > NO_SIGNAL_DB) this.level.caller(db);
-    // A voice of another pitch, softer than theirs, does not keep their speech going: the room's
-    // talker going on as they stop. Only a frame that would keep it going needs its pitch found.
-    if (Math.max(db, this.#rawDb) >= this.level.softDb() && !this.#otherSoftVoice()) {
-      if (this.#rawDb >= this.level.continueDb()) this.#lastRawContEndMs = this.#nowMs;
-      if (db >= this.level.continueDb()) this.#lastLoudEndMs = this.#lastSoftEndMs = this.#nowMs;
-      else if (db >= this.level.softDb() && this.#nowMs - this.#lastLoudEndMs < SOFT_MS)
-        this.#lastSoftEndMs = this.#nowMs;
-    }
-    if (db >= this.level.callerDb - USUAL_LEVEL_DB) this.#lastUsualEndMs = this.#nowMs;
-    const usualGone = this.#nowMs - this.#lastUsualEndMs >= USUAL_LEVEL_GONE_MS;
-    if (this.#nowMs - this.#lastSoftEndMs >= HANG_MS || usualGone) {
-      // The room goes on; the caller's own voice stopped at their last frame at their level (or
-      // at the end of a soft last word), and what came after it is the room's to learn from.
-      const end = usualGone
-        ? Math.min(this.#lastSoftEndMs, this.#lastUsualEndMs + SOFT_MS)
-        : this.#lastSoftEndMs;
-      if (this.#vad) this.#endedByLevelAt = end;
-      this.#frames.markMine(this.#roomNext, end, false);
-      this.#end(end);
-    }
+    const end = this.#voiceEnd.stoppedAt(this.#nowMs, db, this.#rawDb);
+    if (end === undefined) return;
+    // The room goes on, and what came after the caller's voice stopped is the room's to learn from.
+    if (this.#vad) this.#endedByLevelAt = end;
+    this.#frames.markMine(this.#roomNext, end, false);
+    this.#end(end);
   }
 
   #whileSilent(db: number): void {
     this.level.callerSilent();
     if (!this.#judges()) return;
-    // In the detector's speech, only its own frames: the short level still carries a loud sound
-    // that ended just before it (a cough, then a room's voice the detector hears). Right after the
-    // caller stopped, the rest of their sentence (#onsetLevel).
-    let level = db;
-    const last = this.#frames.written - 1;
-    if (this.#resuming()) level = this.#onsetLevel(last);
-    else if (this.#vad) level = Math.min(db, this.#frames.levelSince(last, this.#vadStartMs, SHORT_FRAMES));
-    if (this.#startsAt(last, level, this.#onsetDb())) this.#run++;
-    else this.#run = 0;
-    if (this.#vad && this.#run >= ONSET_FRAMES && !this.#connecting()) {
-      const from = last + 1 - this.#run;
-      this.#start(this.#onsetMs(from), this.#frames.loudest(from, last));
-    }
-  }
-
-  /**
-   * Frame `i`, at `level`, may start the caller's speech: at the bar `onset`, or under it at their
-   * softer level, a voice not of another pitch (CallerLevel.softerDb, #softerTheirs).
-   */
-  #startsAt(i: number, level: number, onset: number): boolean {
-    return level >= onset || (this.#frames.softerTheirs(i) && level >= this.level.softerDb());
-  }
-
-  /**
-   * Where speech whose first loud frame is frame `first` began: back through the frames before it
-   * that are at the level that keeps the caller's speech going (a soft first syllable), no
-   * earlier than the detector's own start (the onset it placed).
-   */
-  #onsetMs(first: number): number {
-    const cont = this.level.continueDb();
-    const f = this.#frames;
-    let i = first;
-    while (i > f.oldest && f.startMs(i) > this.#vadStartMs) {
-      if (f.db(i - 1) < cont) break;
-      i--;
-    }
-    return Math.max(this.#vadStartMs, f.startMs(i) - ONSET_LAG_MS);
-  }
-
-  /**
-   * Frame `i`'s level as an onset: its short level; or, right after the caller stopped and over a
-   * room that seldom sounds like a voice, the louder of that and its last two frames' (40 ms)
-   * where those are within ONSET_BELOW_DB of the caller's level, dBFS. The rest of a sentence
-   * after a pause may begin with one short syllable at their level, which the short level's
-   * 100 ms dilutes below a bar the room's peaks set at their level (music at 10 dB): they were
-   * heard at their next stressed syllable, a third of a second late. Over a talker, the talker's
-   * syllables would pass as often; over music, without the bound by their level, its own sounds.
-   */
-  #onsetLevel(i: number): number {
-    const f = this.#frames;
-    const db = f.db(i);
-    if (!this.#resuming() || !this.level.roomSeldomVoice || i - 1 < f.oldest) return db;
-    const pair = powerDb((f.power(i) + f.power(i - 1)) / 2);
-    return pair >= this.level.callerDb - ONSET_BELOW_DB ? Math.max(db, pair) : db;
+    const vadStartMs = this.#vad ? this.#vadStartMs : undefined;
+    const onset = this.#onset.frame(db, vadStartMs, this.#onsetDb(), this.#resuming());
+    if (onset && !this.#connecting()) this.#start(onset.atMs, onset.db);
   }
 
   #start(atMs: number, onsetDb: number): void {
@@ -572,8 +442,8 @@ export class CallerVoice {
     this.#line.started(atMs);
     this.#startMs = atMs;
     this.#firstSpeech = false;
-    this.#run = 0;
-    this.#voiceHeardNow();
+    this.#onset.restart();
+    this.#voiceEnd.heardNow(this.#nowMs);
     this.#nearer.restartRun();
     // The caller has spoken: a voice heard as the call connected was the room's.
     this.level.settleEarly(true);
@@ -596,21 +466,11 @@ export class CallerVoice {
     this.#end(this.#nowMs);
   }
 
-  /** The caller's voice, at every level that keeps their speech going, was last heard now. */
-  #voiceHeardNow(): void {
-    this.#lastLoudEndMs =
-      this.#lastSoftEndMs =
-      this.#lastUsualEndMs =
-      this.#lastRawLoudEndMs =
-      this.#lastRawContEndMs =
-        this.#nowMs;
-  }
-
   #end(atMs: number): void {
     this.speaking = false;
     this.#stoppedAtMs = this.#nowMs;
-    this.#run = 0;
-    if (this.#judges() && this.#lastLoudEndMs - this.#startMs < BURST_MS)
+    this.#onset.restart();
+    if (this.#judges() && this.#voiceEnd.loudEndMs - this.#startMs < BURST_MS)
       this.level.roomBurst(this.#frames.loudestSince(this.#startMs));
     this.#events.end(atMs);
   }

@@ -10,7 +10,7 @@ import {
 } from "../../codecs/noise-suppressor.ts";
 import { Resampler } from "../../codecs/resample.ts";
 import type { Clock } from "../core/clock.ts";
-import { CallerVoice, type CallerVoiceFigures, HANG_MS } from "./caller-voice.ts";
+import { CallerVoice, type CallerVoiceFigures } from "./caller-voice.ts";
 import type { TurnTakingConfig } from "./config.ts";
 import type { LineLevel } from "./line-level.ts";
 import { PauseProfile, type SpeechBefore } from "./pause-profile.ts";
@@ -21,6 +21,7 @@ import type { SpeechDetector, SpeechDetectorFactory } from "./speech-detector.ts
 import type { Speaker } from "./transport.ts";
 import { AudioWindow } from "./utterance.ts";
 import { UtteranceUpload } from "./utterance-upload.ts";
+import { HANG_MS } from "./voice-end.ts";
 
 export const VAD_RATE = 16000;
 

@@ -4,10 +4,10 @@
 // which keeps the detector in speech, once the caller's own voice has paused (EARLY_END_LOUD_MS).
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
-import { HANG_MS } from "../../src/session/caller-voice.ts";
 import type { Recognizer, RecognizerStream } from "../../src/session/services.ts";
 import { EARLY_END_LOUD_MS, EARLY_END_MS, SpeakerListener } from "../../src/session/speaker-listener.ts";
 import type { SpeechEvent } from "../../src/session/speech-detector.ts";
+import { HANG_MS } from "../../src/session/voice-end.ts";
 import { noise } from "../helpers/noise.ts";
 import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 
