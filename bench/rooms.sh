@@ -117,4 +117,15 @@ for b in $(seq 1 12); do
 done
 sox "${parts[@]}" "$out/keys.wav" gain -6 highpass 500 norm -3
 
+# A siren far off: a wail sweeping 650–1350 Hz and back every 4 s.
+sox -n -r 16000 -c 1 "$tmp/up.wav" synth 2 sine 650:1350
+sox -n -r 16000 -c 1 "$tmp/down.wav" synth 2 sine 1350:650
+sox "$tmp/up.wav" "$tmp/down.wav" "$tmp/wail.wav"
+sox "$tmp/wail.wav" "$out/siren.wav" repeat 15 gain -10 overdrive 10 gain -8 lowpass 2500 reverb 50 norm -3
+
+# A vacuum cleaner: a hiss above 300 Hz and its motor's 118 Hz harmonics.
+sox -n -r 16000 -c 1 "$tmp/vn.wav" synth 60 pinknoise highpass 300
+sox -n -r 16000 -c 1 "$tmp/vh.wav" synth 60 sawtooth 118 gain -12 lowpass 1500
+sox -m "$tmp/vn.wav" "$tmp/vh.wav" "$out/vacuum.wav" norm -3
+
 echo "rooms in $out: $(cd "$out" && ls ./*.wav | tr '\n' ' ')"
