@@ -18,8 +18,15 @@ const { values } = parseArgs({
     against: { type: "string" },
     rooms: { type: "string", default: ".data/rooms" },
     jobs: { type: "string" },
+    help: { type: "boolean" },
   },
 });
+if (values.help) {
+  // The opening comment is the usage.
+  const head = readFileSync(import.meta.filename, "utf8").split("\nimport ")[0] ?? "";
+  process.stdout.write(`${head.replace(/^\/\/ ?/gm, "")}\n`);
+  process.exit(0);
+}
 const jobs = Number(values.jobs ?? Math.min(4, availableParallelism()));
 if (!Number.isInteger(jobs) || jobs < 1)
   throw new Error(`--jobs: ${values.jobs} is not a whole number of runs`);
