@@ -11,6 +11,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { compareSweeps, parseSweep, recordedRooms, SWEEP_FIGURES, sweepRuns } from "./gate-sweep.ts";
+import { usageOf } from "./usage.ts";
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -22,9 +23,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  // The opening comment is the usage.
-  const head = readFileSync(import.meta.filename, "utf8").split("\nimport ")[0] ?? "";
-  process.stdout.write(`${head.replace(/^\/\/ ?/gm, "")}\n`);
+  process.stdout.write(`${usageOf(readFileSync(import.meta.filename, "utf8"))}\n`);
   process.exit(0);
 }
 const jobs = Number(values.jobs ?? Math.min(4, availableParallelism()));

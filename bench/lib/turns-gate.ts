@@ -29,6 +29,7 @@
 // pop MS into the call (turns-pop.ts); --softer DB has callers speak over the agent's reply DB softer
 // than they asked (turns-softer.ts). The cases are one line's calls, in order: each teaches the line
 // its caller's level (line-level.ts), as calls through one bridge do.
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -49,6 +50,7 @@ import { parseHello, withHello } from "./turns-hello.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
 import { parsePop, withPop } from "./turns-pop.ts";
 import { parseSofter } from "./turns-softer.ts";
+import { usageOf } from "./usage.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -62,13 +64,20 @@ const { values, positionals } = parseArgs({
     hello: { type: "string" },
     pop: { type: "string" },
     softer: { type: "string" },
+    help: { type: "boolean" },
   },
 });
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
-if (!noise)
-  throw new Error(
-    "usage: node bench/lib/turns-gate.ts NOISE [CATEGORIES] [IDS] [--events] [--levels FROM-TO] [--gain DB] [--draw N] [--set noisy|flite] [--latency PROFILE] [--hello MS] [--pop MS] [--softer DB]",
-  );
+// The opening comment is the usage: printed for --help, and when the room is missing.
+if (values.help || !noise) {
+  const usage = usageOf(readFileSync(import.meta.filename, "utf8"));
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  process.stderr.write(`turns-gate: which room? (NOISE, e.g. babble:16,hiss:24)\n\n${usage}\n`);
+  process.exit(2);
+}
 const gainDb = Number(values.gain ?? 0);
 if (!Number.isFinite(gainDb)) throw new Error(`--gain: ${values.gain} is not a number of dB`);
 const draw = Number(values.draw ?? 0);
