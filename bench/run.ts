@@ -1,9 +1,9 @@
 // `npm run bench -- NAME [args]` runs bench/NAME.ts, which prints one JSON line of figures;
 // `npm run bench -- NAME --help` prints its usage (the comment it opens with).
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { optionsOf, unknownOptions, usageOf } from "./lib/usage.ts";
+import { optionsOf, unknownOptions, usageOfFile } from "./lib/usage.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const available = readdirSync(here)
@@ -23,7 +23,7 @@ if (!existsSync(file)) {
   console.error(`bench: no benchmark "${name}"; available: ${available.join(", ")}`);
   process.exit(2);
 }
-const usage = usageOf(readFileSync(file, "utf8"));
+const usage = usageOfFile(file);
 if (rest.includes("--help") || rest.includes("-h")) {
   console.log(usage);
   process.exit(0);

@@ -131,11 +131,14 @@ export function compareSweeps(
       totals[f][1] += y;
       const av = a[f];
       const bv = b[f];
-      const cases =
-        Array.isArray(av) && Array.isArray(bv)
-          ? ` -[${av.filter((c) => !bv.includes(c)).join(", ")}] +[${bv.filter((c) => !av.includes(c)).join(", ")}]`
-          : "";
-      if (x !== y || (cases && cases !== " -[] +[]")) moved.push(`${f} ${x}->${y}${cases}`);
+      if (!Array.isArray(av) || !Array.isArray(bv)) {
+        if (x !== y) moved.push(`${f} ${x}->${y}`);
+        continue;
+      }
+      const gone = av.filter((c) => !bv.includes(c));
+      const come = bv.filter((c) => !av.includes(c));
+      if (gone.length || come.length)
+        moved.push(`${f} ${x}->${y} -[${gone.join(", ")}] +[${come.join(", ")}]`);
     }
     if (moved.length) lines.push(`${label}  ${moved.join("; ")}`);
   }

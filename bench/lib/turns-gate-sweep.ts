@@ -11,7 +11,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { compareSweeps, parseSweep, recordedRooms, SWEEP_FIGURES, sweepRuns } from "./gate-sweep.ts";
-import { usageOf } from "./usage.ts";
+import { usageOfFile } from "./usage.ts";
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -23,7 +23,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  process.stdout.write(`${usageOf(readFileSync(import.meta.filename, "utf8"))}\n`);
+  process.stdout.write(`${usageOfFile(import.meta.filename)}\n`);
   process.exit(0);
 }
 const jobs = Number(values.jobs ?? Math.min(4, availableParallelism()));

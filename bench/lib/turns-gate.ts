@@ -29,7 +29,6 @@
 // pop MS into the call (turns-pop.ts); --softer DB has callers speak over the agent's reply DB softer
 // than they asked (turns-softer.ts). The cases are one line's calls, in order: each teaches the line
 // its caller's level (line-level.ts), as calls through one bridge do.
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { mulawDecode, mulawEncode } from "../../codecs/g711.ts";
 import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
@@ -50,7 +49,7 @@ import { parseHello, withHello } from "./turns-hello.ts";
 import { buildFliteNoisyCases, buildNoisyCases } from "./turns-noisy.ts";
 import { parsePop, withPop } from "./turns-pop.ts";
 import { parseSofter } from "./turns-softer.ts";
-import { usageOf } from "./usage.ts";
+import { usageOfFile } from "./usage.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -70,7 +69,7 @@ const { values, positionals } = parseArgs({
 const [noise, categories = "complete,pause,backchannel,cough,interrupt", ids] = positionals;
 // The opening comment is the usage: printed for --help, and when the room is missing.
 if (values.help || !noise) {
-  const usage = usageOf(readFileSync(import.meta.filename, "utf8"));
+  const usage = usageOfFile(import.meta.filename);
   if (values.help) {
     process.stdout.write(`${usage}\n`);
     process.exit(0);

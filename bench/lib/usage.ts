@@ -1,6 +1,7 @@
 // A benchmark's usage is the comment it opens with: `npm run bench -- NAME --help` prints it, and
 // an option it does not name is refused before anything runs. A mistyped option ("--nosie") used
 // to be ignored: the run took minutes and printed figures of a set nobody asked for.
+import { readFileSync } from "node:fs";
 
 /** The `//` comment lines a benchmark's source opens with, without their slashes. */
 export function usageOf(source: string): string {
@@ -10,6 +11,11 @@ export function usageOf(source: string): string {
     lines.push(line.replace(/^\/\/ ?/, ""));
   }
   return lines.join("\n");
+}
+
+/** The usage of the script at `path` (usageOf its source). */
+export function usageOfFile(path: string): string {
+  return usageOf(readFileSync(path, "utf8"));
 }
 
 /** The options (`--name`) a usage text names. */

@@ -73,7 +73,7 @@ export class CallerOnset {
     const f = this.#frames;
     const last = f.written - 1;
     let level = db;
-    if (resuming) level = this.#onsetLevel(last, resuming);
+    if (resuming) level = this.#onsetLevel(last, true);
     else if (vadStartMs !== undefined) level = Math.min(db, f.levelSince(last, vadStartMs, SHORT_FRAMES));
     this.#run = this.#startsAt(last, level, onsetDb) ? this.#run + 1 : 0;
     if (vadStartMs === undefined || this.#run < ONSET_FRAMES) return undefined;
