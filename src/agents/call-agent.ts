@@ -134,6 +134,7 @@ export function sessionConfigOf(
       ...(agent.transferBrief ? { brief: fill(agent.transferBrief) } : {}),
     },
     ...(agent.apologyText ? { apologyText: fill(agent.apologyText) } : {}),
+    ...(agent.askAgainText ? { askAgainText: fill(agent.askAgainText) } : {}),
     ...(agent.waitingCue
       ? { waitingCue: { text: fill(agent.waitingCue), afterMs: agent.waitingCueAfterMs } }
       : {}),

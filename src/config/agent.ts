@@ -224,7 +224,11 @@ export const agentShape = {
     .meta({ env: "AGENT_GREETING", description: "Spoken first; when absent the model greets." }),
   apologyText: templated.optional().meta({
     description:
-      "Said when a turn fails on the service's side, or no words could be made out in the caller's own voice over the agent; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
+      "Said when a turn fails on the service's side; default: \"Sorry, I'm having trouble on my side. Could you say that again?\"",
+  }),
+  askAgainText: templated.optional().meta({
+    description:
+      "Said when no words could be made out in the caller's own voice (a noisy line), at most twice in a row; default: \"Sorry, I didn't catch that. Could you say it again?\"",
   }),
   waitingCue: templated.optional().meta({
     description:

@@ -10,7 +10,7 @@ import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-reco
 import type { CallEnd } from "../records/outcome.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
 import { answerInGrace, GraceCommit } from "./answer-grace.ts";
-import { Apology } from "./apology.ts";
+import { Apology, UNHEARD } from "./apology.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
@@ -140,6 +140,7 @@ export class CallSession {
       format: transport.output,
       clock: deps.clock,
       log: this.#log,
+      askAgainText: () => this.#d.config.askAgainText,
       host: {
         quiet: () => this.idle && !this.#listeners.anyOnsetPending(),
         say: (text, openTts, why) =>
@@ -487,7 +488,7 @@ export class CallSession {
         return;
       }
       // Their voice, and no words made out in it: asked again, as after a failed recognition.
-      if (held === "unheard") job.failed = "no words made out in the caller's voice";
+      if (held === "unheard") job.failed = UNHEARD;
       if (this.#ended || this.#job !== job) return;
     }
     // Not yet confirmed, a failure waits for the end of the turn, weighed without words (end-of-turn.ts).
@@ -512,6 +513,8 @@ export class CallSession {
   }
 
   #onConfirmedJobReady(job: UserTurnJob): void {
+    // No words in a voice at the caller's level is words not made out; in anything else, a noise.
+    if (!job.failed && !job.text && job.listener?.spokeInUtterance()) job.failed = UNHEARD;
     if (job.failed) {
       this.#apologize(job, "speech recognition failed");
       return;
@@ -651,13 +654,16 @@ export class CallSession {
 
   // ---- faults and keypad ------------------------------------------------------------
 
-  /** Something failed: say so (see apology.ts) and keep listening. */
+  /** Something failed, or no words were made out in the caller's voice: say so (apology.ts), keep listening. */
   #apologize(job: UserTurnJob | undefined, why: string): void {
     if (this.#job === job) this.#job = undefined;
-    this.#log.warn({ why }, "apologizing to the caller");
-    this.#note(`fault: ${why}`);
+    const unheard = job?.failed === UNHEARD;
+    if (!unheard) {
+      this.#log.warn({ why }, "apologizing to the caller");
+      this.#note(`fault: ${why}`);
+    }
     // Said, it schedules the re-prompt once heard; not said, the caller is waited for now.
-    if (!this.#apology.due(job, why)) this.#control.scheduleReprompt();
+    if (!this.#apology.due(job, unheard ? UNHEARD : why, unheard)) this.#control.scheduleReprompt();
   }
 
   /** Keypad digits, gathered by call control: a confirmed turn of their own. */

@@ -385,6 +385,14 @@ export class CallerVoice {
     return this.#voiceEnd.ownFrames * this.#frameMs;
   }
 
+  /**
+   * How long a voice sounded in the caller's speech over the call, ms: as ownVoiceMs, and also
+   * before their pitch is known (0 where the voice is not judged).
+   */
+  get voicedMs(): number {
+    return this.#voiceEnd.voicedFrames * this.#frameMs;
+  }
+
   /** How much of the caller's speech their level was learned from, ms. */
   get callerSpeechMs(): number {
     return this.level.callerFrames * this.#frameMs;

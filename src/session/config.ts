@@ -115,6 +115,11 @@ export interface SessionConfig {
   maxReprompts: number;
   goodbyeText: string;
   apologyText: string;
+  /**
+   * Said when no words were made out in the caller's own voice (a noisy line), asking them to say
+   * it again (apology.ts). Their voice is told by its level and pitch, so only with turn.callerLevelGate.
+   */
+  askAgainText: string;
   /** How long each service step is waited for (see ServiceDeadlines). */
   deadlines: ServiceDeadlines;
   /** Said when the answer is late (off when absent): see waiting-cue.ts. */
@@ -180,6 +185,7 @@ export const DEFAULT_SESSION_CONFIG: SessionConfig = {
   maxReprompts: 2,
   goodbyeText: "I'll hang up now. Goodbye!",
   apologyText: "Sorry, I'm having trouble on my side. Could you say that again?",
+  askAgainText: "Sorry, I didn't catch that. Could you say it again?",
   deadlines: DEFAULT_SERVICE_DEADLINES,
   maxCallMs: 15 * 60_000,
   dtmfGapMs: 1500,

@@ -42,6 +42,8 @@ export class VoiceEnd {
   #lastRawLoudEndMs = 0;
   /** Frames of the caller's speech in which their own voice sounded (ownFrames). */
   #ownFrames = 0;
+  /** ...and in which a voice sounded at their level, of no other pitch than theirs (voicedFrames). */
+  #voicedFrames = 0;
 
   constructor(level: CallerLevel, print: VoicePrint) {
     this.#level = level;
@@ -67,7 +69,11 @@ export class VoiceEnd {
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (rawDb < this.#level.onsetDb() || this.#print.aperiodic()) return;
     this.#lastRawLoudEndMs = nowMs;
-    if (this.#print.known && this.#print.whose() === "theirs") this.#ownFrames++;
+    if (!this.#print.known) this.#voicedFrames++;
+    else if (this.#print.whose() !== "other") {
+      this.#voicedFrames++;
+      if (this.#print.whose() === "theirs") this.#ownFrames++;
+    }
   }
 
   /**
@@ -122,6 +128,14 @@ export class VoiceEnd {
   /** Frames of the caller's speech in which their own voice sounded: at their level, voiced, in their pitch. */
   get ownFrames(): number {
     return this.#ownFrames;
+  }
+
+  /**
+   * Frames of the caller's speech in which a voice sounded at their onset level, of no other pitch
+   * than theirs: ownFrames, and any voice before their pitch is known (a first question's).
+   */
+  get voicedFrames(): number {
+    return this.#voicedFrames;
   }
 
   /**
