@@ -31,8 +31,9 @@
 //                           it) with an interruption recorded before their first sound: the room's
 //                           voice, taken for theirs, stopped the greeting (ids: greeting_stopped)
 //   answered_rate           complete utterances (questions) that got a user turn and a reply heard
-//                           after them, or the apology heard after them: never silence
+//                           after them, the apology, or the words that ask again: never silence
 //   apology_rate            of those questions, the ones that got the apology (the service failed)
+//   asked_again_rate        ...and the ones asked to say it again (no words made out in their voice)
 //   repeated_words          words the caller heard twice within one reply, judged from the
 //                           recording: each sentence the call's speech sessions delivered is found
 //                           in it sample for sample, and two playings of one sentence's text that

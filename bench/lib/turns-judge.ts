@@ -72,6 +72,8 @@ export interface Outcome {
   answers?: CaseAnswers;
   /** Complete utterances: the caller heard the apology after it instead of an answer. */
   apology?: boolean;
+  /** Complete utterances: the caller was asked to say it again (no words made out in their voice). */
+  askedAgain?: boolean;
   /** Complete utterances: end of speech (truth) → the first agent audio heard after it, whatever it was. */
   heardAfterMs?: number;
   /**
@@ -86,8 +88,9 @@ export interface Outcome {
 }
 
 const RATE = 8000;
-/** The bench's agent keeps the default apology (no --set agent.apologyText in its runs). */
+/** The bench's agent keeps the default apology and words that ask again (no --set agent.apologyText in its runs). */
 const APOLOGY = DEFAULT_SESSION_CONFIG.apologyText;
+const ASK_AGAIN = DEFAULT_SESSION_CONFIG.askAgainText;
 /**
  * How far into a sound over the agent, at least, a reply that went on would be heard, ms: a cough
  * ends before the bridge could pause for it, and the reply's next words may be a breath away.
@@ -154,12 +157,14 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   if (c.category === "complete") {
     // The apology is recorded as a reply of its own, with or without the caller's words before it
     // (after a failed recognition there are none), or after the part of an answer that played.
-    const apologized = events.some(
-      (e) => e.type === "assistant" && e.generated === APOLOGY && Date.parse(e.at) - t0 >= c.startMs,
-    );
+    const said = (words: string) =>
+      events.some(
+        (e) => e.type === "assistant" && e.generated === words && Date.parse(e.at) - t0 >= c.startMs,
+      );
     const heardAt = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
     if (heardAt !== null) out.heardAfterMs = Math.round(heardAt - c.endMs);
-    out.apology = apologized && heardAt !== null;
+    out.apology = said(APOLOGY) && heardAt !== null;
+    out.askedAgain = said(ASK_AGAIN) && heardAt !== null;
     const u = users[0];
     if (!u) return { ...out, invalidWhy: "no user turn recorded (nothing recognized)" };
     const reply = events.slice(u.i + 1).find((e): e is Assistant => e.type === "assistant");

@@ -38,22 +38,34 @@ function roomFigures(outcomes: readonly Outcome[]) {
   };
 }
 
+/** The questions (complete utterances) asked, and those answered: by a reply, the apology, or asked again. */
+function answersOf(outcomes: readonly Outcome[]) {
+  // Every complete utterance whose call ran counts, valid or not: in noise, an agent still talking
+  // when the caller starts is the background's doing, and the caller was not answered.
+  const asked = outcomes.filter((o) => o.category === "complete" && o.error === undefined);
+  // Answered: a user turn and a reply heard after it, or the apology heard after it (a turn the
+  // service failed: never silence), or the caller asked to say it again (no words made out in
+  // their voice): never silence.
+  const answered = asked.filter(
+    (o) =>
+      o.apology === true ||
+      o.askedAgain === true ||
+      (o.userTexts.length > 0 && o.eouDelayMs !== undefined && o.callerVoiceToVoiceMs !== undefined),
+  );
+  return {
+    asked,
+    answered,
+    apologized: asked.filter((o) => o.apology === true),
+    askedAgain: asked.filter((o) => o.askedAgain === true),
+  };
+}
+
 export function summarize(outcomes: readonly Outcome[]) {
   const valid = outcomes.filter((o) => o.valid);
   const of = (cat: Outcome["category"]) => valid.filter((o) => o.category === cat);
 
   const complete = of("complete");
-  // Every complete utterance whose call ran counts, valid or not: in noise, an agent still talking
-  // when the caller starts is the background's doing, and the caller was not answered.
-  const asked = outcomes.filter((o) => o.category === "complete" && o.error === undefined);
-  // Answered: a user turn and a reply heard after it, or the apology heard after it (a turn the
-  // service failed: never silence). Without faults nothing apologizes and the figure is as before.
-  const answered = asked.filter(
-    (o) =>
-      o.apology === true ||
-      (o.userTexts.length > 0 && o.eouDelayMs !== undefined && o.callerVoiceToVoiceMs !== undefined),
-  );
-  const apologized = asked.filter((o) => o.apology === true);
+  const { asked, answered, apologized, askedAgain } = answersOf(outcomes);
   // What the caller waited, from the recording: end of speech → the answer or the apology heard.
   const heardAfter = nums(answered.filter((o) => o.valid).map((o) => o.heardAfterMs));
   const eou = nums(complete.map((o) => o.eouDelayMs));
@@ -86,6 +98,7 @@ export function summarize(outcomes: readonly Outcome[]) {
   const figures = {
     answered_rate: rate(answered.length, asked.length),
     apology_rate: rate(apologized.length, asked.length),
+    asked_again_rate: rate(askedAgain.length, asked.length),
     caller_v2v_ms_p50: p(heardAfter, 50),
     caller_v2v_ms_p90: p(heardAfter, 90),
     eou_delay_ms_p50: p(eou, 50),
