@@ -29,6 +29,7 @@ import { type LineContext, LineHold } from "./line-level.ts";
 import { NearerVoice } from "./nearer-voice.ts";
 import { GOING_ON_MS, SOFT_MS, VoiceEnd } from "./voice-end.ts";
 import { VoicePrint } from "./voice-print.ts";
+import type { VoicedStretches } from "./voiced-stretches.ts";
 
 export interface CallerVoiceEvents {
   /** The caller's own speech began at stream position `atMs`. */
@@ -386,11 +387,11 @@ export class CallerVoice {
   }
 
   /**
-   * How long a voice sounded in the caller's speech over the call, ms: as ownVoiceMs, and also
-   * before their pitch is known (0 where the voice is not judged).
+   * A voice in the caller's speech over the call: as ownVoiceMs, and also before their pitch is
+   * known, in the stretches it came in (none where the voice is not judged).
    */
-  get voicedMs(): number {
-    return this.#voiceEnd.voicedFrames * this.#frameMs;
+  get voiced(): VoicedStretches {
+    return this.#voiceEnd.voiced;
   }
 
   /** How much of the caller's speech their level was learned from, ms. */
@@ -422,7 +423,7 @@ export class CallerVoice {
       this.#tookRoomVoice();
       return;
     }
-    this.#voiceEnd.loud(this.#nowMs, this.#rawDb);
+    this.#voiceEnd.loud(this.#nowMs, this.#rawDb, this.#frameMs);
     // A nearer voice than the one taken for the caller: that one was the room's.
     const from = this.#nearer.frame(db, this.#rawDb, this.#nowMs, this.#frames.written - 1);
     if (from !== undefined)

@@ -24,15 +24,19 @@ import { UtteranceUpload } from "./utterance-upload.ts";
 import { HANG_MS } from "./voice-end.ts";
 
 /**
- * An utterance in which a voice sounded this long at the speaker's level (CallerVoice.voicedMs), ms,
- * held words, whether or not the recognizer made any out: a noise as loud has no period in it, and
- * a room's voice is softer or of another pitch. Offline (bench/lib/turns-gate.ts, 16 rooms and the
- * held-out flite set under each), 5 of 1,683 questions held less (one under a TV 20 ms), most
- * 340 ms or more; of 65 coughs taken for speech, 60 held none and none 200 ms. A room's voice taken
- * for the caller's (a recorded conversation, a TV, a shop's announcements) held up to 2.9 s: those
- * are what ASK_AGAIN_MAX bounds (apology.ts).
+ * An utterance in which a voice at the speaker's level sounded this long in syllables
+ * (voiced-stretches.ts), and in syllables for SYLLABIC_SHARE of it at least, held words whether or
+ * not the recognizer made any out, ms: a noise as loud has no period in it, an engine drones on,
+ * and a room's voice is softer or of another pitch. Offline (bench/lib/turns-gate.ts, 15 rooms
+ * and the held-out flite set under each), 31 of 1,579 questions held less; none of 58 coughs taken
+ * for speech held 200 ms (140 at most); of a synthesized bus's passages as loud as the caller
+ * taken for speech, 2 of 18 held more (17 held 200 ms of voice counted whole). A room's voice taken
+ * for the caller's (a conversation, a TV, a shop's announcements) held more in 48 of 160: those are
+ * what ASK_AGAIN_MAX bounds (apology.ts).
  */
 export const SPOKE_MS = 200;
+/** ...see SPOKE_MS: a drone's stretches are the most of its voice. */
+export const SYLLABIC_SHARE = 0.5;
 
 export const VAD_RATE = 16000;
 
@@ -118,8 +122,9 @@ export class SpeakerListener {
   earlyEndsDropped = 0;
   /** The speaker's own voice heard before the utterance being spoken (CallerVoice.ownVoiceMs). */
   #ownVoiceBefore = 0;
-  /** ...and a voice at their level (CallerVoice.voicedMs). */
+  /** ...and a voice at their level, and that in syllables (CallerVoice.voiced). */
   #voicedBefore = 0;
+  #syllabicBefore = 0;
   /** Words of the speaker's were recognized in this call: their voice is known from their speech. */
   wordsHeard = false;
   #closed = false;
@@ -181,7 +186,8 @@ export class SpeakerListener {
   beginUtterance(fromMs: number, overAgent: boolean): void {
     this.utteranceStartMs = Math.max(0, fromMs);
     this.#ownVoiceBefore = this.#voice.ownVoiceMs;
-    this.#voicedBefore = this.#voice.voicedMs;
+    this.#voicedBefore = this.#voice.voiced.voicedMs;
+    this.#syllabicBefore = this.#voice.voiced.syllabicMs;
     this.#hints = overAgent ? OVER_AGENT : undefined;
   }
 
@@ -281,14 +287,14 @@ export class SpeakerListener {
     return this.#voice.ownVoiceMs - this.#ownVoiceBefore;
   }
 
-  /** How long a voice sounded at the speaker's level in the utterance being spoken, ms (CallerVoice.voicedMs). */
-  voicedInUtteranceMs(): number {
-    return this.#voice.voicedMs - this.#voicedBefore;
-  }
-
-  /** The utterance being spoken held a voice at the speaker's level, not only a noise (SPOKE_MS). */
+  /**
+   * The utterance being spoken held a voice at the speaker's level in syllables, not only a noise
+   * or a drone (SPOKE_MS, CallerVoice.voiced).
+   */
   spokeInUtterance(): boolean {
-    return this.voicedInUtteranceMs() >= SPOKE_MS;
+    const voiced = this.#voice.voiced.voicedMs - this.#voicedBefore;
+    const syllabic = this.#voice.voiced.syllabicMs - this.#syllabicBefore;
+    return syllabic >= SPOKE_MS && syllabic >= voiced * SYLLABIC_SHARE;
   }
 
   /** How long the speaker's own voice has been silent, ms (0 where their voice is not judged). */

@@ -5,6 +5,7 @@
 // last heard at each level that keeps it going, and says when it has stopped and where.
 import type { CallerLevel } from "./caller-level.ts";
 import type { VoicePrint } from "./voice-print.ts";
+import { VoicedStretches } from "./voiced-stretches.ts";
 
 /** Nothing at the caller's level for this long, while the detector still hears speech, ends theirs, ms. */
 export const HANG_MS = 450;
@@ -42,8 +43,8 @@ export class VoiceEnd {
   #lastRawLoudEndMs = 0;
   /** Frames of the caller's speech in which their own voice sounded (ownFrames). */
   #ownFrames = 0;
-  /** ...and in which a voice sounded at their level, of no other pitch than theirs (voicedFrames). */
-  #voicedFrames = 0;
+  /** A voice at their level in their speech, of no other pitch than theirs (voiced). */
+  readonly voiced = new VoicedStretches();
 
   constructor(level: CallerLevel, print: VoicePrint) {
     this.#level = level;
@@ -64,14 +65,14 @@ export class VoiceEnd {
    * A frame of the caller's speech ending at `nowMs`, at its own level `rawDb`, judged against
    * their level before it learns this frame (their voice going on, their own voice sounding).
    */
-  loud(nowMs: number, rawDb: number): void {
+  loud(nowMs: number, rawDb: number, frameMs: number): void {
     // A noise as loud as they are is not their voice going on: a street's right after a short
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (rawDb < this.#level.onsetDb() || this.#print.aperiodic()) return;
     this.#lastRawLoudEndMs = nowMs;
-    if (!this.#print.known) this.#voicedFrames++;
+    if (!this.#print.known) this.voiced.voiced(nowMs, frameMs);
     else if (this.#print.whose() !== "other") {
-      this.#voicedFrames++;
+      this.voiced.voiced(nowMs, frameMs);
       if (this.#print.whose() === "theirs") this.#ownFrames++;
     }
   }
@@ -128,14 +129,6 @@ export class VoiceEnd {
   /** Frames of the caller's speech in which their own voice sounded: at their level, voiced, in their pitch. */
   get ownFrames(): number {
     return this.#ownFrames;
-  }
-
-  /**
-   * Frames of the caller's speech in which a voice sounded at their onset level, of no other pitch
-   * than theirs: ownFrames, and any voice before their pitch is known (a first question's).
-   */
-  get voicedFrames(): number {
-    return this.#voicedFrames;
   }
 
   /**

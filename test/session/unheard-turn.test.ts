@@ -1,8 +1,9 @@
 // A caller turn in which the recognizer made out no words, on the real CallSession in virtual time
 // with the caller's audio synthesized (voice-signals.ts, noise.ts) and the voice detector scripted.
 // The embedded recognizer hears nothing in some questions under a vacuum cleaner: when the turn
-// held a voice at the caller's level they are asked to say it again (askAgainText), at most
-// ASK_AGAIN_MAX times in a row; a noise the detector took for speech is let go in silence.
+// held a voice at the caller's level in syllables they are asked to say it again (askAgainText),
+// at most ASK_AGAIN_MAX times in a row; a noise, or an engine's drone, the detector took for
+// speech is let go in silence.
 import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import { ASK_AGAIN_MAX, UNHEARD } from "../../src/session/apology.ts";
@@ -27,7 +28,16 @@ const said = (h: Harness) =>
 
 /** A voice of the caller's pitch (115 Hz) at `fromMs` on the stream. */
 const voice = (fromMs: number, seed: number) => ({
-  pcm: voiceSignal({ rate: RATE, ms: TURN_MS, dbfs: -20, f0: 115, seed, pauseShare: 0 }),
+  pcm: voiceSignal({ rate: RATE, ms: TURN_MS, dbfs: -20, f0: 115, seed }),
+  at: at(fromMs),
+});
+/** An engine as loud as the voice at `fromMs`: its harmonics at 80 Hz, droning on. */
+const engine = (fromMs: number) => ({
+  pcm: Int16Array.from({ length: at(TURN_MS) }, (_, i) => {
+    let v = 0;
+    for (let h = 1; h <= 12; h++) v += Math.sin((2 * Math.PI * 80 * h * i) / RATE) / h;
+    return Math.round(v * 2000);
+  }),
   at: at(fromMs),
 });
 /** A noise as loud as the voice (a passing lorry) at `fromMs`. */
@@ -72,6 +82,12 @@ describe("a caller turn in which no words were made out", () => {
 
   it("lets a noise taken for speech go in silence", async () => {
     const h = await turns([lorry], [""]);
+    expect(said(h)).toEqual([]);
+    expect(h.logLines(`${UNHEARD}: asking them to say it again`)).toHaveLength(0);
+  });
+
+  it("lets an engine's drone taken for speech go in silence", async () => {
+    const h = await turns([engine], [""]);
     expect(said(h)).toEqual([]);
     expect(h.logLines(`${UNHEARD}: asking them to say it again`)).toHaveLength(0);
   });
