@@ -34,13 +34,19 @@ export type HeldOutcome = "resumed" | "stopped" | "unheard";
 export interface InterruptingVoice extends BargingVoice {
   /** How long their own voice sounded in the talk held, ms (0 where their voice is not judged). */
   ownVoiceInUtteranceMs(): number;
+  /** The voice in the talk held came in syllables, not as a drone (voiced-stretches.ts). */
+  voiceInSyllables(): boolean;
   /** Words of theirs were recognized earlier in the call (their voice is known from their speech). */
   readonly wordsHeard: boolean;
 }
 
-/** `who`'s held talk brought no words, though it was speech of theirs (SPOKE_THROUGH_MS). */
+/**
+ * `who`'s held talk brought no words, though it was speech of theirs (SPOKE_THROUGH_MS), in
+ * syllables: a bus's engine as loud as the caller, in their pitch's range, sounded 0.8–1.9 s "in
+ * their voice" over the agent, stopped it and had them asked to say it again.
+ */
 function spokeThrough(who: InterruptingVoice): boolean {
-  return who.wordsHeard && who.ownVoiceInUtteranceMs() >= SPOKE_THROUGH_MS;
+  return who.wordsHeard && who.ownVoiceInUtteranceMs() >= SPOKE_THROUGH_MS && who.voiceInSyllables();
 }
 
 /**

@@ -292,9 +292,17 @@ export class SpeakerListener {
    * or a drone (SPOKE_MS, CallerVoice.voiced).
    */
   spokeInUtterance(): boolean {
+    return this.#syllabicInUtteranceMs() >= SPOKE_MS && this.voiceInSyllables();
+  }
+
+  /** The voice in the utterance being spoken came in syllables, not as a drone (SYLLABIC_SHARE). */
+  voiceInSyllables(): boolean {
     const voiced = this.#voice.voiced.voicedMs - this.#voicedBefore;
-    const syllabic = this.#voice.voiced.syllabicMs - this.#syllabicBefore;
-    return syllabic >= SPOKE_MS && syllabic >= voiced * SYLLABIC_SHARE;
+    return this.#syllabicInUtteranceMs() >= voiced * SYLLABIC_SHARE;
+  }
+
+  #syllabicInUtteranceMs(): number {
+    return this.#voice.voiced.syllabicMs - this.#syllabicBefore;
   }
 
   /** How long the speaker's own voice has been silent, ms (0 where their voice is not judged). */

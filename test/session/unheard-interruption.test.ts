@@ -28,18 +28,28 @@ const outcomes = (h: Harness) => h.events().flatMap((e) => (e.type === "barge-in
 const apologies = (h: Harness) =>
   h.events().filter((e) => e.type === "assistant" && e.generated.startsWith("Sorry"));
 
+/** An engine droning in the caller's pitch at `fromMs` on the stream, `ms` long, as loud as their voice. */
+const engine = (fromMs: number, ms: number) => ({
+  pcm: Int16Array.from({ length: at(ms) }, (_, i) => {
+    let v = 0;
+    for (let h = 1; h <= 12; h++) v += Math.sin((2 * Math.PI * CALLER_F0 * h * i) / RATE) / h;
+    return Math.round(v * 2000);
+  }),
+  at: at(fromMs),
+});
+
 /**
  * A caller who asks at 1 s (recognized as `question`), then at 4 s talks over the answer for 1.4 s
- * in a voice of pitch `overF0`, in which the recognizer hears no words.
+ * in a voice of pitch `overF0` (or a sound of theirs: `over`), in which the recognizer hears no words.
  */
-async function talkOverTheAnswer(question: string, overF0: number): Promise<Harness> {
+async function talkOverTheAnswer(
+  question: string,
+  overF0: number,
+  over = voice(4000, 1400, overF0, 43),
+): Promise<Harness> {
   const h = new Harness(new VirtualClock(), { greeting: "" });
   h.callerAudio = lineCarrying(
-    mixAt([
-      { pcm: noise(12_000, RATE, { dbfs: -60, seed: 41 }) },
-      voice(1000, 1200, CALLER_F0, 42),
-      voice(4000, 1400, overF0, 43),
-    ]),
+    mixAt([{ pcm: noise(12_000, RATE, { dbfs: -60, seed: 41 }) }, voice(1000, 1200, CALLER_F0, 42), over]),
   );
   h.asrAnswers = [question, ""];
   h.defaultReply = [{ text: REPLY }];
@@ -68,6 +78,13 @@ describe("talk over the agent in which no words were heard", () => {
 
   it("lets the agent go on when it was a voice of another pitch", async () => {
     const h = await talkOverTheAnswer("tell me everything", OTHER_F0);
+    expect(outcomes(h)).toEqual(["resumed"]);
+    expect(h.historyOf("assistant").at(-1)).toBe(REPLY);
+    expect(apologies(h)).toHaveLength(0);
+  });
+
+  it("lets the agent go on over an engine's drone in the caller's pitch", async () => {
+    const h = await talkOverTheAnswer("tell me everything", CALLER_F0, engine(4000, 1400));
     expect(outcomes(h)).toEqual(["resumed"]);
     expect(h.historyOf("assistant").at(-1)).toBe(REPLY);
     expect(apologies(h)).toHaveLength(0);
