@@ -2,21 +2,21 @@
 // (TTS → transport), starting the work preemptively on a short silence but letting audio
 // out only once the caller's turn is confirmed, and yields at once when the caller talks
 // over it. Every timer goes through the injected clock; every event arrives on one
-// thread, so state changes need no locks, only stale-result checks.
+// thread, so state changes need no locks, only stale-result checks. The caller's turns,
+// from the end of their speech to the answer, are user-turns.ts's; the agent's are here.
 import type { ChatMessage } from "../api/types/index.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { CallEvent, CallEventSink, TurnMetrics } from "../records/call-record.ts";
 import type { CallEnd } from "../records/outcome.ts";
 import { AgentTurn, type AgentTurnResult, fixedReply } from "./agent-turn.ts";
-import { answerInGrace, GraceCommit } from "./answer-grace.ts";
-import { Apology, UNHEARD } from "./apology.ts";
+import { answerInGrace } from "./answer-grace.ts";
+import { Apology } from "./apology.ts";
 import { CachedSpeech } from "./cached-speech.ts";
 import { type CallAction, CallControl } from "./call-control.ts";
 import { type CallTrace, reportTurn, tracedTools, traceTurn } from "./call-trace.ts";
 import type { SessionConfig } from "./config.ts";
 import { EARLY_ANSWER_DROPPED, EarlyAnswerPause } from "./early-answer-pause.ts";
-import { TurnEndWait } from "./end-of-turn.ts";
 import { type AgentResolver, currentRecognizer, handOver } from "./handoff.ts";
 import { ConversationHistory } from "./history.ts";
 import { Interruptions } from "./interruptions.ts";
@@ -24,17 +24,17 @@ import type { LineLevel } from "./line-level.ts";
 import { Listeners } from "./listeners.ts";
 import { OnsetPause } from "./onset-pause.ts";
 import { Opening } from "./opening.ts";
-import { Recognition, type Utterance } from "./recognition.ts";
 import type { ChatModel, SessionServices, TtsStream } from "./services.ts";
-import { SpeakerListener, VAD_RATE } from "./speaker-listener.ts";
+import { SpeakerListener } from "./speaker-listener.ts";
 import type { SpeechDetectorFactory } from "./speech-detector.ts";
 import { type ToolBox, toolBoxOf } from "./tools.ts";
 import type { CallTransport, DialPerson, Speaker } from "./transport.ts";
 import { TtsPool } from "./tts-pool.ts";
-import { type TurnCompletionModel, turnCompletionFor } from "./turn-completion.ts";
+import { turnCompletionFor } from "./turn-completion.ts";
 import { turnMetrics } from "./turn-metrics.ts";
 import { assistantEvent, callStartEvent, logAgentTurn } from "./turn-report.ts";
-import { answeredByAgent, digitsTurn, keptBeforeKeys, type UserTurnJob, userContent } from "./user-turn.ts";
+import type { UserTurnJob } from "./user-turn.ts";
+import { UserTurns } from "./user-turns.ts";
 import { type WaitingCue, waitingCueOf } from "./waiting-cue.ts";
 
 export interface SessionDeps {
@@ -81,8 +81,8 @@ export class CallSession {
 
   // Listening: one listener for a call, one per member on a multi-party transport.
   readonly #listeners: Listeners;
-  #job: UserTurnJob | undefined;
-  #jobSeq = 0;
+  /** The caller's turns, from the end of their speech to the answer. */
+  readonly #turns: UserTurns;
   /** Aborted when the call ends: whatever is still uploading stops. */
   readonly #callAbort = new AbortController();
 
@@ -94,11 +94,9 @@ export class CallSession {
   readonly #answerPause: EarlyAnswerPause<SpeakerListener>;
   /** An early answer paused because the VAD heard a possible onset (see #watchOnset). */
   readonly #onset: OnsetPause;
-  readonly #grace: GraceCommit;
   readonly #apology: Apology<UserTurnJob>;
   readonly #opening = new Opening();
   readonly #cue: { speech: CachedSpeech; cue: WaitingCue } | undefined;
-  readonly #completion: TurnCompletionModel | undefined;
 
   constructor(deps: SessionDeps) {
     this.#d = deps;
@@ -112,7 +110,10 @@ export class CallSession {
       log: this.#log,
       host: {
         busy: () =>
-          this.#listeners.anyoneSpeaking() || !!this.#agent?.speaking || !!this.#job || this.#apology.pending,
+          this.#listeners.anyoneSpeaking() ||
+          !!this.#agent?.speaking ||
+          !!this.#turns.current ||
+          this.#apology.pending,
         speakFixed: (text) => this.#speakFixed(text),
         end: (end) => this.end(end),
         note: (text) => this.#note(text),
@@ -126,7 +127,7 @@ export class CallSession {
           this.#history.addUser(`(system: the call to ${target} failed: ${why}; tell the caller and help)`);
           this.#startAgent(this.#history.messages(), { kind: "reply" }, false);
         },
-        digits: (digits) => this.#onDigits(digits),
+        digits: (digits) => this.#turns.digits(digits),
         handoff: (to, reason) => this.#handOff(to, reason),
       },
     });
@@ -158,10 +159,10 @@ export class CallSession {
       played: (text: string) => this.#note(`waiting cue played: ${text}`),
     });
     this.#answerPause = new EarlyAnswerPause(deps.clock, this.#log, () => this.#agent);
-    this.#grace = new GraceCommit(deps.clock, config.turn.resumeGraceMs, (job) => this.#commitUser(job));
     this.#onset = new OnsetPause(
       {
-        earlyAnswer: (l) => answerInGrace(this.#job, this.#agent, l, deps.clock.now(), config.turn, "onset"),
+        earlyAnswer: (l) =>
+          answerInGrace(this.#turns.current, this.#agent, l, deps.clock.now(), config.turn, "onset"),
         current: () => this.#agent,
       },
       this.#log,
@@ -172,7 +173,30 @@ export class CallSession {
         this.#log.info({ speaker: speaker.name, speakerId: speaker.id }, "listening to a new speaker"),
     );
     this.#startedAt = deps.clock.now();
-    this.#completion = turnCompletionFor(config.turn, deps.services.turnCompletion, this.#log);
+    this.#turns = new UserTurns(
+      {
+        deps: () => this.#d,
+        history: () => this.#history,
+        ended: () => this.#ended,
+        agent: () => this.#agent,
+        setAgent: (turn) => {
+          this.#agent = turn;
+        },
+        reply: (messages, job, held) => this.#startAgent(messages, { kind: "reply", job }, held),
+        record: (event) => this.#record(event),
+        note: (text) => this.#note(text),
+      },
+      {
+        log: this.#log,
+        listeners: this.#listeners,
+        talkOver: this.#talkOver,
+        apology: this.#apology,
+        control: this.#control,
+        opening: this.#opening,
+        cue: this.#cue?.cue,
+        completion: turnCompletionFor(config.turn, deps.services.turnCompletion, this.#log),
+      },
+    );
   }
 
   get history(): ConversationHistory {
@@ -190,7 +214,7 @@ export class CallSession {
 
   /** Nobody is speaking and no turn is in the works. */
   get idle(): boolean {
-    return !this.#listeners.anyoneSpeaking() && !this.#job && !this.#agent;
+    return !this.#listeners.anyoneSpeaking() && !this.#turns.current && !this.#agent;
   }
 
   /** Attaches to the transport, greets the caller and starts listening. */
@@ -265,18 +289,18 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    this.#grace.hold();
+    this.#turns.grace.hold();
     this.#answerPause.stop();
     this.#cue?.cue.cancel();
     this.#apology.drop();
-    this.#job?.wait?.cancel();
+    this.#turns.current?.wait?.cancel();
     // Nobody will read its transcript: no retry goes to the service after the call (uploads end with it).
-    this.#job?.recognition?.drop();
+    this.#turns.current?.recognition?.drop();
     this.#talkOver.barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.
     this.#agent?.interrupt();
-    this.#job?.turn?.cancel();
+    this.#turns.current?.turn?.cancel();
     this.#callAbort.abort();
     const levels = this.#listeners.closeAll();
     this.#tts.close();
@@ -314,7 +338,8 @@ export class CallSession {
     if (!l || this.#ended) return;
     this.#listeners.remove(id);
     this.#log.info({ speaker: l.speaker?.name, speakerId: id }, "speaker left");
-    if (this.#job?.listener === l && !this.#job.confirmed) this.#dropJob();
+    const job = this.#turns.current;
+    if (job?.listener === l && !job.confirmed) this.#turns.drop();
     this.#earlyAnswerGoesOn(l);
     this.#onset.release(l);
     this.#talkOver.left(l);
@@ -331,15 +356,15 @@ export class CallSession {
     this.#control.callerSpoke();
     l.speechStartAt = l.clockAt(atMs);
     const agent = this.#agent;
-    const early = answerInGrace(this.#job, agent, l, l.speechStartAt, config.turn);
+    const early = answerInGrace(this.#turns.current, agent, l, l.speechStartAt, config.turn);
     if (early) {
       // The caller goes on right after the agent began to answer: the pause was not the end of the
       // turn. Until that is sure the turn is not committed, or it would be in the history twice.
-      this.#grace.hold();
+      this.#turns.grace.hold();
       this.#answerPause.begin(early, l, config.turn.bargeInMinMs - (clock.now() - l.speechStartAt), () => {
         this.#note(EARLY_ANSWER_DROPPED);
         if (this.#agent === early) this.#agent = undefined;
-        this.#dropJob();
+        this.#turns.drop();
         l.pauses.resumed(atMs);
       });
       return;
@@ -354,15 +379,15 @@ export class CallSession {
         l.beginUtterance(atMs - config.turn.prerollMs, true);
       return;
     }
-    const job = this.#job;
+    const job = this.#turns.current;
     if (job && job.source === "speech" && job.listener !== l) {
       // Someone else speaks before the last speaker was answered: those words go into the
       // history as they are, and the agent answers whoever finishes last.
-      this.#yieldJob(job);
+      this.#turns.yield(job);
     } else if (job && !job.confirmed) {
       // The caller went on after a pause: the preemptive work was premature.
       this.#log.debug({ job: job.id }, "caller resumed: dropping preemptive turn");
-      this.#dropJob();
+      this.#turns.drop();
       l.pauses.resumed(atMs);
       return; // keep the utterance start: the pause was mid-sentence
     } else if (job?.confirmed && agent && agent === job.turn && agent.timings.firstPlayAt === undefined) {
@@ -370,7 +395,7 @@ export class CallSession {
       this.#log.debug("caller resumed before the agent spoke: merging utterances");
       agent.cancel();
       this.#agent = undefined;
-      this.#dropJob();
+      this.#turns.drop();
       l.pauses.resumed(atMs);
       return;
     }
@@ -395,7 +420,7 @@ export class CallSession {
       upload?.abort();
       return;
     }
-    this.#startJob(l, l.utterance(atMs + 60, upload), atMs);
+    this.#turns.start(l, l.utterance(atMs + 60, upload), atMs);
   }
 
   /**
@@ -404,186 +429,9 @@ export class CallSession {
    */
   #earlyAnswerGoesOn(l: SpeakerListener): boolean {
     if (!this.#answerPause.ended(l)) return false;
-    if (this.#job) this.#grace.arm(this.#job);
+    const job = this.#turns.current;
+    if (job) this.#turns.grace.arm(job);
     return true;
-  }
-
-  /** A user turn from `l`'s utterance that ended at stream position `endMs`. */
-  #startJob(l: SpeakerListener, utterance: Utterance, endMs: number): void {
-    const { clock, config } = this.#d;
-    const speechEndAt = l.clockAt(endMs);
-    const job: UserTurnJob = {
-      id: ++this.#jobSeq,
-      listener: l,
-      speechEndAt,
-      detectedAt: clock.now(),
-      confirmed: false,
-      source: "speech",
-    };
-    if (this.#opening.answers(l.clockAt(utterance.fromMs + config.turn.prerollMs), speechEndAt)) {
-      this.#log.info({ job: job.id }, "said before the greeting was heard: the greeting answers it");
-      job.yielded = true; // into the history once recognized, unanswered
-      job.recognizing = this.#recognize(job, utterance);
-      return;
-    }
-    this.#job?.wait?.cancel();
-    if (this.#job && !this.#job.yielded) this.#job.recognition?.drop();
-    this.#job = job;
-    const inputs = {
-      speechEndAt,
-      prosody: config.turn.endOfTurnProsody ? l.endProsody(endMs) : undefined,
-      pause: l.pauses.model(),
-      onsetMaskMs: l.onsetMaskMs(),
-      completion: this.#completion,
-    };
-    l.pauses.speechEnded(endMs, l.speechBefore(endMs));
-    job.wait = new TurnEndWait(clock, config.turn, inputs, {
-      speaking: () => this.#listeners.anyoneSpeaking(),
-      onsetPending: () => this.#listeners.anyOnsetPending(),
-      confirm: () => {
-        if (this.#job === job) this.#confirm(job);
-      },
-      decided: (d) =>
-        this.#log.debug({ job: job.id, endMs: Math.round(endMs), ...d }, "end-of-turn decision"),
-    });
-    job.recognizing = this.#recognize(job, utterance);
-  }
-
-  /** The utterance's transcript (see recognition.ts), then what the job does with it. */
-  async #recognize(job: UserTurnJob, utterance: Utterance): Promise<void> {
-    const { services, clock } = this.#d;
-    const t0 = clock.now();
-    job.recognition = new Recognition(utterance);
-    const { text, failed, dropped } = await job.recognition.run(
-      services.asr,
-      job.listener!.audio,
-      VAD_RATE,
-      clock,
-      this.#log,
-      this.#d.config.deadlines.asrMs,
-    );
-    if (dropped) return;
-    if (failed) job.failed = failed;
-    if (this.#ended) return;
-    // The service's time: from the upload's end (ended early, at a pause, it comes before t0).
-    const asked = utterance.upload?.endedAt ?? t0;
-    job.asrMs = clock.now() - asked;
-    job.askedAt = asked;
-    job.recognizedAt = clock.now();
-    job.text = text?.trim() ?? "";
-    if (job.text) job.listener!.wordsHeard = true;
-    if (job.yielded) {
-      if (!job.failed) this.#commitUser(job);
-      return;
-    }
-    if (this.#job !== job) return;
-    this.#log.debug({ text: job.text, asrMs: Math.round(job.asrMs) }, "recognized");
-    if (this.#talkOver.heldBy(job.listener)) {
-      // The words of an interruption: an acknowledgement (or none, in what was not their voice)
-      // lets the agent go on; anything else stops it, and the reply to them is asked with what was
-      // heard of it in the history.
-      const held = await this.#talkOver.words(job.listener!, job.text, job.failed !== undefined);
-      if (held === "resumed") {
-        this.#dropJob();
-        return;
-      }
-      // Their voice, and no words made out in it: asked again, as after a failed recognition.
-      if (held === "unheard") job.failed = UNHEARD;
-      if (this.#ended || this.#job !== job) return;
-    }
-    // Not yet confirmed, a failure waits for the end of the turn, weighed without words (end-of-turn.ts).
-    if (job.failed && job.confirmed) {
-      this.#apologize(job, "speech recognition failed");
-      return;
-    }
-    if (job.text && answeredByAgent(job, this.#d.config.multiParty)) {
-      const messages = [...this.#history.messages(), { role: "user" as const, content: userContent(job) }];
-      job.turn = this.#startAgent(messages, { kind: "reply", job }, !job.confirmed);
-    }
-    if (job.confirmed) this.#onConfirmedJobReady(job);
-    else job.wait?.recognized(job.text, job.failed !== undefined);
-  }
-
-  #confirm(job: UserTurnJob): void {
-    const { clock } = this.#d;
-    job.confirmed = true;
-    this.#log.debug({ job: job.id, eouDelayMs: Math.round(clock.now() - job.speechEndAt) }, "end of turn");
-    job.confirmedAt = clock.now();
-    if (job.text !== undefined) this.#onConfirmedJobReady(job);
-  }
-
-  #onConfirmedJobReady(job: UserTurnJob): void {
-    // No words in a voice at the caller's level is words not made out; in anything else, a noise.
-    if (!job.failed && !job.text && job.listener?.spokeInUtterance()) job.failed = UNHEARD;
-    if (job.failed) {
-      this.#apologize(job, "speech recognition failed");
-      return;
-    }
-    if (!job.text) {
-      this.#log.debug("no words recognized: ignoring the noise");
-      this.#job = undefined;
-      this.#control.scheduleReprompt();
-      return;
-    }
-    const speaker = job.listener?.speaker?.name;
-    this.#log.info({ text: job.text, ...(speaker ? { speaker } : {}) }, "caller said");
-    if (!answeredByAgent(job, this.#d.config.multiParty)) {
-      this.#log.info({ speaker }, "not addressed to the agent: into the history only");
-      this.#commitUser(job);
-      this.#job = undefined;
-      return;
-    }
-    if (this.#agent && this.#agent !== job.turn) this.#agent.interrupt();
-    this.#agent = job.turn;
-    if (job.turn) {
-      // Until the reply is heard the caller may still go on (then the turns merge): only then is
-      // the user turn part of the conversation.
-      job.turn.onFirstPlay = () => this.#grace.arm(job);
-      if (!job.turn.released) this.#d.onSpeculation?.({ used: true, chatRequests: job.turn.chatRequests });
-      this.#apology.drop();
-      job.turn.release();
-      this.#cue?.cue.arm(job.turn, job.speechEndAt);
-    } else {
-      this.#commitUser(job);
-    }
-  }
-
-  #commitUser(job: UserTurnJob): void {
-    this.#grace.hold();
-    if (job.committed || !job.text) return;
-    job.committed = true;
-    job.listener?.pauses.turnEnded();
-    this.#history.addUser(userContent(job));
-    const speaker = job.listener?.speaker?.name;
-    this.#record({
-      type: "user",
-      at: new Date().toISOString(),
-      text: job.text,
-      source: job.source,
-      ...(speaker ? { speaker } : {}),
-    });
-  }
-
-  #dropJob(): void {
-    const turn = this.#job?.turn;
-    // A reply asked for before the turn was sure, and never heard: speculation thrown away.
-    if (turn && turn.timings.firstPlayAt === undefined && turn.chatRequests > 0)
-      this.#d.onSpeculation?.({ used: false, chatRequests: turn.chatRequests });
-    this.#job?.wait?.cancel();
-    if (!this.#job?.yielded) this.#job?.recognition?.drop();
-    if (!this.#job?.committed) this.#grace.hold();
-    this.#job?.turn?.cancel();
-    this.#job = undefined;
-  }
-
-  /** The job's words go into the history unanswered (now, or once recognized). */
-  #yieldJob(job: UserTurnJob): void {
-    this.#log.debug({ job: job.id }, "another speaker began: the last turn goes into the history unanswered");
-    job.yielded = true;
-    if (this.#talkOver.heldBy(job.listener)) void this.#talkOver.interrupt();
-    if (this.#agent === job.turn) this.#agent = undefined;
-    this.#dropJob();
-    if (job.text !== undefined && !job.failed) this.#commitUser(job);
   }
 
   // ---- agent turns ------------------------------------------------------------------
@@ -630,7 +478,7 @@ export class CallSession {
   #onAgentDone(turn: AgentTurn, meta: TurnMeta, r: AgentTurnResult): void {
     this.#talkOver.agentDone(turn);
     if (r.cancelled) return;
-    if (meta.job) this.#commitUser(meta.job);
+    if (meta.job) this.#turns.commit(meta.job);
     this.#history.addReply(r.messages);
     // The apology is filed with the fault it answers, and no figures.
     const metrics = meta.why ? {} : turnMetrics(turn, meta.job, r, this.#talkOver.interruptedBy);
@@ -638,11 +486,11 @@ export class CallSession {
     logAgentTurn(this.#log, r, metrics, turn.dryRuns);
     if (meta.kind === "reply") this.#d.onTurnMetrics?.(metrics);
     if (this.#agent === turn) this.#agent = undefined;
-    if (meta.job && this.#job === meta.job) this.#job = undefined;
+    this.#turns.done(meta.job);
     if (r.interrupted) this.#talkOver.interruptionOver();
     if (this.#ended) return;
     if (r.error && !meta.why) {
-      this.#apologize(meta.job, r.error);
+      this.#turns.apologize(meta.job, r.error);
       return;
     }
     if (r.action) {
@@ -650,44 +498,6 @@ export class CallSession {
       return;
     }
     if (!r.interrupted) this.#control.scheduleReprompt();
-  }
-
-  // ---- faults and keypad ------------------------------------------------------------
-
-  /** Something failed, or no words were made out in the caller's voice: say so (apology.ts), keep listening. */
-  #apologize(job: UserTurnJob | undefined, why: string): void {
-    if (this.#job === job) this.#job = undefined;
-    const unheard = job?.failed === UNHEARD;
-    if (!unheard) {
-      this.#log.warn({ why }, "apologizing to the caller");
-      this.#note(`fault: ${why}`);
-    }
-    // Said, it schedules the re-prompt once heard; not said, the caller is waited for now.
-    if (!this.#apology.due(job, unheard ? UNHEARD : why, unheard)) this.#control.scheduleReprompt();
-  }
-
-  /** Keypad digits, gathered by call control: a confirmed turn of their own. */
-  #onDigits(digits: string): void {
-    if (this.#ended) return;
-    const { clock } = this.#d;
-    const job = digitsTurn(++this.#jobSeq, digits, clock.now());
-    // Words said just before the keys ("my order number is…") stay in the conversation, before them.
-    const words = keptBeforeKeys(this.#job);
-    this.#dropJob();
-    this.#job = job;
-    this.#agent?.interrupt();
-    const answer = () => {
-      if (this.#job !== job || this.#ended) return;
-      const messages = [...this.#history.messages(), { role: "user" as const, content: job.text! }];
-      job.turn = this.#startAgent(messages, { kind: "reply", job }, true);
-      job.confirmedAt = clock.now();
-      this.#onConfirmedJobReady(job);
-    };
-    if (words?.text === undefined && words?.recognizing) void words.recognizing.then(answer);
-    else {
-      if (words) this.#commitUser(words);
-      answer();
-    }
   }
 
   #note(text: string): void {
