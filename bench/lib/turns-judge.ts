@@ -164,7 +164,9 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
     const heardAt = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
     if (heardAt !== null) out.heardAfterMs = Math.round(heardAt - c.endMs);
     out.apology = said(APOLOGY) && heardAt !== null;
-    out.askedAgain = said(ASK_AGAIN) && heardAt !== null;
+    // Asked again about this question: the first words after it (a room's sound asked about later is not).
+    const first = events.find((e) => e.type === "assistant" && Date.parse(e.at) - t0 >= c.startMs);
+    out.askedAgain = first?.type === "assistant" && first.generated === ASK_AGAIN && heardAt !== null;
     const u = users[0];
     if (!u) return { ...out, invalidWhy: "no user turn recorded (nothing recognized)" };
     const reply = events.slice(u.i + 1).find((e): e is Assistant => e.type === "assistant");
