@@ -70,9 +70,9 @@ export class VoiceEnd {
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (rawDb < this.#level.onsetDb() || this.#print.aperiodic()) return;
     this.#lastRawLoudEndMs = nowMs;
-    if (!this.#print.known) this.voiced.voiced(nowMs, frameMs);
+    if (!this.#print.known) this.voiced.add(nowMs, frameMs);
     else if (this.#print.whose() !== "other") {
-      this.voiced.voiced(nowMs, frameMs);
+      this.voiced.add(nowMs, frameMs);
       if (this.#print.whose() === "theirs") this.#ownFrames++;
     }
   }

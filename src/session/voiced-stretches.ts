@@ -21,7 +21,7 @@ export class VoicedStretches {
   #endedShortMs = 0;
 
   /** A frame of voice, `frameMs` long, ending at stream position `nowMs`. */
-  voiced(nowMs: number, frameMs: number): void {
+  add(nowMs: number, frameMs: number): void {
     // Within half a frame of the last one's end: the same stretch.
     if (nowMs - frameMs - this.#toMs > frameMs / 2) {
       this.#endedShortMs += this.#shortMs();

@@ -4,7 +4,7 @@ import { SYLLABLE_MAX_MS, VoicedStretches } from "../../src/session/voiced-stret
 
 /** Voiced frames of 20 ms over [fromMs, toMs) of the stream. */
 function voicedOver(v: VoicedStretches, fromMs: number, toMs: number): void {
-  for (let t = fromMs + 20; t <= toMs; t += 20) v.voiced(t, 20);
+  for (let t = fromMs + 20; t <= toMs; t += 20) v.add(t, 20);
 }
 
 describe("VoicedStretches", () => {
