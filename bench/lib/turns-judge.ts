@@ -157,13 +157,12 @@ export function judge(c: TurnCase, sim: SimResult, spoken?: readonly SpokenSente
   if (c.category === "complete") {
     // The apology is recorded as a reply of its own, with or without the caller's words before it
     // (after a failed recognition there are none), or after the part of an answer that played.
-    const said = (words: string) =>
-      events.some(
-        (e) => e.type === "assistant" && e.generated === words && Date.parse(e.at) - t0 >= c.startMs,
-      );
+    const apologized = events.some(
+      (e) => e.type === "assistant" && e.generated === APOLOGY && Date.parse(e.at) - t0 >= c.startMs,
+    );
     const heardAt = firstAudible(agent, RATE, c.endMs, c.endMs + 10_000);
     if (heardAt !== null) out.heardAfterMs = Math.round(heardAt - c.endMs);
-    out.apology = said(APOLOGY) && heardAt !== null;
+    out.apology = apologized && heardAt !== null;
     // Asked again about this question: the first words after it (a room's sound asked about later is not).
     const first = events.find((e) => e.type === "assistant" && Date.parse(e.at) - t0 >= c.startMs);
     out.askedAgain = first?.type === "assistant" && first.generated === ASK_AGAIN && heardAt !== null;

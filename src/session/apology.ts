@@ -38,7 +38,7 @@ export class Apology<Turn extends object> {
   readonly #host: ApologyHost;
   /** The words that ask the caller again (the agent's, which a handoff changes). */
   readonly #askAgainText: () => string;
-  #pending: { why: string; unheard: boolean } | undefined;
+  #pending: string | undefined;
   /** Times asked again since words of the caller's were last answered. */
   #askedAgain = 0;
   #timer: TimerHandle | undefined;
@@ -64,23 +64,25 @@ export class Apology<Turn extends object> {
 
   /**
    * `turn` (the caller's, if the failure answered one) failed for `why`: the apology is said, at
-   * once or at the next silence; `unheard`, the caller is asked again instead (see above). False
+   * once or at the next silence; for UNHEARD, the caller is asked again instead (see above). False
    * when it will not be (said already for that turn, no audio for it, or asked again enough).
    */
-  due(turn: Turn | undefined, why: string, unheard = false): boolean {
+  due(turn: Turn | undefined, why: string): boolean {
     if (turn !== undefined && turn === this.#lastFor) return false;
-    if (unheard && this.#askedAgain >= ASK_AGAIN_MAX) {
-      this.#log.info(`${UNHEARD}, asked again ${ASK_AGAIN_MAX} times in a row: waiting for them instead`);
-      return false;
-    }
-    if (unheard) this.#log.info(`${UNHEARD}: asking them to say it again`);
-    if (!unheard && !this.speech.audio) {
+    if (why !== UNHEARD && !this.speech.audio) {
       this.#log.error("no apology audio available (TTS never worked on this call)");
       return false;
     }
+    if (why === UNHEARD) {
+      if (this.#askedAgain >= ASK_AGAIN_MAX) {
+        this.#log.info(`${UNHEARD}, asked again ${ASK_AGAIN_MAX} times in a row: waiting for them instead`);
+        return false;
+      }
+      this.#log.info(`${UNHEARD}: asking them to say it again`);
+      this.#askedAgain++;
+    }
     if (turn !== undefined) this.#lastFor = turn;
-    if (unheard) this.#askedAgain++;
-    this.#pending = { why, unheard };
+    this.#pending = why;
     this.#clock.clearTimeout(this.#timer);
     this.#try();
     return true;
@@ -96,17 +98,17 @@ export class Apology<Turn extends object> {
 
   #try(): void {
     this.#timer = undefined;
-    const pending = this.#pending;
+    const why = this.#pending;
     const audio = this.speech.audio;
-    if (pending === undefined || (!pending.unheard && !audio)) return;
+    if (why === undefined || (why !== UNHEARD && !audio)) return;
     if (!this.#host.quiet()) {
       this.#timer = this.#clock.setTimeout(() => this.#try(), RECHECK_MS);
       return;
     }
     this.#pending = undefined;
     const { text } = this.speech;
-    if (pending.unheard) this.#host.say(this.#askAgainText(), undefined, pending.why);
-    else if (audio) this.#host.say(text, async () => cachedStream(text, audio, this.#format), pending.why);
+    if (why === UNHEARD) this.#host.say(this.#askAgainText(), undefined, why);
+    else if (audio) this.#host.say(text, async () => cachedStream(text, audio, this.#format), why);
   }
 }
 

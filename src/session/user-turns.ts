@@ -271,7 +271,7 @@ export class UserTurns {
       this.#host.note(`fault: ${why}`);
     }
     // Said, it schedules the re-prompt once heard; not said, the caller is waited for now.
-    if (!this.#p.apology.due(job, unheard ? UNHEARD : why, unheard)) this.#p.control.scheduleReprompt();
+    if (!this.#p.apology.due(job, unheard ? UNHEARD : why)) this.#p.control.scheduleReprompt();
   }
 
   /** Keypad digits, gathered by call control: a confirmed turn of their own. */

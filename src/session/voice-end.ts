@@ -70,11 +70,10 @@ export class VoiceEnd {
     // "okay" made it an interruption, held for words the embedded recognizer then misheard.
     if (rawDb < this.#level.onsetDb() || this.#print.aperiodic()) return;
     this.#lastRawLoudEndMs = nowMs;
-    if (!this.#print.known) this.voiced.add(nowMs, frameMs);
-    else if (this.#print.whose() !== "other") {
-      this.voiced.add(nowMs, frameMs);
-      if (this.#print.whose() === "theirs") this.#ownFrames++;
-    }
+    const whose = this.#print.known ? this.#print.whose() : undefined;
+    if (whose === "other") return;
+    this.voiced.add(nowMs, frameMs);
+    if (whose === "theirs") this.#ownFrames++;
   }
 
   /**
