@@ -56,6 +56,19 @@ export function voiceSignal(o: VoiceSignalOptions): Int16Array {
   return Int16Array.from(raw, (v) => Math.max(-32768, Math.min(32767, Math.round(v * gain))));
 }
 
+/**
+ * An engine's drone: the harmonics of `f0` (Hz) at one loudness throughout, `ms` long, with a
+ * period as a voice has but no syllables.
+ */
+export function droneSignal(o: { rate: number; ms: number; f0: number }): Int16Array {
+  const n = Math.round((o.ms * o.rate) / 1000);
+  return Int16Array.from({ length: n }, (_, i) => {
+    let v = 0;
+    for (let h = 1; h <= 12; h++) v += Math.sin((2 * Math.PI * o.f0 * h * i) / o.rate) / h;
+    return Math.round(v * 2000);
+  });
+}
+
 /** The sum of `parts`, each laid from its offset (samples), as long as the longest reaches. */
 export function mixAt(parts: ReadonlyArray<{ pcm: Int16Array; at?: number }>): Int16Array {
   const n = Math.max(0, ...parts.map((p) => (p.at ?? 0) + p.pcm.length));

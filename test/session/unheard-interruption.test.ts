@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/core/clock.ts";
 import { SPOKE_THROUGH_MS } from "../../src/session/interruptions.ts";
 import { noise } from "../helpers/noise.ts";
-import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
+import { droneSignal, mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 import { Harness, lineCarrying } from "./harness.ts";
 
 const RATE = 16000;
@@ -30,11 +30,7 @@ const apologies = (h: Harness) =>
 
 /** An engine droning in the caller's pitch at `fromMs` on the stream, `ms` long, as loud as their voice. */
 const engine = (fromMs: number, ms: number) => ({
-  pcm: Int16Array.from({ length: at(ms) }, (_, i) => {
-    let v = 0;
-    for (let h = 1; h <= 12; h++) v += Math.sin((2 * Math.PI * CALLER_F0 * h * i) / RATE) / h;
-    return Math.round(v * 2000);
-  }),
+  pcm: droneSignal({ rate: RATE, ms, f0: CALLER_F0 }),
   at: at(fromMs),
 });
 

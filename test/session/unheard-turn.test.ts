@@ -9,7 +9,7 @@ import { VirtualClock } from "../../src/core/clock.ts";
 import { ASK_AGAIN_MAX, UNHEARD } from "../../src/session/apology.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { noise } from "../helpers/noise.ts";
-import { mixAt, voiceSignal } from "../helpers/voice-signals.ts";
+import { droneSignal, mixAt, voiceSignal } from "../helpers/voice-signals.ts";
 import { Harness, lineCarrying } from "./harness.ts";
 
 const RATE = 16000;
@@ -33,11 +33,7 @@ const voice = (fromMs: number, seed: number) => ({
 });
 /** An engine as loud as the voice at `fromMs`: its harmonics at 80 Hz, droning on. */
 const engine = (fromMs: number) => ({
-  pcm: Int16Array.from({ length: at(TURN_MS) }, (_, i) => {
-    let v = 0;
-    for (let h = 1; h <= 12; h++) v += Math.sin((2 * Math.PI * 80 * h * i) / RATE) / h;
-    return Math.round(v * 2000);
-  }),
+  pcm: droneSignal({ rate: RATE, ms: TURN_MS, f0: 80 }),
   at: at(fromMs),
 });
 /** A noise as loud as the voice (a passing lorry) at `fromMs`. */
