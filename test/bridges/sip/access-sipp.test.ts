@@ -3,6 +3,7 @@
 // password makes a call; a flood of OPTIONS and INVITEs is dropped and counted while calls go on.
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "../../helpers/until.ts";
 import { type ServerRig, startServerRig } from "./server-rig.ts";
 import { dumpScenario, expectAllCalls, runSipp } from "./sipp.ts";
 
@@ -110,13 +111,27 @@ describe("per-source rate limit", () => {
         timeoutS: 30,
         signal: abort.signal,
       });
-      const calls = await runSipp({
-        scenario: { file: pcap },
-        target: rig.target,
-        args: ["-r", "10", "-l", "20", "-m", "20"],
-      });
-      abort.abort();
-      await flood;
+      const server = rig.server;
+      const calls = await (async () => {
+        try {
+          // The calls go on during the flood: once it is under way (its source's bucket emptied),
+          // and the flood until it is well past it (a busy machine starts SIPp late).
+          await until(() => server.stats.refused.rate_limited > 0, "the flood to be rate-limited");
+          const done = await runSipp({
+            scenario: { file: pcap },
+            target: rig.target,
+            args: ["-r", "10", "-l", "20", "-m", "20"],
+          });
+          await until(
+            () => server.stats.refused.rate_limited > 500,
+            "500 of the flood's requests rate-limited",
+          );
+          return done;
+        } finally {
+          abort.abort();
+          await flood;
+        }
+      })();
       expectAllCalls(calls);
       expect(rig.server.stats.calls).toBe(20);
       const { refused } = rig.server.stats;
