@@ -13,6 +13,8 @@ export interface GateSummary {
   cut_short: string[];
   held_open: string[];
   resumed_late: string[];
+  /** Missing from sweeps made before it was counted. */
+  resume_unheard?: string[];
 }
 
 /** The figures a comparison reports, in this order. */
@@ -26,6 +28,7 @@ export const SWEEP_FIGURES = [
   "cut_short",
   "held_open",
   "resumed_late",
+  "resume_unheard",
 ] as const satisfies readonly (keyof GateSummary)[];
 
 export type SweepFigure = (typeof SWEEP_FIGURES)[number];
@@ -58,7 +61,15 @@ const ROOMS = [
   "REC/vacuum.wav:10",
 ];
 /** The rooms the held-out flite set plays under. */
-const FLITE_ROOMS = ["REC/conv.wav:16", "talker:10", "babble:16", "hiss:40", "cafe:16"];
+const FLITE_ROOMS = [
+  "REC/conv.wav:16",
+  "talker:10",
+  "babble:16",
+  "hiss:40",
+  "cafe:16",
+  "REC/pa.wav:10",
+  "REC/tv.wav:10",
+];
 const DRAWS = [0, 1];
 const LINE_HISS = "hiss:24";
 
@@ -98,7 +109,7 @@ export function parseSweep(text: string): Map<string, GateSummary | undefined> {
   return out;
 }
 
-const count = (v: number | string[]) => (typeof v === "number" ? v : v.length);
+const count = (v: number | string[] | undefined) => (typeof v === "number" ? v : (v?.length ?? 0));
 
 export interface SweepChange {
   /** Per run with any figure moved: "LABEL  figure a->b [-gone +come]; …"; "LABEL failed" for a run with no summary. */

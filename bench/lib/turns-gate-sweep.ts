@@ -1,10 +1,10 @@
 // The caller-level gate offline (turns-gate.ts) over every room the notes sweep, each drawn twice,
-// and the held-out flite set under five of them: one line per run, "LABEL {summary}", on stdout.
+// and the held-out flite set under seven of them: one line per run, "LABEL {summary}", on stdout.
 // With --against, what moved since an earlier sweep's lines (a change's base, run the same way)
 // goes to stderr: per run the figures that moved and the cases gone and come, then the totals.
 //   node bench/lib/turns-gate-sweep.ts [--against FILE] [--rooms DIR] [--jobs N] > FILE
 // --rooms: where bench/rooms.sh made the recorded rooms (default .data/rooms); --jobs: runs at
-// once (default: the cores, at most 4). 41 runs take about 6 minutes on 2 cores.
+// once (default: the cores, at most 4). 43 runs take about 6 minutes on 2 cores.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";

@@ -7,7 +7,8 @@
 // Prints, per set, the labelled utterances no onset of the gate's fell in (`missed`: coughs apart,
 // which it should refuse; `coughs`: those it took), and the onsets outside every utterance of the
 // caller's (`spurious`: the room taken for them); in pause cases, how late after the caller resumed
-// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over); of the sounds
+// the gate heard them (`resume_late_ms`: a late resumption is a pause answered over; `resume_unheard`:
+// never before their last word, the rest answered over); of the sounds
 // over the agent, which the session's barge-in rule would take wrongly from the gate's events
 // (`false_barge_in`: a backchannel or cough the voice alone takes for an interruption, before its
 // words are recognized, interruptions.ts; `missed_barge_in`; over the greeting from the call's
@@ -267,6 +268,8 @@ let spurious = 0;
 const bad: string[] = [];
 /** Pause cases: how much later than the caller resumed the gate heard them (ms), by case. */
 const resumeLate: { id: string; ms: number }[] = [];
+/** Pause cases whose resumption the gate never heard. */
+const resumeUnheard: string[] = [];
 /** Over-the-agent sounds the session would have taken wrongly: a backchannel or cough that interrupted, an interruption that did not. */
 const falseBarge: string[] = [];
 const missedBarge: string[] = [];
@@ -301,7 +304,10 @@ for (const c of cases) {
     // the speech again within the window, and is no lateness.
     const end = ends.find(inPause);
     const resumed = end === undefined ? undefined : starts.find((s) => s > end);
-    if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
+    // Not heard again before their last word: the rest of what they said went unheard, and the
+    // agent answered over it (the room's peaks as loud as a resumption softer than their usual).
+    if (end !== undefined && (resumed === undefined || resumed >= c.endMs)) resumeUnheard.push(c.id);
+    else if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
   }
   // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
   // heard again before them: the session would answer part of what they said, or over the rest.
@@ -347,6 +353,7 @@ console.log(
       ? { n: lates.length, p50: lates[lates.length >> 1], max: lates.at(-1) }
       : undefined,
     resumed_late: resumeLate.filter((r) => r.ms > 200).map((r) => `${r.id} (${r.ms})`),
+    resume_unheard: resumeUnheard,
     // Of the sounds over the agent, as BargeIns would judge them from the gate's events alone.
     over_agent: overAgent,
     false_barge_in: falseBarge,

@@ -24,9 +24,9 @@ const summary = (over: Partial<GateSummary> = {}): GateSummary => ({
 const line = (label: string, s: GateSummary) => `${label} ${JSON.stringify({ noise: "x", cases: 90, ...s })}`;
 
 describe("gate sweep", () => {
-  it("plays every room at two draws under the line's hiss, and the flite set under five", () => {
+  it("plays every room at two draws under the line's hiss, and the flite set under seven", () => {
     const runs = sweepRuns("/r");
-    expect(runs.filter((r) => r.label.startsWith("flite-"))).toHaveLength(5);
+    expect(runs.filter((r) => r.label.startsWith("flite-"))).toHaveLength(7);
     expect(runs.find((r) => r.label === "/r/conv.wav:10/1")?.args).toEqual([
       "/r/conv.wav:10,hiss:24",
       "--draw",
@@ -68,5 +68,13 @@ describe("gate sweep", () => {
     expect(totals.spurious).toEqual([3, 5]);
     expect(totals.missed).toEqual([1, 1]);
     expect(totals.false_barge_in).toEqual([1, 1]);
+  });
+
+  it("counts a figure a sweep made before it was counted as none", () => {
+    const before = parseSweep(line("a/0", summary()));
+    const after = parseSweep(line("a/0", summary({ resume_unheard: ["pause-32"] })));
+    const { lines, totals } = compareSweeps(before, after);
+    expect(lines).toEqual(["a/0  resume_unheard 0->1"]);
+    expect(totals.resume_unheard).toEqual([0, 1]);
   });
 });
