@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BridgeMetrics } from "../../app/metrics/bridge-metrics.ts";
+import { UNHEARD } from "../../src/session/apology.ts";
 
 describe("BridgeMetrics", () => {
   it("exports per-turn histograms and call counters in Prometheus text format", async () => {
@@ -79,5 +80,28 @@ describe("BridgeMetrics", () => {
     expect(body).toContain('voice_bridge_warm_transfers_total{outcome="joined"} 1');
     expect(body).toContain("voice_bridge_caller_speech_level_dbfs_count 1");
     expect(body).toContain("voice_bridge_utterances_resent_total 2");
+  });
+
+  it("counts the callers asked to say it again, and no other words the agent said", async () => {
+    const m = new BridgeMetrics({ defaultMetrics: false });
+    const sink = m.tap({ append: () => {} });
+    const at = new Date().toISOString();
+    const said = (generated: string, error?: string) =>
+      sink.append("c1", {
+        type: "assistant",
+        at,
+        generated,
+        heard: generated,
+        interrupted: false,
+        toolCalls: [],
+        metrics: {},
+        ...(error ? { error } : {}),
+      });
+    said("Sorry, I didn't catch that. Could you say it again?", UNHEARD);
+    said("We open at nine.");
+    said("Sorry, I'm having trouble on my side.", "chat: 503");
+    said("Sorry, I didn't catch that. Could you say it again?", UNHEARD);
+    const { body } = await m.render();
+    expect(body).toContain("voice_bridge_callers_asked_again_total 2");
   });
 });
