@@ -7,6 +7,8 @@
 # the same recipes, whose texts were not kept: their figures are not these rooms'.
 #   bench/rooms.sh [DIR]   (default .data/rooms, which git ignores)
 set -euo pipefail
+# The project's Node, where make setup put it.
+. "$(dirname "$0")/../scripts/env.sh"
 out=${1:-.data/rooms}
 mkdir -p "$out"
 tmp=$(mktemp -d)
@@ -127,5 +129,9 @@ sox "$tmp/wail.wav" "$out/siren.wav" repeat 15 gain -10 overdrive 10 gain -8 low
 sox -n -r 16000 -c 1 "$tmp/vn.wav" synth 60 pinknoise highpass 300
 sox -n -r 16000 -c 1 "$tmp/vh.wav" synth 60 sawtooth 118 gain -12 lowpass 1500
 sox -m "$tmp/vn.wav" "$tmp/vh.wav" "$out/vacuum.wav" norm -3
+
+# A bus's engine going by again and again: made in Node (bench/lib/bus-room.ts), as sox's sweeps
+# of the same recipe were never taken for speech.
+node "$(dirname "$0")/lib/bus-room.ts" "$out/bus.wav" 60
 
 echo "rooms in $out: $(cd "$out" && ls ./*.wav | tr '\n' ' ')"

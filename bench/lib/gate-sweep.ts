@@ -59,6 +59,7 @@ const ROOMS = [
   "REC/keys.wav:10",
   "REC/siren.wav:10",
   "REC/vacuum.wav:10",
+  "REC/bus.wav:6",
 ];
 /** The rooms the held-out flite set plays under. */
 const FLITE_ROOMS = [

@@ -4,7 +4,7 @@
 // goes to stderr: per run the figures that moved and the cases gone and come, then the totals.
 //   node bench/lib/turns-gate-sweep.ts [--against FILE] [--rooms DIR] [--jobs N] > FILE
 // --rooms: where bench/rooms.sh made the recorded rooms (default .data/rooms); --jobs: runs at
-// once (default: the cores, at most 4). 43 runs take about 6 minutes on 2 cores.
+// once (default: the cores, at most 4). 45 runs take about 7 minutes on 2 cores.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
