@@ -303,7 +303,8 @@ for (const c of cases) {
     // first end, as a gap inside the resumption (the detector's, between two of its words) ends
     // the speech again within the window, and is no lateness.
     const end = ends.find(inPause);
-    const resumed = end === undefined ? undefined : starts.find((s) => s > end);
+    // (The detector may end its speech and begin anew in one frame: heard at once.)
+    const resumed = end === undefined ? undefined : starts.find((s) => s >= end);
     // Not heard again before their last word: the rest of what they said went unheard, and the
     // agent answered over it (the room's peaks as loud as a resumption softer than their usual).
     if (end !== undefined && (resumed === undefined || resumed >= c.endMs)) resumeUnheard.push(c.id);
