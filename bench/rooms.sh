@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the recorded rooms the turn-taking notes name (`--noise DIR/conv.wav:10,hiss:24`), so
 # their figures can be made again. No recording under a free licence can be fetched here, so
-# these are voices and noises made with the synthesizers and sox that `make setup` installs,
+# these are voices and noises made with the synthesizers, sox and Node that `make setup` installs,
 # then put in a room with sox's reverb, after the recipes in the notes (docs/dev, 2026-12-04 and
 # 2026-12-05). None of them is in the noisy set. Notes before 2026-12-07 measured earlier takes of
 # the same recipes, whose texts were not kept: their figures are not these rooms'.
