@@ -5,6 +5,7 @@
 // rumble (brown noise, high-passed), swelling and fading; the same file on every machine (seeded).
 //   node bench/lib/bus-room.ts OUT.wav [SECONDS]   (16 kHz mono, peaks at -3 dBFS)
 import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { encodeWav } from "../../codecs/wav.ts";
 import { seededRandom } from "../../test/helpers/noise.ts";
 import { usageOfFile } from "./usage.ts";
@@ -47,7 +48,8 @@ export function busRoom(seconds: number, seed = 55): Int16Array {
   return Int16Array.from(out, (v) => Math.round(v * scale));
 }
 
-if (import.meta.main) {
+// Run as a script (import.meta.main is Node 24's only).
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === import.meta.filename) {
   const [file, seconds = "60"] = process.argv.slice(2);
   if (!file || file === "--help") {
     process.stdout.write(`${usageOfFile(import.meta.filename)}\n`);
