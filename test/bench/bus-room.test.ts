@@ -2,6 +2,7 @@
 // quiet between them, an engine's pitch in a low voice's range.
 import { describe, expect, it } from "vitest";
 import { busRoom } from "../../bench/lib/bus-room.ts";
+import { meanSquare, powerDb } from "../../codecs/level-tracker.ts";
 import { FramePitch } from "../../codecs/pitch.ts";
 
 const RATE = 16000;
@@ -10,11 +11,8 @@ const FRAME = RATE / 50;
 /** Each 20 ms frame's level, dBFS. */
 function frameLevels(pcm: Int16Array): number[] {
   const out: number[] = [];
-  for (let i = 0; i + FRAME <= pcm.length; i += FRAME) {
-    let sum = 0;
-    for (let j = i; j < i + FRAME; j++) sum += (pcm[j]! / 32768) ** 2;
-    out.push(10 * Math.log10(sum / FRAME + 1e-12));
-  }
+  for (let i = 0; i + FRAME <= pcm.length; i += FRAME)
+    out.push(powerDb(meanSquare(pcm.subarray(i, i + FRAME))));
   return out;
 }
 
