@@ -289,13 +289,10 @@ export class CallSession {
     if (this.#ended) return;
     this.#ended = true;
     const { clock } = this.#d;
-    this.#turns.grace.hold();
+    this.#turns.close();
     this.#answerPause.stop();
     this.#cue?.cue.cancel();
     this.#apology.drop();
-    this.#turns.current?.wait?.cancel();
-    // Nobody will read its transcript: no retry goes to the service after the call (uploads end with it).
-    this.#turns.current?.recognition?.drop();
     this.#talkOver.barges.endAll();
     this.#control.close();
     // The playing reply is interrupted (and filed with what was heard) before any held one is dropped.

@@ -252,6 +252,17 @@ export class UserTurns {
     this.#current = undefined;
   }
 
+  /**
+   * The call ended: nothing commits, the turn in the works waits no more, and nobody will read
+   * its transcript (no retry goes to the service after the call; uploads end with it). Its held
+   * reply is the session's to drop, after the playing one is filed.
+   */
+  close(): void {
+    this.grace.hold();
+    this.#current?.wait?.cancel();
+    this.#current?.recognition?.drop();
+  }
+
   /** The job's words go into the history unanswered (now, or once recognized). */
   yield(job: UserTurnJob): void {
     this.#log.debug({ job: job.id }, "another speaker began: the last turn goes into the history unanswered");
