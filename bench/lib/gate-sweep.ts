@@ -15,6 +15,8 @@ export interface GateSummary {
   resumed_late: string[];
   /** Missing from sweeps made before it was counted. */
   resume_unheard?: string[];
+  /** Missing from sweeps made before it was counted. */
+  pause_lengthened?: string[];
 }
 
 /** The figures a comparison reports, in this order. */
@@ -29,6 +31,7 @@ export const SWEEP_FIGURES = [
   "held_open",
   "resumed_late",
   "resume_unheard",
+  "pause_lengthened",
 ] as const satisfies readonly (keyof GateSummary)[];
 
 export type SweepFigure = (typeof SWEEP_FIGURES)[number];

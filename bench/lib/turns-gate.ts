@@ -41,6 +41,7 @@ import { CallerVoice } from "../../src/session/caller-voice.ts";
 import { DEFAULT_SESSION_CONFIG } from "../../src/session/config.ts";
 import { LineLevel } from "../../src/session/line-level.ts";
 import { VAD_GATE_BELOW_LOUDEST_DB, VAD_NEAR_THRESHOLD } from "../../src/session/vad-detector.ts";
+import { pauseHeardLonger } from "./gate-pause.ts";
 import { percentile } from "./measure.ts";
 import { allowanceFor, heardAsPlanned, withAllowance } from "./turns-allowance.ts";
 import { parseNoise } from "./turns-backgrounds.ts";
@@ -270,6 +271,12 @@ const bad: string[] = [];
 const resumeLate: { id: string; ms: number }[] = [];
 /** Pause cases whose resumption the gate never heard. */
 const resumeUnheard: string[] = [];
+/**
+ * Pause cases whose silence the gate heard over LENGTHENED_MS longer than it was (gate-pause.ts),
+ * by how much: resumed_late does not see an end of the caller's speech before the pause began.
+ */
+const lengthened: { id: string; ms: number }[] = [];
+const LENGTHENED_MS = 200;
 /** Over-the-agent sounds the session would have taken wrongly: a backchannel or cough that interrupted, an interruption that did not. */
 const falseBarge: string[] = [];
 const missedBarge: string[] = [];
@@ -309,6 +316,9 @@ for (const c of cases) {
     // agent answered over it (the room's peaks as loud as a resumption softer than their usual).
     if (end !== undefined && (resumed === undefined || resumed >= c.endMs)) resumeUnheard.push(c.id);
     else if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
+    const { startMs, endMs, pauseFromMs = c.pauseToMs, pauseToMs } = c;
+    const ms = pauseHeardLonger({ startMs, endMs, pauseFromMs, pauseToMs }, starts, ends);
+    if (ms !== undefined && ms > LENGTHENED_MS) lengthened.push({ id: c.id, ms });
   }
   // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
   // heard again before them: the session would answer part of what they said, or over the rest.
@@ -336,7 +346,10 @@ for (const c of cases) {
   spurious += outside;
   const refused = !inUtterance && c.category !== "cough";
   if (refused || outside) bad.push(`${c.id}${refused ? " (missed)" : ""}${outside ? ` (+${outside})` : ""}`);
-  if (values.events) console.log(`${c.id} [${c.startMs}-${c.endMs}] ${events.join(" ")}`);
+  if (values.events) {
+    const pause = c.pauseFromMs === undefined ? "" : ` (pause ${c.pauseFromMs}-${c.pauseToMs})`;
+    console.log(`${c.id} [${c.startMs}-${c.endMs}]${pause} ${events.join(" ")}`);
+  }
 }
 const lates = resumeLate.map((r) => r.ms).sort((a, b) => a - b);
 const endLates = endLate.map((r) => r.ms);
@@ -355,6 +368,7 @@ console.log(
       : undefined,
     resumed_late: resumeLate.filter((r) => r.ms > 200).map((r) => `${r.id} (${r.ms})`),
     resume_unheard: resumeUnheard,
+    pause_lengthened: lengthened.map((r) => `${r.id} (+${r.ms})`),
     // Of the sounds over the agent, as BargeIns would judge them from the gate's events alone.
     over_agent: overAgent,
     false_barge_in: falseBarge,
