@@ -96,10 +96,14 @@ const CALLER_OVER_ROOM_DB = 6;
  * are under the room's, and neither the detector nor the level hears them. In a caller's pause
  * that lateness reads as a longer silence than there was, and the end of their turn was called in
  * pauses they were already going on after (café and street at 10 dB: 60–150 ms late). So for
- * each dB the caller stands less than MASK_FREE_DB above the room's median, the wait for the end
- * of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS.
+ * each dB the caller stands less than MASK_FREE_DB above the room's loudness (the 95th percentile
+ * of its frames), the wait for the end of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS.
+ * Its loudness, not its median: a room that sounds now and then (a bus going by, a shop's
+ * announcements) masks an onset whenever it sounds, and its median, set by the quiet between,
+ * lay 20 dB under callers whose longest pauses it lengthened by 70–860 ms (the bus at 6 dB, the
+ * announcements at 10). Over a steady room its loudness stands 3–5 dB over its median.
  */
-const MASK_FREE_DB = 26;
+const MASK_FREE_DB = 22;
 const MASK_MS_PER_DB = 10;
 const MASK_MAX_MS = 130;
 /**
@@ -292,7 +296,7 @@ export class CallerLevel {
 
   /** How much later than in a quiet room an onset of the caller's is heard over this one, ms. */
   onsetMaskMs(): number {
-    const room = this.#room.median;
+    const room = this.#room.all;
     if (!this.#caller.known || !room.known) return 0;
     const above = this.#caller.value - room.value;
     return Math.round(Math.min(MASK_MAX_MS, Math.max(0, (MASK_FREE_DB - above) * MASK_MS_PER_DB)));

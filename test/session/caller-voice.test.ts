@@ -988,6 +988,22 @@ describe("level tracking", () => {
     expect(heardWith(-20)).toBeLessThanOrEqual(130);
   });
 
+  it("a room that sounds now and then masks a caller's onsets as one that sounds all the time", () => {
+    const maskOver = (room: (i: number) => number) => {
+      const level = new CallerLevel();
+      for (let i = 0; i < 600; i++) level.room(room(i), false);
+      for (let i = 0; i < 200; i++) level.caller(-20);
+      return level.onsetMaskMs();
+    };
+    const steady = maskOver(() => -32);
+    // Quiet three seconds in five (its median), as loud as the steady room the other two, and
+    // heard last in a quiet stretch: its loudness has faded some since.
+    const nowAndThen = maskOver((i) => (i % 250 < 150 ? -60 : -32));
+    expect(steady).toBeGreaterThan(0);
+    expect(nowAndThen).toBeGreaterThan(steady / 2);
+    expect(maskOver(() => -60)).toBe(0);
+  });
+
   it("a caller's onset must stand above the room's peaks and near their own level", () => {
     const l = new CallerLevel();
     for (let i = 0; i < 500; i++) l.room(-40 + (i % 10) * 0.5); // a room of -40..-35.5 dB
