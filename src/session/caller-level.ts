@@ -96,14 +96,16 @@ const CALLER_OVER_ROOM_DB = 6;
  * are under the room's, and neither the detector nor the level hears them. In a caller's pause
  * that lateness reads as a longer silence than there was, and the end of their turn was called in
  * pauses they were already going on after (café and street at 10 dB: 60–150 ms late). So for
- * each dB the caller stands less than MASK_FREE_DB above the room's loudness (the 95th percentile
- * of its frames), the wait for the end of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS.
- * Its loudness, not its median: a room that sounds now and then (a bus going by, a shop's
- * announcements) masks an onset whenever it sounds, and its median, set by the quiet between,
- * lay 20 dB under callers whose longest pauses it lengthened by 70–860 ms (the bus at 6 dB, the
- * announcements at 10). Over a steady room its loudness stands 3–5 dB over its median.
+ * each dB the caller stands less than MASK_FREE_DB above the room's median, the wait for the end
+ * of their turn is MASK_MS_PER_DB longer, up to MASK_MAX_MS; or, if it comes to more, for each dB
+ * they stand less than MASK_LOUD_FREE_DB above its loudness (the 95th percentile of its frames,
+ * 3–5 dB over a steady room's median). A room that sounds now and then (a bus going by, a shop's
+ * announcements) masks an onset whenever it sounds, but its median, set by the quiet between, lay
+ * 20 dB under callers whose longest pauses the gate heard 70–860 ms longer than they were (the
+ * bus at 6 dB, the announcements at 10).
  */
-const MASK_FREE_DB = 22;
+const MASK_FREE_DB = 26;
+const MASK_LOUD_FREE_DB = 22;
 const MASK_MS_PER_DB = 10;
 const MASK_MAX_MS = 130;
 /**
@@ -296,10 +298,12 @@ export class CallerLevel {
 
   /** How much later than in a quiet room an onset of the caller's is heard over this one, ms. */
   onsetMaskMs(): number {
-    const room = this.#room.all;
-    if (!this.#caller.known || !room.known) return 0;
-    const above = this.#caller.value - room.value;
-    return Math.round(Math.min(MASK_MAX_MS, Math.max(0, (MASK_FREE_DB - above) * MASK_MS_PER_DB)));
+    const room = this.#room;
+    if (!this.#caller.known || !room.median.known) return 0;
+    const c = this.#caller.value;
+    // (The loudness is unknown, −Infinity, while every frame of the room's was clear of it.)
+    const under = Math.max(MASK_FREE_DB - (c - room.median.value), MASK_LOUD_FREE_DB - (c - room.all.value));
+    return Math.round(Math.min(MASK_MAX_MS, Math.max(0, under * MASK_MS_PER_DB)));
   }
 
   /** The level a sound must reach to start the caller's speech, dBFS. */
