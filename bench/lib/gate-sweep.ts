@@ -13,9 +13,8 @@ export interface GateSummary {
   cut_short: string[];
   held_open: string[];
   resumed_late: string[];
-  /** Missing from sweeps made before it was counted. */
+  /** These two are missing from sweeps made before they were counted. */
   resume_unheard?: string[];
-  /** Missing from sweeps made before it was counted. */
   pause_lengthened?: string[];
 }
 

@@ -316,10 +316,9 @@ for (const c of cases) {
     // agent answered over it (the room's peaks as loud as a resumption softer than their usual).
     if (end !== undefined && (resumed === undefined || resumed >= c.endMs)) resumeUnheard.push(c.id);
     else if (resumed !== undefined) resumeLate.push({ id: c.id, ms: Math.round(resumed - c.pauseToMs) });
-    const { startMs, endMs, pauseFromMs = c.pauseToMs, pauseToMs } = c;
-    const ms = pauseHeardLonger({ startMs, endMs, pauseFromMs, pauseToMs }, starts, ends);
-    if (ms !== undefined && ms > LENGTHENED_MS) lengthened.push({ id: c.id, ms });
   }
+  const longer = pauseHeardLonger(c, starts, ends);
+  if (longer !== undefined && longer > LENGTHENED_MS) lengthened.push({ id: c.id, ms: longer });
   // The caller's speech ended over CUT_MS before their words did (a pause's end apart), and was not
   // heard again before them: the session would answer part of what they said, or over the rest.
   if (

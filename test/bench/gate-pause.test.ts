@@ -25,6 +25,10 @@ describe("the pause as the gate heard it", () => {
     expect(pauseHeardLonger(c, [4270], [5450])).toBeUndefined();
   });
 
+  it("says nothing of a case with no pause", () => {
+    expect(pauseHeardLonger({ startMs: 4200, endMs: 7450 }, [4270], [5450])).toBeUndefined();
+  });
+
   it("counts a pause heard shorter than it was as negative", () => {
     expect(pauseHeardLonger(c, [4270, 6100], [5500, 7280])).toBe(-130);
   });
